@@ -1,0 +1,113 @@
+/*
+ * xpack_loader.h - serve XNNPACK's packed weights from an xpack cache file.
+ *
+ * The loader maps a cache file written by `xpack pack` and gives XNNPACK a weights-cache provider
+ * that answers look-ups from the mapping: xnn_create_runtime_v4 then packs nothing for the weights it
+ * finds, the packed pages are clean file-backed memory, and raw weights are never read.
+ *
+ * Typical use (see docs/INTEGRATION.md for a complete program):
+ *
+ *   xpack_cache* cache;
+ *   xpack_error err;
+ *   if (xpack_cache_open("model.xpc", 0, &cache, &err) != XPACK_OK) { report(err.message); cache = NULL; }
+ *   // for every static weight handed to xnn_define_*:
+ *   xpack_cache_bind(cache, weight_ptr, "its identity");      // ExecuTorch named key, or content id
+ *   ... define the subgraph ...
+ *   xnn_create_runtime_v4(subgraph, xpack_cache_provider(cache), NULL, threadpool, 0, &runtime);
+ *   xpack_cache_unbind_all(cache);  // before the raw weights are freed: a reused address must not
+ *                                   // keep a stale identity
+ *   ... run ...
+ *   xnn_delete_runtime(runtime);    // every runtime created with the provider, before:
+ *   xpack_cache_close(cache);
+ *
+ * Safety: the loader never serves bytes it cannot vouch for. An entry is served only when its key
+ * (XNNPACK seed, kernel identity, bias identity) matches exactly, the entry's own checksum holds, and
+ * the file was packed for this architecture, alignment and XNNPACK build. Anything else is a miss:
+ * XNNPACK packs normally into heap memory the loader owns and counts, and the reason is recorded.
+ *
+ * Files must be immutable while open: replace a cache by writing a new file and renaming it over the
+ * old one (as `xpack pack` does). Truncating a mapped file in place can raise SIGBUS in the reader;
+ * XPACK_OPEN_READ avoids the mapping at the cost of reading the whole file into memory.
+ *
+ * Thread safety: the provider may be called from several threads at once, and bind/unbind may run
+ * concurrently with look-ups. open/close are not concurrent with anything else on the same cache.
+ *
+ * Dependencies: libc, pthreads, XNNPACK's header, xxHash. No zstd, no flatbuffers.
+ */
+#ifndef XPACK_LOADER_H
+#define XPACK_LOADER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <xnnpack.h>
+
+#include "xpack_status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct xpack_cache xpack_cache;
+
+/* Flags for xpack_cache_open. */
+#define XPACK_OPEN_READ 0x1u   /* read the file into heap memory instead of mapping it */
+#define XPACK_OPEN_STRICT 0x2u /* fail with XPACK_ERR_INCOMPATIBLE instead of refusing every entry when the
+                                  file was packed for another architecture, alignment or XNNPACK build */
+
+/* Opens and validates a cache file: footer, header, table directory, bounds, version, small-table
+ * checksums and compatibility (architecture, XNN_ALLOCATION_ALIGNMENT, XNNPACK build identifier).
+ * Costs the same whatever the number of entries or bytes of weights, and allocates no memory per entry.
+ * An incompatible file still opens (unless XPACK_OPEN_STRICT): every look-up then misses and
+ * xpack_cache_refusal() says why.
+ * On success *out owns the mapping until xpack_cache_close.
+ * Errors: XPACK_ERR_ARG, XPACK_ERR_IO, XPACK_ERR_NOT_XPACK, XPACK_ERR_VERSION, XPACK_ERR_TRUNCATED,
+ *         XPACK_ERR_CORRUPT, XPACK_ERR_TRANSPORT, XPACK_ERR_INCOMPATIBLE (strict only), XPACK_ERR_NOMEM. */
+xpack_status xpack_cache_open(const char* path, unsigned flags, xpack_cache** out, xpack_error* err);
+
+/* Unmaps the file and frees every heap fallback. Every XNNPACK runtime created with the provider must
+ * have been deleted first. NULL is ignored. */
+void xpack_cache_close(xpack_cache* cache);
+
+/* Binds a raw weight pointer (as handed to xnn_define_*) to its identity, a string of 1..1023 bytes
+ * (copied). Rebinding a pointer replaces its identity. Unbound pointers always miss.
+ * Errors: XPACK_ERR_ARG (NULL or bad length), XPACK_ERR_NOMEM. */
+xpack_status xpack_cache_bind(xpack_cache* cache, const void* raw, const char* identity, size_t identity_len);
+
+/* Forgets every binding. Call it once runtimes are created and before raw weights are freed. */
+void xpack_cache_unbind_all(xpack_cache* cache);
+
+/* The weights-cache provider to pass to xnn_create_runtime_v4. Owned by the cache. */
+struct xnn_weights_cache_provider* xpack_cache_provider(xpack_cache* cache);
+
+/* Why the whole file is refused (e.g. "packed by another XNNPACK build"), or NULL when it is served. */
+const char* xpack_cache_refusal(const xpack_cache* cache);
+
+typedef struct xpack_stats {
+  uint64_t lookups;             /* keys XNNPACK asked for (look_up, or an insert without a look-up first) */
+  uint64_t hits;                /* answered from the file */
+  uint64_t hits_after_packing;  /* of hits: XNNPACK had packed anyway (it does so for some operators);
+                                   the freshly packed copy was compared with the file and released */
+  uint64_t misses;              /* packed by XNNPACK into heap memory */
+  uint64_t misses_unbound;      /* of misses: the kernel or bias pointer was never bound */
+  uint64_t misses_not_found;    /* of misses: no entry for this key */
+  uint64_t misses_refused;      /* of misses: an entry exists but was refused (see refusal counters) */
+  uint64_t refused_incompatible;/* refusals: the file is refused as a whole (xpack_cache_refusal) */
+  uint64_t refused_corrupt;     /* refusals: the entry or its region record failed its checksum or bounds */
+  uint64_t refused_mismatch;    /* refusals: XNNPACK packed bytes that differ from the file's (size or bytes) */
+  uint64_t heap_fallbacks;      /* packed weights living in heap memory owned by the loader */
+  uint64_t heap_fallback_bytes;
+  uint64_t served_bytes;        /* bytes of packed weights served from the file (counted per hit) */
+} xpack_stats;
+
+/* A consistent-enough snapshot of the counters (each read atomically). */
+void xpack_cache_stats(const xpack_cache* cache, xpack_stats* out);
+
+/* File facts, for tools and messages. */
+uint64_t xpack_cache_entry_count(const xpack_cache* cache);
+uint64_t xpack_cache_file_size(const xpack_cache* cache);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* XPACK_LOADER_H */

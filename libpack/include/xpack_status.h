@@ -1,0 +1,46 @@
+/*
+ * xpack_status.h - the error codes every libpack function returns.
+ *
+ * Every fallible libpack function returns an xpack_status and, when the caller passes a non-NULL
+ * xpack_error*, fills it with the same status and a one-line message that names the file, the
+ * offset or field, and what was expected. The message is owned by the caller's xpack_error.
+ * This header depends on nothing but the C standard library.
+ */
+#ifndef XPACK_STATUS_H
+#define XPACK_STATUS_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum xpack_status {
+  XPACK_OK = 0,
+  XPACK_ERR_IO = 1,           /* open, read, write, mmap, fsync or rename failed (errno text in message) */
+  XPACK_ERR_NOT_XPACK = 2,    /* the file has no xpack cache magic */
+  XPACK_ERR_VERSION = 3,      /* a cache file of an unsupported major version */
+  XPACK_ERR_TRUNCATED = 4,    /* the file is shorter than its own structure says */
+  XPACK_ERR_CORRUPT = 5,      /* a field, bound or checksum of a cache file is wrong */
+  XPACK_ERR_INCOMPATIBLE = 6, /* built for another architecture, alignment or XNNPACK build (strict open) */
+  XPACK_ERR_TRANSPORT = 7,    /* a zstd transport-form cache: run `xpack inflate` first */
+  XPACK_ERR_NOMEM = 8,        /* an allocation failed */
+  XPACK_ERR_ARG = 9,          /* a caller error: NULL pointer, bad flag, call out of order */
+  XPACK_ERR_XNNPACK = 10,     /* an XNNPACK call failed (its status is in the message) */
+  XPACK_ERR_BAD_INPUT = 11,   /* a malformed model file: .pte, .ptd or XNNPACK delegate blob */
+  XPACK_ERR_UNSUPPORTED = 12, /* well-formed input that this xpack cannot handle (named in the message) */
+  XPACK_ERR_MISMATCH = 13,    /* two things that must agree do not (model vs cache, bytes vs bytes) */
+} xpack_status;
+
+#define XPACK_ERROR_MESSAGE_SIZE 512
+
+typedef struct xpack_error {
+  xpack_status status;
+  char message[XPACK_ERROR_MESSAGE_SIZE];
+} xpack_error;
+
+/* A stable, lower-case name for a status ("ok", "io", "corrupt", ...). Never NULL. */
+const char* xpack_status_name(xpack_status status);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* XPACK_STATUS_H */

@@ -1,0 +1,36 @@
+/* Bindings: raw weight pointer -> stable identity string.
+ *
+ * XNNPACK keys its weights cache by the raw pointers handed to xnn_define_*; those change every run,
+ * so the caller binds each pointer to an identity (an ExecuTorch named key, or a content-derived id)
+ * before defining the subgraph. Thread safe: XNNPACK may look up from several threads. */
+#ifndef XPACK_SRC_BINDINGS_H
+#define XPACK_SRC_BINDINGS_H
+
+#include <pthread.h>
+#include <stddef.h>
+
+#include "xpack_status.h"
+
+typedef struct xp_binding {
+  const void* ptr; /* NULL = empty slot */
+  char* identity;  /* owned, NUL-terminated */
+  size_t len;
+} xp_binding;
+
+typedef struct xp_bindings {
+  pthread_rwlock_t lock;
+  xp_binding* slots;
+  size_t capacity; /* power of two */
+  size_t count;
+} xp_bindings;
+
+void xp_bindings_init(xp_bindings* b);
+void xp_bindings_destroy(xp_bindings* b);
+/* Copies identity; rebinding a pointer replaces its identity. */
+xpack_status xp_bindings_set(xp_bindings* b, const void* ptr, const char* identity, size_t len);
+void xp_bindings_clear(xp_bindings* b);
+/* Copies the identity of ptr into buf (NUL-terminated, truncated to cap) and returns its full length,
+ * or returns (size_t)-1 if ptr is not bound. Copying keeps the answer valid after a concurrent rebind. */
+size_t xp_bindings_get(xp_bindings* b, const void* ptr, char* buf, size_t cap);
+
+#endif

@@ -1,0 +1,43 @@
+/* Aligned heap blocks handed to XNNPACK by reserve_space, and the weights that end up living in them.
+ *
+ * A block starts as scratch (XNNPACK packs into it). When the packed weight is then served from a file
+ * the scratch is released at once; when it is not (a miss), the block is kept for the life of the pool
+ * and becomes a heap fallback, addressed by an offset at or above XP_HEAP_OFFSET_BASE so it can never
+ * collide with a file offset. Thread safe. */
+#ifndef XPACK_SRC_HEAP_POOL_H
+#define XPACK_SRC_HEAP_POOL_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define XP_HEAP_OFFSET_BASE ((size_t)1 << 62)
+
+typedef struct xp_heap_block {
+  void* ptr;
+  size_t size;
+  int kept;
+} xp_heap_block;
+
+typedef struct xp_heap_pool {
+  pthread_mutex_t lock;
+  xp_heap_block* blocks;
+  size_t count, capacity;
+  size_t alignment;
+  uint64_t kept_count, kept_bytes;
+} xp_heap_pool;
+
+void xp_heap_init(xp_heap_pool* pool, size_t alignment);
+void xp_heap_destroy(xp_heap_pool* pool); /* frees every block */
+/* A new zero-initialised scratch block of n bytes aligned to the pool's alignment, or NULL. */
+void* xp_heap_reserve(xp_heap_pool* pool, size_t n);
+/* Whether ptr is the start of a scratch block of this pool that is not yet kept. */
+int xp_heap_is_scratch(xp_heap_pool* pool, const void* ptr);
+/* Keeps the block starting at ptr and returns its offset, or SIZE_MAX if ptr is not one of ours. */
+size_t xp_heap_keep(xp_heap_pool* pool, const void* ptr);
+/* Frees a scratch block now (no-op if ptr is not a scratch block of this pool). */
+void xp_heap_release(xp_heap_pool* pool, const void* ptr);
+/* The address of a kept block's offset, or NULL. */
+void* xp_heap_addr(xp_heap_pool* pool, size_t offset);
+
+#endif

@@ -1,0 +1,337 @@
+/* The runtime loader: a read-only mapping of a cache file and an XNNPACK weights-cache provider over it. */
+#include "xpack_loader.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bindings.h"
+#include "cache_view.h"
+#include "error.h"
+#include "heap_pool.h"
+#include "target.h"
+#include "xpc_format.h"
+
+#define XP_MAX_IDENTITY 1024
+
+/* A key XNNPACK missed in look_up, so that the insert that follows is not counted as a second look-up. */
+typedef struct pending_key {
+  uint32_t seed;
+  const void* kernel;
+  const void* bias;
+} pending_key;
+
+struct xpack_cache {
+  struct xnn_weights_cache_provider provider;
+  uint8_t* base;
+  uint64_t size;
+  int mapped;
+  xpc_view view;
+  char refusal[256]; /* empty = served */
+  xp_bindings bindings;
+  xp_heap_pool heap;
+  pthread_mutex_t pending_lock;
+  pending_key* pending;
+  size_t pending_count, pending_capacity;
+  _Atomic uint64_t lookups, hits, hits_after_packing, misses, misses_unbound, misses_not_found, misses_refused,
+      refused_incompatible, refused_corrupt, refused_mismatch, served_bytes;
+};
+
+#define BUMP(c, field) atomic_fetch_add_explicit(&(c)->field, 1, memory_order_relaxed)
+
+static void pending_add(xpack_cache* c, const struct xnn_weights_cache_look_up_key* key) {
+  pthread_mutex_lock(&c->pending_lock);
+  if (c->pending_count == c->pending_capacity) {
+    size_t cap = c->pending_capacity ? c->pending_capacity * 2 : 16;
+    pending_key* grown = realloc(c->pending, cap * sizeof *grown);
+    if (grown == NULL) { /* losing the note only double-counts a look-up in the stats */
+      pthread_mutex_unlock(&c->pending_lock);
+      return;
+    }
+    c->pending = grown;
+    c->pending_capacity = cap;
+  }
+  c->pending[c->pending_count++] = (pending_key){key->seed, key->kernel, key->bias};
+  pthread_mutex_unlock(&c->pending_lock);
+}
+
+static int pending_take(xpack_cache* c, const struct xnn_weights_cache_look_up_key* key) {
+  int found = 0;
+  pthread_mutex_lock(&c->pending_lock);
+  for (size_t i = c->pending_count; i-- > 0;) {
+    const pending_key* p = &c->pending[i];
+    if (p->seed == key->seed && p->kernel == key->kernel && p->bias == key->bias) {
+      c->pending[i] = c->pending[--c->pending_count];
+      found = 1;
+      break;
+    }
+  }
+  pthread_mutex_unlock(&c->pending_lock);
+  return found;
+}
+
+typedef enum answer { ANSWER_HIT, ANSWER_UNBOUND, ANSWER_NOT_FOUND, ANSWER_REFUSED } answer;
+
+/* Resolves a key to a region of the file, counting the refusal reason if any. */
+static answer find(xpack_cache* c, const struct xnn_weights_cache_look_up_key* key, xpc_region* region) {
+  char kernel[XP_MAX_IDENTITY], bias[XP_MAX_IDENTITY];
+  size_t kernel_len = xp_bindings_get(&c->bindings, key->kernel, kernel, sizeof kernel);
+  if (kernel_len == (size_t)-1 || kernel_len >= sizeof kernel) return ANSWER_UNBOUND;
+  size_t bias_len = 0;
+  if (key->bias != NULL) {
+    bias_len = xp_bindings_get(&c->bindings, key->bias, bias, sizeof bias);
+    if (bias_len == (size_t)-1 || bias_len >= sizeof bias) return ANSWER_UNBOUND;
+  }
+  xpc_entry entry;
+  xpc_find_result r = xpc_view_find(&c->view, key->seed, kernel, kernel_len, key->bias ? bias : NULL, bias_len,
+                                    &entry, region);
+  if (r == XPC_NOT_FOUND) return ANSWER_NOT_FOUND;
+  if (r == XPC_ENTRY_CORRUPT) {
+    BUMP(c, refused_corrupt);
+    return ANSWER_REFUSED;
+  }
+  if (c->refusal[0] != 0) {
+    BUMP(c, refused_incompatible);
+    return ANSWER_REFUSED;
+  }
+  return ANSWER_HIT;
+}
+
+static void count_miss(xpack_cache* c, answer a) {
+  BUMP(c, misses);
+  if (a == ANSWER_UNBOUND) BUMP(c, misses_unbound);
+  else if (a == ANSWER_NOT_FOUND) BUMP(c, misses_not_found);
+  else BUMP(c, misses_refused);
+}
+
+static size_t provider_look_up(void* context, const struct xnn_weights_cache_look_up_key* key) {
+  xpack_cache* c = context;
+  BUMP(c, lookups);
+  xpc_region region;
+  answer a = find(c, key, &region);
+  if (a == ANSWER_HIT) {
+    BUMP(c, hits);
+    atomic_fetch_add_explicit(&c->served_bytes, region.size, memory_order_relaxed);
+    return (size_t)region.offset;
+  }
+  count_miss(c, a);
+  pending_add(c, key);
+  return SIZE_MAX;
+}
+
+static void* provider_reserve_space(void* context, size_t n) {
+  xpack_cache* c = context;
+  return xp_heap_reserve(&c->heap, n);
+}
+
+/* Keeps XNNPACK's freshly packed bytes as a heap fallback (copying them if they are not in our scratch). */
+static size_t keep_packed(xpack_cache* c, void* ptr, size_t size) {
+  if (!xp_heap_is_scratch(&c->heap, ptr)) {
+    void* copy = xp_heap_reserve(&c->heap, size);
+    if (copy == NULL) return SIZE_MAX;
+    memcpy(copy, ptr, size);
+    ptr = copy;
+  }
+  return xp_heap_keep(&c->heap, ptr);
+}
+
+static size_t provider_look_up_or_insert(void* context, const struct xnn_weights_cache_look_up_key* key, void* ptr,
+                                         size_t size) {
+  xpack_cache* c = context;
+  if (ptr == NULL) { /* seen after a hit in some XNNPACK versions: a plain look-up */
+    return provider_look_up(context, key);
+  }
+  if (pending_take(c, key)) { /* the insert after our own miss: already counted */
+    return keep_packed(c, ptr, size);
+  }
+  /* XNNPACK packed without asking first (depthwise convolution, deconvolution, ...). Serve the file's copy
+   * only if it is exactly what XNNPACK just produced: a free end-to-end check. */
+  BUMP(c, lookups);
+  xpc_region region;
+  answer a = find(c, key, &region);
+  if (a == ANSWER_HIT) {
+    if (region.size == size && memcmp(c->base + region.offset, ptr, size) == 0) {
+      BUMP(c, hits);
+      BUMP(c, hits_after_packing);
+      atomic_fetch_add_explicit(&c->served_bytes, region.size, memory_order_relaxed);
+      xp_heap_release(&c->heap, ptr);
+      return (size_t)region.offset;
+    }
+    BUMP(c, refused_mismatch);
+    a = ANSWER_REFUSED;
+  }
+  count_miss(c, a);
+  return keep_packed(c, ptr, size);
+}
+
+static bool provider_is_finalized(void* context) { return true; }
+
+static void* provider_offset_to_addr(void* context, size_t offset) {
+  xpack_cache* c = context;
+  if (offset < c->size) return c->base + offset;
+  return xp_heap_addr(&c->heap, offset);
+}
+
+static enum xnn_status provider_delete_cache(void* context) {
+  /* The cache is owned by the caller and closed with xpack_cache_close, never by XNNPACK. */
+  return xnn_status_success;
+}
+
+static xpack_status load_file(xpack_cache* c, const char* path, unsigned flags, xpack_error* err) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return xpack_fail(err, XPACK_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return xpack_fail(err, XPACK_ERR_IO, "%s: not a regular file", path);
+  }
+  c->size = (uint64_t)st.st_size;
+  if (c->size < XPC_HEADER_SIZE + XPC_FOOTER_SIZE) {
+    close(fd);
+    return xpack_fail(err, c->size == 0 ? XPACK_ERR_NOT_XPACK : XPACK_ERR_TRUNCATED,
+                      "%s: %llu bytes is too short for an xpack cache (at least %d)", path,
+                      (unsigned long long)c->size, XPC_HEADER_SIZE + XPC_FOOTER_SIZE);
+  }
+  if (flags & XPACK_OPEN_READ) {
+    void* buf = NULL;
+    if (posix_memalign(&buf, 16384, (size_t)c->size) != 0) {
+      close(fd);
+      return xpack_fail(err, XPACK_ERR_NOMEM, "%s: cannot allocate %llu bytes to read the file", path,
+                        (unsigned long long)c->size);
+    }
+    uint64_t done = 0;
+    while (done < c->size) {
+      ssize_t n = pread(fd, (uint8_t*)buf + done, (size_t)(c->size - done), (off_t)done);
+      if (n <= 0) {
+        if (n < 0 && errno == EINTR) continue;
+        free(buf);
+        close(fd);
+        return xpack_fail(err, XPACK_ERR_IO, "%s: read failed at offset %llu: %s", path, (unsigned long long)done,
+                          n < 0 ? strerror(errno) : "file shrank while reading");
+      }
+      done += (uint64_t)n;
+    }
+    c->base = buf;
+  } else {
+    void* m = mmap(NULL, (size_t)c->size, PROT_READ, MAP_SHARED, fd, 0);
+    if (m == MAP_FAILED) {
+      close(fd);
+      return xpack_fail(err, XPACK_ERR_IO, "%s: mmap failed: %s", path, strerror(errno));
+    }
+    c->base = m;
+    c->mapped = 1;
+  }
+  close(fd);
+  return XPACK_OK;
+}
+
+/* Decides whether this process may be served from the file at all. */
+static void check_compatibility(xpack_cache* c) {
+  const xpc_view* v = &c->view;
+  if (v->arch != xp_target_arch()) {
+    snprintf(c->refusal, sizeof c->refusal, "packed for %s, this process runs on %s", xp_arch_name(v->arch),
+             xp_arch_name(xp_target_arch()));
+  } else if (v->xnn_alignment != xp_target_xnn_alignment()) {
+    snprintf(c->refusal, sizeof c->refusal, "packed with XNN_ALLOCATION_ALIGNMENT %u, this build uses %u",
+             v->xnn_alignment, xp_target_xnn_alignment());
+  } else if (v->build_id.count != xnn_experimental_get_build_identifier_size() ||
+             !xnn_experimental_check_build_identifier(c->base + v->build_id.offset, (size_t)v->build_id.count)) {
+    snprintf(c->refusal, sizeof c->refusal, "packed by another XNNPACK build (build identifier differs)");
+  }
+}
+
+xpack_status xpack_cache_open(const char* path, unsigned flags, xpack_cache** out, xpack_error* err) {
+  if (path == NULL || out == NULL || (flags & ~(XPACK_OPEN_READ | XPACK_OPEN_STRICT)) != 0) {
+    return xpack_fail(err, XPACK_ERR_ARG, "xpack_cache_open: NULL path or output, or unknown flags");
+  }
+  *out = NULL;
+  xpack_cache* c = calloc(1, sizeof *c);
+  if (c == NULL) return xpack_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", path);
+  xpack_status st = load_file(c, path, flags, err);
+  if (st == XPACK_OK) st = xpc_view_open(&c->view, c->base, c->size, path, 0, err);
+  if (st == XPACK_OK) {
+    check_compatibility(c);
+    if (c->refusal[0] != 0 && (flags & XPACK_OPEN_STRICT)) {
+      st = xpack_fail(err, XPACK_ERR_INCOMPATIBLE, "%s: %s", path, c->refusal);
+    }
+  }
+  if (st != XPACK_OK) {
+    if (c->mapped) munmap(c->base, (size_t)c->size);
+    else free(c->base);
+    free(c);
+    return st;
+  }
+  xp_bindings_init(&c->bindings);
+  xp_heap_init(&c->heap, xp_target_xnn_alignment());
+  pthread_mutex_init(&c->pending_lock, NULL);
+  c->provider = (struct xnn_weights_cache_provider){
+      .context = c,
+      .look_up = provider_look_up,
+      .reserve_space = provider_reserve_space,
+      .look_up_or_insert = provider_look_up_or_insert,
+      .is_finalized = provider_is_finalized,
+      .offset_to_addr = provider_offset_to_addr,
+      .delete_cache = provider_delete_cache,
+  };
+  *out = c;
+  return XPACK_OK;
+}
+
+void xpack_cache_close(xpack_cache* c) {
+  if (c == NULL) return;
+  xp_bindings_destroy(&c->bindings);
+  xp_heap_destroy(&c->heap);
+  pthread_mutex_destroy(&c->pending_lock);
+  free(c->pending);
+  if (c->mapped) munmap(c->base, (size_t)c->size);
+  else free(c->base);
+  free(c);
+}
+
+xpack_status xpack_cache_bind(xpack_cache* c, const void* raw, const char* identity, size_t identity_len) {
+  if (c == NULL || raw == NULL || identity == NULL || identity_len == 0 || identity_len >= XP_MAX_IDENTITY) {
+    return XPACK_ERR_ARG;
+  }
+  return xp_bindings_set(&c->bindings, raw, identity, identity_len);
+}
+
+void xpack_cache_unbind_all(xpack_cache* c) {
+  if (c != NULL) xp_bindings_clear(&c->bindings);
+}
+
+struct xnn_weights_cache_provider* xpack_cache_provider(xpack_cache* c) { return c ? &c->provider : NULL; }
+
+const char* xpack_cache_refusal(const xpack_cache* c) { return c && c->refusal[0] ? c->refusal : NULL; }
+
+#define LOAD(c, field) atomic_load_explicit(&(c)->field, memory_order_relaxed)
+
+void xpack_cache_stats(const xpack_cache* cc, xpack_stats* out) {
+  xpack_cache* c = (xpack_cache*)cc; /* the heap pool's lock is taken for a consistent byte count */
+  memset(out, 0, sizeof *out);
+  if (c == NULL) return;
+  out->lookups = LOAD(c, lookups);
+  out->hits = LOAD(c, hits);
+  out->hits_after_packing = LOAD(c, hits_after_packing);
+  out->misses = LOAD(c, misses);
+  out->misses_unbound = LOAD(c, misses_unbound);
+  out->misses_not_found = LOAD(c, misses_not_found);
+  out->misses_refused = LOAD(c, misses_refused);
+  out->refused_incompatible = LOAD(c, refused_incompatible);
+  out->refused_corrupt = LOAD(c, refused_corrupt);
+  out->refused_mismatch = LOAD(c, refused_mismatch);
+  out->served_bytes = LOAD(c, served_bytes);
+  pthread_mutex_lock(&c->heap.lock);
+  out->heap_fallbacks = c->heap.kept_count;
+  out->heap_fallback_bytes = c->heap.kept_bytes;
+  pthread_mutex_unlock(&c->heap.lock);
+}
+
+uint64_t xpack_cache_entry_count(const xpack_cache* c) { return c ? c->view.entries.count : 0; }
+uint64_t xpack_cache_file_size(const xpack_cache* c) { return c ? c->size : 0; }

@@ -1,0 +1,2 @@
+#include <stdio.h>
+int main(void) { puts("xpack: being written"); return 0; }
