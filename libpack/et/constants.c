@@ -1,0 +1,141 @@
+/* Constant resolution for XNNPACK graphs, in ExecuTorch's order (EXECUTORCH_FORMAT.md section 3),
+ * and the identity a constant is cached under (IDENTITY.md). */
+#include <stdio.h>
+#include <string.h>
+
+#include <xxhash.h>
+
+#include "error.h"
+#include "xnn_graph_internal.h"
+
+const char* xpack_et_constant_source_name(xpack_et_constant_source source) {
+  switch (source) {
+    case XPACK_ET_CONSTANT_NONE: return "none";
+    case XPACK_ET_CONSTANT_LEGACY_BUFFER: return "legacy";
+    case XPACK_ET_CONSTANT_BLOB: return "blob";
+    case XPACK_ET_CONSTANT_PTD: return "ptd";
+    case XPACK_ET_CONSTANT_PTE_NAMED_DATA: return "pte named_data";
+  }
+  return "unknown";
+}
+
+/* Keys are arbitrary bytes: show at most a prefix in messages. */
+#define KEY_SHOWN(len) ((int)((len) > 160 ? 160 : (len)))
+
+static xpack_status resolve_named(const xpack_et_xnn_graph* g, uint32_t idx, const xpack_et_xnn_constant_entry* e,
+                                  const xpack_et_named_sources* src, xpack_et_constant* out, xpack_error* err) {
+  out->named_key = e->named_key;
+  out->named_key_len = e->named_key_len;
+  const xpack_et_ptd_entry* found = NULL;
+  size_t found_in = 0;
+  for (size_t i = 0; src && i < src->ptd_count; i++) {
+    const xpack_et_ptd_entry* hit = xpack_et_ptd_find(src->ptds[i], e->named_key, e->named_key_len);
+    if (!hit) continue;
+    if (found) {
+      return xpack_fail(err, XPACK_ERR_BAD_INPUT, "%s: constant_data[%u].named_key \"%.*s\" is in both %s and %s",
+                        g->name, (unsigned)idx, KEY_SHOWN(e->named_key_len), e->named_key,
+                        xpack_et_ptd_get_info(src->ptds[found_in])->name, xpack_et_ptd_get_info(src->ptds[i])->name);
+    }
+    found = hit;
+    found_in = i;
+  }
+  const xpack_et_named_data* in_pte =
+      src && src->program ? xpack_et_program_find_named(src->program, e->named_key, e->named_key_len) : NULL;
+  if (found && in_pte) {
+    return xpack_fail(err, XPACK_ERR_BAD_INPUT,
+                      "%s: constant_data[%u].named_key \"%.*s\" is in both %s and the program's named_data", g->name,
+                      (unsigned)idx, KEY_SHOWN(e->named_key_len), e->named_key,
+                      xpack_et_ptd_get_info(src->ptds[found_in])->name);
+  }
+  if (found) {
+    out->source = XPACK_ET_CONSTANT_PTD;
+    out->data = found->data;
+    out->size = found->size;
+    out->ptd_index = found_in;
+  } else if (in_pte) {
+    out->source = XPACK_ET_CONSTANT_PTE_NAMED_DATA;
+    out->data = in_pte->data;
+    out->size = in_pte->size;
+  } else {
+    return xpack_fail(err, XPACK_ERR_BAD_INPUT,
+                      "%s: constant_data[%u].named_key \"%.*s\" is in none of the %zu .ptd file(s) nor the program's "
+                      "named_data (missing .ptd?)",
+                      g->name, (unsigned)idx, KEY_SHOWN(e->named_key_len), e->named_key, src ? src->ptd_count : 0);
+  }
+  /* ExecuTorch serves the whole named segment; the graph's own size must fit in it. */
+  if (e->size > out->size) {
+    return xpack_fail(err, XPACK_ERR_BAD_INPUT,
+                      "%s: constant_data[%u] wants %llu bytes but named data \"%.*s\" holds %zu", g->name,
+                      (unsigned)idx, (unsigned long long)e->size, KEY_SHOWN(e->named_key_len), e->named_key, out->size);
+  }
+  return XPACK_OK;
+}
+
+xpack_status xpack_et_xnn_resolve_constant(const xpack_et_xnn_graph* g, uint32_t idx,
+                                           const xpack_et_named_sources* sources, xpack_et_constant* out,
+                                           xpack_error* err) {
+  if (!g || !out) return xpack_fail(err, XPACK_ERR_ARG, "xpack_et_xnn_resolve_constant: NULL graph or out");
+  memset(out, 0, sizeof *out);
+  if (idx == 0) return XPACK_OK;
+  if (!g->has_header) {
+    const xp_xnn_graph* impl = xp_xnn_graph_impl(g);
+    if (idx >= g->legacy_constant_buffer_count) {
+      return xpack_fail(err, XPACK_ERR_BAD_INPUT,
+                        "%s: constant index %u but the legacy constant_buffer has %zu entries (blob has no XH00 header)",
+                        g->name, (unsigned)idx, g->legacy_constant_buffer_count);
+    }
+    out->source = XPACK_ET_CONSTANT_LEGACY_BUFFER;
+    out->data = impl->legacy_data[idx];
+    out->size = impl->legacy_size[idx];
+    return XPACK_OK;
+  }
+  if (idx >= g->constant_entry_count) {
+    return xpack_fail(err, XPACK_ERR_BAD_INPUT, "%s: constant index %u but constant_data has %zu entries", g->name,
+                      (unsigned)idx, g->constant_entry_count);
+  }
+  const xpack_et_xnn_constant_entry* e = &g->constant_entries[idx];
+  if (e->named_key) return resolve_named(g, idx, e, sources, out, err);
+  if (e->offset > g->constant_data_size || e->size > g->constant_data_size - e->offset) {
+    return xpack_fail(err, XPACK_ERR_BAD_INPUT,
+                      "%s: constant_data[%u] = [%llu, +%llu) runs past the %llu-byte constant region", g->name,
+                      (unsigned)idx, (unsigned long long)e->offset, (unsigned long long)e->size,
+                      (unsigned long long)g->constant_data_size);
+  }
+  out->source = XPACK_ET_CONSTANT_BLOB;
+  out->data = e->size ? g->constant_data + e->offset : NULL;
+  out->size = (size_t)e->size;
+  return XPACK_OK;
+}
+
+#define IDENTITY_PREFIX "xpack:xxh3-128:"
+
+xpack_status xpack_et_constant_identity(const uint8_t* data, size_t size, const char* named_key, size_t named_key_len,
+                                        char* out, size_t out_size, size_t* out_len, xpack_error* err) {
+  if (!out || (!data && size && !named_key)) {
+    return xpack_fail(err, XPACK_ERR_ARG, "xpack_et_constant_identity: NULL output or data");
+  }
+  if (named_key) {
+    if (named_key_len >= out_size) {
+      return xpack_fail(err, XPACK_ERR_ARG, "xpack_et_constant_identity: key of %zu bytes needs %zu bytes of output, got %zu",
+                        named_key_len, named_key_len + 1, out_size);
+    }
+    memcpy(out, named_key, named_key_len);
+    out[named_key_len] = 0;
+    if (out_len) *out_len = named_key_len;
+    return XPACK_OK;
+  }
+  static const uint8_t empty[1];
+  XXH128_hash_t h = XXH3_128bits(size ? (const void*)data : (const void*)empty, size);
+  XXH128_canonical_t c;
+  XXH128_canonicalFromHash(&c, h);
+  char hex[33];
+  for (int i = 0; i < 16; i++) snprintf(hex + 2 * i, 3, "%02x", c.digest[i]);
+  int n = snprintf(out, out_size, IDENTITY_PREFIX "%s:%zu", hex, size);
+  if (n < 0 || (size_t)n >= out_size) {
+    if (out_size) out[0] = 0;
+    return xpack_fail(err, XPACK_ERR_ARG, "xpack_et_constant_identity: output of %zu bytes is too small (need %d)",
+                      out_size, n + 1);
+  }
+  if (out_len) *out_len = (size_t)n;
+  return XPACK_OK;
+}

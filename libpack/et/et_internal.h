@@ -1,0 +1,40 @@
+/* Private layouts of the ExecuTorch reader objects (shared by pte.c, ptd.c, constants.c, summary.c). */
+#ifndef XPACK_ET_INTERNAL_H
+#define XPACK_ET_INTERNAL_H
+
+#include "et_map.h"
+#include "xpack_executorch.h"
+
+typedef struct xp_et_legacy_buffer {
+  const uint8_t* data;
+  size_t size;
+} xp_et_legacy_buffer;
+
+struct xpack_et_program {
+  xp_et_map map;
+  char* name;
+  xpack_et_program_info info;
+  xpack_et_method* methods;
+  xpack_et_segment* segments;
+  xpack_et_named_data* named;
+  size_t* named_sorted; /* indices into named, sorted by key, for lookup */
+  xp_et_legacy_buffer* legacy;
+};
+
+struct xpack_et_ptd {
+  xp_et_map map;
+  char* name;
+  xpack_et_ptd_info info;
+  xpack_et_ptd_entry* entries;
+  size_t* sorted; /* indices into entries, sorted by key */
+};
+
+/* Fills idx[0..n) with 0..n-1 sorted by the key (const char*) and length (size_t) found at
+ * key_offset / len_offset inside each item; equal keys stay in file order. */
+void xp_et_sort_keys(size_t* idx, size_t n, const void* items, size_t item_size, size_t key_offset,
+                     size_t len_offset);
+/* Binary search in a sorted index; returns the item index or SIZE_MAX. */
+size_t xp_et_find_key(const size_t* idx, size_t n, const void* items, size_t item_size, size_t key_offset,
+                      size_t len_offset, const char* key, size_t key_len);
+
+#endif

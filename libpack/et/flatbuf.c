@@ -1,0 +1,324 @@
+/* Verifying flatbuffer reader: see flatbuf.h for the contract. */
+#include "flatbuf.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "le.h"
+
+void xp_fb_init(xp_fb* fb, const uint8_t* data, size_t size, const char* name, xpack_error* err) {
+  fb->data = data;
+  fb->size = data ? size : 0;
+  fb->name = name ? name : "(memory)";
+  fb->err = err;
+  fb->status = XPACK_OK;
+}
+
+xpack_status xp_fb_fail(xp_fb* fb, xpack_status status, const char* path, const char* field, const char* fmt, ...) {
+  if (fb->status != XPACK_OK) return fb->status;
+  fb->status = status;
+  if (!fb->err) return status;
+  char what[320];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  char where[XP_FB_PATH_MAX + 64];
+  if (field && path && path[0]) {
+    snprintf(where, sizeof where, "%s.%s", path, field);
+  } else if (field) {
+    snprintf(where, sizeof where, "%s", field);
+  } else if (path && path[0]) {
+    snprintf(where, sizeof where, "%s", path);
+  } else {
+    snprintf(where, sizeof where, "root table");
+  }
+  return xpack_fail(fb->err, status, "%s: %s: %s", fb->name, where, what);
+}
+
+/* Paths only serve messages: a very deep one is cut short rather than failing the parse. */
+static void path_truncated(char* out) { memcpy(out + XP_FB_PATH_MAX - 4, "...", 4); }
+
+void xp_fb_path_field(char* out, const char* base, const char* field) {
+  int n = base[0] ? snprintf(out, XP_FB_PATH_MAX, "%s.%s", base, field) : snprintf(out, XP_FB_PATH_MAX, "%s", field);
+  if (n >= XP_FB_PATH_MAX) path_truncated(out);
+}
+
+void xp_fb_path_index(char* out, const char* base, uint32_t index) {
+  if (snprintf(out, XP_FB_PATH_MAX, "%s[%u]", base, (unsigned)index) >= XP_FB_PATH_MAX) path_truncated(out);
+}
+
+/* "Can `len` bytes be read at `pos`?" without overflow. */
+static bool in_bounds(const xp_fb* fb, size_t pos, size_t len) { return pos <= fb->size && len <= fb->size - pos; }
+
+/* Follows a uoffset stored at `at`: the target is at + offset and must be inside the buffer with
+ * room for `need` bytes. Returns false and records an error otherwise. */
+static bool follow(xp_fb* fb, size_t at, size_t need, const char* path, const char* field, size_t* target) {
+  if (!in_bounds(fb, at, 4)) {
+    xp_fb_fail(fb, XPACK_ERR_BAD_INPUT, path, field, "offset field at byte %zu is outside the %zu-byte buffer", at,
+               fb->size);
+    return false;
+  }
+  uint32_t off = xp_le32(fb->data + at);
+  size_t t = at + off; /* at < size <= SIZE_MAX, off < 2^32: no overflow on 64-bit; checked below anyway */
+  if (t < at || !in_bounds(fb, t, need)) {
+    xp_fb_fail(fb, XPACK_ERR_BAD_INPUT, path, field,
+               "offset %u at byte %zu points to byte %zu, past the end of the %zu-byte buffer", (unsigned)off, at, t,
+               fb->size);
+    return false;
+  }
+  *target = t;
+  return true;
+}
+
+static bool table_at(xp_fb* fb, size_t pos, unsigned depth, const char* path, xp_fb_table* out) {
+  memset(out, 0, sizeof *out);
+  out->fb = fb;
+  snprintf(out->path, sizeof out->path, "%s", path);
+  if (xp_fb_failed(fb)) return false;
+  if (depth > XP_FB_MAX_DEPTH) {
+    xp_fb_fail(fb, XPACK_ERR_BAD_INPUT, path, NULL, "tables nested deeper than %d", XP_FB_MAX_DEPTH);
+    return false;
+  }
+  if (!in_bounds(fb, pos, 4)) {
+    xp_fb_fail(fb, XPACK_ERR_BAD_INPUT, path, NULL, "table at byte %zu is outside the %zu-byte buffer", pos, fb->size);
+    return false;
+  }
+  int32_t soff = xp_le32s(fb->data + pos);
+  /* vtable = table - soffset, computed in signed 64-bit to stay exact for any 32-bit soffset. */
+  int64_t vt = (int64_t)pos - (int64_t)soff;
+  if (vt < 0 || !in_bounds(fb, (size_t)vt, 4)) {
+    xp_fb_fail(fb, XPACK_ERR_BAD_INPUT, path, NULL, "table at byte %zu has its vtable at %lld, outside the buffer", pos,
+               (long long)vt);
+    return false;
+  }
+  uint16_t vt_size = xp_le16(fb->data + vt);
+  uint16_t inline_size = xp_le16(fb->data + vt + 2);
+  if (vt_size < 4 || (vt_size & 1) || !in_bounds(fb, (size_t)vt, vt_size)) {
+    xp_fb_fail(fb, XPACK_ERR_BAD_INPUT, path, NULL, "vtable at byte %lld has invalid size %u", (long long)vt,
+               (unsigned)vt_size);
+    return false;
+  }
+  if (inline_size < 4 || !in_bounds(fb, pos, inline_size)) {
+    xp_fb_fail(fb, XPACK_ERR_BAD_INPUT, path, NULL, "table at byte %zu claims %u inline bytes, past the buffer end", pos,
+               (unsigned)inline_size);
+    return false;
+  }
+  out->pos = pos;
+  out->vtable = (size_t)vt;
+  out->vtable_size = vt_size;
+  out->inline_size = inline_size;
+  out->depth = depth;
+  return true;
+}
+
+bool xp_fb_root(xp_fb* fb, xp_fb_table* out) {
+  size_t pos = 0;
+  if (!follow(fb, 0, 4, "", "root offset", &pos)) {
+    memset(out, 0, sizeof *out);
+    out->fb = fb;
+    return false;
+  }
+  return table_at(fb, pos, 0, "", out);
+}
+
+/* Position of field `id` if present and `width` bytes fit in the table's inline area; 0 if absent. */
+static size_t field_pos(const xp_fb_table* t, unsigned id, size_t width, const char* field) {
+  if (!t->fb || xp_fb_failed(t->fb) || t->vtable_size == 0) return 0;
+  size_t slot = 4 + 2 * (size_t)id;
+  if (slot + 2 > t->vtable_size) return 0;
+  uint16_t off = xp_le16(t->fb->data + t->vtable + slot);
+  if (off == 0) return 0;
+  if ((size_t)off + width > t->inline_size) {
+    xp_fb_fail(t->fb, XPACK_ERR_BAD_INPUT, t->path, field,
+               "field at table offset %u needs %zu bytes but the table has %u inline bytes", (unsigned)off, width,
+               (unsigned)t->inline_size);
+    return 0;
+  }
+  return t->pos + off;
+}
+
+bool xp_fb_has(const xp_fb_table* t, unsigned id) {
+  if (!t->fb || xp_fb_failed(t->fb) || t->vtable_size == 0) return false;
+  size_t slot = 4 + 2 * (size_t)id;
+  if (slot + 2 > t->vtable_size) return false;
+  return xp_le16(t->fb->data + t->vtable + slot) != 0;
+}
+
+uint8_t xp_fb_u8(const xp_fb_table* t, unsigned id, uint8_t dflt, const char* field) {
+  size_t p = field_pos(t, id, 1, field);
+  return p ? t->fb->data[p] : dflt;
+}
+
+int8_t xp_fb_i8(const xp_fb_table* t, unsigned id, int8_t dflt, const char* field) {
+  size_t p = field_pos(t, id, 1, field);
+  return p ? (int8_t)t->fb->data[p] : dflt;
+}
+
+int16_t xp_fb_i16(const xp_fb_table* t, unsigned id, int16_t dflt, const char* field) {
+  size_t p = field_pos(t, id, 2, field);
+  return p ? (int16_t)xp_le16(t->fb->data + p) : dflt;
+}
+
+uint32_t xp_fb_u32(const xp_fb_table* t, unsigned id, uint32_t dflt, const char* field) {
+  size_t p = field_pos(t, id, 4, field);
+  return p ? xp_le32(t->fb->data + p) : dflt;
+}
+
+int32_t xp_fb_i32(const xp_fb_table* t, unsigned id, int32_t dflt, const char* field) {
+  size_t p = field_pos(t, id, 4, field);
+  return p ? xp_le32s(t->fb->data + p) : dflt;
+}
+
+uint64_t xp_fb_u64(const xp_fb_table* t, unsigned id, uint64_t dflt, const char* field) {
+  size_t p = field_pos(t, id, 8, field);
+  return p ? xp_le64(t->fb->data + p) : dflt;
+}
+
+float xp_fb_f32(const xp_fb_table* t, unsigned id, float dflt, const char* field) {
+  size_t p = field_pos(t, id, 4, field);
+  return p ? xp_lef32(t->fb->data + p) : dflt;
+}
+
+/* A string object at `s`: u32 length, bytes, NUL. */
+static const char* string_at(xp_fb* fb, size_t s, const char* path, const char* field, uint32_t* len) {
+  uint32_t n = xp_le32(fb->data + s);
+  if (!in_bounds(fb, s + 4, (size_t)n + 1)) {
+    xp_fb_fail(fb, XPACK_ERR_BAD_INPUT, path, field, "string of %u bytes at byte %zu runs past the buffer end",
+               (unsigned)n, s);
+    return NULL;
+  }
+  if (fb->data[s + 4 + n] != 0) {
+    xp_fb_fail(fb, XPACK_ERR_BAD_INPUT, path, field, "string at byte %zu is not NUL-terminated", s);
+    return NULL;
+  }
+  if (len) *len = n;
+  return (const char*)fb->data + s + 4;
+}
+
+const char* xp_fb_str(const xp_fb_table* t, unsigned id, const char* field, uint32_t* len) {
+  if (len) *len = 0;
+  size_t p = field_pos(t, id, 4, field);
+  size_t s;
+  if (!p || !follow(t->fb, p, 4, t->path, field, &s)) return NULL;
+  return string_at(t->fb, s, t->path, field, len);
+}
+
+bool xp_fb_child(const xp_fb_table* t, unsigned id, const char* field, xp_fb_table* out) {
+  char path[XP_FB_PATH_MAX];
+  xp_fb_path_field(path, t->path, field);
+  size_t p = field_pos(t, id, 4, field);
+  size_t c;
+  if (!p || !follow(t->fb, p, 4, t->path, field, &c)) {
+    memset(out, 0, sizeof *out);
+    out->fb = t->fb;
+    snprintf(out->path, sizeof out->path, "%s", path);
+    return false;
+  }
+  return table_at(t->fb, c, t->depth + 1, path, out);
+}
+
+bool xp_fb_vector(const xp_fb_table* t, unsigned id, uint32_t elem_size, const char* field, xp_fb_vec* out) {
+  memset(out, 0, sizeof *out);
+  out->fb = t->fb;
+  out->elem_size = elem_size;
+  out->depth = t->depth + 1;
+  xp_fb_path_field(out->path, t->path, field);
+  size_t p = field_pos(t, id, 4, field);
+  size_t v;
+  if (!p || !follow(t->fb, p, 4, t->path, field, &v)) return false;
+  uint32_t n = xp_le32(t->fb->data + v);
+  /* n < 2^32 and elem_size <= 8: the product fits in 64 bits; compare against what is left. */
+  uint64_t bytes = (uint64_t)n * elem_size;
+  size_t left = t->fb->size - (v + 4);
+  if (bytes > left) {
+    xp_fb_fail(t->fb, XPACK_ERR_BAD_INPUT, t->path, field,
+               "vector at byte %zu claims %u elements of %u bytes, but only %zu bytes follow", v, (unsigned)n,
+               (unsigned)elem_size, left);
+    return false;
+  }
+  out->pos = v + 4;
+  out->count = n;
+  return true;
+}
+
+bool xp_fb_vec_table(const xp_fb_vec* v, uint32_t i, xp_fb_table* out) {
+  char path[XP_FB_PATH_MAX];
+  xp_fb_path_index(path, v->path, i);
+  size_t c;
+  if (i >= v->count || v->elem_size != 4 || xp_fb_failed(v->fb) ||
+      !follow(v->fb, v->pos + (size_t)i * 4, 4, path, NULL, &c)) {
+    memset(out, 0, sizeof *out);
+    out->fb = v->fb;
+    snprintf(out->path, sizeof out->path, "%s", path);
+    return false;
+  }
+  return table_at(v->fb, c, v->depth, path, out);
+}
+
+const char* xp_fb_vec_str(const xp_fb_vec* v, uint32_t i, uint32_t* len) {
+  if (len) *len = 0;
+  char path[XP_FB_PATH_MAX];
+  xp_fb_path_index(path, v->path, i);
+  size_t s;
+  if (i >= v->count || v->elem_size != 4 || xp_fb_failed(v->fb) ||
+      !follow(v->fb, v->pos + (size_t)i * 4, 4, path, NULL, &s)) {
+    return NULL;
+  }
+  return string_at(v->fb, s, path, NULL, len);
+}
+
+uint32_t xp_fb_vec_u32(const xp_fb_vec* v, uint32_t i) {
+  if (i >= v->count || v->elem_size != 4) return 0;
+  return xp_le32(v->fb->data + v->pos + (size_t)i * 4);
+}
+
+float xp_fb_vec_f32(const xp_fb_vec* v, uint32_t i) {
+  if (i >= v->count || v->elem_size != 4) return 0.0f;
+  return xp_lef32(v->fb->data + v->pos + (size_t)i * 4);
+}
+
+const uint8_t* xp_fb_vec_bytes(const xp_fb_vec* v) { return v->count ? v->fb->data + v->pos : NULL; }
+
+static bool host_is_little_endian(void) {
+  const uint16_t one = 1;
+  uint8_t b;
+  memcpy(&b, &one, 1);
+  return b == 1;
+}
+
+const float* xp_fb_vec_f32_ptr(const xp_fb_vec* v) {
+  if (v->count == 0 || v->elem_size != 4 || xp_fb_failed(v->fb)) return NULL;
+  const uint8_t* p = v->fb->data + v->pos;
+  if (!host_is_little_endian()) {
+    xp_fb_fail(v->fb, XPACK_ERR_UNSUPPORTED, v->path, NULL, "float arrays are read in place, which needs a little-endian host");
+    return NULL;
+  }
+  if (((uintptr_t)p & 3u) != 0) {
+    xp_fb_fail(v->fb, XPACK_ERR_BAD_INPUT, v->path, NULL, "float vector at byte %zu is not 4-byte aligned", v->pos);
+    return NULL;
+  }
+  return (const float*)(const void*)p;
+}
+
+uint8_t xp_fb_union(const xp_fb_table* t, unsigned type_id, unsigned value_id, uint8_t max_type, const char* field,
+                    xp_fb_table* value) {
+  memset(value, 0, sizeof *value);
+  value->fb = t->fb;
+  char type_field[96];
+  snprintf(type_field, sizeof type_field, "%s_type", field);
+  uint8_t type = xp_fb_u8(t, type_id, 0, type_field);
+  if (xp_fb_failed(t->fb) || type == 0) return 0;
+  if (type > max_type) {
+    xp_fb_fail(t->fb, XPACK_ERR_UNSUPPORTED, t->path, type_field, "union type %u is not known to this xpack (known: 1..%u)",
+               (unsigned)type, (unsigned)max_type);
+    return 0;
+  }
+  if (!xp_fb_has(t, value_id)) {
+    xp_fb_fail(t->fb, XPACK_ERR_BAD_INPUT, t->path, field, "union type is %u but the value is missing", (unsigned)type);
+    return 0;
+  }
+  if (!xp_fb_child(t, value_id, field, value)) return 0;
+  return type;
+}
