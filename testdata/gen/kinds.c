@@ -1,0 +1,86 @@
+#include "kinds.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "rng.h"
+
+#define POOL_BLOCK 256
+
+struct weight_block {
+  struct weight_block* next;
+  int used;
+  weight items[POOL_BLOCK];
+};
+
+weight* pool_new(weight_pool* pool) {
+  if (!pool->head || pool->head->used == POOL_BLOCK) {
+    struct weight_block* b = calloc(1, sizeof *b);
+    if (!b) return NULL;
+    b->next = pool->head;
+    pool->head = b;
+  }
+  return &pool->head->items[pool->head->used++];
+}
+
+void pool_free(weight_pool* pool) {
+  while (pool->head) {
+    struct weight_block* n = pool->head->next;
+    free(pool->head);
+    pool->head = n;
+  }
+}
+
+uint64_t tensor_seed(uint64_t run_seed, uint32_t role, uint32_t index) {
+  return seed_mix(seed_mix(run_seed, role), index);
+}
+
+int add_single_delegate_method(pte_program* p, const char* name, const xg_graph* g, int8_t scalar_type,
+                               const uint32_t in_dims[][XG_MAX_DIMS], const uint32_t* in_ndims, int nin,
+                               const uint32_t out_dims[][XG_MAX_DIMS], const uint32_t* out_ndims, int nout) {
+  pte_method* m = pte_add_method(p, name);
+  if (!m) return 0;
+  int ins[PTE_MAX_VALUES], outs[PTE_MAX_VALUES], args[PTE_MAX_VALUES];
+  for (int i = 0; i < nin + nout; i++) {
+    int is_in = i < nin;
+    const uint32_t* d = is_in ? in_dims[i] : out_dims[i - nin];
+    uint32_t nd = is_in ? in_ndims[i] : out_ndims[i - nin];
+    int32_t sizes[XG_MAX_DIMS];
+    for (uint32_t k = 0; k < nd; k++) sizes[k] = (int32_t)d[k];
+    int v = pte_add_value(m, scalar_type, sizes, (int)nd);
+    if (v < 0) return 0;
+    if (is_in) ins[i] = v;
+    else outs[i - nin] = v;
+    args[i] = v;
+  }
+  pte_method_io(m, ins, nin, outs, nout);
+  return pte_add_delegate(p, m, g, args, nin + nout);
+}
+
+static const kind_info k_kinds[] = {
+    {"llm", build_llm,
+     "methods prefill (T=8) and decode (T=1) sharing fp32 FullyConnected weights by named key; --size sets "
+     "total weight bytes (default 2M), --variant B changes only the head, --alias-decode adds a method whose "
+     "blob is byte-identical to decode's"},
+    {"llm-q4", build_llm_q4,
+     "like llm with dynamically quantized activations (Convert fp32->qdint8 per token) and 4-bit weights: "
+     "even layers qcint4 per channel (fp32 scales), odd layers qbint4 blockwise (bf16 scales, --group-size, "
+     "default 32), head qcint4"},
+    {"qd8-qc8w", build_qd8_qc8w, "two dynamically quantized FullyConnected layers with qcint8 per-channel weights"},
+    {"fp16", build_fp16, "two fp16 FullyConnected layers (fp16 activations, weights and bias)"},
+    {"deconv", build_deconv, "NCHW model: StaticTranspose, two ConvTranspose2d (stride 2), StaticTranspose"},
+    {"bmm", build_bmm, "BatchMatrixMultiply with a constant second operand and with two dynamic inputs, then Add"},
+    {"ptd", build_mlp, "fp32 MLP (3 FullyConnected with bias) whose weights live in a .ptd beside the .pte"},
+    {"conv", build_conv, "small NCHW CNN: Conv2d, DepthwiseConv2d, GlobalAvgPooling2d, StaticReshape, FullyConnected"},
+};
+
+const kind_info* kind_find(const char* name) {
+  for (size_t i = 0; i < sizeof k_kinds / sizeof k_kinds[0]; i++)
+    if (strcmp(k_kinds[i].name, name) == 0) return &k_kinds[i];
+  return NULL;
+}
+
+const kind_info* kind_list(int* n) {
+  *n = (int)(sizeof k_kinds / sizeof k_kinds[0]);
+  return k_kinds;
+}
