@@ -1,1 +1,194 @@
-/* being written */
+/* xpack dump FILE [--json]: every field of a cache file. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli_common.h"
+#include "commands.h"
+#include "json.h"
+#include "xpack.h"
+
+static const char* input_kind(uint32_t kind) {
+  return kind == XPACK_INPUT_PTE ? "pte" : kind == XPACK_INPUT_PTD ? "ptd" : "other";
+}
+
+static void hex(const uint8_t* p, size_t n, char* out) {
+  for (size_t i = 0; i < n; i++) sprintf(out + 2 * i, "%02x", p[i]);
+  out[2 * n] = 0;
+}
+
+static void dump_json(const xpack_file* f, const xpack_file_info* info, const char* path) {
+  json j;
+  json_init(&j, stdout);
+  char build_id[2 * 256 + 1];
+  hex(info->build_id, info->build_id_size < 256 ? info->build_id_size : 256, build_id);
+  json_object(&j);
+  json_key(&j, "file"); json_string(&j, path);
+  json_key(&j, "format_version"); json_object(&j);
+  json_key(&j, "major"); json_uint(&j, info->major);
+  json_key(&j, "minor"); json_uint(&j, info->minor);
+  json_end_object(&j);
+  json_key(&j, "transport_form"); json_bool(&j, info->flags & 1);
+  json_key(&j, "file_size"); json_uint(&j, info->file_size);
+  json_key(&j, "arch"); json_string(&j, info->arch_name);
+  json_key(&j, "xnn_alignment"); json_uint(&j, info->xnn_alignment);
+  json_key(&j, "page_alignment"); json_uint(&j, info->page_alignment);
+  json_key(&j, "xnnpack_build_id"); json_string(&j, build_id);
+  json_key(&j, "build_id_matches_this_xnnpack"); json_bool(&j, info->build_id_matches);
+  json_key(&j, "data"); json_object(&j);
+  json_key(&j, "offset"); json_uint(&j, info->data_offset);
+  json_key(&j, "size"); json_uint(&j, info->data_size);
+  json_end_object(&j);
+  json_key(&j, "metadata"); json_object(&j);
+  json_key(&j, "offset"); json_uint(&j, info->metadata_offset);
+  json_key(&j, "size"); json_uint(&j, info->metadata_size);
+  json_end_object(&j);
+  json_key(&j, "inputs"); json_array(&j);
+  for (uint64_t i = 0; i < info->input_count; i++) {
+    xpack_file_input in;
+    xpack_file_get_input(f, i, &in);
+    json_object(&j);
+    json_key(&j, "name"); json_string(&j, in.name);
+    json_key(&j, "kind"); json_string(&j, input_kind(in.kind));
+    json_key(&j, "size"); json_uint(&j, in.file_size);
+    json_key(&j, "xxh3"); json_hex64(&j, in.file_hash);
+    json_key(&j, "program_size"); json_uint(&j, in.program_size);
+    json_key(&j, "program_xxh3"); json_hex64(&j, in.program_hash);
+    json_end_object(&j);
+  }
+  json_end_array(&j);
+  json_key(&j, "info"); json_object(&j);
+  for (uint64_t i = 0; i < info->info_count; i++) {
+    const char *k, *v;
+    xpack_file_get_info_pair(f, i, &k, &v);
+    json_key(&j, k); json_string(&j, v);
+  }
+  json_end_object(&j);
+  json_key(&j, "regions"); json_array(&j);
+  for (uint64_t i = 0; i < info->region_count; i++) {
+    xpack_file_region r;
+    xpack_file_get_region(f, i, &r);
+    json_object(&j);
+    json_key(&j, "index"); json_uint(&j, i);
+    json_key(&j, "offset"); json_uint(&j, r.offset);
+    json_key(&j, "size"); json_uint(&j, r.size);
+    json_key(&j, "stored_size"); json_uint(&j, r.stored_size);
+    json_key(&j, "xxh3"); json_hex64(&j, r.hash);
+    json_end_object(&j);
+  }
+  json_end_array(&j);
+  json_key(&j, "entries"); json_array(&j);
+  for (uint64_t i = 0; i < info->entry_count; i++) {
+    xpack_file_entry e;
+    xpack_file_get_entry(f, i, &e);
+    json_object(&j);
+    json_key(&j, "seed"); json_uint(&j, e.seed);
+    json_key(&j, "kernel"); json_string(&j, e.kernel);
+    json_key(&j, "bias"); json_string(&j, e.bias);
+    json_key(&j, "region"); json_uint(&j, e.region);
+    if (e.region < info->region_count) {
+      xpack_file_region r;
+      xpack_file_get_region(f, e.region, &r);
+      json_key(&j, "offset"); json_uint(&j, r.offset);
+      json_key(&j, "size"); json_uint(&j, r.size);
+      json_key(&j, "xxh3"); json_hex64(&j, r.hash);
+    }
+    json_key(&j, "packed_on_insert"); json_bool(&j, e.flags & 1);
+    json_key(&j, "sound"); json_bool(&j, e.sound);
+    json_end_object(&j);
+  }
+  json_end_array(&j);
+  json_key(&j, "totals"); json_object(&j);
+  json_key(&j, "entries"); json_uint(&j, info->entry_count);
+  json_key(&j, "regions"); json_uint(&j, info->region_count);
+  json_key(&j, "stored_bytes"); json_uint(&j, info->stored_bytes);
+  json_key(&j, "referenced_bytes"); json_uint(&j, info->referenced_bytes);
+  json_key(&j, "dedup_saved_bytes"); json_uint(&j, info->referenced_bytes - info->stored_bytes);
+  json_end_object(&j);
+  json_end_object(&j);
+  json_finish(&j);
+}
+
+static void dump_text(const xpack_file* f, const xpack_file_info* info, const char* path) {
+  char b1[32], b2[32], b3[32];
+  char build_id[2 * 256 + 1];
+  hex(info->build_id, info->build_id_size < 256 ? info->build_id_size : 256, build_id);
+  printf("file            %s (%s)\n", path, cli_bytes(info->file_size, b1));
+  printf("format          xpack cache %u.%u%s\n", info->major, info->minor,
+         (info->flags & 1) ? ", transport form (zstd regions)" : "");
+  printf("target          %s, XNN_ALLOCATION_ALIGNMENT %u, large regions aligned to %u\n", info->arch_name,
+         info->xnn_alignment, info->page_alignment);
+  printf("xnnpack build   %s (%s this xpack's XNNPACK)\n", build_id,
+         info->build_id_matches ? "matches" : "DIFFERS from");
+  printf("data area       offset %llu, %llu bytes\n", (unsigned long long)info->data_offset,
+         (unsigned long long)info->data_size);
+  printf("metadata area   offset %llu, %llu bytes\n", (unsigned long long)info->metadata_offset,
+         (unsigned long long)info->metadata_size);
+  printf("inputs          %llu\n", (unsigned long long)info->input_count);
+  for (uint64_t i = 0; i < info->input_count; i++) {
+    xpack_file_input in;
+    xpack_file_get_input(f, i, &in);
+    printf("  %-3s %s  %llu bytes  xxh3 %016llx", input_kind(in.kind), in.name, (unsigned long long)in.file_size,
+           (unsigned long long)in.file_hash);
+    if (in.program_size) {
+      printf("  program %llu bytes xxh3 %016llx", (unsigned long long)in.program_size,
+             (unsigned long long)in.program_hash);
+    }
+    printf("\n");
+  }
+  for (uint64_t i = 0; i < info->info_count; i++) {
+    const char *k, *v;
+    xpack_file_get_info_pair(f, i, &k, &v);
+    printf("info            %s = %s\n", k, v);
+  }
+  printf("regions         %llu\n", (unsigned long long)info->region_count);
+  for (uint64_t i = 0; i < info->region_count; i++) {
+    xpack_file_region r;
+    xpack_file_get_region(f, i, &r);
+    printf("  #%-4llu offset %-10llu size %-10llu xxh3 %016llx\n", (unsigned long long)i,
+           (unsigned long long)r.offset, (unsigned long long)r.size, (unsigned long long)r.hash);
+  }
+  printf("entries         %llu\n", (unsigned long long)info->entry_count);
+  for (uint64_t i = 0; i < info->entry_count; i++) {
+    xpack_file_entry e;
+    xpack_file_get_entry(f, i, &e);
+    printf("  seed %08x  kernel %s  bias %s  -> region #%u%s%s\n", e.seed, e.kernel, e.bias ? e.bias : "(none)",
+           e.region, (e.flags & 1) ? "  (XNNPACK packs it at every create)" : "", e.sound ? "" : "  ** UNSOUND **");
+  }
+  printf("totals          %llu entries, %llu regions; stored %s; without dedup %s; saved %s\n",
+         (unsigned long long)info->entry_count, (unsigned long long)info->region_count,
+         cli_bytes(info->stored_bytes, b1), cli_bytes(info->referenced_bytes, b2),
+         cli_bytes(info->referenced_bytes - info->stored_bytes, b3));
+}
+
+int cmd_dump(int argc, char** argv) {
+  const char* path = NULL;
+  int as_json = 0;
+  for (int i = 0; i < argc; i++) {
+    if (strcmp(argv[i], "--json") == 0) as_json = 1;
+    else if (argv[i][0] == '-' && argv[i][1] != 0) {
+      cli_error("dump: unknown option %s", argv[i]);
+      return XPACK_EXIT_USAGE;
+    } else if (path == NULL) path = argv[i];
+    else {
+      cli_error("dump: one file at a time");
+      return XPACK_EXIT_USAGE;
+    }
+  }
+  if (path == NULL) {
+    cli_error("dump: missing FILE (usage: xpack dump FILE [--json])");
+    return XPACK_EXIT_USAGE;
+  }
+  xpack_file* f;
+  xpack_error err;
+  xpack_status st = xpack_file_open(path, &f, &err);
+  if (st != XPACK_OK) {
+    cli_error("%s", err.message);
+    return cli_exit_for_status(st);
+  }
+  xpack_file_info info;
+  xpack_file_get_info(f, &info);
+  if (as_json) dump_json(f, &info, path);
+  else dump_text(f, &info, path);
+  xpack_file_close(f);
+  return XPACK_EXIT_OK;
+}

@@ -1,2 +1,100 @@
+/* xpack: pack XNNPACK weights ahead of time, and debug the caches. Dispatches to one command per file. */
 #include <stdio.h>
-int main(void) { puts("xpack: being written"); return 0; }
+#include <string.h>
+#include <xnnpack.h>
+
+#include "cli_common.h"
+#include "commands.h"
+#include "xpack.h"
+
+typedef struct command {
+  const char* name;
+  int (*run)(int argc, char** argv);
+  const char* usage;
+  const char* help;
+} command;
+
+static const command kCommands[] = {
+    {"dump", cmd_dump, "xpack dump FILE [--json]",
+     "Prints every field of a cache file: format version, target, XNNPACK build identifier, the input files it was\n"
+     "built from, every region (offset, size, XXH3-64) and every entry (seed, kernel and bias identities, region),\n"
+     "with totals and the bytes deduplication saved."},
+    {"verify", cmd_verify, "xpack verify FILE [--json]",
+     "Checks structure, bounds and every checksum (metadata, each table, each region, each entry).\n"
+     "Prints one line per problem naming where it is; exit 0 when the file is sound, 1 when it is not."},
+};
+static const size_t kCommandCount = sizeof kCommands / sizeof kCommands[0];
+
+static void print_version(void) {
+  const uint8_t* id = xnn_experimental_get_build_identifier_data();
+  size_t n = xnn_experimental_get_build_identifier_size();
+  printf("xpack %s\nXNNPACK %s, build identifier ", XPACK_VERSION_STRING, XPACK_XNNPACK_VERSION);
+  for (size_t i = 0; i < n; i++) printf("%02x", id[i]);
+  printf("\n");
+}
+
+static void print_help(void) {
+  printf("usage: xpack [-q|-v] COMMAND [ARGS]\n\n"
+         "Packs XNNPACK weights of ExecuTorch programs ahead of time into a cache file that the xpack loader\n"
+         "serves to XNNPACK, so that creating a runtime packs nothing.\n\ncommands:\n");
+  for (size_t i = 0; i < kCommandCount; i++) printf("  %s\n", kCommands[i].usage);
+  printf("  xpack help COMMAND\n  xpack --version\n\n"
+         "exit codes:\n"
+         "  0  success\n"
+         "  1  a check failed (verify found a problem)\n"
+         "  2  usage error\n"
+         "  3  an input file is missing, unreadable or malformed\n"
+         "  4  could not complete (output I/O error, XNNPACK error, out of memory)\n");
+}
+
+static const command* find_command(const char* name) {
+  for (size_t i = 0; i < kCommandCount; i++) {
+    if (strcmp(kCommands[i].name, name) == 0) return &kCommands[i];
+  }
+  return NULL;
+}
+
+int main(int argc, char** argv) {
+  int i = 1;
+  for (; i < argc && argv[i][0] == '-'; i++) {
+    if (strcmp(argv[i], "-q") == 0) g_verbosity = -1;
+    else if (strcmp(argv[i], "-v") == 0) g_verbosity = 1;
+    else if (strcmp(argv[i], "--version") == 0) {
+      print_version();
+      return XPACK_EXIT_OK;
+    } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+      print_help();
+      return XPACK_EXIT_OK;
+    } else {
+      cli_error("unknown option %s (see xpack --help)", argv[i]);
+      return XPACK_EXIT_USAGE;
+    }
+  }
+  if (i >= argc) {
+    print_help();
+    return XPACK_EXIT_USAGE;
+  }
+  if (strcmp(argv[i], "help") == 0) {
+    if (i + 1 >= argc) {
+      print_help();
+      return XPACK_EXIT_OK;
+    }
+    const command* c = find_command(argv[i + 1]);
+    if (c == NULL) {
+      cli_error("no command '%s' (see xpack --help)", argv[i + 1]);
+      return XPACK_EXIT_USAGE;
+    }
+    printf("usage: %s\n\n%s\n", c->usage, c->help);
+    return XPACK_EXIT_OK;
+  }
+  const command* c = find_command(argv[i]);
+  if (c == NULL) {
+    cli_error("no command '%s' (see xpack --help)", argv[i]);
+    return XPACK_EXIT_USAGE;
+  }
+  if (xnn_initialize(NULL) != xnn_status_success) {
+    cli_error("xnn_initialize failed: this CPU is not supported by XNNPACK");
+    return XPACK_EXIT_FAILED;
+  }
+  return c->run(argc - i - 1, argv + i + 1);
+}

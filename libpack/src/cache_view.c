@@ -1,6 +1,7 @@
 #include "cache_view.h"
 
 #include <string.h>
+#define XXH_STATIC_LINKING_ONLY /* XXH3_state_t on the stack */
 #include <xxhash.h>
 
 #include "error.h"

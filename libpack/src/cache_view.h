@@ -61,7 +61,7 @@ typedef struct xpc_view {
 xpack_status xpc_view_open(xpc_view* view, const uint8_t* base, uint64_t size, const char* name, int allow_transport,
                            xpack_error* err);
 
-/* A string of STRS at byte offset `offset`; returns 0 and sets *s/*len when it lies inside the table
+/* A string of STRS at byte offset `offset`; returns 0 and sets *s and *len when it lies inside the table
  * and ends with its NUL, -1 otherwise. */
 int xpc_view_string(const xpc_view* view, uint32_t offset, const char** s, uint32_t* len);
 

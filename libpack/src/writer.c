@@ -1,1 +1,430 @@
-/* being written */
+/* The recording weights cache: an XNNPACK provider that streams every packed weight to a temporary file,
+ * stored once per distinct byte string, and remembers under which key XNNPACK asked for it. */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "cache_view.h"
+#include "error.h"
+#include "target.h"
+#include "writer_internal.h"
+#include "xpc_format.h"
+
+#define WR_MAX_IDENTITY 1024
+#define WR_COMPARE_CHUNK (1u << 20)
+
+static uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) & ~(a - 1); }
+
+static void fail_inside(xpack_writer* w, const char* fmt, const char* detail) {
+  if (!w->failed) {
+    w->failed = 1;
+    snprintf(w->failure, sizeof w->failure, fmt, detail);
+  }
+}
+
+static int write_all(int fd, const void* buf, size_t n, uint64_t offset) {
+  const uint8_t* p = buf;
+  while (n > 0) {
+    ssize_t k = pwrite(fd, p, n, (off_t)offset);
+    if (k < 0) {
+      if (errno == EINTR) continue;
+      return -1;
+    }
+    p += k;
+    n -= (size_t)k;
+    offset += (uint64_t)k;
+  }
+  return 0;
+}
+
+/* Whether the stored region holds exactly bytes[0, size). Reads the temporary file back in chunks. */
+static int region_equals(xpack_writer* w, const wr_region* r, const uint8_t* bytes, size_t size) {
+  if (r->size != size) return 0;
+  uint8_t* buf = malloc(WR_COMPARE_CHUNK);
+  if (buf == NULL) return 0;
+  int same = 1;
+  for (size_t done = 0; same && done < size;) {
+    size_t n = size - done < WR_COMPARE_CHUNK ? size - done : WR_COMPARE_CHUNK;
+    ssize_t k = pread(w->fd, buf, n, (off_t)(r->offset + done));
+    if (k <= 0) {
+      if (k < 0 && errno == EINTR) continue;
+      same = 0;
+      break;
+    }
+    same = memcmp(buf, bytes + done, (size_t)k) == 0;
+    done += (size_t)k;
+  }
+  free(buf);
+  return same;
+}
+
+typedef struct key_ids {
+  char kernel[WR_MAX_IDENTITY], bias[WR_MAX_IDENTITY];
+  size_t kernel_len, bias_len;
+  int has_bias;
+} key_ids;
+
+/* Resolves the pointers of a key to identities; 0 when both (or the kernel alone, without bias) are bound. */
+static int resolve(xpack_writer* w, const struct xnn_weights_cache_look_up_key* key, key_ids* ids) {
+  ids->kernel_len = xp_bindings_get(&w->bindings, key->kernel, ids->kernel, sizeof ids->kernel);
+  if (ids->kernel_len == (size_t)-1 || ids->kernel_len >= sizeof ids->kernel) return -1;
+  ids->has_bias = key->bias != NULL;
+  ids->bias_len = 0;
+  if (ids->has_bias) {
+    ids->bias_len = xp_bindings_get(&w->bindings, key->bias, ids->bias, sizeof ids->bias);
+    if (ids->bias_len == (size_t)-1 || ids->bias_len >= sizeof ids->bias) return -1;
+  }
+  return 0;
+}
+
+static uint64_t key_hash_of(uint32_t seed, const key_ids* ids) {
+  return xpc_key_hash(seed, ids->kernel, ids->kernel_len, ids->has_bias ? ids->bias : NULL, ids->bias_len);
+}
+
+/* The recorded entry for a key, or -1. Caller holds the lock. */
+static long find_entry(xpack_writer* w, uint32_t seed, const key_ids* ids, uint64_t h) {
+  size_t cursor = 0;
+  uint32_t idx;
+  while (wr_index_next(&w->entry_index, h, &cursor, &idx)) {
+    const wr_entry* e = &w->entries[idx];
+    if (e->seed != seed) continue;
+    const wr_string* k = &w->strings[e->kernel];
+    if (k->len != ids->kernel_len || memcmp(k->text, ids->kernel, k->len) != 0) continue;
+    if (!ids->has_bias) {
+      if (e->bias != XPC_NONE) continue;
+    } else {
+      if (e->bias == XPC_NONE) continue;
+      const wr_string* b = &w->strings[e->bias];
+      if (b->len != ids->bias_len || memcmp(b->text, ids->bias, b->len) != 0) continue;
+    }
+    return (long)idx;
+  }
+  return -1;
+}
+
+static size_t provider_look_up(void* context, const struct xnn_weights_cache_look_up_key* key) {
+  xpack_writer* w = context;
+  key_ids ids;
+  int bound = resolve(w, key, &ids) == 0;
+  pthread_mutex_lock(&w->lock);
+  w->stats.lookups++;
+  size_t answer = SIZE_MAX;
+  if (bound) {
+    long e = find_entry(w, key->seed, &ids, key_hash_of(key->seed, &ids));
+    if (e >= 0) {
+      w->stats.reused++;
+      answer = (size_t)w->regions[w->entries[e].region].offset;
+    }
+  }
+  if (answer == SIZE_MAX &&
+      wr_reserve((void**)&w->pending, &w->pending_cap, w->pending_count + 1, sizeof *w->pending) == 0) {
+    w->pending[w->pending_count].seed = key->seed;
+    w->pending[w->pending_count].kernel = key->kernel;
+    w->pending[w->pending_count].bias = key->bias;
+    w->pending_count++;
+  }
+  pthread_mutex_unlock(&w->lock);
+  return answer;
+}
+
+static int take_pending(xpack_writer* w, const struct xnn_weights_cache_look_up_key* key) {
+  for (size_t i = w->pending_count; i-- > 0;) {
+    if (w->pending[i].seed == key->seed && w->pending[i].kernel == key->kernel && w->pending[i].bias == key->bias) {
+      w->pending[i] = w->pending[--w->pending_count];
+      return 1;
+    }
+  }
+  return 0;
+}
+
+static void* provider_reserve_space(void* context, size_t n) {
+  xpack_writer* w = context;
+  return xp_heap_reserve(&w->heap, n);
+}
+
+/* Stores bytes as a region unless an identical one exists; returns the region index or -1. Lock held. */
+static long store_region(xpack_writer* w, const uint8_t* bytes, size_t size, XXH128_hash_t h128, uint64_t h64) {
+  size_t cursor = 0;
+  uint32_t idx;
+  while (wr_index_next(&w->region_index, h128.low64, &cursor, &idx)) {
+    const wr_region* r = &w->regions[idx];
+    if (r->hash128_hi == h128.high64 && r->size == size && region_equals(w, r, bytes, size)) return (long)idx;
+  }
+  if (wr_reserve((void**)&w->regions, &w->region_cap, w->region_count + 1, sizeof *w->regions) != 0) return -1;
+  uint64_t align = size >= w->page_alignment ? w->page_alignment : w->region_alignment;
+  uint64_t offset = align_up(w->data_end, align);
+  if (write_all(w->fd, bytes, size, offset) != 0) {
+    fail_inside(w, "cannot write the temporary file: %s", strerror(errno));
+    return -1;
+  }
+  idx = (uint32_t)w->region_count;
+  if (wr_index_put(&w->region_index, h128.low64, idx) != 0) return -1;
+  w->regions[w->region_count++] = (wr_region){offset, size, h64, h128.low64, h128.high64, NULL, 0, 0};
+  w->data_end = offset + size;
+  w->stats.regions++;
+  w->stats.stored_bytes += size;
+  return (long)idx;
+}
+
+/* Keeps packed bytes that go into no file in heap memory, so the runtime being created still works. */
+static size_t keep_in_heap(xpack_writer* w, void* ptr, size_t size) {
+  if (!xp_heap_is_scratch(&w->heap, ptr)) {
+    void* copy = xp_heap_reserve(&w->heap, size);
+    if (copy == NULL) return SIZE_MAX;
+    memcpy(copy, ptr, size);
+    ptr = copy;
+  }
+  return xp_heap_keep(&w->heap, ptr);
+}
+
+static size_t provider_look_up_or_insert(void* context, const struct xnn_weights_cache_look_up_key* key, void* ptr,
+                                         size_t size) {
+  xpack_writer* w = context;
+  if (ptr == NULL) return provider_look_up(context, key);
+  key_ids ids;
+  int bound = resolve(w, key, &ids) == 0;
+  /* Hash outside the lock: it is the only per-byte work besides the write. */
+  XXH128_hash_t h128 = XXH3_128bits(ptr, size);
+  uint64_t h64 = XXH3_64bits(ptr, size);
+  pthread_mutex_lock(&w->lock);
+  int after_look_up = take_pending(w, key);
+  w->stats.inserts++;
+  size_t answer;
+  if (!bound) {
+    w->stats.unbound++;
+    w->stats.unbound_bytes += size;
+    answer = keep_in_heap(w, ptr, size);
+    pthread_mutex_unlock(&w->lock);
+    return answer;
+  }
+  uint64_t kh = key_hash_of(key->seed, &ids);
+  long e = find_entry(w, key->seed, &ids, kh);
+  if (e >= 0) { /* packed again (XNNPACK packs some operators without asking): must be the same bytes */
+    wr_region* r = &w->regions[w->entries[e].region];
+    if (r->hash64 == h64 && region_equals(w, r, ptr, size)) {
+      w->stats.reused++;
+      answer = (size_t)r->offset;
+      xp_heap_release(&w->heap, ptr);
+    } else {
+      w->stats.nondeterministic++;
+      answer = keep_in_heap(w, ptr, size);
+    }
+    pthread_mutex_unlock(&w->lock);
+    return answer;
+  }
+  long region = store_region(w, ptr, size, h128, h64);
+  uint32_t kernel = wr_intern(w, ids.kernel, ids.kernel_len);
+  uint32_t bias = ids.has_bias ? wr_intern(w, ids.bias, ids.bias_len) : XPC_NONE;
+  if (region < 0 || kernel == XPC_NONE || (ids.has_bias && bias == XPC_NONE) ||
+      wr_reserve((void**)&w->entries, &w->entry_cap, w->entry_count + 1, sizeof *w->entries) != 0 ||
+      wr_index_put(&w->entry_index, kh, (uint32_t)w->entry_count) != 0) {
+    fail_inside(w, "%s", w->failed ? w->failure : "out of memory while recording a packed weight");
+    answer = keep_in_heap(w, ptr, size);
+    pthread_mutex_unlock(&w->lock);
+    return answer;
+  }
+  w->entries[w->entry_count++] = (wr_entry){kh, key->seed, kernel, bias, (uint32_t)region,
+                                            after_look_up ? 0u : XPC_ENTRY_PACKED_ON_INSERT};
+  w->stats.entries++;
+  w->stats.packed_bytes += size;
+  answer = (size_t)w->regions[region].offset;
+  xp_heap_release(&w->heap, ptr);
+  pthread_mutex_unlock(&w->lock);
+  return answer;
+}
+
+static bool provider_is_finalized(void* context) { return true; }
+
+/* XNNPACK reads packed weights only when a runtime is set up; pack never does that, but a caller may.
+ * Regions are mapped read-only from the temporary file on first use. */
+static void* provider_offset_to_addr(void* context, size_t offset) {
+  xpack_writer* w = context;
+  if (offset >= XP_HEAP_OFFSET_BASE) return xp_heap_addr(&w->heap, offset);
+  void* addr = NULL;
+  pthread_mutex_lock(&w->lock);
+  size_t lo = 0, hi = w->region_count;
+  while (lo < hi) { /* regions are appended in offset order */
+    size_t mid = lo + (hi - lo) / 2;
+    if (w->regions[mid].offset < offset) lo = mid + 1; else hi = mid;
+  }
+  if (lo < w->region_count && w->regions[lo].offset == offset) {
+    wr_region* r = &w->regions[lo];
+    if (r->map == NULL) {
+      long page = sysconf(_SC_PAGESIZE);
+      size_t skew = (size_t)(r->offset % (uint64_t)page);
+      void* m = mmap(NULL, (size_t)r->size + skew, PROT_READ, MAP_SHARED, w->fd, (off_t)(r->offset - skew));
+      if (m != MAP_FAILED) {
+        r->map = m;
+        r->map_len = (size_t)r->size + skew;
+        r->map_skew = skew;
+      }
+    }
+    if (r->map != NULL) addr = (uint8_t*)r->map + r->map_skew;
+  }
+  pthread_mutex_unlock(&w->lock);
+  return addr;
+}
+
+static enum xnn_status provider_delete_cache(void* context) { return xnn_status_success; }
+
+xpack_status xpack_writer_create(const char* out_path, const xpack_writer_options* options, xpack_writer** out,
+                                 xpack_error* err) {
+  if (out_path == NULL || out == NULL) return xpack_fail(err, XPACK_ERR_ARG, "xpack_writer_create: NULL argument");
+  *out = NULL;
+  uint32_t page = options && options->page_alignment ? options->page_alignment : XPC_DEFAULT_PAGE_ALIGNMENT;
+  if (page < 4096 || (page & (page - 1)) != 0) {
+    return xpack_fail(err, XPACK_ERR_ARG, "page alignment %u must be a power of two >= 4096", page);
+  }
+  xpack_writer* w = calloc(1, sizeof *w);
+  if (w == NULL) return xpack_fail(err, XPACK_ERR_NOMEM, "out of memory");
+  w->fd = -1;
+  w->out_path = strdup(out_path);
+  size_t n = strlen(out_path) + 32;
+  w->tmp_path = malloc(n);
+  char* dir_copy = strdup(out_path);
+  char* base_copy = strdup(out_path);
+  if (!w->out_path || !w->tmp_path || !dir_copy || !base_copy || wr_index_init(&w->region_index) ||
+      wr_index_init(&w->entry_index) || wr_index_init(&w->string_index)) {
+    free(dir_copy);
+    free(base_copy);
+    xpack_writer_abort(w);
+    return xpack_fail(err, XPACK_ERR_NOMEM, "out of memory");
+  }
+  /* Same directory as the target, so the final rename is atomic. */
+  snprintf(w->tmp_path, n, "%s/.%s.XXXXXX", dirname(dir_copy), basename(base_copy));
+  free(dir_copy);
+  free(base_copy);
+  w->fd = mkstemp(w->tmp_path);
+  if (w->fd < 0) {
+    int e = errno;
+    free(w->tmp_path);
+    w->tmp_path = NULL;
+    xpack_writer_abort(w);
+    return xpack_fail(err, XPACK_ERR_IO, "%s: cannot create a temporary file beside it: %s", out_path, strerror(e));
+  }
+  fchmod(w->fd, 0644);
+  pthread_mutex_init(&w->lock, NULL);
+  xp_bindings_init(&w->bindings);
+  xp_heap_init(&w->heap, xp_target_xnn_alignment());
+  w->page_alignment = page;
+  w->region_alignment = xp_target_xnn_alignment() > XPC_MIN_REGION_ALIGNMENT ? xp_target_xnn_alignment()
+                                                                             : XPC_MIN_REGION_ALIGNMENT;
+  w->data_offset = page; /* the first page holds only the header */
+  w->data_end = w->data_offset;
+  w->provider = (struct xnn_weights_cache_provider){
+      .context = w,
+      .look_up = provider_look_up,
+      .reserve_space = provider_reserve_space,
+      .look_up_or_insert = provider_look_up_or_insert,
+      .is_finalized = provider_is_finalized,
+      .offset_to_addr = provider_offset_to_addr,
+      .delete_cache = provider_delete_cache,
+  };
+  *out = w;
+  return XPACK_OK;
+}
+
+xpack_status xpack_writer_bind(xpack_writer* w, const void* raw, const char* identity, size_t identity_len) {
+  if (w == NULL || raw == NULL || identity == NULL || identity_len == 0 || identity_len >= WR_MAX_IDENTITY) {
+    return XPACK_ERR_ARG;
+  }
+  return xp_bindings_set(&w->bindings, raw, identity, identity_len);
+}
+
+void xpack_writer_unbind_all(xpack_writer* w) {
+  if (w != NULL) xp_bindings_clear(&w->bindings);
+}
+
+struct xnn_weights_cache_provider* xpack_writer_provider(xpack_writer* w) { return w ? &w->provider : NULL; }
+
+xpack_status xpack_writer_add_input(xpack_writer* w, const char* name, uint32_t kind, uint64_t file_size,
+                                    uint64_t file_hash, uint64_t program_size, uint64_t program_hash) {
+  if (w == NULL || name == NULL || kind < XPACK_INPUT_PTE || kind > XPACK_INPUT_OTHER) return XPACK_ERR_ARG;
+  pthread_mutex_lock(&w->lock);
+  xpack_status st = XPACK_ERR_NOMEM;
+  uint32_t s = wr_intern(w, name, strlen(name));
+  if (s != XPC_NONE &&
+      wr_reserve((void**)&w->inputs, &w->input_cap, w->input_count + 1, sizeof *w->inputs) == 0) {
+    w->inputs[w->input_count++] = (wr_input){s, kind, file_size, file_hash, program_size, program_hash};
+    st = XPACK_OK;
+  }
+  pthread_mutex_unlock(&w->lock);
+  return st;
+}
+
+xpack_status xpack_writer_add_info(xpack_writer* w, const char* key, const char* value) {
+  if (w == NULL || key == NULL || value == NULL) return XPACK_ERR_ARG;
+  pthread_mutex_lock(&w->lock);
+  xpack_status st = XPACK_ERR_NOMEM;
+  uint32_t k = wr_intern(w, key, strlen(key));
+  uint32_t v = wr_intern(w, value, strlen(value));
+  if (k != XPC_NONE && v != XPC_NONE &&
+      wr_reserve((void**)&w->info, &w->info_cap, 2 * (w->info_count + 1), sizeof *w->info) == 0) {
+    w->info[2 * w->info_count] = k;
+    w->info[2 * w->info_count + 1] = v;
+    w->info_count++;
+    st = XPACK_OK;
+  }
+  pthread_mutex_unlock(&w->lock);
+  return st;
+}
+
+void xpack_writer_stats_get(xpack_writer* w, xpack_writer_stats* out) {
+  pthread_mutex_lock(&w->lock);
+  *out = w->stats;
+  pthread_mutex_unlock(&w->lock);
+}
+
+static void destroy(xpack_writer* w) {
+  for (size_t i = 0; i < w->region_count; i++) {
+    if (w->regions[i].map) munmap(w->regions[i].map, w->regions[i].map_len);
+  }
+  for (size_t i = 0; i < w->string_count; i++) free(w->strings[i].text);
+  if (w->fd >= 0) close(w->fd);
+  if (w->provider.context != NULL) {
+    xp_bindings_destroy(&w->bindings);
+    xp_heap_destroy(&w->heap);
+    pthread_mutex_destroy(&w->lock);
+  }
+  wr_index_free(&w->region_index);
+  wr_index_free(&w->entry_index);
+  wr_index_free(&w->string_index);
+  free(w->regions);
+  free(w->entries);
+  free(w->strings);
+  free(w->inputs);
+  free(w->info);
+  free(w->pending);
+  free(w->out_path);
+  free(w->tmp_path);
+  free(w);
+}
+
+void xpack_writer_abort(xpack_writer* w) {
+  if (w == NULL) return;
+  if (w->tmp_path != NULL && w->fd >= 0) unlink(w->tmp_path);
+  destroy(w);
+}
+
+xpack_status xpack_writer_finish(xpack_writer* w, xpack_error* err) {
+  if (w == NULL) return xpack_fail(err, XPACK_ERR_ARG, "xpack_writer_finish: NULL writer");
+  if (w->failed) {
+    xpack_status st = xpack_fail(err, XPACK_ERR_IO, "%s: %s", w->out_path, w->failure);
+    xpack_writer_abort(w);
+    return st;
+  }
+  xpack_status st = wr_write_metadata(w, err);
+  if (st != XPACK_OK) {
+    xpack_writer_abort(w);
+    return st;
+  }
+  destroy(w);
+  return XPACK_OK;
+}

@@ -1,0 +1,18 @@
+/* A whole file mapped read-only, for the inspection and verification tools. */
+#ifndef XPACK_SRC_FILE_MAP_H
+#define XPACK_SRC_FILE_MAP_H
+
+#include <stdint.h>
+
+#include "xpack_status.h"
+
+typedef struct xp_file_map {
+  const uint8_t* data;
+  uint64_t size;
+} xp_file_map;
+
+/* Maps path read-only. An empty file maps to data == NULL, size 0. Errors: XPACK_ERR_IO. */
+xpack_status xp_map_file(const char* path, xp_file_map* out, xpack_error* err);
+void xp_unmap_file(xp_file_map* map);
+
+#endif

@@ -1,0 +1,91 @@
+/* State shared by the recording provider (writer.c) and the file finisher (writer_meta.c). */
+#ifndef XPACK_SRC_WRITER_INTERNAL_H
+#define XPACK_SRC_WRITER_INTERNAL_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "bindings.h"
+#include "heap_pool.h"
+#include "xpack.h"
+
+typedef struct wr_region {
+  uint64_t offset, size;
+  uint64_t hash64;
+  uint64_t hash128_lo, hash128_hi;
+  void* map; /* lazily made read-only mapping for offset_to_addr, or NULL */
+  size_t map_len;
+  size_t map_skew; /* offset - page-aligned start of map */
+} wr_region;
+
+typedef struct wr_entry {
+  uint64_t key_hash;
+  uint32_t seed;
+  uint32_t kernel; /* string index */
+  uint32_t bias;   /* string index or XPC_NONE */
+  uint32_t region;
+  uint32_t flags;
+} wr_entry;
+
+typedef struct wr_string {
+  char* text;
+  uint32_t len;
+  uint64_t hash;
+} wr_string;
+
+typedef struct wr_input {
+  uint32_t name; /* string index */
+  uint32_t kind;
+  uint64_t file_size, file_hash, program_size, program_hash;
+} wr_input;
+
+/* Open-addressing index from a 64-bit hash to an array position (value + 1; 0 = empty). */
+typedef struct wr_index {
+  uint64_t* hashes;
+  uint32_t* values;
+  size_t capacity, count;
+} wr_index;
+
+struct xpack_writer {
+  struct xnn_weights_cache_provider provider;
+  pthread_mutex_t lock;
+  char* out_path;
+  char* tmp_path;
+  int fd;
+  uint32_t page_alignment, region_alignment;
+  uint64_t data_offset, data_end;
+  xp_bindings bindings;
+  xp_heap_pool heap;
+  wr_region* regions; size_t region_count, region_cap;
+  wr_entry* entries; size_t entry_count, entry_cap;
+  wr_string* strings; size_t string_count, string_cap;
+  wr_input* inputs; size_t input_count, input_cap;
+  uint32_t* info; size_t info_count, info_cap; /* pairs of string indices */
+  wr_index region_index; /* hash128_lo -> region */
+  wr_index entry_index;  /* key_hash -> entry */
+  wr_index string_index; /* string hash -> string */
+  /* keys that missed in look_up, so their insert is known to follow a look-up */
+  struct { uint32_t seed; const void* kernel; const void* bias; } * pending;
+  size_t pending_count, pending_cap;
+  xpack_writer_stats stats;
+  int failed; /* an I/O error happened inside a provider callback; finish reports it */
+  char failure[256];
+};
+
+/* Grows *array (of elem bytes each) so that it holds at least need elements. */
+int wr_reserve(void** array, size_t* cap, size_t need, size_t elem);
+
+int wr_index_init(wr_index* ix);
+void wr_index_free(wr_index* ix);
+/* Inserts hash -> value; several values may share a hash. */
+int wr_index_put(wr_index* ix, uint64_t hash, uint32_t value);
+/* Iterates the values stored under hash: start with *cursor = 0; returns 0 when done. */
+int wr_index_next(const wr_index* ix, uint64_t hash, size_t* cursor, uint32_t* value);
+
+/* Interns a string; returns its index or XPC_NONE on allocation failure. Caller holds the lock. */
+uint32_t wr_intern(xpack_writer* w, const char* s, size_t len);
+
+/* Writes metadata, footer and header, fsyncs and renames (writer_meta.c). */
+xpack_status wr_write_metadata(xpack_writer* w, xpack_error* err);
+
+#endif

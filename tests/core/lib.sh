@@ -1,0 +1,11 @@
+# Shared helpers for the core test scripts.
+set -euo pipefail
+fail() { echo "FAIL: $*" >&2; exit 1; }
+# Value of a "key N" pair on a line of xpack-subgraphs output.
+field() { tr ' ' '\n' | awk -v k="$1" 'p{print; exit} $0==k{p=1}'; }
+# The graph lines without timings: what must be identical with and without a cache.
+outputs() { grep '^graph ' "$1" | sed -E 's/ create_us [0-9]+ lookups [0-9]+ hits [0-9]+ misses [0-9]+//'; }
+# An integer field of `xpack dump --json` (first occurrence).
+json_int() { grep -o "\"$1\":[0-9]*" | head -n1 | cut -d: -f2; }
+# exit status of a command, without tripping set -e
+status_of() { set +e; "$@" > /dev/null 2>&1; local s=$?; set -e; echo $s; }

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Pack the sample subgraphs, then in fresh processes: verify, dump, and run with and without the cache.
+XPACK=$1; SUB=$2
+. "$(dirname "$0")/lib.sh"
+d=$(mktemp -d); trap 'rm -rf "$d"' EXIT
+
+"$SUB" pack "$d/demo.xpc" > "$d/pack.txt" || fail "pack failed"
+cat "$d/pack.txt"
+# 9 graphs: 7 keys (shared_decode reuses shared_prefill's; XNNPACK never offers depthwise weights to a cache),
+# 6 regions (copy/weight packs to the same bytes as fc/weight).
+[ "$(field entries < "$d/pack.txt")" = 7 ] || fail "expected 7 entries"
+[ "$(field regions < "$d/pack.txt")" = 6 ] || fail "expected 6 regions (identical packed bytes stored once)"
+[ "$(field reused < "$d/pack.txt")" = 1 ] || fail "the shared weight must be packed once"
+[ "$(field unbound < "$d/pack.txt")" = 0 ] || fail "every packed weight must be bound"
+
+"$XPACK" verify "$d/demo.xpc" || fail "verify of a fresh cache failed"
+"$XPACK" verify --json "$d/demo.xpc" | grep -q '"sound":true' || fail "verify --json"
+"$XPACK" dump "$d/demo.xpc" > "$d/dump.txt" || fail "dump failed"
+"$XPACK" dump --json "$d/demo.xpc" > "$d/dump.json" || fail "dump --json failed"
+[ "$(grep -c 'shared/layer.weight' "$d/dump.txt")" = 1 ] || fail "the shared weight must have one entry"
+saved=$(json_int dedup_saved_bytes < "$d/dump.json")
+[ "$saved" -gt 0 ] || fail "dedup must save bytes (copy/weight)"
+python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$d/dump.json" || fail "dump --json is not JSON"
+
+# Regions: aligned to 64, large ones to 4096.
+python3 - "$d/dump.json" <<'PY' || fail "region alignment"
+import json, sys
+d = json.load(open(sys.argv[1]))
+for r in d["regions"]:
+    assert r["offset"] % 64 == 0, r
+    if r["size"] >= 4096: assert r["offset"] % 4096 == 0, r
+PY
+
+"$SUB" run > "$d/nocache.txt" || fail "run without cache failed"
+"$SUB" run --cache "$d/demo.xpc" > "$d/cache.txt" || fail "run with cache failed"
+"$SUB" run --cache "$d/demo.xpc" --read > "$d/cache_read.txt" || fail "run with --read failed"
+cat "$d/cache.txt"
+diff <(outputs "$d/nocache.txt") <(outputs "$d/cache.txt") || fail "outputs differ with the cache"
+diff <(outputs "$d/nocache.txt") <(outputs "$d/cache_read.txt") || fail "outputs differ with the read mode"
+for f in cache cache_read; do
+  s=$(grep '^stats ' "$d/$f.txt")
+  [ "$(echo "$s" | field lookups)" = 9 ] || fail "$f: expected 9 look-ups (convolution asks twice)"
+  [ "$(echo "$s" | field hits)" = 9 ] || fail "$f: every look-up must hit"
+  [ "$(echo "$s" | field misses)" = 0 ] || fail "$f: no misses"
+  [ "$(echo "$s" | field hits_after_packing)" = 1 ] || fail "$f: deconvolution is served after XNNPACK packs it"
+  [ "$(echo "$s" | field heap_fallbacks)" = 0 ] || fail "$f: no heap fallback"
+done
+
+# Per graph: FC and convolution hit without packing; this XNNPACK never offers depthwise weights to a cache.
+grep -q '^graph dwconv_f32 .* lookups 0 ' "$d/cache.txt" || fail "depthwise: XNNPACK behaviour changed, update docs"
+grep '^graph ' "$d/cache.txt" | grep -v dwconv | grep -v ' misses 0 ' && fail "a graph missed"
+
+# Deterministic output; re-packing over an existing file replaces it atomically and leaves no temporary file.
+"$SUB" pack "$d/demo2.xpc" > /dev/null
+cmp "$d/demo.xpc" "$d/demo2.xpc" || fail "two packs of the same input differ"
+"$SUB" pack "$d/demo.xpc" > /dev/null
+[ -z "$(find "$d" -name '.*' -type f)" ] || fail "temporary file left behind"
+# A pack into a directory that does not exist fails cleanly.
+st=$(status_of "$SUB" pack "$d/missing/dir/x.xpc")
+[ "$st" = 1 ] || fail "pack into a missing directory: exit $st"
+echo "roundtrip: ok"

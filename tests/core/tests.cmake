@@ -1,0 +1,13 @@
+# Core tests: the cache format, the recording writer and the loader on sample subgraphs built in C.
+add_executable(xpack-subgraphs ${CMAKE_CURRENT_LIST_DIR}/xpack_subgraphs.c ${CMAKE_CURRENT_LIST_DIR}/demo_subgraphs.c)
+target_link_libraries(xpack-subgraphs PRIVATE xpack_pack xpack_xxhash)
+
+foreach(script roundtrip corruption)
+  add_test(NAME core_${script}
+           COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/${script}.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-subgraphs>)
+  set_tests_properties(core_${script} PROPERTIES SKIP_RETURN_CODE 77)
+endforeach()
+add_executable(flipbyte ${CMAKE_CURRENT_LIST_DIR}/flipbyte.c)
+set_target_properties(flipbyte PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+set_target_properties(xpack-subgraphs PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+add_dependencies(xpack-subgraphs flipbyte)

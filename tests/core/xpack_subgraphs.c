@@ -1,0 +1,168 @@
+/* xpack-subgraphs: packs the sample subgraphs of demo_subgraphs.c into a cache, or runs them with or
+ * without one and prints every output's XXH3-64 and the loader's counters. Tests compare two processes.
+ *
+ *   xpack-subgraphs pack OUT.xpc
+ *   xpack-subgraphs run [--cache FILE] [--read] [--only NAME]
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <xxhash.h>
+
+#include "demo_subgraphs.h"
+#include "xpack.h"
+
+static double now_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static void bind_writer(void* ctx, const void* raw, const char* id) {
+  if (xpack_writer_bind(ctx, raw, id, strlen(id)) != XPACK_OK) abort();
+}
+static void bind_cache(void* ctx, const void* raw, const char* id) {
+  if (xpack_cache_bind(ctx, raw, id, strlen(id)) != XPACK_OK) abort();
+}
+
+static int pack(const char* out) {
+  xpack_writer* w;
+  xpack_error err;
+  if (xpack_writer_create(out, NULL, &w, &err) != XPACK_OK) {
+    fprintf(stderr, "xpack-subgraphs: %s\n", err.message);
+    return 1;
+  }
+  xpack_writer_add_input(w, "demo-subgraphs", XPACK_INPUT_OTHER, 0, 0, 0, 0);
+  xpack_writer_add_info(w, "generator", "xpack-subgraphs");
+  for (size_t i = 0; i < demo_graph_count(); i++) {
+    demo_graph g;
+    xnn_runtime_t rt = NULL;
+    if (demo_define(i, bind_writer, w, &g) != xnn_status_success ||
+        xnn_create_runtime_v4(g.subgraph, xpack_writer_provider(w), NULL, NULL, 0, &rt) != xnn_status_success) {
+      fprintf(stderr, "xpack-subgraphs: defining or creating %s failed\n", demo_graph_name(i));
+      xpack_writer_abort(w);
+      return 1;
+    }
+    xnn_delete_runtime(rt);
+    xnn_delete_subgraph(g.subgraph);
+  }
+  xpack_writer_stats s;
+  xpack_writer_stats_get(w, &s);
+  if (xpack_writer_finish(w, &err) != XPACK_OK) {
+    fprintf(stderr, "xpack-subgraphs: %s\n", err.message);
+    return 1;
+  }
+  printf("packed entries %llu regions %llu packed_bytes %llu stored_bytes %llu reused %llu unbound %llu\n",
+         (unsigned long long)s.entries, (unsigned long long)s.regions, (unsigned long long)s.packed_bytes,
+         (unsigned long long)s.stored_bytes, (unsigned long long)s.reused, (unsigned long long)s.unbound);
+  return 0;
+}
+
+static int run_graph(size_t index, xpack_cache* cache) {
+  xpack_stats before, after;
+  xpack_cache_stats(cache, &before);
+  demo_graph g;
+  if (demo_define(index, cache ? bind_cache : NULL, cache, &g) != xnn_status_success) return -1;
+  xnn_runtime_t rt = NULL;
+  double t0 = now_us();
+  enum xnn_status st = xnn_create_runtime_v4(g.subgraph, cache ? xpack_cache_provider(cache) : NULL, NULL, NULL, 0, &rt);
+  double create_us = now_us() - t0;
+  if (cache) xpack_cache_unbind_all(cache);
+  if (st != xnn_status_success) return -1;
+  struct xnn_external_value ext[2 * DEMO_MAX_EXTERNALS];
+  size_t n = 0;
+  uint64_t seed = 0x1234 + index;
+  for (size_t i = 0; i < g.num_inputs; i++) {
+    uint8_t* buf = calloc(1, g.inputs[i].bytes + XNN_EXTRA_BYTES);
+    for (size_t k = 0; k < g.inputs[i].bytes; k += g.inputs[i].is_float ? 4 : 1) {
+      seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+      if (g.inputs[i].is_float) {
+        float f = (float)((int32_t)(seed >> 40) - (1 << 23)) / (float)(1 << 23);
+        memcpy(buf + k, &f, 4);
+      } else {
+        buf[k] = (uint8_t)(seed >> 56);
+      }
+    }
+    ext[n++] = (struct xnn_external_value){g.inputs[i].id, buf};
+  }
+  for (size_t i = 0; i < g.num_outputs; i++) {
+    ext[n++] = (struct xnn_external_value){g.outputs[i].id, calloc(1, g.outputs[i].bytes + XNN_EXTRA_BYTES)};
+  }
+  int rc = 0;
+  if (xnn_reshape_runtime(rt) != xnn_status_success || xnn_setup_runtime_v2(rt, n, ext) != xnn_status_success ||
+      xnn_invoke_runtime(rt) != xnn_status_success) {
+    rc = -1;
+  } else {
+    xpack_cache_stats(cache, &after);
+    printf("graph %s create_us %.0f lookups %llu hits %llu misses %llu", g.name, create_us,
+           (unsigned long long)(after.lookups - before.lookups), (unsigned long long)(after.hits - before.hits),
+           (unsigned long long)(after.misses - before.misses));
+    for (size_t i = 0; i < g.num_outputs; i++) {
+      printf(" output_xxh3 %016llx",
+             (unsigned long long)XXH3_64bits(ext[g.num_inputs + i].data, g.outputs[i].bytes));
+    }
+    printf("\n");
+  }
+  for (size_t i = 0; i < n; i++) free(ext[i].data);
+  xnn_delete_runtime(rt);
+  xnn_delete_subgraph(g.subgraph);
+  return rc;
+}
+
+static int run(int argc, char** argv) {
+  const char* cache_path = NULL;
+  const char* only = NULL;
+  unsigned flags = 0;
+  for (int i = 0; i < argc; i++) {
+    if (strcmp(argv[i], "--cache") == 0 && i + 1 < argc) cache_path = argv[++i];
+    else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
+    else if (strcmp(argv[i], "--read") == 0) flags |= XPACK_OPEN_READ;
+    else return 2;
+  }
+  xpack_cache* cache = NULL;
+  if (cache_path) {
+    xpack_error err;
+    if (xpack_cache_open(cache_path, flags, &cache, &err) != XPACK_OK) {
+      fprintf(stderr, "xpack-subgraphs: %s\n", err.message);
+      return 3;
+    }
+    if (xpack_cache_refusal(cache)) printf("refused %s\n", xpack_cache_refusal(cache));
+  }
+  int rc = 0;
+  for (size_t i = 0; i < demo_graph_count(); i++) {
+    if (only && strcmp(only, demo_graph_name(i)) != 0) continue;
+    if (run_graph(i, cache) != 0) {
+      fprintf(stderr, "xpack-subgraphs: running %s failed\n", demo_graph_name(i));
+      rc = 1;
+    }
+  }
+  if (cache) {
+    xpack_stats s;
+    xpack_cache_stats(cache, &s);
+    printf("stats lookups %llu hits %llu hits_after_packing %llu misses %llu misses_unbound %llu misses_not_found %llu "
+           "misses_refused %llu refused_incompatible %llu refused_corrupt %llu refused_mismatch %llu heap_fallbacks %llu "
+           "heap_fallback_bytes %llu served_bytes %llu\n",
+           (unsigned long long)s.lookups, (unsigned long long)s.hits, (unsigned long long)s.hits_after_packing,
+           (unsigned long long)s.misses, (unsigned long long)s.misses_unbound, (unsigned long long)s.misses_not_found,
+           (unsigned long long)s.misses_refused, (unsigned long long)s.refused_incompatible,
+           (unsigned long long)s.refused_corrupt, (unsigned long long)s.refused_mismatch,
+           (unsigned long long)s.heap_fallbacks, (unsigned long long)s.heap_fallback_bytes,
+           (unsigned long long)s.served_bytes);
+    xpack_cache_close(cache);
+  }
+  return rc;
+}
+
+int main(int argc, char** argv) {
+  if (xnn_initialize(NULL) != xnn_status_success) {
+    fprintf(stderr, "xpack-subgraphs: xnn_initialize failed\n");
+    return 1;
+  }
+  int rc = 2;
+  if (argc == 3 && strcmp(argv[1], "pack") == 0) rc = pack(argv[2]);
+  else if (argc >= 2 && strcmp(argv[1], "run") == 0) rc = run(argc - 2, argv + 2);
+  if (rc == 2) fprintf(stderr, "usage: xpack-subgraphs pack OUT.xpc | run [--cache FILE] [--read] [--only NAME]\n");
+  demo_free_weights();
+  return rc;
+}
