@@ -4,3 +4,13 @@ set(_et_dir ${CMAKE_CURRENT_LIST_DIR})
 
 add_executable(et_dump ${_et_dir}/et_dump.c)
 target_link_libraries(et_dump PRIVATE xpack_et)
+
+add_executable(et_real_test ${_et_dir}/et_real_test.c)
+target_link_libraries(et_real_test PRIVATE xpack_et)
+add_test(NAME et_real_files COMMAND et_real_test ${XPACK_REAL_TESTDATA})
+set_tests_properties(et_real_files PROPERTIES SKIP_RETURN_CODE 77)
+
+add_executable(et_robust_test ${_et_dir}/et_robust_test.c)
+target_link_libraries(et_robust_test PRIVATE xpack_et)
+add_test(NAME et_damaged_files COMMAND et_robust_test ${XPACK_REAL_TESTDATA} 3000)
+set_tests_properties(et_damaged_files PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600)
