@@ -11,3 +11,9 @@ add_executable(flipbyte ${CMAKE_CURRENT_LIST_DIR}/flipbyte.c)
 set_target_properties(flipbyte PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
 set_target_properties(xpack-subgraphs PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
 add_dependencies(xpack-subgraphs flipbyte)
+
+# The complete program shown in docs/INTEGRATION.md.
+add_executable(integration_example ${PROJECT_SOURCE_DIR}/docs/examples/integration_example.c)
+target_link_libraries(integration_example PRIVATE xpack_pack m)
+add_test(NAME core_integration_example
+         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/integration_example.sh $<TARGET_FILE:integration_example>)
