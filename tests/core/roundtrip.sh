@@ -50,6 +50,15 @@ done
 grep -q '^graph dwconv_f32 .* lookups 0 ' "$d/cache.txt" || fail "depthwise: XNNPACK behaviour changed, update docs"
 grep '^graph ' "$d/cache.txt" | grep -v dwconv | grep -v ' misses 0 ' && fail "a graph missed"
 
+# Eight threads create and run every graph at once through one cache: same outputs as one thread without it.
+"$SUB" run --cache "$d/demo.xpc" --threads 8 > "$d/threads.txt" || fail "threaded run failed"
+cat "$d/threads.txt"
+grep -q '^threads 8 agree' "$d/threads.txt" || fail "threads disagree"
+[ "$(grep '^threads' "$d/threads.txt" | cut -d' ' -f4- | tr -d ' ')" = "$(grep -o 'output_xxh3 [0-9a-f]*' "$d/nocache.txt" | tr -d '\n ')" ] \
+  || fail "threaded outputs differ from the no-cache run"
+s=$(grep '^stats ' "$d/threads.txt")
+[ "$(echo "$s" | field misses)" = 0 ] && [ "$(echo "$s" | field hits)" = 72 ] || fail "threaded stats: $s"
+
 # Deterministic output; re-packing over an existing file replaces it atomically and leaves no temporary file.
 "$SUB" pack "$d/demo2.xpc" > /dev/null
 cmp "$d/demo.xpc" "$d/demo2.xpc" || fail "two packs of the same input differ"

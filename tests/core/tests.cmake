@@ -1,6 +1,6 @@
 # Core tests: the cache format, the recording writer and the loader on sample subgraphs built in C.
 add_executable(xpack-subgraphs ${CMAKE_CURRENT_LIST_DIR}/xpack_subgraphs.c ${CMAKE_CURRENT_LIST_DIR}/demo_subgraphs.c)
-target_link_libraries(xpack-subgraphs PRIVATE xpack_pack xpack_xxhash)
+target_link_libraries(xpack-subgraphs PRIVATE xpack_pack xpack_xxhash Threads::Threads)
 
 foreach(script roundtrip corruption)
   add_test(NAME core_${script}
@@ -17,3 +17,7 @@ add_executable(integration_example ${PROJECT_SOURCE_DIR}/docs/examples/integrati
 target_link_libraries(integration_example PRIVATE xpack_pack m)
 add_test(NAME core_integration_example
          COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/integration_example.sh $<TARGET_FILE:integration_example>)
+
+add_executable(provider_quirks ${CMAKE_CURRENT_LIST_DIR}/provider_quirks.c)
+target_link_libraries(provider_quirks PRIVATE xpack_pack)
+add_test(NAME core_provider_quirks COMMAND provider_quirks)

@@ -4,6 +4,7 @@
  *   xpack-subgraphs pack OUT.xpc
  *   xpack-subgraphs run [--cache FILE] [--read] [--only NAME]
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,16 +60,19 @@ static int pack(const char* out) {
   return 0;
 }
 
-static int run_graph(size_t index, xpack_cache* cache) {
+/* Runs graph `index`, appending its line to out. shared_bindings: the caller bound every weight already
+ * (several threads at once), so neither bind nor unbind here. */
+static int run_graph(size_t index, xpack_cache* cache, int shared_bindings, char* out, size_t cap) {
   xpack_stats before, after;
   xpack_cache_stats(cache, &before);
   demo_graph g;
-  if (demo_define(index, cache ? bind_cache : NULL, cache, &g) != xnn_status_success) return -1;
+  int bind_here = cache != NULL && !shared_bindings;
+  if (demo_define(index, bind_here ? bind_cache : NULL, cache, &g) != xnn_status_success) return -1;
   xnn_runtime_t rt = NULL;
   double t0 = now_us();
   enum xnn_status st = xnn_create_runtime_v4(g.subgraph, cache ? xpack_cache_provider(cache) : NULL, NULL, NULL, 0, &rt);
   double create_us = now_us() - t0;
-  if (cache) xpack_cache_unbind_all(cache);
+  if (bind_here) xpack_cache_unbind_all(cache);
   if (st != xnn_status_success) return -1;
   struct xnn_external_value ext[2 * DEMO_MAX_EXTERNALS];
   size_t n = 0;
@@ -95,14 +99,16 @@ static int run_graph(size_t index, xpack_cache* cache) {
     rc = -1;
   } else {
     xpack_cache_stats(cache, &after);
-    printf("graph %s create_us %.0f lookups %llu hits %llu misses %llu", g.name, create_us,
-           (unsigned long long)(after.lookups - before.lookups), (unsigned long long)(after.hits - before.hits),
-           (unsigned long long)(after.misses - before.misses));
-    for (size_t i = 0; i < g.num_outputs; i++) {
-      printf(" output_xxh3 %016llx",
-             (unsigned long long)XXH3_64bits(ext[g.num_inputs + i].data, g.outputs[i].bytes));
+    size_t used = strlen(out);
+    used += (size_t)snprintf(out + used, cap - used, "graph %s create_us %.0f lookups %llu hits %llu misses %llu",
+                             g.name, create_us, (unsigned long long)(after.lookups - before.lookups),
+                             (unsigned long long)(after.hits - before.hits),
+                             (unsigned long long)(after.misses - before.misses));
+    for (size_t i = 0; i < g.num_outputs && used < cap; i++) {
+      used += (size_t)snprintf(out + used, cap - used, " output_xxh3 %016llx",
+                               (unsigned long long)XXH3_64bits(ext[g.num_inputs + i].data, g.outputs[i].bytes));
     }
-    printf("\n");
+    if (used < cap) snprintf(out + used, cap - used, "\n");
   }
   for (size_t i = 0; i < n; i++) free(ext[i].data);
   xnn_delete_runtime(rt);
@@ -110,14 +116,50 @@ static int run_graph(size_t index, xpack_cache* cache) {
   return rc;
 }
 
+typedef struct worker {
+  pthread_t thread;
+  xpack_cache* cache;
+  const char* only;
+  int rc;
+  char hashes[8192]; /* output hashes only: timings and per-graph counters differ between threads */
+} worker;
+
+static void strip_to_hashes(const char* lines, char* out, size_t cap) {
+  out[0] = 0;
+  for (const char* p = strstr(lines, "output_xxh3"); p != NULL; p = strstr(p + 1, "output_xxh3")) {
+    strncat(out, p, 28);
+    if (strlen(out) + 32 > cap) break;
+  }
+}
+
+static void* worker_main(void* arg) {
+  worker* wk = arg;
+  char lines[8192] = {0};
+  for (size_t i = 0; i < demo_graph_count(); i++) {
+    if (wk->only && strcmp(wk->only, demo_graph_name(i)) != 0) continue;
+    if (run_graph(i, wk->cache, 1, lines, sizeof lines) != 0) wk->rc = 1;
+  }
+  strip_to_hashes(lines, wk->hashes, sizeof wk->hashes);
+  return NULL;
+}
+
+static void bind_all(xpack_cache* cache) {
+  for (size_t i = 0; i < demo_graph_count(); i++) {
+    demo_graph g;
+    if (demo_define(i, bind_cache, cache, &g) == xnn_status_success) xnn_delete_subgraph(g.subgraph);
+  }
+}
+
 static int run(int argc, char** argv) {
   const char* cache_path = NULL;
+  int threads = 0;
   const char* only = NULL;
   unsigned flags = 0;
   for (int i = 0; i < argc; i++) {
     if (strcmp(argv[i], "--cache") == 0 && i + 1 < argc) cache_path = argv[++i];
     else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
     else if (strcmp(argv[i], "--read") == 0) flags |= XPACK_OPEN_READ;
+    else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) threads = atoi(argv[++i]);
     else return 2;
   }
   xpack_cache* cache = NULL;
@@ -130,11 +172,32 @@ static int run(int argc, char** argv) {
     if (xpack_cache_refusal(cache)) printf("refused %s\n", xpack_cache_refusal(cache));
   }
   int rc = 0;
-  for (size_t i = 0; i < demo_graph_count(); i++) {
-    if (only && strcmp(only, demo_graph_name(i)) != 0) continue;
-    if (run_graph(i, cache) != 0) {
-      fprintf(stderr, "xpack-subgraphs: running %s failed\n", demo_graph_name(i));
-      rc = 1;
+  if (threads > 0) { /* every thread creates and runs every graph at once through the one cache */
+    if (cache) bind_all(cache);
+    worker* wk = calloc((size_t)threads, sizeof *wk);
+    for (int t = 0; t < threads; t++) {
+      wk[t].cache = cache;
+      wk[t].only = only;
+      pthread_create(&wk[t].thread, NULL, worker_main, &wk[t]);
+    }
+    for (int t = 0; t < threads; t++) pthread_join(wk[t].thread, NULL);
+    int agree = 1;
+    for (int t = 0; t < threads; t++) {
+      rc |= wk[t].rc;
+      agree &= strcmp(wk[t].hashes, wk[0].hashes) == 0;
+    }
+    printf("threads %d %s %s\n", threads, agree ? "agree" : "DISAGREE", wk[0].hashes);
+    if (!agree) rc = 1;
+    free(wk);
+  } else {
+    for (size_t i = 0; i < demo_graph_count(); i++) {
+      if (only && strcmp(only, demo_graph_name(i)) != 0) continue;
+      char line[1024] = {0};
+      if (run_graph(i, cache, 0, line, sizeof line) != 0) {
+        fprintf(stderr, "xpack-subgraphs: running %s failed\n", demo_graph_name(i));
+        rc = 1;
+      }
+      fputs(line, stdout);
     }
   }
   if (cache) {

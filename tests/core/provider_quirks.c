@@ -1,0 +1,125 @@
+/* Drives the writer's and the loader's providers directly, the way XNNPACK does and the ways it sometimes
+ * does (reserve_space without a look-up, look_up_or_insert with NULL after a hit, a re-pack that differs),
+ * and checks every answer and counter. No XNNPACK operator involved: the calls are scripted. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "xpack.h"
+
+static int failures;
+#define EXPECT(cond)                                                   \
+  do {                                                                 \
+    if (!(cond)) {                                                     \
+      fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #cond); \
+      failures++;                                                      \
+    }                                                                  \
+  } while (0)
+
+static size_t pack_like_xnnpack(struct xnn_weights_cache_provider* p, const struct xnn_weights_cache_look_up_key* key,
+                                size_t n, unsigned char fill, int look_up_first) {
+  if (look_up_first) {
+    size_t off = p->look_up(p->context, key);
+    if (off != SIZE_MAX) return off;
+  }
+  unsigned char* w = p->reserve_space(p->context, n);
+  if (w == NULL || ((uintptr_t)w % 64) != 0) return SIZE_MAX - 1;
+  memset(w, fill, n);
+  return p->look_up_or_insert(p->context, key, w, n);
+}
+
+int main(void) {
+  if (xnn_initialize(NULL) != xnn_status_success) return 1;
+  char path[] = "/tmp/xpack-quirks-XXXXXX";
+  int fd = mkstemp(path);
+  close(fd);
+  static float kernel_a[16], bias_a[4], kernel_b[16];
+  struct xnn_weights_cache_look_up_key ka = {7, kernel_a, bias_a}, kb = {9, kernel_b, NULL}, kc = {7, kernel_b, NULL};
+
+  /* ---- record ---- */
+  xpack_writer* w;
+  xpack_error err;
+  EXPECT(xpack_writer_create(path, NULL, &w, &err) == XPACK_OK);
+  EXPECT(xpack_writer_bind(w, kernel_a, "A.w", 3) == XPACK_OK);
+  EXPECT(xpack_writer_bind(w, bias_a, "A.b", 3) == XPACK_OK);
+  EXPECT(xpack_writer_bind(w, kernel_b, "B.w", 3) == XPACK_OK);
+  EXPECT(xpack_writer_bind(w, NULL, "x", 1) == XPACK_ERR_ARG);
+  struct xnn_weights_cache_provider* wp = xpack_writer_provider(w);
+  size_t a1 = pack_like_xnnpack(wp, &ka, 128, 0xAA, 1);
+  size_t a2 = pack_like_xnnpack(wp, &ka, 128, 0xAA, 1); /* asked again: served from the recording */
+  EXPECT(a1 == a2 && a1 < SIZE_MAX - 1);
+  EXPECT(wp->look_up_or_insert(wp->context, &ka, NULL, 0) == a1); /* NULL after a hit: a plain look-up */
+  size_t b1 = pack_like_xnnpack(wp, &kb, 4096, 0xBB, 0); /* insert without look-up (deconvolution) */
+  size_t b2 = pack_like_xnnpack(wp, &kb, 4096, 0xBB, 0); /* packed again, same bytes: reused */
+  EXPECT(b1 == b2);
+  EXPECT(b1 % 4096 == 0);
+  size_t b3 = pack_like_xnnpack(wp, &kb, 4096, 0xBC, 0); /* packed again, different bytes: not recorded */
+  EXPECT(b3 != b1 && b3 != SIZE_MAX);
+  size_t c1 = pack_like_xnnpack(wp, &kc, 128, 0xAA, 1); /* other key, same bytes as A: one region */
+  EXPECT(c1 == a1);
+  static float unbound[4];
+  struct xnn_weights_cache_look_up_key ku = {1, unbound, NULL};
+  size_t u1 = pack_like_xnnpack(wp, &ku, 64, 0x11, 1);
+  EXPECT(u1 != SIZE_MAX && wp->offset_to_addr(wp->context, u1) != NULL);
+  EXPECT(((unsigned char*)wp->offset_to_addr(wp->context, a1))[5] == 0xAA);
+  xpack_writer_stats ws;
+  xpack_writer_stats_get(w, &ws);
+  EXPECT(ws.entries == 3 && ws.regions == 2 && ws.nondeterministic == 1 && ws.unbound == 1);
+  EXPECT(xpack_writer_finish(w, &err) == XPACK_OK);
+
+  /* ---- serve ---- */
+  xpack_cache* c;
+  EXPECT(xpack_cache_open(path, 0, &c, &err) == XPACK_OK);
+  EXPECT(xpack_cache_refusal(c) == NULL);
+  EXPECT(xpack_cache_entry_count(c) == 3);
+  struct xnn_weights_cache_provider* p = xpack_cache_provider(c);
+  /* unbound pointers miss */
+  EXPECT(p->look_up(p->context, &ka) == SIZE_MAX);
+  EXPECT(xpack_cache_bind(c, kernel_a, "A.w", 3) == XPACK_OK);
+  EXPECT(xpack_cache_bind(c, bias_a, "A.b", 3) == XPACK_OK);
+  EXPECT(xpack_cache_bind(c, kernel_b, "B.w", 3) == XPACK_OK);
+  size_t la = p->look_up(p->context, &ka);
+  EXPECT(la != SIZE_MAX && ((unsigned char*)p->offset_to_addr(p->context, la))[127] == 0xAA);
+  EXPECT(p->look_up_or_insert(p->context, &ka, NULL, 0) == la);
+  EXPECT(p->is_finalized(p->context));
+  /* deconvolution style: packs, inserts; identical bytes -> the file's copy, scratch released */
+  size_t lb = pack_like_xnnpack(p, &kb, 4096, 0xBB, 0);
+  EXPECT(lb != SIZE_MAX && ((unsigned char*)p->offset_to_addr(p->context, lb))[4095] == 0xBB);
+  /* different bytes for the same key: refused as a mismatch, XNNPACK's bytes kept in heap */
+  size_t lm = pack_like_xnnpack(p, &kb, 4096, 0xBD, 0);
+  EXPECT(lm != lb && ((unsigned char*)p->offset_to_addr(p->context, lm))[0] == 0xBD);
+  /* a seed that differs (another CPU's tiling) misses */
+  struct xnn_weights_cache_look_up_key kx = {8, kernel_a, bias_a};
+  size_t lx = pack_like_xnnpack(p, &kx, 128, 0x5A, 1);
+  EXPECT(lx != SIZE_MAX && ((unsigned char*)p->offset_to_addr(p->context, lx))[0] == 0x5A);
+  /* rebinding to another identity: not found */
+  EXPECT(xpack_cache_bind(c, kernel_b, "other", 5) == XPACK_OK);
+  EXPECT(p->look_up(p->context, &kc) == SIZE_MAX);
+  xpack_cache_unbind_all(c);
+  EXPECT(p->look_up(p->context, &ka) == SIZE_MAX);
+
+  xpack_stats s;
+  xpack_cache_stats(c, &s);
+  /* look-ups: ka(unbound), ka, ka(NULL insert), kb, kb(mismatch), kx, kc, ka(unbound) = 8 */
+  EXPECT(s.lookups == 8);
+  EXPECT(s.hits == 3 && s.hits_after_packing == 1);
+  EXPECT(s.misses == 5 && s.misses_unbound == 2 && s.misses_not_found == 2 && s.misses_refused == 1);
+  EXPECT(s.refused_mismatch == 1);
+  EXPECT(s.heap_fallbacks == 2 && s.heap_fallback_bytes == 4096 + 128);
+  if (failures) {
+    fprintf(stderr, "stats: lookups %llu hits %llu misses %llu unbound %llu not_found %llu refused %llu heap %llu/%llu\n",
+            (unsigned long long)s.lookups, (unsigned long long)s.hits, (unsigned long long)s.misses,
+            (unsigned long long)s.misses_unbound, (unsigned long long)s.misses_not_found,
+            (unsigned long long)s.misses_refused, (unsigned long long)s.heap_fallbacks,
+            (unsigned long long)s.heap_fallback_bytes);
+  }
+  xpack_cache_close(c);
+
+  /* strict open of a file packed elsewhere is tested with real tampering in the trust suite; here: args */
+  EXPECT(xpack_cache_open(path, 0x80, &c, &err) == XPACK_ERR_ARG);
+  EXPECT(xpack_cache_open("/nonexistent/x.xpc", 0, &c, &err) == XPACK_ERR_IO && strstr(err.message, "cannot open"));
+  unlink(path);
+  printf("provider quirks: %s\n", failures ? "FAILED" : "ok");
+  return failures ? 1 : 0;
+}
