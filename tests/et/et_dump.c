@@ -1,6 +1,7 @@
 /* et_dump: prints what the ExecuTorch readers see in .pte / .ptd files (a test and debugging aid).
  *   et_dump [-v] [--nodes] model.pte [weights.ptd ...]
  *   et_dump weights.ptd
+ *   et_dump --blobs DIR model.pte     writes each XNNPACK delegate blob to DIR (fuzz seeds)
  * Exit: 0 ok, 1 the readers returned an error (printed as "error: <status>: <message>"). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,12 +86,36 @@ static void print_graphs(const xpack_et_program* p) {
   }
 }
 
+static int write_blobs(const xpack_et_program* p, const char* dir) {
+  const xpack_et_program_info* info = xpack_et_program_get_info(p);
+  const char* base = strrchr(info->name, '/');
+  base = base ? base + 1 : info->name;
+  for (size_t m = 0; m < info->method_count; m++) {
+    for (size_t d = 0; d < info->methods[m].delegate_count; d++) {
+      const xpack_et_delegate* del = &info->methods[m].delegates[d];
+      if (!del->is_xnnpack) continue;
+      char path[1024];
+      snprintf(path, sizeof path, "%s/%s-m%zu-d%zu.blob", dir, base, m, d);
+      FILE* f = fopen(path, "wb");
+      if (!f || fwrite(del->data, 1, del->size, f) != del->size) {
+        if (f) fclose(f);
+        fprintf(stderr, "cannot write %s\n", path);
+        return 1;
+      }
+      fclose(f);
+    }
+  }
+  return 0;
+}
+
 int main(int argc, char** argv) {
   bool verbose = false, nodes = false;
+  const char* blobs_dir = NULL;
   int first = 1;
   for (; first < argc && argv[first][0] == '-'; first++) {
     if (strcmp(argv[first], "-v") == 0) verbose = true;
     if (strcmp(argv[first], "--nodes") == 0) nodes = verbose = true;
+    if (strcmp(argv[first], "--blobs") == 0 && first + 1 < argc) blobs_dir = argv[++first];
   }
   if (first >= argc) {
     fprintf(stderr, "usage: et_dump [-v] [--nodes] model.pte [weights.ptd ...] | weights.ptd\n");
@@ -113,6 +138,11 @@ int main(int argc, char** argv) {
   }
   xpack_et_program* p;
   if (xpack_et_program_open(argv[first], &p, &err) != XPACK_OK) return fail(&err);
+  if (blobs_dir) {
+    int rc = write_blobs(p, blobs_dir);
+    xpack_et_program_close(p);
+    return rc;
+  }
   int nptd = argc - first - 1;
   xpack_et_ptd** ptds = calloc(nptd ? (size_t)nptd : 1, sizeof *ptds);
   int rc = 0;

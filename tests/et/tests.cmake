@@ -14,3 +14,12 @@ add_executable(et_robust_test ${_et_dir}/et_robust_test.c)
 target_link_libraries(et_robust_test PRIVATE xpack_et)
 add_test(NAME et_damaged_files COMMAND et_robust_test ${XPACK_REAL_TESTDATA} 3000)
 set_tests_properties(et_damaged_files PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600)
+# In a sanitizer build any report fails the test instead of scrolling by.
+set_tests_properties(et_real_files et_damaged_files PROPERTIES
+  ENVIRONMENT "UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1;ASAN_OPTIONS=detect_leaks=1")
+
+# White-box: includes libpack/et/flatbuf.h directly.
+add_executable(et_unit_test ${_et_dir}/et_unit_test.c)
+target_include_directories(et_unit_test PRIVATE ${PROJECT_SOURCE_DIR}/libpack/et ${PROJECT_SOURCE_DIR}/libpack/src)
+target_link_libraries(et_unit_test PRIVATE xpack_et)
+add_test(NAME et_unit COMMAND et_unit_test)

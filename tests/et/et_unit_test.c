@@ -1,0 +1,292 @@
+/* Unit tests of the verifying flatbuffer reader, the XH00 blob header checks, the .ptd/.pte
+ * front-matter checks and the constant identity rule, on hand-made bytes. No real files needed. */
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "et_test_util.h"
+#include "flatbuf.h"
+#include "xpack_executorch.h"
+
+/* A tiny forward flatbuffer assembler: callers place objects at increasing offsets by hand, which
+ * keeps every uoffset positive as the format requires. */
+typedef struct buf {
+  uint8_t b[1024];
+  size_t n;
+} buf;
+
+static void put16(buf* f, size_t at, uint16_t v) { f->b[at] = (uint8_t)v; f->b[at + 1] = (uint8_t)(v >> 8); }
+static void put32(buf* f, size_t at, uint32_t v) {
+  for (int i = 0; i < 4; i++) f->b[at + i] = (uint8_t)(v >> (8 * i));
+}
+static void put64(buf* f, size_t at, uint64_t v) {
+  put32(f, at, (uint32_t)v);
+  put32(f, at + 4, (uint32_t)(v >> 32));
+}
+/* A uoffset at `at` pointing to `target`. */
+static void ref(buf* f, size_t at, size_t target) { put32(f, at, (uint32_t)(target - at)); }
+
+/* Root table at 16 with one vtable at 8: fields id0 u32 at +4, id1 uoffset at +8. */
+static void simple_table(buf* f) {
+  memset(f, 0, sizeof *f);
+  put32(f, 0, 16);           /* root offset */
+  memcpy(f->b + 4, "TEST", 4);
+  put16(f, 8, 8);            /* vtable size: 2 fields */
+  put16(f, 10, 12);          /* inline size */
+  put16(f, 12, 4);           /* id0 at +4 */
+  put16(f, 14, 8);           /* id1 at +8 */
+  put32(f, 16, 16 - 8);      /* soffset: table - vtable */
+  put32(f, 20, 0xdeadbeef);  /* id0 */
+  f->n = 28;
+}
+
+static void test_scalars_and_defaults(void) {
+  buf f;
+  simple_table(&f);
+  ref(&f, 24, 28); /* id1 -> string "hi" */
+  put32(&f, 28, 2);
+  memcpy(f.b + 32, "hi", 3);
+  f.n = 35;
+  xp_fb fb;
+  xpack_error err = {0};
+  xp_fb_init(&fb, f.b, f.n, "unit", &err);
+  xp_fb_table t;
+  CHECK(xp_fb_root(&fb, &t), "root: %s", err.message);
+  CHECK(xp_fb_u32(&t, 0, 7, "a") == 0xdeadbeef, "scalar");
+  CHECK(xp_fb_u32(&t, 5, 7, "absent") == 7, "default for a field past the vtable");
+  uint32_t len = 0;
+  const char* s = xp_fb_str(&t, 1, "s", &len);
+  CHECK(s && len == 2 && strcmp(s, "hi") == 0, "string");
+  CHECK(!xp_fb_failed(&fb), "no error: %s", err.message);
+  /* A u64 read of the 4-byte slot runs past the inline size. */
+  (void)xp_fb_u64(&t, 1, 0, "wide");
+  CHECK(fb.status == XPACK_ERR_BAD_INPUT && strstr(err.message, "unit: wide:") != NULL, "width check: %s",
+        err.message);
+  /* Sticky: later reads return defaults. */
+  CHECK(xp_fb_u32(&t, 0, 9, "a") == 9, "sticky error returns defaults");
+}
+
+static void expect_bad(buf* f, const char* what, const char* needle, bool (*probe)(xp_fb*)) {
+  xp_fb fb;
+  xpack_error err = {0};
+  xp_fb_init(&fb, f->b, f->n, "unit", &err);
+  probe(&fb);
+  CHECK(fb.status == XPACK_ERR_BAD_INPUT, "%s: status %s", what, xpack_status_name(fb.status));
+  CHECK(!needle || strstr(err.message, needle) != NULL, "%s: message %s", what, err.message);
+}
+
+static bool probe_string(xp_fb* fb) {
+  xp_fb_table t;
+  return xp_fb_root(fb, &t) && xp_fb_str(&t, 1, "s", NULL);
+}
+static bool probe_vector(xp_fb* fb) {
+  xp_fb_table t;
+  xp_fb_vec v;
+  return xp_fb_root(fb, &t) && xp_fb_vector(&t, 1, 8, "v", &v);
+}
+static bool probe_child(xp_fb* fb) {
+  xp_fb_table t, c;
+  return xp_fb_root(fb, &t) && xp_fb_child(&t, 1, "c", &c);
+}
+static bool probe_root(xp_fb* fb) {
+  xp_fb_table t;
+  return xp_fb_root(fb, &t);
+}
+static bool probe_union(xp_fb* fb) {
+  xp_fb_table t, v;
+  return xp_fb_root(fb, &t) && xp_fb_union(&t, 0, 1, 3, "u", &v);
+}
+
+static void test_malformed(void) {
+  buf f;
+  simple_table(&f);
+  ref(&f, 24, 28);
+  put32(&f, 28, 3);
+  memcpy(f.b + 32, "abc", 3); /* no NUL: the buffer ends right after */
+  f.n = 35;
+  expect_bad(&f, "string without NUL", "runs past", probe_string);
+  f.b[35] = 'x';
+  f.n = 36;
+  expect_bad(&f, "string with a non-NUL terminator", "NUL", probe_string);
+
+  simple_table(&f);
+  ref(&f, 24, 28);
+  put32(&f, 28, 0xffffffffu); /* 2^32-1 elements of 8 bytes */
+  f.n = 32;
+  expect_bad(&f, "vector length overflow", "claims 4294967295 elements", probe_vector);
+
+  simple_table(&f);
+  put32(&f, 24, 0x7ffffff0u); /* offset far past the end */
+  expect_bad(&f, "offset past the end", "past the end", probe_child);
+
+  simple_table(&f);
+  put32(&f, 16, 0x80000000u); /* vtable soffset out of range */
+  expect_bad(&f, "vtable outside", "vtable", probe_root);
+
+  simple_table(&f);
+  put16(&f, 8, 7); /* odd vtable size */
+  expect_bad(&f, "odd vtable size", "vtable", probe_root);
+
+  simple_table(&f);
+  put16(&f, 10, 200); /* inline size past the end */
+  expect_bad(&f, "inline size", "inline bytes", probe_root);
+
+  simple_table(&f);
+  put16(&f, 14, 10); /* id1 at +10 needs 4 bytes, inline size 12 */
+  expect_bad(&f, "field past inline size", "inline bytes", probe_child);
+
+  simple_table(&f);
+  f.n = 3;
+  expect_bad(&f, "3-byte buffer", NULL, probe_root);
+
+  /* A union whose type is known but whose value is missing, and one with an unknown type. */
+  simple_table(&f);
+  put32(&f, 20, 2); /* id0 as type byte = 2 */
+  put16(&f, 14, 0); /* id1 absent */
+  expect_bad(&f, "union without value", "missing", probe_union);
+  simple_table(&f);
+  put32(&f, 20, 9);
+  xp_fb fb;
+  xpack_error err = {0};
+  xp_fb_init(&fb, f.b, f.n, "unit", &err);
+  probe_union(&fb);
+  CHECK(fb.status == XPACK_ERR_UNSUPPORTED && strstr(err.message, "union type 9") != NULL, "unknown union: %s",
+        err.message);
+
+  /* A child table offset of zero points at itself: must not loop or recurse. */
+  simple_table(&f);
+  put32(&f, 24, 0);
+  xp_fb_init(&fb, f.b, f.n, "unit", &err);
+  xp_fb_table t, c;
+  if (xp_fb_root(&fb, &t)) {
+    for (int depth = 0; depth < 100 && xp_fb_child(&t, 1, "c", &c); depth++) t = c;
+  }
+  CHECK(true, "self reference terminates");
+}
+
+/* A minimal XH00 blob header around a flatbuffer whose identifier we control. */
+static void test_blob_header(void) {
+  buf f;
+  memset(&f, 0, sizeof f);
+  memcpy(f.b + 4, "XH00", 4);
+  put16(&f, 8, 30);
+  put32(&f, 10, 32);  /* flatbuffer offset */
+  put32(&f, 14, 64);  /* flatbuffer size */
+  put32(&f, 18, 80);  /* constant data offset: inside the flatbuffer: invalid */
+  put64(&f, 22, 16);
+  f.n = 128;
+  xpack_et_xnn_graph* g;
+  xpack_error err = {0};
+  CHECK(xpack_et_xnn_graph_parse(f.b, f.n, "blob", &g, &err) == XPACK_ERR_BAD_INPUT &&
+            strstr(err.message, "must follow the flatbuffer") != NULL,
+        "overlapping constant region: %s", err.message);
+  put32(&f, 18, 96);
+  put32(&f, 14, 1000);
+  CHECK(xpack_et_xnn_graph_parse(f.b, f.n, "blob", &g, &err) == XPACK_ERR_BAD_INPUT &&
+            strstr(err.message, "XH00 flatbuffer") != NULL,
+        "flatbuffer past the blob: %s", err.message);
+  put32(&f, 14, 64);
+  memcpy(f.b + 36, "XN02", 4);
+  CHECK(xpack_et_xnn_graph_parse(f.b, f.n, "blob", &g, &err) == XPACK_ERR_BAD_INPUT &&
+            strstr(err.message, "XN01") != NULL,
+        "wrong identifier: %s", err.message);
+  CHECK(xpack_et_xnn_graph_parse(f.b, 20, "blob", &g, &err) == XPACK_ERR_BAD_INPUT, "short XH00 blob");
+  CHECK(xpack_et_xnn_graph_parse(f.b, 0, "blob", &g, &err) == XPACK_ERR_BAD_INPUT, "empty blob");
+}
+
+static void test_program_front_matter(void) {
+  buf f;
+  memset(&f, 0, sizeof f);
+  xpack_et_program* p;
+  xpack_error err = {0};
+  memcpy(f.b, "PK\x03\x04", 4);
+  CHECK(xpack_et_program_open_memory(f.b, 64, "z.pte", &p, &err) == XPACK_ERR_BAD_INPUT &&
+            strstr(err.message, "ZIP") != NULL,
+        "zip: %s", err.message);
+  memcpy(f.b, "\x10\0\0\0ET13", 8);
+  CHECK(xpack_et_program_open_memory(f.b, 64, "v.pte", &p, &err) == XPACK_ERR_UNSUPPORTED &&
+            strstr(err.message, "ET13") != NULL,
+        "other schema version: %s", err.message);
+  memcpy(f.b + 4, "ET12eh00", 8);
+  put32(&f, 12, 16); /* header shorter than 24 */
+  CHECK(xpack_et_program_open_memory(f.b, 64, "h.pte", &p, &err) == XPACK_ERR_BAD_INPUT &&
+            strstr(err.message, "eh00") != NULL,
+        "short eh00: %s", err.message);
+  put32(&f, 12, 24);
+  put64(&f, 16, 48);
+  put64(&f, 24, 4096); /* segment base past the end */
+  CHECK(xpack_et_program_open_memory(f.b, 64, "h.pte", &p, &err) == XPACK_ERR_BAD_INPUT &&
+            strstr(err.message, "segment_base_offset") != NULL,
+        "segment base: %s", err.message);
+  CHECK(xpack_et_program_open_memory(NULL, 0, "e.pte", &p, &err) == XPACK_ERR_BAD_INPUT, "empty program");
+  CHECK(xpack_et_program_open("/nonexistent/x.pte", &p, &err) == XPACK_ERR_IO, "missing file is IO");
+  xpack_et_ptd* t;
+  memcpy(f.b + 4, "FT01FH01", 8);
+  put32(&f, 12, 40);
+  put64(&f, 16, 48);
+  put64(&f, 24, 8);
+  put64(&f, 32, 56);
+  put64(&f, 40, 1000); /* segment data past the end */
+  CHECK(xpack_et_ptd_open_memory(f.b, 64, "w.ptd", &t, &err) == XPACK_ERR_BAD_INPUT &&
+            strstr(err.message, "truncated") != NULL,
+        "ptd segment data: %s", err.message);
+}
+
+static void test_identity(void) {
+  char out[XPACK_ET_IDENTITY_MAX];
+  size_t n = 0;
+  xpack_error err = {0};
+  const uint8_t bytes[5] = {1, 2, 3, 4, 5};
+  CHECK(xpack_et_constant_identity(bytes, 5, NULL, 0, out, sizeof out, &n, &err) == XPACK_OK, "%s", err.message);
+  CHECK(strncmp(out, "xpack:xxh3-128:", 15) == 0 && strlen(out) == n && n == 15 + 32 + 2, "unnamed form: %s", out);
+  CHECK(strcmp(out + 15 + 32, ":5") == 0, "size suffix: %s", out);
+  char again[XPACK_ET_IDENTITY_MAX];
+  xpack_et_constant_identity(bytes, 5, NULL, 0, again, sizeof again, NULL, &err);
+  CHECK(strcmp(out, again) == 0, "stable");
+  const uint8_t other[5] = {1, 2, 3, 4, 6};
+  xpack_et_constant_identity(other, 5, NULL, 0, again, sizeof again, NULL, &err);
+  CHECK(strcmp(out, again) != 0, "content dependent");
+  CHECK(xpack_et_constant_identity(NULL, 0, NULL, 0, out, sizeof out, &n, &err) == XPACK_OK &&
+            strcmp(out + n - 2, ":0") == 0,
+        "empty constant: %s", out);
+  /* Named keys verbatim, including bytes after an embedded NUL. */
+  const char key[] = "scale_ab\0cd";
+  CHECK(xpack_et_constant_identity(bytes, 5, key, 11, out, sizeof out, &n, &err) == XPACK_OK && n == 11 &&
+            memcmp(out, key, 11) == 0,
+        "named key verbatim");
+  CHECK(xpack_et_constant_identity(bytes, 5, key, 11, out, 11, &n, &err) == XPACK_ERR_ARG, "too small for key");
+  CHECK(xpack_et_constant_identity(bytes, 5, NULL, 0, out, 20, &n, &err) == XPACK_ERR_ARG, "too small for hash");
+}
+
+static void test_names(void) {
+  CHECK(strcmp(xpack_et_xnn_node_type_name(2), "FullyConnected") == 0, "node 2");
+  CHECK(strcmp(xpack_et_xnn_node_type_name(47), "Cos") == 0, "node 47");
+  CHECK(strcmp(xpack_et_xnn_node_type_name(48), "unknown") == 0, "node 48");
+  CHECK(strcmp(xpack_et_xnn_datatype_name(6), "qcint8") == 0, "qcint8");
+  CHECK(strcmp(xpack_et_xnn_datatype_name(14), "bf16") == 0, "bf16");
+  for (int t = 1; t <= XPACK_ET_XNN_NODE_TYPE_MAX; t++) {
+    size_t n = 0;
+    CHECK(xpack_et_xnn_node_layout(t) != 0 && xpack_et_xnn_layout_fields(xpack_et_xnn_node_layout(t), &n) && n >= 3,
+          "type %d has a layout", t);
+  }
+  size_t n;
+  const xpack_et_xnn_field* conv = xpack_et_xnn_layout_fields(XPACK_ET_XNN_LAYOUT_CONV, &n);
+  CHECK(n == 20 && strcmp(conv[15].name, "input1_id") == 0 && strcmp(conv[19].name, "flags") == 0, "conv ids");
+  const xpack_et_xnn_field* cat = xpack_et_xnn_layout_fields(XPACK_ET_XNN_LAYOUT_CONCATENATE, &n);
+  CHECK(n == 8 && strcmp(cat[7].name, "input5_id") == 0, "input5_id is field 7");
+}
+
+int main(void) {
+  test_scalars_and_defaults();
+  test_malformed();
+  test_blob_header();
+  test_program_front_matter();
+  test_identity();
+  test_names();
+  if (et_failures) {
+    fprintf(stderr, "%d check(s) failed\n", et_failures);
+    return 1;
+  }
+  printf("et unit tests ok\n");
+  return 0;
+}
