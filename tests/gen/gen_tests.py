@@ -1,0 +1,186 @@
+#!/usr/bin/env python3
+"""Drives xpack-genmodel for the ctest suite (see tests/gen/tests.cmake).
+
+  gen_tests.py GEN wire KIND                 generate KIND, check wire facts + contents + sha256sum keys
+  gen_tests.py GEN real KIND REAL [REALPTD]  generated structure == real export's (77 if REAL absent)
+  gen_tests.py GEN determinism KIND          same args -> same bytes; other seed -> other weights/keys
+  gen_tests.py GEN share KIND                --variant B shares every layer key with A, not the head
+  gen_tests.py GEN alias                     --alias-decode: identical blobs share one segment
+  gen_tests.py GEN large SIZE MAXRSS_MB      streams SIZE bytes of weights within MAXRSS_MB of memory
+  gen_tests.py GEN usage                     bad usage exits 2, failures leave no partial files
+  gen_tests.py SHATOOL sha256                generator SHA-256 == sha256sum on edge-case sizes"""
+
+import filecmp
+import os
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import check_fixture  # noqa: E402
+from fixture_reader import open_pte  # noqa: E402
+
+
+def fail(msg):
+    print("FAIL: " + msg)
+    sys.exit(1)
+
+
+def run(cmd, want=0):
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != want:
+        fail("%s -> exit %d (want %d)\n%s%s" % (" ".join(cmd), r.returncode, want, r.stdout, r.stderr))
+    return r
+
+
+def generate(gen, kind, out_dir, name, *extra):
+    pte = os.path.join(out_dir, name + ".pte")
+    args = [gen, kind, "-o", pte] + list(extra)
+    ptd = None
+    if kind == "ptd":
+        ptd = os.path.join(out_dir, name + ".ptd")
+        args += ["--ptd", ptd]
+    run(args)
+    return pte, ptd
+
+
+def checked(rc):
+    if rc not in (0, None):
+        sys.exit(rc)
+
+
+def t_wire(gen, kind):
+    d = tempfile.mkdtemp(prefix="xpack-gen-")
+    pte, ptd = generate(gen, kind, d, "m")
+    checked(check_fixture.main(["wire", kind, pte] + ([ptd] if ptd else [])))
+    checked(check_fixture.main(["keys", pte] + ([ptd] if ptd else [])))
+
+
+def t_real(gen, kind, real, real_ptd=None):
+    if not os.path.exists(real) or (real_ptd and not os.path.exists(real_ptd)):
+        print("SKIP: real test data %s absent" % os.path.dirname(real))
+        sys.exit(77)
+    d = tempfile.mkdtemp(prefix="xpack-gen-")
+    pte, ptd = generate(gen, kind, d, "m")
+    checked(check_fixture.main(["compare", pte] + ([ptd] if ptd else []) + [real]))
+    if real_ptd:
+        checked(check_fixture.main(["compare-ptd", ptd, real_ptd]))
+
+
+def t_determinism(gen, kind):
+    d = tempfile.mkdtemp(prefix="xpack-gen-")
+    a, ap = generate(gen, kind, d, "a", "--seed", "42")
+    b, bp = generate(gen, kind, d, "b", "--seed", "42")
+    c, cp = generate(gen, kind, d, "c", "--seed", "43")
+    if not filecmp.cmp(a, b, shallow=False) or (ap and not filecmp.cmp(ap, bp, shallow=False)):
+        fail("same arguments gave different bytes")
+    if filecmp.cmp(a, c, shallow=False):
+        fail("a different seed gave identical bytes")
+    ka, kc = open_pte(a, ap), open_pte(c, cp)
+    keys_a = set(ka.named) | set(ka.ptd.named if ka.ptd else {})
+    keys_c = set(kc.named) | set(kc.ptd.named if kc.ptd else {})
+    if keys_a & keys_c:
+        fail("%d named keys survive a seed change" % len(keys_a & keys_c))
+    if len(keys_a) != len(keys_c):
+        fail("the seed changed the architecture")
+    print("ok: deterministic; seed changes all %d weights" % len(keys_a))
+
+
+def t_share(gen, kind):
+    d = tempfile.mkdtemp(prefix="xpack-gen-")
+    a, _ = generate(gen, kind, d, "a", "--seed", "7")
+    b, _ = generate(gen, kind, d, "b", "--seed", "7", "--variant", "B")
+    checked(check_fixture.main(["share", a, b]))
+
+
+def t_alias(gen):
+    d = tempfile.mkdtemp(prefix="xpack-gen-")
+    a, _ = generate(gen, "llm", d, "a", "--alias-decode")
+    b, _ = generate(gen, "llm", d, "b")
+    p, q = open_pte(a), open_pte(b)
+    idx = {e["name"]: e["delegates"][0]["processed"]["index"] for e in p.program["execution_plan"]}
+    if idx.get("decode_alias") != idx["decode"]:
+        fail("decode_alias does not share decode's segment: %s" % idx)
+    if len(p.segments) != len(q.segments) or set(p.named) != set(q.named):
+        fail("an aliased method must add no segment and no key")
+    checked(check_fixture.main(["wire", "llm", a]))
+    print("ok: identical delegate blobs share segment %d" % idx["decode"])
+
+
+def t_large(gen, size, max_rss_mb):
+    d = tempfile.mkdtemp(prefix="xpack-gen-")
+    pte = os.path.join(d, "big.pte")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    run([gen, "llm", "--size", size, "-o", pte])
+    rss_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024.0
+    try:
+        total = os.path.getsize(pte)
+        if rss_mb > float(max_rss_mb):
+            fail("peak RSS %.1f MB > %s MB for a %d-byte file" % (rss_mb, max_rss_mb, total))
+        p = open_pte(pte)
+        weight_bytes = sum(len(v) for v in p.named.values())
+        print("ok: %d weight bytes in %d keys, peak RSS %.1f MB (before %d KB)" % (
+            weight_bytes, len(p.named), rss_mb, before))
+        check_fixture.check_container(p)
+    finally:
+        os.unlink(pte)
+
+
+def t_usage(gen):
+    d = tempfile.mkdtemp(prefix="xpack-gen-")
+    out = os.path.join(d, "x.pte")
+    bad = [[], ["nosuchkind", "-o", out], ["llm"], ["llm", "-o"], ["llm", "-o", out, "--size", "12Q"],
+           ["llm", "-o", out, "--size", "1M", "--scale", "2"], ["conv", "-o", out, "--size", "1M"],
+           ["conv", "-o", out, "--variant", "B"], ["llm", "-o", out, "--frobnicate"],
+           ["llm-q4", "-o", out, "--group-size", "33"], ["llm", "-o", out, "--seed", "-1"]]
+    for args in bad:
+        r = run([gen] + args, want=2)
+        if "usage:" not in r.stderr:
+            fail("no usage message for %s" % args)
+    r = run([gen, "--list"])
+    for kind in ("llm", "llm-q4", "qd8-qc8w", "fp16", "deconv", "bmm", "ptd", "conv"):
+        if not any(line.split()[0] == kind for line in r.stdout.splitlines()):
+            fail("--list lacks %s" % kind)
+    run([gen, "llm", "-o", os.path.join(d, "missing-dir", "x.pte")], want=1)
+    run([gen, "conv", "-o", out])
+    leftovers = [f for f in os.listdir(d) if ".tmp." in f]
+    if os.listdir(d) != ["x.pte"] or leftovers:
+        fail("unexpected files after runs: %s" % os.listdir(d))
+    print("ok: usage errors exit 2, failures leave no files")
+
+
+def t_sha256(tool):
+    d = tempfile.mkdtemp(prefix="xpack-gen-sha-")
+    rnd = random.Random(5)
+    files = []
+    for n in (0, 1, 3, 55, 56, 57, 63, 64, 65, 119, 120, 127, 128, 129, 1000, 4095, 4096, 65537, (1 << 20) + 7):
+        path = os.path.join(d, "f%d" % n)
+        with open(path, "wb") as f:
+            f.write(bytes(rnd.getrandbits(8) for _ in range(n)))
+        files.append(path)
+    mine = run([tool] + files).stdout
+    ref = run(["sha256sum"] + files).stdout
+    if mine != ref:
+        fail("SHA-256 differs from sha256sum:\n%s\nvs\n%s" % (mine, ref))
+    print("ok: %d files hash like sha256sum" % len(files))
+
+
+def main(argv):
+    if len(argv) < 2:
+        print(__doc__)
+        return 2
+    tool, cmd, rest = argv[0], argv[1], argv[2:]
+    table = {"wire": t_wire, "real": t_real, "determinism": t_determinism, "share": t_share, "alias": t_alias,
+             "large": t_large, "usage": t_usage, "sha256": t_sha256}
+    if cmd not in table:
+        print(__doc__)
+        return 2
+    table[cmd](tool, *rest)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
