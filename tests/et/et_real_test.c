@@ -281,6 +281,94 @@ static void check_named_lookup(const char* dir) {
   free(path);
 }
 
+/* Builds a one-entry .ptd (2025-06 layout) in memory: key -> bytes. Layout chosen by hand so every
+ * offset points forward; returns the total size. */
+static size_t build_ptd(uint8_t* b, size_t cap, const char* key, size_t key_len, const uint8_t* data, size_t size) {
+  const size_t seg_base = 256;
+  if (key_len != 64 || seg_base + size > cap) return 0;
+  memset(b, 0, seg_base + size);
+#define P16(at, v) (b[at] = (uint8_t)(v), b[(at) + 1] = (uint8_t)((v) >> 8))
+#define P32(at, v) (P16(at, (v) & 0xffff), P16((at) + 2, ((v) >> 16) & 0xffff))
+#define P64(at, v) (P32(at, (uint32_t)(v)), P32((at) + 4, (uint32_t)((uint64_t)(v) >> 32)))
+  P32(0, 60); /* root table */
+  memcpy(b + 4, "FT01FH01", 8);
+  P32(12, 40);
+  P64(16, 48);
+  P64(24, 216 - 48);
+  P64(32, seg_base);
+  P64(40, size);
+  P16(48, 10); P16(50, 12); P16(52, 0); P16(54, 4); P16(56, 8);  /* FlatTensor vtable */
+  P32(60, 12); P32(64, 72 - 64); P32(68, 84 - 68);               /* FlatTensor: segments, named_data */
+  P32(72, 1); P32(76, 100 - 76);                                 /* [DataSegment] */
+  P32(84, 1); P32(88, 132 - 88);                                 /* [NamedData] */
+  P16(92, 8); P16(94, 24); P16(96, 8); P16(98, 16);              /* DataSegment vtable */
+  P32(100, 8); P64(108, 0); P64(116, size);                      /* DataSegment {0, size} */
+  P16(124, 8); P16(126, 12); P16(128, 4); P16(130, 8);           /* NamedData vtable */
+  P32(132, 8); P32(136, 144 - 136); P32(140, 0);                 /* NamedData {key, segment 0} */
+  P32(144, key_len);
+  memcpy(b + 148, key, key_len);
+#undef P16
+#undef P32
+#undef P64
+  memcpy(b + seg_base, data, size);
+  return seg_base + size;
+}
+
+/* Named keys: .ptd first, then the program; a key in two places is an error. */
+static void check_resolution_order(const char* dir) {
+  char* path = et_path(dir, "linear129.pte");
+  xpack_error err;
+  xpack_et_program* p;
+  if (xpack_et_program_open(path, &p, &err) != XPACK_OK) {
+    CHECK(0, "%s", err.message);
+    free(path);
+    return;
+  }
+  free(path);
+  xpack_et_xnn_graph* g;
+  if (xpack_et_xnn_graph_open(p, 0, 0, &g, &err) != XPACK_OK) {
+    CHECK(0, "%s", err.message);
+    xpack_et_program_close(p);
+    return;
+  }
+  const xpack_et_xnn_value* w = xpack_et_xnn_graph_find_value(g, g->nodes[0].u.fully_connected.filter_id);
+  const xpack_et_xnn_constant_entry* e = &g->constant_entries[w->constant_buffer_idx];
+  static uint8_t ptd_bytes[256 + 64 * 129 * 4];
+  uint8_t fake[64 * 129 * 4];
+  memset(fake, 0x5a, sizeof fake);
+  size_t n = build_ptd(ptd_bytes, sizeof ptd_bytes, e->named_key, e->named_key_len, fake, sizeof fake);
+  xpack_et_ptd* t1 = NULL;
+  xpack_et_ptd* t2 = NULL;
+  CHECK(xpack_et_ptd_open_memory(ptd_bytes, n, "made.ptd", &t1, &err) == XPACK_OK, "made ptd: %s", err.message);
+  CHECK(xpack_et_ptd_open_memory(ptd_bytes, n, "copy.ptd", &t2, &err) == XPACK_OK, "made ptd: %s", err.message);
+  if (t1 && t2) {
+    const xpack_et_ptd* one[1] = {t1};
+    const xpack_et_ptd* two[2] = {t1, t2};
+    xpack_et_constant c;
+    xpack_et_named_sources only_ptd = {NULL, one, 1};
+    CHECK(xpack_et_xnn_resolve_constant(g, w->constant_buffer_idx, &only_ptd, &c, &err) == XPACK_OK &&
+              c.source == XPACK_ET_CONSTANT_PTD && c.data == ptd_bytes + 256 && c.size == sizeof fake,
+          "key served from the .ptd: %s", err.message);
+    xpack_et_named_sources both = {p, one, 1};
+    CHECK(xpack_et_xnn_resolve_constant(g, w->constant_buffer_idx, &both, &c, &err) == XPACK_ERR_BAD_INPUT &&
+              strstr(err.message, "in both made.ptd and the program") != NULL,
+          "key in .ptd and .pte: %s", err.message);
+    xpack_et_named_sources twice = {NULL, two, 2};
+    CHECK(xpack_et_xnn_resolve_constant(g, w->constant_buffer_idx, &twice, &c, &err) == XPACK_ERR_BAD_INPUT &&
+              strstr(err.message, "copy.ptd") != NULL,
+          "key in two .ptd files: %s", err.message);
+    /* The bias key is only in the program: still found after the .ptd misses. */
+    const xpack_et_xnn_value* b = xpack_et_xnn_graph_find_value(g, g->nodes[0].u.fully_connected.bias_id);
+    CHECK(xpack_et_xnn_resolve_constant(g, b->constant_buffer_idx, &both, &c, &err) == XPACK_OK &&
+              c.source == XPACK_ET_CONSTANT_PTE_NAMED_DATA,
+          "fallback to the program: %s", err.message);
+  }
+  xpack_et_ptd_close(t1);
+  xpack_et_ptd_close(t2);
+  xpack_et_xnn_graph_free(g);
+  xpack_et_program_close(p);
+}
+
 int main(int argc, char** argv) {
   const char* dir = argc > 1 ? argv[1] : NULL;
   et_require_dir(dir);
@@ -303,6 +391,7 @@ int main(int argc, char** argv) {
   check_linear129(dir);
   check_per_channel_scales(dir);
   check_named_lookup(dir);
+  check_resolution_order(dir);
   if (et_failures) {
     fprintf(stderr, "%d check(s) failed\n", et_failures);
     return 1;
