@@ -8,6 +8,7 @@
   gen_tests.py GEN alias                     --alias-decode: identical blobs share one segment
   gen_tests.py GEN large SIZE MAXRSS_MB      streams SIZE bytes of weights within MAXRSS_MB of memory
   gen_tests.py GEN usage                     bad usage exits 2, failures leave no partial files
+  gen_tests.py GEN xnnrun KIND CHECKER       XNNPACK defines and runs every delegate of KIND
   gen_tests.py SHATOOL sha256                generator SHA-256 == sha256sum on edge-case sizes"""
 
 import filecmp
@@ -152,6 +153,12 @@ def t_usage(gen):
     print("ok: usage errors exit 2, failures leave no files")
 
 
+def t_xnnrun(gen, kind, checker):
+    d = tempfile.mkdtemp(prefix="xpack-gen-")
+    pte, ptd = generate(gen, kind, d, "m")
+    print(run([checker, pte] + ([ptd] if ptd else [])).stdout.strip())
+
+
 def t_sha256(tool):
     d = tempfile.mkdtemp(prefix="xpack-gen-sha-")
     rnd = random.Random(5)
@@ -174,7 +181,7 @@ def main(argv):
         return 2
     tool, cmd, rest = argv[0], argv[1], argv[2:]
     table = {"wire": t_wire, "real": t_real, "determinism": t_determinism, "share": t_share, "alias": t_alias,
-             "large": t_large, "usage": t_usage, "sha256": t_sha256}
+             "large": t_large, "usage": t_usage, "sha256": t_sha256, "xnnrun": t_xnnrun}
     if cmd not in table:
         print(__doc__)
         return 2

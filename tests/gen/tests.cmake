@@ -54,3 +54,15 @@ xpack_gen_test(gen_alias_identical_blobs ${_gen_driver} alias)
 # Streams 512 MiB of weights; memory must stay bounded (the generator never holds a whole tensor set).
 xpack_gen_test(gen_large_bounded_memory ${_gen_driver} large 512M 48)
 set_tests_properties(gen_large_bounded_memory PROPERTIES LABELS "gen;large" TIMEOUT 300)
+
+# With the readers (xpack_pack) and XNNPACK available, every kind must define and run in XNNPACK.
+if(TARGET xpack_pack)
+  add_executable(xpack-gen-xnnpack-run ${CMAKE_CURRENT_LIST_DIR}/xnnpack_run_check.c)
+  target_link_libraries(xpack-gen-xnnpack-run PRIVATE xpack_pack m)
+  # ExecuTorch's XNNCompiler still uses these define calls; so does this check.
+  set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/xnnpack_run_check.c PROPERTIES COMPILE_OPTIONS
+    "-Wno-deprecated-declarations")
+  foreach(kind llm llm-q4 qd8-qc8w fp16 deconv bmm ptd conv)
+    xpack_gen_test(gen_xnnpack_runs_${kind} ${_gen_driver} xnnrun ${kind} $<TARGET_FILE:xpack-gen-xnnpack-run>)
+  endforeach()
+endif()
