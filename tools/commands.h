@@ -4,5 +4,8 @@
 
 int cmd_dump(int argc, char** argv);
 int cmd_verify(int argc, char** argv);
+int cmd_pack(int argc, char** argv);
+int cmd_run(int argc, char** argv);
+int cmd_inspect(int argc, char** argv);
 
 #endif

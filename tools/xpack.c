@@ -15,6 +15,19 @@ typedef struct command {
 } command;
 
 static const command kCommands[] = {
+    {"pack", cmd_pack, "xpack pack MODEL.pte [MODEL2.pte ...] [--data FILE.ptd ...] [-o OUT.xpc] [--page-size N] [--json]",
+     "Replays every XNNPACK delegate of every method of every program through one recording weights cache and\n"
+     "writes each packed weight once into OUT (default: the first model with .xpc). Weights shared by methods or\n"
+     "programs are packed and stored once. Non-XNNPACK delegates are skipped with a note; a delegate xpack cannot\n"
+     "replay is reported and the others are still packed. With nothing to pack, exits 0 and writes nothing.\n"
+     "--page-size 16384 aligns large regions for Apple targets."},
+    {"run", cmd_run, "xpack run MODEL.pte [--data FILE.ptd ...] [--cache FILE] [--method NAME] [--json]",
+     "Builds and runs every XNNPACK delegate with seeded pseudo-random inputs and prints, per delegate, the\n"
+     "create-runtime and first-inference times, look-ups, hits, misses, heap-fallback bytes and the XXH3-64 of\n"
+     "every output. With --cache the weights come from the cache; outputs must be bit-identical to a run without."},
+    {"inspect", cmd_inspect, "xpack inspect MODEL.pte [--data FILE.ptd ...] [--json]",
+     "Methods, delegates (backend, location, size), XNNPACK node counts by type, datatypes, constants (identity,\n"
+     "size, where they live), and what xpack can and cannot replay."},
     {"dump", cmd_dump, "xpack dump FILE [--json]",
      "Prints every field of a cache file: format version, target, XNNPACK build identifier, the input files it was\n"
      "built from, every region (offset, size, XXH3-64) and every entry (seed, kernel and bias identities, region),\n"

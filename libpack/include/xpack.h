@@ -63,6 +63,7 @@ xpack_status xpack_writer_add_info(xpack_writer* w, const char* key, const char*
 typedef struct xpack_writer_stats {
   uint64_t lookups;        /* look_up calls from XNNPACK */
   uint64_t reused;         /* answered from what this writer already recorded (packed once) */
+  uint64_t reused_bytes;   /* bytes of those answers: packing (or storing) they saved */
   uint64_t inserts;        /* packed weights handed over by XNNPACK */
   uint64_t entries;        /* distinct keys recorded */
   uint64_t regions;        /* distinct packed byte strings stored */

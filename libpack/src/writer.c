@@ -120,6 +120,7 @@ static size_t provider_look_up(void* context, const struct xnn_weights_cache_loo
     long e = find_entry(w, key->seed, &ids, key_hash_of(key->seed, &ids));
     if (e >= 0) {
       w->stats.reused++;
+      w->stats.reused_bytes += w->regions[w->entries[e].region].size;
       answer = (size_t)w->regions[w->entries[e].region].offset;
     }
   }
@@ -210,6 +211,7 @@ static size_t provider_look_up_or_insert(void* context, const struct xnn_weights
     wr_region* r = &w->regions[w->entries[e].region];
     if (r->hash64 == h64 && region_equals(w, r, ptr, size)) {
       w->stats.reused++;
+      w->stats.reused_bytes += r->size;
       answer = (size_t)r->offset;
       xp_heap_release(&w->heap, ptr);
     } else {

@@ -1,0 +1,54 @@
+/*
+ * xpack_replay.h - rebuild an XNNPACK subgraph from an ExecuTorch XNNPACK delegate, exactly as
+ * ExecuTorch's XNNPACK backend defines it, so that XNNPACK packs (and seeds) the same weights.
+ *
+ * Every static weight is announced through a bind callback with its identity (docs/FORMAT.md,
+ * section 6) before it is handed to xnn_define_*, so that a recording writer or a loader can key it.
+ */
+#ifndef XPACK_REPLAY_H
+#define XPACK_REPLAY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <xnnpack.h>
+
+#include "xpack_executorch.h"
+#include "xpack_status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Receives each static weight pointer with its identity (NUL-terminated, valid during the call). */
+typedef void (*xpack_bind_fn)(void* context, const void* raw, const char* identity, size_t identity_len);
+
+typedef struct xpack_replay_external {
+  uint32_t id;        /* the XNNPACK value id (== its external id) */
+  int is_input;
+  size_t bytes;       /* the tensor's size in bytes (without XNN_EXTRA_BYTES) */
+  int16_t datatype;   /* serialized XNNDatatype */
+} xpack_replay_external;
+
+typedef struct xpack_replay_subgraph {
+  xnn_subgraph_t subgraph;           /* owned: delete with xpack_replay_release */
+  xpack_replay_external* externals;  /* owned, num_externals of them */
+  uint32_t num_externals;
+  void* scratch;                     /* converted scales etc.; must outlive xnn_create_runtime */
+} xpack_replay_subgraph;
+
+/* Defines `graph`'s values and nodes into a new subgraph. Constants resolve through `sources`.
+ * bind may be NULL. On failure nothing is left allocated and the message names the delegate, the node
+ * index and type (e.g. "m.pte: execution_plan[1].delegates[0]: node 12 (ScaledDotProductAttention):
+ * XNNPACK cannot define this node").
+ * Errors: XPACK_ERR_UNSUPPORTED (a node or datatype this XNNPACK cannot define), XPACK_ERR_BAD_INPUT
+ * (ids or constants that do not resolve), XPACK_ERR_XNNPACK (a define call failed), XPACK_ERR_NOMEM. */
+xpack_status xpack_replay_define(const xpack_et_xnn_graph* graph, const xpack_et_named_sources* sources,
+                                 xpack_bind_fn bind, void* bind_context, xpack_replay_subgraph* out, xpack_error* err);
+
+void xpack_replay_release(xpack_replay_subgraph* replay);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,234 @@
+/* Defining a delegate's tensors (XNNGraph xvalues) the way ExecuTorch's XNNPACK backend does. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "replay_internal.h"
+
+void* rp_scratch_alloc(rp_state* s, size_t bytes) {
+  rp_scratch* block = malloc(sizeof *block + bytes);
+  if (block == NULL) return NULL;
+  block->next = s->scratch;
+  s->scratch = block;
+  return block->data;
+}
+
+enum xnn_datatype rp_datatype(int serialized) {
+  switch (serialized) { /* serialized numbers differ from enum xnn_datatype: mapped by name */
+    case XPACK_ET_XNN_DT_FP32: return xnn_datatype_fp32;
+    case XPACK_ET_XNN_DT_FP16: return xnn_datatype_fp16;
+    case XPACK_ET_XNN_DT_QINT8: return xnn_datatype_qint8;
+    case XPACK_ET_XNN_DT_QUINT8: return xnn_datatype_quint8;
+    case XPACK_ET_XNN_DT_QINT32: return xnn_datatype_qint32;
+    case XPACK_ET_XNN_DT_QCINT8: return xnn_datatype_qcint8;
+    case XPACK_ET_XNN_DT_QCINT32: return xnn_datatype_qcint32;
+    case XPACK_ET_XNN_DT_QCINT4: return xnn_datatype_qcint4;
+    case XPACK_ET_XNN_DT_QDINT8: return xnn_datatype_qdint8;
+    case XPACK_ET_XNN_DT_QBINT4: return xnn_datatype_qbint4;
+    case XPACK_ET_XNN_DT_QPINT8: return xnn_datatype_qpint8;
+    case XPACK_ET_XNN_DT_INT32: return xnn_datatype_int32;
+    case XPACK_ET_XNN_DT_PFP32: return xnn_datatype_pfp32;
+    case XPACK_ET_XNN_DT_BF16: return xnn_datatype_bf16;
+    default: return xnn_datatype_invalid;
+  }
+}
+
+static size_t element_bits(int serialized) {
+  switch (serialized) {
+    case XPACK_ET_XNN_DT_FP16:
+    case XPACK_ET_XNN_DT_BF16: return 16;
+    case XPACK_ET_XNN_DT_QINT8:
+    case XPACK_ET_XNN_DT_QUINT8:
+    case XPACK_ET_XNN_DT_QCINT8:
+    case XPACK_ET_XNN_DT_QDINT8:
+    case XPACK_ET_XNN_DT_QPINT8: return 8;
+    case XPACK_ET_XNN_DT_QCINT4:
+    case XPACK_ET_XNN_DT_QBINT4: return 4;
+    default: return 32;
+  }
+}
+
+/* bf16 with round-to-nearest-even, as c10::BFloat16 converts. */
+static uint16_t to_bf16(float f) {
+  uint32_t u;
+  memcpy(&u, &f, sizeof u);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40); /* quiet NaN */
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return (uint16_t)(u >> 16);
+}
+
+/* Resolves a constant, binds its identity, and returns its bytes (NULL for index 0). */
+static xpack_status constant_of(rp_state* s, uint32_t idx, const char* what, uint32_t value_index,
+                                xpack_et_constant* c, xpack_error* err) {
+  memset(c, 0, sizeof *c);
+  if (idx == 0) return XPACK_OK;
+  xpack_status st = xpack_et_xnn_resolve_constant(s->graph, idx, s->sources, c, err);
+  if (st != XPACK_OK) return st;
+  if (s->bind != NULL && c->data != NULL) {
+    char identity[1024];
+    size_t len = 0;
+    st = xpack_et_constant_identity(c->data, c->size, c->named_key, c->named_key_len, identity, sizeof identity, &len,
+                                    err);
+    if (st != XPACK_OK) {
+      return xpack_fail(err, st, "%s: value %u: %s identity: %s", s->graph->name, value_index, what,
+                        err ? err->message : "");
+    }
+    s->bind(s->bind_context, c->data, identity, len);
+  }
+  return XPACK_OK;
+}
+
+/* Per-channel scales: inline in the blob, or a constant (scale_buffer_idx). */
+static xpack_status channel_scales(rp_state* s, const xpack_et_xnn_value* v, size_t expected, const float** out,
+                                   xpack_error* err) {
+  const xpack_et_xnn_quant* q = &v->quant;
+  if (q->scale_buffer_idx != 0) {
+    xpack_et_constant c;
+    xpack_status st = constant_of(s, q->scale_buffer_idx, "scale", v->index, &c, err);
+    if (st != XPACK_OK) return st;
+    if (c.size < expected * sizeof(float)) {
+      return xpack_fail(err, XPACK_ERR_BAD_INPUT, "%s: value %u: scale constant has %zu bytes, expected %zu floats",
+                        s->graph->name, v->index, c.size, expected);
+    }
+    float* copy = rp_scratch_alloc(s, expected * sizeof(float)); /* constants need not be 4-aligned */
+    if (copy == NULL) return xpack_fail(err, XPACK_ERR_NOMEM, "out of memory");
+    memcpy(copy, c.data, expected * sizeof(float));
+    *out = copy;
+    return XPACK_OK;
+  }
+  if (q->scales == NULL || q->scale_count < expected) {
+    return xpack_fail(err, XPACK_ERR_BAD_INPUT, "%s: value %u: %u per-channel scales, expected %zu", s->graph->name,
+                      v->index, q->scales ? q->scale_count : 0, expected);
+  }
+  *out = q->scales;
+  return XPACK_OK;
+}
+
+/* Blockwise (qbint4) scales as bf16: a bf16 constant is used as it is; fp32 scales are converted. */
+static xpack_status block_scales(rp_state* s, const xpack_et_xnn_value* v, size_t expected, const uint16_t** out,
+                                 xpack_error* err) {
+  const xpack_et_xnn_quant* q = &v->quant;
+  uint16_t* bf = rp_scratch_alloc(s, expected * sizeof(uint16_t));
+  if (bf == NULL) return xpack_fail(err, XPACK_ERR_NOMEM, "out of memory");
+  if (q->scale_buffer_idx != 0) {
+    xpack_et_constant c;
+    xpack_status st = constant_of(s, q->scale_buffer_idx, "scale", v->index, &c, err);
+    if (st != XPACK_OK) return st;
+    if (c.size == expected * sizeof(uint16_t)) {
+      memcpy(bf, c.data, c.size);
+    } else if (c.size == expected * sizeof(float)) {
+      for (size_t i = 0; i < expected; i++) {
+        float f;
+        memcpy(&f, c.data + 4 * i, sizeof f);
+        bf[i] = to_bf16(f);
+      }
+    } else {
+      return xpack_fail(err, XPACK_ERR_BAD_INPUT, "%s: value %u: blockwise scale constant has %zu bytes, expected %zu "
+                        "bf16 or fp32 scales", s->graph->name, v->index, c.size, expected);
+    }
+  } else {
+    if (q->scales == NULL || q->scale_count < expected) {
+      return xpack_fail(err, XPACK_ERR_BAD_INPUT, "%s: value %u: %u blockwise scales, expected %zu", s->graph->name,
+                        v->index, q->scales ? q->scale_count : 0, expected);
+    }
+    for (size_t i = 0; i < expected; i++) bf[i] = to_bf16(q->scales[i]);
+  }
+  *out = bf;
+  return XPACK_OK;
+}
+
+static xpack_status note_external(rp_state* s, const xpack_et_xnn_value* v, uint32_t id, const size_t* dims) {
+  if (!(v->flags & (XPACK_ET_XNN_VALUE_FLAG_EXTERNAL_INPUT | XPACK_ET_XNN_VALUE_FLAG_EXTERNAL_OUTPUT))) return XPACK_OK;
+  size_t numel = 1;
+  for (uint32_t i = 0; i < v->num_dims; i++) numel *= dims[i];
+  size_t bytes = (numel * element_bits(v->datatype) + 7) / 8;
+  xpack_replay_external* grown = realloc(s->externals, (s->num_externals + 1) * sizeof *grown);
+  if (grown == NULL) return XPACK_ERR_NOMEM;
+  s->externals = grown;
+  s->externals[s->num_externals++] =
+      (xpack_replay_external){id, (v->flags & XPACK_ET_XNN_VALUE_FLAG_EXTERNAL_INPUT) != 0, bytes, v->datatype};
+  return XPACK_OK;
+}
+
+xpack_status rp_define_value(rp_state* s, const xpack_et_xnn_value* v, xpack_error* err) {
+  const char* name = s->graph->name;
+  size_t dims[XNN_MAX_TENSOR_DIMS];
+  if (v->num_dims > XNN_MAX_TENSOR_DIMS) {
+    return xpack_fail(err, XPACK_ERR_UNSUPPORTED, "%s: value %u has %u dims, XNNPACK takes at most %d", name, v->index,
+                      v->num_dims, XNN_MAX_TENSOR_DIMS);
+  }
+  for (uint32_t i = 0; i < v->num_dims; i++) dims[i] = v->dims[i];
+  enum xnn_datatype dt = rp_datatype(v->datatype);
+  if (dt == xnn_datatype_invalid) {
+    return xpack_fail(err, XPACK_ERR_UNSUPPORTED, "%s: value %u: datatype %s (%d) cannot be defined", name, v->index,
+                      v->datatype_name, v->datatype);
+  }
+  const int external = (v->flags & (XPACK_ET_XNN_VALUE_FLAG_EXTERNAL_INPUT | XPACK_ET_XNN_VALUE_FLAG_EXTERNAL_OUTPUT)) != 0;
+  const uint32_t external_id = external ? v->external_id : XNN_INVALID_VALUE_ID;
+  const uint32_t flags = v->flags & (XNN_VALUE_FLAG_EXTERNAL_INPUT | XNN_VALUE_FLAG_EXTERNAL_OUTPUT);
+  xpack_et_constant c;
+  xpack_status st = constant_of(s, v->constant_buffer_idx, "weight", v->index, &c, err);
+  if (st != XPACK_OK) return st;
+  uint32_t id = XNN_INVALID_VALUE_ID;
+  enum xnn_status xs = xnn_status_success;
+  const xpack_et_xnn_quant* q = &v->quant;
+  switch (q->kind) {
+    case XPACK_ET_XNN_QUANT_NONE:
+      xs = xnn_define_tensor_value(s->subgraph, dt, v->num_dims, dims, c.data, external_id, flags, &id);
+      if (xs == xnn_status_success && v->dq_datatype == XPACK_ET_XNN_DT_QINT8 && dt == xnn_datatype_fp32 &&
+          (v->flags & XPACK_ET_XNN_VALUE_FLAG_EXTERNAL_INPUT)) {
+        /* Legacy dynamic quantization marker: an internal qdint8 value fed by a convert node. */
+        uint32_t qid = XNN_INVALID_VALUE_ID;
+        st = note_external(s, v, id, dims);
+        if (st != XPACK_OK) return xpack_fail(err, st, "out of memory");
+        xs = xnn_define_dynamically_quantized_tensor_value(s->subgraph, xnn_datatype_qdint8, v->num_dims, 1, dims,
+                                                           XNN_INVALID_VALUE_ID, 0, &qid);
+        if (xs == xnn_status_success) xs = xnn_define_unary(s->subgraph, xnn_unary_convert, NULL, id, qid, 0);
+        if (xs != xnn_status_success) break;
+        return rp_map_id(s, v->id_out, qid, err);
+      }
+      break;
+    case XPACK_ET_XNN_QUANT_PER_TENSOR:
+      xs = xnn_define_quantized_tensor_value(s->subgraph, dt, q->zero_point, q->scale, v->num_dims, dims, c.data,
+                                             external_id, flags, &id);
+      break;
+    case XPACK_ET_XNN_QUANT_PER_CHANNEL: {
+      if (q->channel_dim < 0 || (uint32_t)q->channel_dim >= v->num_dims) {
+        return xpack_fail(err, XPACK_ERR_BAD_INPUT, "%s: value %u: channel_dim %d outside its %u dims", name, v->index,
+                          q->channel_dim, v->num_dims);
+      }
+      const float* scales = NULL;
+      st = channel_scales(s, v, dims[q->channel_dim], &scales, err);
+      if (st != XPACK_OK) return st;
+      const int32_t zero_point = v->datatype == XPACK_ET_XNN_DT_QCINT4 ? 8 : 0;
+      xs = xnn_define_channelwise_quantized_tensor_value_v2(s->subgraph, dt, zero_point, scales, v->num_dims,
+                                                            (size_t)q->channel_dim, dims, c.data, external_id, flags,
+                                                            &id);
+      break;
+    }
+    case XPACK_ET_XNN_QUANT_PER_CHANNEL_GROUP: {
+      if (v->num_dims != 2 || q->group_size <= 0 || q->channel_dim != 0 || dims[1] % (size_t)q->group_size != 0) {
+        return xpack_fail(err, XPACK_ERR_BAD_INPUT, "%s: value %u: blockwise quantization needs 2 dims, channel_dim 0 "
+                          "and a group size dividing the input channels (dims %u, group %d)",
+                          name, v->index, v->num_dims, q->group_size);
+      }
+      const uint16_t* scales = NULL;
+      st = block_scales(s, v, dims[0] * dims[1] / (size_t)q->group_size, &scales, err);
+      if (st != XPACK_OK) return st;
+      xs = xnn_define_blockwise_quantized_tensor_value(s->subgraph, dt, 8, scales, v->num_dims, 0,
+                                                       (size_t)q->group_size, dims, c.data, external_id, flags, &id);
+      break;
+    }
+    case XPACK_ET_XNN_QUANT_PER_TOKEN_DYNAMIC:
+      xs = xnn_define_dynamically_quantized_tensor_value(s->subgraph, dt, v->num_dims, (size_t)q->num_nonbatch_dims,
+                                                         dims, external_id, flags, &id);
+      break;
+  }
+  if (xs != xnn_status_success) {
+    return xpack_fail(err, XPACK_ERR_XNNPACK, "%s: value %u (%s, %u dims): XNNPACK refused to define it (status %d)",
+                      name, v->index, v->datatype_name, v->num_dims, (int)xs);
+  }
+  st = note_external(s, v, id, dims);
+  if (st != XPACK_OK) return xpack_fail(err, st, "out of memory");
+  return rp_map_id(s, v->id_out, id, err);
+}

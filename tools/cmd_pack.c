@@ -1,0 +1,188 @@
+/* xpack pack: replay every XNNPACK delegate through one recording weights cache and write the cache file. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_common.h"
+#include "commands.h"
+#include "delegate_runner.h"
+#include "json.h"
+#include "xpack.h"
+
+typedef struct pack_job {
+  xpack_writer* writer;
+  size_t xnnpack, packed, not_packed, skipped;
+  int bad_input; /* a malformed delegate: the whole pack fails with exit 3 */
+  xpack_error first_error;
+} pack_job;
+
+static void bind_writer(void* context, const void* raw, const char* identity, size_t len) {
+  xpack_writer_bind(context, raw, identity, len);
+}
+static void unbind_writer(void* context) { xpack_writer_unbind_all(context); }
+
+static int pack_one(void* context, const model_set* set, const delegate_ref* ref) {
+  pack_job* job = context;
+  if (!ref->info->is_xnnpack) {
+    job->skipped++;
+    if (g_verbosity >= 0) {
+      fprintf(stderr, "note: %s: method '%s' delegate %zu: backend %.*s is not XNNPACK, skipped\n", ref->file,
+              ref->method_name, ref->delegate, (int)ref->info->backend_id_len, ref->info->backend_id);
+    }
+    return 0;
+  }
+  job->xnnpack++;
+  run_result result;
+  xpack_error err;
+  xpack_status st = run_delegate(set, ref, xpack_writer_provider(job->writer), bind_writer, job->writer, unbind_writer,
+                                 0, &result, &err);
+  if (st == XPACK_OK) {
+    job->packed++;
+    if (g_verbosity > 0) {
+      fprintf(stderr, "packed %s: method '%s' delegate %zu in %.2f ms\n", ref->file, ref->method_name, ref->delegate,
+              result.create_ms);
+    }
+    return 0;
+  }
+  if (job->not_packed++ == 0) job->first_error = err;
+  if (st == XPACK_ERR_BAD_INPUT || st == XPACK_ERR_IO) {
+    job->bad_input = 1;
+    cli_error("%s", err.message);
+    return XPACK_EXIT_BAD_INPUT;
+  }
+  cli_error("not packed: %s", err.message);
+  return 0;
+}
+
+static int takes_value(const char* a) { return strcmp(a, "-o") == 0 || strcmp(a, "--page-size") == 0; }
+static int is_flag(const char* a) { return strcmp(a, "--json") == 0; }
+
+static char* default_output(const char* model) {
+  size_t n = strlen(model);
+  char* out = malloc(n + 5);
+  if (out == NULL) return NULL;
+  memcpy(out, model, n + 1);
+  char* dot = strrchr(out, '.');
+  char* slash = strrchr(out, '/');
+  if (dot && (!slash || dot > slash)) *dot = 0;
+  strcat(out, ".xpc");
+  return out;
+}
+
+int cmd_pack(int argc, char** argv) {
+  const char* out_path = NULL;
+  uint32_t page = 0;
+  int as_json = 0;
+  for (int i = 0; i < argc; i++) {
+    if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) out_path = argv[++i];
+    else if (strcmp(argv[i], "--page-size") == 0 && i + 1 < argc) page = (uint32_t)strtoul(argv[++i], NULL, 10);
+    else if (strcmp(argv[i], "--json") == 0) as_json = 1;
+    else if (takes_value(argv[i])) {
+      cli_error("pack: %s needs a value", argv[i]);
+      return XPACK_EXIT_USAGE;
+    }
+  }
+  if (page != 0 && page != 4096 && page != 16384) {
+    cli_error("pack: --page-size must be 4096 or 16384");
+    return XPACK_EXIT_USAGE;
+  }
+  model_set set;
+  int rc = model_set_open(&set, argc, argv, takes_value, is_flag);
+  if (rc) {
+    model_set_close(&set);
+    return rc;
+  }
+  char* default_path = out_path ? NULL : default_output(set.program_files[0].path);
+  if (!out_path) out_path = default_path;
+
+  xpack_error err;
+  xpack_writer_options options = {page};
+  pack_job job = {0};
+  if (xpack_writer_create(out_path, &options, &job.writer, &err) != XPACK_OK) {
+    cli_error("%s", err.message);
+    model_set_close(&set);
+    free(default_path);
+    return XPACK_EXIT_FAILED;
+  }
+  for (size_t i = 0; i < set.program_count; i++) {
+    const model_file* f = &set.program_files[i];
+    xpack_writer_add_input(job.writer, model_base_name(f->path), XPACK_INPUT_PTE, f->size, f->hash, f->program_size,
+                           f->program_hash);
+  }
+  for (size_t i = 0; i < set.ptd_count; i++) {
+    const model_file* f = &set.ptd_files[i];
+    xpack_writer_add_input(job.writer, model_base_name(f->path), XPACK_INPUT_PTD, f->size, f->hash, 0, 0);
+  }
+  xpack_writer_add_info(job.writer, "xpack.version", XPACK_VERSION_STRING);
+  xpack_writer_add_info(job.writer, "xnnpack.version", XPACK_XNNPACK_VERSION);
+
+  rc = for_each_delegate(&set, NULL, pack_one, &job);
+  xpack_writer_stats stats;
+  xpack_writer_stats_get(job.writer, &stats);
+  if (rc != 0 || job.bad_input) {
+    xpack_writer_abort(job.writer);
+    model_set_close(&set);
+    free(default_path);
+    return rc ? rc : XPACK_EXIT_BAD_INPUT;
+  }
+  if (job.xnnpack == 0 || job.packed == 0) {
+    xpack_writer_abort(job.writer);
+    if (job.xnnpack == 0) {
+      if (g_verbosity >= 0) printf("nothing to pack: no XNNPACK delegate in the given program%s\n", set.program_count > 1 ? "s" : "");
+      rc = XPACK_EXIT_OK;
+    } else {
+      cli_error("no delegate could be packed; first error: %s", job.first_error.message);
+      rc = XPACK_EXIT_FAILED;
+    }
+    model_set_close(&set);
+    free(default_path);
+    return rc;
+  }
+  if (xpack_writer_finish(job.writer, &err) != XPACK_OK) {
+    cli_error("%s", err.message);
+    model_set_close(&set);
+    free(default_path);
+    return XPACK_EXIT_FAILED;
+  }
+  char b1[32], b2[32], b3[32];
+  if (as_json) {
+    json j;
+    json_init(&j, stdout);
+    json_object(&j);
+    json_key(&j, "output"); json_string(&j, out_path);
+    json_key(&j, "xnnpack_delegates"); json_uint(&j, job.xnnpack);
+    json_key(&j, "packed_delegates"); json_uint(&j, job.packed);
+    json_key(&j, "not_packed_delegates"); json_uint(&j, job.not_packed);
+    json_key(&j, "skipped_delegates"); json_uint(&j, job.skipped);
+    json_key(&j, "entries"); json_uint(&j, stats.entries);
+    json_key(&j, "regions"); json_uint(&j, stats.regions);
+    json_key(&j, "packed_bytes"); json_uint(&j, stats.packed_bytes);
+    json_key(&j, "stored_bytes"); json_uint(&j, stats.stored_bytes);
+    json_key(&j, "shared_reuses"); json_uint(&j, stats.reused);
+    json_key(&j, "shared_bytes"); json_uint(&j, stats.reused_bytes);
+    json_key(&j, "dedup_saved_bytes"); json_uint(&j, stats.packed_bytes - stats.stored_bytes);
+    json_key(&j, "unbound"); json_uint(&j, stats.unbound);
+    json_end_object(&j);
+    json_finish(&j);
+  } else if (g_verbosity >= 0) {
+    printf("wrote %s: %zu of %zu XNNPACK delegate%s packed", out_path, job.packed, job.xnnpack,
+           job.xnnpack == 1 ? "" : "s");
+    if (job.skipped) printf(", %zu other delegate%s skipped", job.skipped, job.skipped == 1 ? "" : "s");
+    printf("\n  %llu entries, %llu regions, %s stored\n", (unsigned long long)stats.entries,
+           (unsigned long long)stats.regions, cli_bytes(stats.stored_bytes, b1));
+    printf("  shared by methods/programs: %llu re-uses, %s not packed again; identical packed bytes: %s saved\n",
+           (unsigned long long)stats.reused, cli_bytes(stats.reused_bytes, b2),
+           cli_bytes(stats.packed_bytes - stats.stored_bytes, b3));
+    if (stats.unbound) {
+      printf("  %llu packed weight%s had no identity and are not in the cache\n", (unsigned long long)stats.unbound,
+             stats.unbound == 1 ? "" : "s");
+    }
+  }
+  if (job.not_packed) {
+    fprintf(stderr, "warning: %zu XNNPACK delegate%s not packed (see above)\n", job.not_packed,
+            job.not_packed == 1 ? "" : "s");
+  }
+  model_set_close(&set);
+  free(default_path);
+  return XPACK_EXIT_OK;
+}

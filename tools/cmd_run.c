@@ -1,0 +1,152 @@
+/* xpack run: build and run every XNNPACK delegate, with or without a cache, and report per delegate.
+ *
+ * JSON: {"cache": path|null, "cache_refused": reason|null, "delegates": N, "lookups": N, "hits": N, "misses": N,
+ *        "heap_fallback_bytes": N, "failed": N,
+ *        "delegates_detail": [{"file", "method", "index", "create_ms", "first_inference_ms", "lookups", "hits",
+ *                              "misses", "heap_fallback_bytes", "output_xxh3": ["16 hex", ...], "error"?}]} */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_common.h"
+#include "commands.h"
+#include "delegate_runner.h"
+#include "json.h"
+#include "xpack.h"
+
+typedef struct run_job {
+  xpack_cache* cache;
+  int as_json;
+  json* j;
+  size_t delegates, failed;
+  int bad_input;
+} run_job;
+
+static void bind_cache(void* context, const void* raw, const char* identity, size_t len) {
+  xpack_cache_bind(context, raw, identity, len);
+}
+static void unbind_cache(void* context) { xpack_cache_unbind_all(context); }
+
+static int run_one(void* context, const model_set* set, const delegate_ref* ref) {
+  run_job* job = context;
+  if (!ref->info->is_xnnpack) return 0;
+  job->delegates++;
+  xpack_stats before, after;
+  xpack_cache_stats(job->cache, &before);
+  run_result r;
+  xpack_error err;
+  xpack_status st = run_delegate(set, ref, xpack_cache_provider(job->cache), job->cache ? bind_cache : NULL,
+                                 job->cache, job->cache ? unbind_cache : NULL, 1, &r, &err);
+  xpack_cache_stats(job->cache, &after);
+  if (st != XPACK_OK) {
+    job->failed++;
+    cli_error("%s", err.message);
+    if (st == XPACK_ERR_BAD_INPUT || st == XPACK_ERR_IO) job->bad_input = 1;
+  }
+  const uint64_t lookups = after.lookups - before.lookups, hits = after.hits - before.hits,
+                 misses = after.misses - before.misses,
+                 heap = after.heap_fallback_bytes - before.heap_fallback_bytes;
+  if (job->as_json) {
+    json* j = job->j;
+    json_object(j);
+    json_key(j, "file"); json_string(j, ref->file);
+    json_key(j, "method"); json_string(j, ref->method_name);
+    json_key(j, "index"); json_uint(j, ref->delegate);
+    json_key(j, "create_ms"); json_double(j, r.create_ms);
+    json_key(j, "first_inference_ms"); json_double(j, r.first_inference_ms);
+    json_key(j, "lookups"); json_uint(j, lookups);
+    json_key(j, "hits"); json_uint(j, hits);
+    json_key(j, "misses"); json_uint(j, misses);
+    json_key(j, "heap_fallback_bytes"); json_uint(j, heap);
+    json_key(j, "output_xxh3"); json_array(j);
+    for (size_t i = 0; i < r.num_outputs; i++) json_hex64(j, r.output_hash[i]);
+    json_end_array(j);
+    if (st != XPACK_OK) {
+      json_key(j, "error"); json_string(j, err.message);
+    }
+    json_end_object(j);
+  } else if (st == XPACK_OK) {
+    printf("%s  method %-10s delegate %-3zu create %8.3f ms  first inference %8.3f ms  look-ups %llu hits %llu misses "
+           "%llu heap %llu B  outputs",
+           ref->file, ref->method_name, ref->delegate, r.create_ms, r.first_inference_ms, (unsigned long long)lookups,
+           (unsigned long long)hits, (unsigned long long)misses, (unsigned long long)heap);
+    for (size_t i = 0; i < r.num_outputs; i++) printf(" %016llx", (unsigned long long)r.output_hash[i]);
+    printf("\n");
+  }
+  return 0;
+}
+
+static int takes_value(const char* a) { return strcmp(a, "--cache") == 0 || strcmp(a, "--method") == 0; }
+static int is_flag(const char* a) { return strcmp(a, "--json") == 0 || strcmp(a, "--read") == 0; }
+
+int cmd_run(int argc, char** argv) {
+  const char* cache_path = NULL;
+  const char* method = NULL;
+  unsigned open_flags = 0;
+  run_job job = {0};
+  for (int i = 0; i < argc; i++) {
+    if (strcmp(argv[i], "--cache") == 0 && i + 1 < argc) cache_path = argv[++i];
+    else if (strcmp(argv[i], "--method") == 0 && i + 1 < argc) method = argv[++i];
+    else if (strcmp(argv[i], "--json") == 0) job.as_json = 1;
+    else if (strcmp(argv[i], "--read") == 0) open_flags |= XPACK_OPEN_READ;
+    else if (takes_value(argv[i])) {
+      cli_error("run: %s needs a value", argv[i]);
+      return XPACK_EXIT_USAGE;
+    }
+  }
+  model_set set;
+  int rc = model_set_open(&set, argc, argv, takes_value, is_flag);
+  if (rc) {
+    model_set_close(&set);
+    return rc;
+  }
+  xpack_error err;
+  if (cache_path && xpack_cache_open(cache_path, open_flags, &job.cache, &err) != XPACK_OK) {
+    cli_error("%s", err.message);
+    model_set_close(&set);
+    return cli_exit_for_status(err.status);
+  }
+  const char* refusal = xpack_cache_refusal(job.cache);
+  if (refusal && !job.as_json) fprintf(stderr, "cache refused, XNNPACK packs everything: %s\n", refusal);
+  json j;
+  json_init(&j, stdout);
+  job.j = &j;
+  if (job.as_json) {
+    json_object(&j);
+    json_key(&j, "cache"); json_string(&j, cache_path);
+    json_key(&j, "cache_refused"); json_string(&j, refusal);
+    json_key(&j, "delegates_detail"); json_array(&j);
+  }
+  rc = for_each_delegate(&set, method, run_one, &job);
+  xpack_stats s;
+  xpack_cache_stats(job.cache, &s);
+  if (job.as_json) {
+    json_end_array(&j);
+    json_key(&j, "delegates"); json_uint(&j, job.delegates);
+    json_key(&j, "failed"); json_uint(&j, job.failed);
+    json_key(&j, "lookups"); json_uint(&j, s.lookups);
+    json_key(&j, "hits"); json_uint(&j, s.hits);
+    json_key(&j, "misses"); json_uint(&j, s.misses);
+    json_key(&j, "heap_fallback_bytes"); json_uint(&j, s.heap_fallback_bytes);
+    json_key(&j, "misses_unbound"); json_uint(&j, s.misses_unbound);
+    json_key(&j, "misses_not_found"); json_uint(&j, s.misses_not_found);
+    json_key(&j, "misses_refused"); json_uint(&j, s.misses_refused);
+    json_end_object(&j);
+    json_finish(&j);
+  } else {
+    if (job.delegates == 0) printf("nothing to run: no XNNPACK delegate\n");
+    if (job.cache) {
+      printf("cache %s: %llu look-ups, %llu hits (%llu after XNNPACK packed anyway), %llu misses (%llu unbound, %llu not "
+             "found, %llu refused), %llu heap-fallback bytes\n",
+             cache_path, (unsigned long long)s.lookups, (unsigned long long)s.hits,
+             (unsigned long long)s.hits_after_packing, (unsigned long long)s.misses,
+             (unsigned long long)s.misses_unbound, (unsigned long long)s.misses_not_found,
+             (unsigned long long)s.misses_refused, (unsigned long long)s.heap_fallback_bytes);
+    }
+  }
+  xpack_cache_close(job.cache);
+  model_set_close(&set);
+  if (rc) return rc;
+  if (job.bad_input) return XPACK_EXIT_BAD_INPUT;
+  return job.failed ? XPACK_EXIT_FAILED : XPACK_EXIT_OK;
+}

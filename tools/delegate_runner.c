@@ -1,0 +1,110 @@
+#include "delegate_runner.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <xxhash.h>
+
+#include "error.h"
+
+int for_each_delegate(const model_set* set, const char* only_method, delegate_fn fn, void* context) {
+  for (size_t p = 0; p < set->program_count; p++) {
+    const xpack_et_program_info* info = xpack_et_program_get_info(set->programs[p]);
+    for (size_t m = 0; m < info->method_count; m++) {
+      const xpack_et_method* method = &info->methods[m];
+      const char* name = method->name ? method->name : "";
+      if (only_method && strcmp(only_method, name) != 0) continue;
+      for (size_t d = 0; d < method->delegate_count; d++) {
+        delegate_ref ref = {p, m, d, model_base_name(set->program_files[p].path), name, &method->delegates[d]};
+        int rc = fn(context, set, &ref);
+        if (rc) return rc;
+      }
+    }
+  }
+  return 0;
+}
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* Deterministic inputs: the same method, delegate and input always get the same bytes. */
+static void fill_input(uint8_t* buf, const xpack_replay_external* e, const delegate_ref* ref) {
+  uint64_t seed = XXH3_64bits(ref->method_name, strlen(ref->method_name)) ^ (ref->delegate * 0x9E3779B97F4A7C15ULL) ^
+                  ((uint64_t)e->id << 32);
+  const int is_float = e->datatype == XPACK_ET_XNN_DT_FP32;
+  const int is_half = e->datatype == XPACK_ET_XNN_DT_FP16;
+  for (size_t k = 0; k < e->bytes;) {
+    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    if (is_float && k + 4 <= e->bytes) {
+      float f = (float)((int32_t)(seed >> 40) - (1 << 23)) / (float)(1 << 23);
+      memcpy(buf + k, &f, 4);
+      k += 4;
+    } else if (is_half && k + 2 <= e->bytes) {
+      uint16_t h = (uint16_t)(0x3000 + ((seed >> 40) & 0x0fff)) | (uint16_t)((seed >> 63) << 15); /* |x| < 1 */
+      memcpy(buf + k, &h, 2);
+      k += 2;
+    } else {
+      buf[k++] = (uint8_t)(seed >> 56);
+    }
+  }
+}
+
+xpack_status run_delegate(const model_set* set, const delegate_ref* ref, struct xnn_weights_cache_provider* provider,
+                          xpack_bind_fn bind, void* bind_context, void (*unbind)(void*), int execute, run_result* out,
+                          xpack_error* err) {
+  memset(out, 0, sizeof *out);
+  xpack_et_xnn_graph* graph = NULL;
+  xpack_status st = xpack_et_xnn_graph_open(set->programs[ref->program], ref->method, ref->delegate, &graph, err);
+  if (st != XPACK_OK) return st;
+  xpack_et_named_sources sources = model_set_sources(set, ref->program);
+  xpack_replay_subgraph replay;
+  st = xpack_replay_define(graph, &sources, bind, bind_context, &replay, err);
+  if (st != XPACK_OK) {
+    xpack_et_xnn_graph_free(graph);
+    return st;
+  }
+  xnn_runtime_t runtime = NULL;
+  double t0 = now_ms();
+  enum xnn_status xs = xnn_create_runtime_v4(replay.subgraph, provider, NULL, NULL, 0, &runtime);
+  out->create_ms = now_ms() - t0;
+  if (unbind) unbind(bind_context);
+  if (xs != xnn_status_success) {
+    st = xpack_fail(err, XPACK_ERR_XNNPACK, "%s: method '%s' delegate %zu: xnn_create_runtime_v4 failed (status %d)",
+                    ref->file, ref->method_name, ref->delegate, (int)xs);
+  } else if (execute) {
+    struct xnn_external_value* ext = calloc(replay.num_externals + 1, sizeof *ext);
+    int ok = ext != NULL;
+    for (uint32_t i = 0; ok && i < replay.num_externals; i++) {
+      ext[i].id = replay.externals[i].id;
+      ext[i].data = calloc(1, replay.externals[i].bytes + XNN_EXTRA_BYTES);
+      ok = ext[i].data != NULL;
+      if (ok && replay.externals[i].is_input) fill_input(ext[i].data, &replay.externals[i], ref);
+    }
+    t0 = now_ms();
+    if (!ok) {
+      st = xpack_fail(err, XPACK_ERR_NOMEM, "out of memory for delegate inputs and outputs");
+    } else if ((xs = xnn_reshape_runtime(runtime)) != xnn_status_success ||
+               (xs = xnn_setup_runtime_v2(runtime, replay.num_externals, ext)) != xnn_status_success ||
+               (xs = xnn_invoke_runtime(runtime)) != xnn_status_success) {
+      st = xpack_fail(err, XPACK_ERR_XNNPACK, "%s: method '%s' delegate %zu: running the runtime failed (status %d)",
+                      ref->file, ref->method_name, ref->delegate, (int)xs);
+    } else {
+      out->first_inference_ms = now_ms() - t0;
+      for (uint32_t i = 0; i < replay.num_externals && out->num_outputs < RUN_MAX_OUTPUTS; i++) {
+        if (!replay.externals[i].is_input) {
+          out->output_hash[out->num_outputs++] = XXH3_64bits(ext[i].data, replay.externals[i].bytes);
+        }
+      }
+    }
+    for (uint32_t i = 0; ext && i < replay.num_externals; i++) free(ext[i].data);
+    free(ext);
+  }
+  if (runtime) xnn_delete_runtime(runtime);
+  xpack_replay_release(&replay);
+  xpack_et_xnn_graph_free(graph);
+  return st;
+}
