@@ -43,9 +43,11 @@ static void llm_shape(llm_model* m, uint64_t size, double bytes_per_param) {
   m->layers = (uint32_t)layers;
   /* per layer: q,k,v,o = 4*D*D, gate/up/down = 3*D*F with F ~ 8D/3; head V = 2D */
   double d = sqrt((double)size / (bytes_per_param * (12.0 * layers + 2.0)));
-  uint32_t dim = (uint32_t)(d / 64.0) * 64;
-  m->dim = dim < 64 ? 64 : dim;
-  m->ffn = round_up(m->dim * 8 / 3, 64);
+  /* Widths are multiples of 64 like real models; tiny sizes (kilobytes) fall back to multiples of 16. */
+  uint32_t step = d >= 64.0 ? 64 : 16;
+  uint32_t dim = (uint32_t)(d / step) * step;
+  m->dim = dim < 16 ? 16 : dim;
+  m->ffn = round_up(m->dim * 8 / 3, step);
   m->vocab = 2 * m->dim;
 }
 
@@ -79,9 +81,10 @@ static int llm_model_init(const gen_options* o, weight_pool* pool, llm_model* m,
   m->quantized = quantized;
   m->group_size = o->group_size ? o->group_size : 32;
   llm_shape(m, size, quantized ? 0.5 : 4.0);
-  if (quantized) {
-    if (m->group_size == 0 || m->dim % m->group_size) return 0;
+  if (quantized) { /* blockwise layers need whole groups along every input width */
+    m->dim = round_up(m->dim, m->group_size);
     m->ffn = round_up(m->ffn, m->group_size);
+    m->vocab = 2 * m->dim;
   }
   for (uint32_t l = 0; l < m->layers; l++) {
     llm_quant q = !quantized ? LQ_FP32 : (l % 2 ? LQ_QB4 : LQ_QC4);
