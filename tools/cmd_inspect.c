@@ -1,8 +1,522 @@
-/* xpack inspect: being written. */
+/* xpack inspect MODEL.pte [MODEL2.pte ...] [--data FILE.ptd ...] [--json]
+ *
+ * What a program holds and what xpack can do with it: methods, delegates (backend, location, size),
+ * XNNPACK node counts by type, datatypes, constants (identity, size, where they live), and for every
+ * XNNPACK delegate whether xpack can replay it (xpack_replay_define with no bind callback, then
+ * released) or why not. Non-XNNPACK delegates are listed and skipped.
+ *
+ * Exit codes: 0 report printed (also when a delegate is not replayable, and when there is nothing to
+ * pack); 2 usage; 3 an input file is missing or malformed, including a delegate blob that does not
+ * parse or a constant that does not resolve (the report is still printed, the reader's message goes to
+ * stderr); 4 out of memory or an XNNPACK failure unrelated to the file.
+ *
+ * JSON (--json), one document on stdout. Keys are stable; new keys may be added, none removed:
+ * {
+ *   "programs": [{
+ *     "file": path as given,
+ *     "size": bytes, "version": Program.version, "extended_header_size": 0 when none,
+ *     "segments": count, "named_data": count, "legacy_constant_buffers": count,
+ *     "delegates": total over methods, "xnnpack_delegates": count, "replayable_delegates": count,
+ *     "nothing_to_pack": true when the program has no XNNPACK delegate,
+ *     "methods": [{
+ *       "name": string or null,
+ *       "delegates": [{
+ *         "index": position in the method's delegate list,
+ *         "backend": backend id, e.g. "XnnpackBackend",
+ *         "location": "segment" | "inline", "location_index": segment / backend_delegate_data index,
+ *         "offset": file offset of the processed bytes, "size": their length,
+ *         "xnnpack": bool,
+ *         "note": "skipped: not XNNPACK" or null,
+ *         "error": null, or the reader's message when the blob does not parse or a constant does not
+ *                  resolve (then the counts below are those gathered before the error),
+ *         "identifier": "XN01" / "XN00" or null, "has_header": bool (XH00),
+ *         "values": count, "nodes": count,
+ *         "node_counts": {type name: count}, e.g. {"FullyConnected": 2}; {} for non-XNNPACK,
+ *         "datatypes": {datatype name: values of it}, e.g. {"fp32": 5},
+ *         "constant_bytes": sum of the constants' sizes,
+ *         "constants": [{
+ *           "identity": the cache identity (named key, or "xpack:xxh3-128:<hex>:<size>"),
+ *           "size": bytes,
+ *           "source": "blob" | "legacy" | "ptd" | "pte named_data",
+ *           "file": the .pte or .ptd holding the bytes,
+ *           "offset": file offset of the bytes in that file, or null (.ptd),
+ *           "value": first xvalue index using it, "datatype": that value's datatype name,
+ *           "scale": true when reached through scale_buffer_idx
+ *         }],
+ *         "replayable": bool (false for non-XNNPACK),
+ *         "replay_error": null, or why xpack cannot replay it (xpack_replay_define's message),
+ *         "replay_status": null, or the status name, e.g. "unsupported"
+ *       }]
+ *     }]
+ *   }],
+ *   "data_files": [{"file", "size", "entries"}]
+ * }
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "cli_common.h"
 #include "commands.h"
+#include "json.h"
+#include "model_set.h"
+#include "xpack_replay.h"
+
+/* ------------------------------------------------------------------------------ collection -- */
+
+typedef struct insp_constant {
+  char* identity;
+  size_t size;
+  xpack_et_constant_source source;
+  const char* file;   /* path of the file holding the bytes */
+  int64_t offset;     /* in that file, -1 when unknown */
+  uint32_t value;
+  int16_t datatype;
+  bool is_scale;
+} insp_constant;
+
+typedef struct insp_delegate {
+  size_t method, index;
+  const xpack_et_delegate* del;
+  /* XNNPACK only */
+  char* error; /* parse or resolve failure (owned) */
+  xpack_status error_status;
+  bool parsed;
+  char identifier[5];
+  bool has_header;
+  size_t value_count, node_count;
+  uint32_t node_counts[XPACK_ET_XNN_NODE_TYPE_MAX + 1];
+  uint32_t datatype_counts[XPACK_ET_XNN_DT_COUNT];
+  uint32_t unknown_datatypes;
+  insp_constant* constants;
+  size_t constant_count;
+  uint64_t constant_bytes;
+  bool replayable;
+  char* replay_error; /* owned */
+  xpack_status replay_status;
+} insp_delegate;
+
+typedef struct insp_program {
+  const model_file* file;
+  const xpack_et_program* program;
+  const xpack_et_program_info* info;
+  insp_delegate* delegates; /* all methods, in order */
+  size_t delegate_count, xnnpack_count, replayable_count;
+} insp_program;
+
+static char* dup_string(const char* s) {
+  size_t n = strlen(s) + 1;
+  char* d = malloc(n);
+  if (d) memcpy(d, s, n);
+  return d;
+}
+
+static int64_t offset_in(const uint8_t* base, size_t size, const uint8_t* p) {
+  if (!base || !p || p < base || p > base + size) return -1;
+  return (int64_t)(p - base);
+}
+
+/* Adds constant index idx (reached from value v) unless it is 0. */
+static xpack_status add_constant(insp_program* ip, const model_set* set, insp_delegate* d, const xpack_et_xnn_graph* g,
+                                 uint32_t idx, const xpack_et_xnn_value* v, bool is_scale,
+                                 const xpack_et_named_sources* src, xpack_error* err) {
+  xpack_et_constant c;
+  xpack_status st = xpack_et_xnn_resolve_constant(g, idx, src, &c, err);
+  if (st != XPACK_OK || c.source == XPACK_ET_CONSTANT_NONE) return st;
+  size_t cap = c.named_key ? c.named_key_len + 1 : XPACK_ET_IDENTITY_MAX;
+  if (cap < XPACK_ET_IDENTITY_MAX) cap = XPACK_ET_IDENTITY_MAX;
+  char* id = malloc(cap);
+  if (!id) return XPACK_ERR_NOMEM;
+  st = xpack_et_constant_identity(c.data, c.size, c.named_key, c.named_key_len, id, cap, NULL, err);
+  if (st != XPACK_OK) {
+    free(id);
+    return st;
+  }
+  insp_constant* k = &d->constants[d->constant_count++];
+  k->identity = id;
+  k->size = c.size;
+  k->source = c.source;
+  k->value = v->index;
+  k->datatype = v->datatype;
+  k->is_scale = is_scale;
+  k->offset = -1;
+  if (c.source == XPACK_ET_CONSTANT_PTD && c.ptd_index < set->ptd_count) {
+    k->file = set->ptd_files[c.ptd_index].path;
+  } else {
+    size_t n = 0;
+    const uint8_t* base = xpack_et_program_bytes(ip->program, &n);
+    k->file = ip->file->path;
+    k->offset = offset_in(base, n, c.data);
+  }
+  d->constant_bytes += c.size;
+  return XPACK_OK;
+}
+
+/* Parses delegate (m, i), gathers counts and constants, and tries the replay. Returns NOMEM only;
+ * file problems are recorded in d->error. */
+static xpack_status inspect_xnnpack(insp_program* ip, const model_set* set, const xpack_et_named_sources* src,
+                                    insp_delegate* d) {
+  xpack_error err = {0};
+  xpack_et_xnn_graph* g = NULL;
+  xpack_status st = xpack_et_xnn_graph_open(ip->program, d->method, d->index, &g, &err);
+  if (st != XPACK_OK) {
+    if (st == XPACK_ERR_NOMEM) return st;
+    d->error_status = st;
+    d->error = dup_string(err.message);
+    return d->error ? XPACK_OK : XPACK_ERR_NOMEM;
+  }
+  d->parsed = true;
+  memcpy(d->identifier, g->identifier, sizeof d->identifier);
+  d->identifier[4] = 0;
+  d->has_header = g->has_header;
+  d->value_count = g->value_count;
+  d->node_count = g->node_count;
+  for (size_t k = 0; k < g->node_count; k++) {
+    if (g->nodes[k].type <= XPACK_ET_XNN_NODE_TYPE_MAX) d->node_counts[g->nodes[k].type]++;
+  }
+  size_t slots = g->has_header ? g->constant_entry_count : g->legacy_constant_buffer_count;
+  bool* seen = calloc(slots ? slots : 1, sizeof *seen);
+  d->constants = calloc(g->value_count * 2 + 1, sizeof *d->constants);
+  if (!seen || !d->constants) {
+    free(seen);
+    xpack_et_xnn_graph_free(g);
+    return XPACK_ERR_NOMEM;
+  }
+  st = XPACK_OK;
+  for (size_t k = 0; k < g->value_count; k++) {
+    const xpack_et_xnn_value* v = &g->values[k];
+    if (v->datatype >= 0 && v->datatype < XPACK_ET_XNN_DT_COUNT) d->datatype_counts[v->datatype]++;
+    else d->unknown_datatypes++;
+  }
+  for (size_t k = 0; k < g->value_count && st == XPACK_OK; k++) {
+    const xpack_et_xnn_value* v = &g->values[k];
+    uint32_t idx[2] = {v->constant_buffer_idx, v->quant.scale_buffer_idx};
+    for (int s = 0; s < 2 && st == XPACK_OK; s++) {
+      if (idx[s] == 0 || (idx[s] < slots && seen[idx[s]])) continue;
+      st = add_constant(ip, set, d, g, idx[s], v, s == 1, src, &err);
+      if (st == XPACK_OK && idx[s] < slots) seen[idx[s]] = true;
+    }
+  }
+  free(seen);
+  if (st == XPACK_ERR_NOMEM) {
+    xpack_et_xnn_graph_free(g);
+    return st;
+  }
+  if (st != XPACK_OK) {
+    d->error_status = st;
+    d->error = dup_string(err.message);
+  }
+  /* The replay, exactly as pack does it but binding nothing. */
+  xpack_replay_subgraph r;
+  xpack_error rerr = {0};
+  xpack_status rs = xpack_replay_define(g, src, NULL, NULL, &r, &rerr);
+  if (rs == XPACK_OK) {
+    d->replayable = true;
+    xpack_replay_release(&r);
+  } else {
+    d->replay_status = rs;
+    d->replay_error = dup_string(rerr.message[0] ? rerr.message : xpack_status_name(rs));
+  }
+  xpack_et_xnn_graph_free(g);
+  if ((st != XPACK_OK && !d->error) || (rs != XPACK_OK && !d->replay_error)) return XPACK_ERR_NOMEM;
+  return XPACK_OK;
+}
+
+static xpack_status inspect_program(const model_set* set, size_t p, insp_program* ip) {
+  memset(ip, 0, sizeof *ip);
+  ip->file = &set->program_files[p];
+  ip->program = set->programs[p];
+  ip->info = xpack_et_program_get_info(ip->program);
+  xpack_et_named_sources src = model_set_sources(set, p);
+  size_t total = 0;
+  for (size_t m = 0; m < ip->info->method_count; m++) total += ip->info->methods[m].delegate_count;
+  ip->delegates = calloc(total ? total : 1, sizeof *ip->delegates);
+  if (!ip->delegates) return XPACK_ERR_NOMEM;
+  for (size_t m = 0; m < ip->info->method_count; m++) {
+    const xpack_et_method* method = &ip->info->methods[m];
+    for (size_t i = 0; i < method->delegate_count; i++) {
+      insp_delegate* d = &ip->delegates[ip->delegate_count++];
+      d->method = m;
+      d->index = i;
+      d->del = &method->delegates[i];
+      if (!d->del->is_xnnpack) continue;
+      ip->xnnpack_count++;
+      xpack_status st = inspect_xnnpack(ip, set, &src, d);
+      if (st != XPACK_OK) return st;
+      if (d->replayable) ip->replayable_count++;
+    }
+  }
+  return XPACK_OK;
+}
+
+static void free_program(insp_program* ip) {
+  for (size_t i = 0; i < ip->delegate_count; i++) {
+    insp_delegate* d = &ip->delegates[i];
+    for (size_t k = 0; k < d->constant_count; k++) free(d->constants[k].identity);
+    free(d->constants);
+    free(d->error);
+    free(d->replay_error);
+  }
+  free(ip->delegates);
+}
+
+/* ------------------------------------------------------------------------------ text -- */
+
+static const char* location_name(xpack_et_location l) { return l == XPACK_ET_LOCATION_SEGMENT ? "segment" : "inline"; }
+
+static void print_delegate_text(const insp_program* ip, const insp_delegate* d, FILE* out) {
+  char b[32];
+  const xpack_et_delegate* del = d->del;
+  fprintf(out, "  delegate %zu: %s, %s[%u], %s at offset %llu", d->index, del->backend_id, location_name(del->location),
+          (unsigned)del->index, cli_bytes(del->size, b), (unsigned long long)del->file_offset);
+  if (!del->is_xnnpack) {
+    fprintf(out, "\n    skipped: not XNNPACK\n");
+    return;
+  }
+  if (!d->parsed) {
+    fprintf(out, "\n    error: %s\n", d->error);
+    return;
+  }
+  fprintf(out, "\n    %s%s, %zu values, %zu nodes\n", d->identifier, d->has_header ? " with XH00 header" : " (legacy, no XH00)",
+          d->value_count, d->node_count);
+  fprintf(out, "    nodes:");
+  for (int t = 1; t <= XPACK_ET_XNN_NODE_TYPE_MAX; t++) {
+    if (d->node_counts[t]) fprintf(out, " %s x%u", xpack_et_xnn_node_type_name(t), (unsigned)d->node_counts[t]);
+  }
+  fprintf(out, "\n    datatypes:");
+  for (int t = 0; t < XPACK_ET_XNN_DT_COUNT; t++) {
+    if (d->datatype_counts[t]) fprintf(out, " %s x%u", xpack_et_xnn_datatype_name(t), (unsigned)d->datatype_counts[t]);
+  }
+  if (d->unknown_datatypes) fprintf(out, " unknown x%u", (unsigned)d->unknown_datatypes);
+  fprintf(out, "\n    constants: %zu, %s\n", d->constant_count, cli_bytes(d->constant_bytes, b));
+  size_t shown = g_verbosity > 0 ? d->constant_count : (d->constant_count < 8 ? d->constant_count : 8);
+  for (size_t k = 0; k < shown; k++) {
+    const insp_constant* c = &d->constants[k];
+    fprintf(out, "      %s  %zu bytes  %s%s", c->identity, c->size, xpack_et_constant_source_name(c->source),
+            c->is_scale ? " (scale)" : "");
+    if (c->offset >= 0) fprintf(out, " at %s+%lld", model_base_name(c->file), (long long)c->offset);
+    else fprintf(out, " in %s", model_base_name(c->file));
+    fprintf(out, "  xvalues[%u] %s\n", (unsigned)c->value, xpack_et_xnn_datatype_name(c->datatype));
+  }
+  if (shown < d->constant_count) fprintf(out, "      ... %zu more (-v lists all)\n", d->constant_count - shown);
+  if (d->error) fprintf(out, "    error: %s\n", d->error);
+  if (d->replayable) fprintf(out, "    replay: replayable\n");
+  else fprintf(out, "    replay: NOT replayable: %s\n", d->replay_error);
+  (void)ip;
+}
+
+static void print_program_text(const insp_program* ip, FILE* out) {
+  const xpack_et_program_info* info = ip->info;
+  char b[32];
+  fprintf(out, "%s: %s, program version %u, ", ip->file->path, cli_bytes(info->file_size, b), (unsigned)info->version);
+  if (info->extended_header_size) {
+    fprintf(out, "eh00 header %u bytes, %zu segment(s)\n", (unsigned)info->extended_header_size, info->segment_count);
+  } else {
+    fprintf(out, "no extended header\n");
+  }
+  fprintf(out, "named_data: %zu; legacy constant_buffer: %zu\n", info->named_data_count,
+          info->legacy_constant_buffer_count);
+  fprintf(out, "methods: %zu\n", info->method_count);
+  size_t k = 0;
+  for (size_t m = 0; m < info->method_count; m++) {
+    const xpack_et_method* method = &info->methods[m];
+    fprintf(out, "method %s: %zu delegate(s)\n", method->name ? method->name : "(unnamed)", method->delegate_count);
+    for (size_t i = 0; i < method->delegate_count; i++) print_delegate_text(ip, &ip->delegates[k++], out);
+  }
+  if (ip->xnnpack_count == 0) {
+    fprintf(out, "no XNNPACK delegate: nothing xpack can pack\n");
+  } else {
+    fprintf(out, "XNNPACK delegates: %zu, replayable: %zu, not replayable: %zu; other delegates skipped: %zu\n",
+            ip->xnnpack_count, ip->replayable_count, ip->xnnpack_count - ip->replayable_count,
+            ip->delegate_count - ip->xnnpack_count);
+  }
+}
+
+/* ------------------------------------------------------------------------------ JSON -- */
+
+static void json_opt_string(json* j, const char* s) {
+  if (s) json_string(j, s);
+  else json_null(j);
+}
+
+static void print_delegate_json(json* j, const insp_delegate* d) {
+  const xpack_et_delegate* del = d->del;
+  json_object(j);
+  json_key(j, "index"); json_uint(j, d->index);
+  json_key(j, "backend"); json_string_n(j, del->backend_id, del->backend_id_len);
+  json_key(j, "location"); json_string(j, location_name(del->location));
+  json_key(j, "location_index"); json_uint(j, del->index);
+  json_key(j, "offset"); json_uint(j, del->file_offset);
+  json_key(j, "size"); json_uint(j, del->size);
+  json_key(j, "xnnpack"); json_bool(j, del->is_xnnpack);
+  json_key(j, "note"); json_opt_string(j, del->is_xnnpack ? NULL : "skipped: not XNNPACK");
+  json_key(j, "error"); json_opt_string(j, d->error);
+  json_key(j, "identifier"); json_opt_string(j, d->parsed ? d->identifier : NULL);
+  json_key(j, "has_header"); json_bool(j, d->parsed && d->has_header);
+  json_key(j, "values"); json_uint(j, d->value_count);
+  json_key(j, "nodes"); json_uint(j, d->node_count);
+  json_key(j, "node_counts"); json_object(j);
+  for (int t = 1; t <= XPACK_ET_XNN_NODE_TYPE_MAX; t++) {
+    if (d->node_counts[t]) {
+      json_key(j, xpack_et_xnn_node_type_name(t));
+      json_uint(j, d->node_counts[t]);
+    }
+  }
+  json_end_object(j);
+  json_key(j, "datatypes"); json_object(j);
+  for (int t = 0; t < XPACK_ET_XNN_DT_COUNT; t++) {
+    if (d->datatype_counts[t]) {
+      json_key(j, xpack_et_xnn_datatype_name(t));
+      json_uint(j, d->datatype_counts[t]);
+    }
+  }
+  if (d->unknown_datatypes) {
+    json_key(j, "unknown");
+    json_uint(j, d->unknown_datatypes);
+  }
+  json_end_object(j);
+  json_key(j, "constant_bytes"); json_uint(j, d->constant_bytes);
+  json_key(j, "constants"); json_array(j);
+  for (size_t k = 0; k < d->constant_count; k++) {
+    const insp_constant* c = &d->constants[k];
+    json_object(j);
+    json_key(j, "identity"); json_string(j, c->identity);
+    json_key(j, "size"); json_uint(j, c->size);
+    json_key(j, "source"); json_string(j, xpack_et_constant_source_name(c->source));
+    json_key(j, "file"); json_string(j, c->file);
+    json_key(j, "offset");
+    if (c->offset >= 0) json_uint(j, (uint64_t)c->offset);
+    else json_null(j);
+    json_key(j, "value"); json_uint(j, c->value);
+    json_key(j, "datatype"); json_string(j, xpack_et_xnn_datatype_name(c->datatype));
+    json_key(j, "scale"); json_bool(j, c->is_scale);
+    json_end_object(j);
+  }
+  json_end_array(j);
+  json_key(j, "replayable"); json_bool(j, d->replayable);
+  json_key(j, "replay_error"); json_opt_string(j, d->replay_error);
+  json_key(j, "replay_status"); json_opt_string(j, d->replay_error ? xpack_status_name(d->replay_status) : NULL);
+  json_end_object(j);
+}
+
+static void print_program_json(json* j, const insp_program* ip) {
+  const xpack_et_program_info* info = ip->info;
+  json_object(j);
+  json_key(j, "file"); json_string(j, ip->file->path);
+  json_key(j, "size"); json_uint(j, info->file_size);
+  json_key(j, "version"); json_uint(j, info->version);
+  json_key(j, "extended_header_size"); json_uint(j, info->extended_header_size);
+  json_key(j, "segments"); json_uint(j, info->segment_count);
+  json_key(j, "named_data"); json_uint(j, info->named_data_count);
+  json_key(j, "legacy_constant_buffers"); json_uint(j, info->legacy_constant_buffer_count);
+  json_key(j, "delegates"); json_uint(j, ip->delegate_count);
+  json_key(j, "xnnpack_delegates"); json_uint(j, ip->xnnpack_count);
+  json_key(j, "replayable_delegates"); json_uint(j, ip->replayable_count);
+  json_key(j, "nothing_to_pack"); json_bool(j, ip->xnnpack_count == 0);
+  json_key(j, "methods"); json_array(j);
+  size_t k = 0;
+  for (size_t m = 0; m < info->method_count; m++) {
+    const xpack_et_method* method = &info->methods[m];
+    json_object(j);
+    json_key(j, "name");
+    if (method->name) json_string_n(j, method->name, method->name_len);
+    else json_null(j);
+    json_key(j, "delegates"); json_array(j);
+    for (size_t i = 0; i < method->delegate_count; i++) print_delegate_json(j, &ip->delegates[k++]);
+    json_end_array(j);
+    json_end_object(j);
+  }
+  json_end_array(j);
+  json_end_object(j);
+}
+
+/* ------------------------------------------------------------------------------ command -- */
+
+static int is_flag(const char* arg) { return strcmp(arg, "--json") == 0 || strcmp(arg, "-v") == 0; }
 
 int cmd_inspect(int argc, char** argv) {
-  cli_error("inspect: not implemented yet");
-  return XPACK_EXIT_FAILED;
+  bool as_json = false;
+  for (int i = 0; i < argc; i++) {
+    if (strcmp(argv[i], "--data") == 0) {
+      i++;
+    } else if (strcmp(argv[i], "--json") == 0) {
+      as_json = true;
+    } else if (strcmp(argv[i], "-v") == 0) {
+      g_verbosity = 1;
+    } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+      printf("usage: xpack inspect MODEL.pte [MODEL2.pte ...] [--data FILE.ptd ...] [--json] [-v]\n");
+      return XPACK_EXIT_OK;
+    }
+  }
+  model_set set;
+  int rc = model_set_open(&set, argc, argv, NULL, is_flag);
+  if (rc != 0) {
+    model_set_close(&set);
+    return rc;
+  }
+  insp_program* programs = calloc(set.program_count, sizeof *programs);
+  if (!programs) {
+    cli_error("out of memory");
+    model_set_close(&set);
+    return XPACK_EXIT_FAILED;
+  }
+  int exit_code = XPACK_EXIT_OK;
+  size_t done = 0;
+  for (; done < set.program_count; done++) {
+    if (inspect_program(&set, done, &programs[done]) != XPACK_OK) {
+      cli_error("%s: out of memory", set.program_files[done].path);
+      done++;
+      exit_code = XPACK_EXIT_FAILED;
+      break;
+    }
+  }
+  if (exit_code == XPACK_EXIT_OK) {
+    if (as_json) {
+      json j;
+      json_init(&j, stdout);
+      json_object(&j);
+      json_key(&j, "programs"); json_array(&j);
+      for (size_t p = 0; p < set.program_count; p++) print_program_json(&j, &programs[p]);
+      json_end_array(&j);
+      json_key(&j, "data_files"); json_array(&j);
+      for (size_t t = 0; t < set.ptd_count; t++) {
+        json_object(&j);
+        json_key(&j, "file"); json_string(&j, set.ptd_files[t].path);
+        json_key(&j, "size"); json_uint(&j, set.ptd_files[t].size);
+        json_key(&j, "entries"); json_uint(&j, xpack_et_ptd_get_info(set.ptds[t])->entry_count);
+        json_end_object(&j);
+      }
+      json_end_array(&j);
+      json_end_object(&j);
+      json_finish(&j);
+    } else {
+      for (size_t p = 0; p < set.program_count; p++) {
+        if (p) printf("\n");
+        print_program_text(&programs[p], stdout);
+      }
+      for (size_t t = 0; t < set.ptd_count; t++) {
+        printf("data file %s: %zu entries\n", set.ptd_files[t].path, xpack_et_ptd_get_info(set.ptds[t])->entry_count);
+      }
+    }
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+      cli_error("writing the report failed");
+      exit_code = XPACK_EXIT_FAILED;
+    }
+    /* Delegates that do not parse or whose constants do not resolve make the input bad. */
+    for (size_t p = 0; p < set.program_count; p++) {
+      for (size_t i = 0; i < programs[p].delegate_count; i++) {
+        const insp_delegate* d = &programs[p].delegates[i];
+        if (d->error) {
+          cli_error("%s", d->error);
+          int code = cli_exit_for_status(d->error_status);
+          if (exit_code == XPACK_EXIT_OK) exit_code = code == XPACK_EXIT_OK ? XPACK_EXIT_BAD_INPUT : code;
+        }
+      }
+    }
+  }
+  for (size_t p = 0; p < done; p++) free_program(&programs[p]);
+  free(programs);
+  model_set_close(&set);
+  return exit_code;
 }
