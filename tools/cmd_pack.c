@@ -92,6 +92,11 @@ int cmd_pack(int argc, char** argv) {
     model_set_close(&set);
     return rc;
   }
+  if (set.program_count == 0) {
+    if (g_verbosity >= 0) printf("nothing to pack: no program given\n");
+    model_set_close(&set);
+    return XPACK_EXIT_OK;
+  }
   char* default_path = out_path ? NULL : default_output(set.program_files[0].path);
   if (!out_path) out_path = default_path;
 
@@ -124,6 +129,16 @@ int cmd_pack(int argc, char** argv) {
     model_set_close(&set);
     free(default_path);
     return rc ? rc : XPACK_EXIT_BAD_INPUT;
+  }
+  if (job.packed > 0 && stats.entries == 0 && stats.unbound == 0) {
+    xpack_writer_abort(job.writer);
+    if (g_verbosity >= 0) {
+      printf("nothing to pack: the %zu XNNPACK delegate%s hold%s no weights that XNNPACK packs\n", job.packed,
+             job.packed == 1 ? "" : "s", job.packed == 1 ? "s" : "");
+    }
+    model_set_close(&set);
+    free(default_path);
+    return XPACK_EXIT_OK;
   }
   if (job.xnnpack == 0 || job.packed == 0) {
     xpack_writer_abort(job.writer);

@@ -117,7 +117,7 @@ int cmd_run(int argc, char** argv) {
     json_key(&j, "cache_refused"); json_string(&j, refusal);
     json_key(&j, "delegates_detail"); json_array(&j);
   }
-  rc = for_each_delegate(&set, method, run_one, &job);
+  rc = set.program_count ? for_each_delegate(&set, method, run_one, &job) : 0;
   xpack_stats s;
   xpack_cache_stats(job.cache, &s);
   if (job.as_json) {

@@ -1,5 +1,6 @@
 #include "model_set.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <xxhash.h>
 
@@ -66,6 +67,14 @@ int model_set_open(model_set* set, int argc, char** argv, int (*is_option_with_v
       if (rc) return rc;
       xpack_status st = xpack_et_program_open(a, &set->programs[set->program_count], &err);
       if (st != XPACK_OK) {
+        xpack_et_ptd* ptd = NULL;
+        if (st == XPACK_ERR_BAD_INPUT && set->ptd_count < MODEL_SET_MAX_FILES &&
+            xpack_et_ptd_open(a, &ptd, NULL) == XPACK_OK) { /* a weights file where a program was expected */
+          if (g_verbosity >= 0) fprintf(stderr, "note: %s is a .ptd weight file, not a program; use --data for it\n", a);
+          set->ptd_files[set->ptd_count] = *f;
+          set->ptds[set->ptd_count++] = ptd;
+          continue;
+        }
         cli_error("%s", err.message);
         return cli_exit_for_status(st);
       }
@@ -77,7 +86,7 @@ int model_set_open(model_set* set, int argc, char** argv, int (*is_option_with_v
       set->program_count++;
     }
   }
-  if (set->program_count == 0) {
+  if (set->program_count == 0 && set->ptd_count == 0) {
     cli_error("no program (.pte) given");
     return XPACK_EXIT_USAGE;
   }

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Generated fixtures: multi-method LLM-like programs sharing weights, 4-bit, fp16, deconvolution, .ptd.
+XPACK=$1; GEN=$2
+. "$(dirname "$0")/lib.sh"
+d=$(mktemp -d); trap 'rm -rf "$d"' EXIT
+cd "$d"
+
+# LLM-like: prefill and decode share every FullyConnected weight by named key: stored once.
+"$GEN" llm -o llm.pte > /dev/null
+"$XPACK" pack llm.pte -o llm.xpc --json > pack.json
+"$XPACK" run llm.pte --method decode --json > one_method.json
+python3 - <<'PY'
+import json
+p = json.load(open("pack.json"))
+assert p["packed_delegates"] == 2 and p["shared_reuses"] == p["entries"] > 0, p
+print(f"  llm: {p['entries']} entries shared by prefill and decode, {p['shared_bytes']} bytes not packed twice")
+PY
+# The cache is no bigger than one method's packed weights plus metadata: pack decode alone and compare.
+"$XPACK" run llm.pte --json > n.json
+"$XPACK" run llm.pte --cache llm.xpc --json > c.json
+compare_runs n.json c.json
+stored=$("$XPACK" dump --json llm.xpc | python3 -c 'import json,sys; print(json.load(sys.stdin)["totals"]["stored_bytes"])')
+# Two programs sharing their layers (variant B changes only the head): shared weights stored once.
+"$GEN" llm -o a.pte > /dev/null
+"$GEN" llm --variant B -o b.pte > /dev/null
+"$XPACK" pack a.pte b.pte -o ab.xpc --json > ab.json
+"$XPACK" pack b.pte -o b.xpc --json > b.json
+python3 - <<'PY'
+import json
+ab, b = json.load(open("ab.json")), json.load(open("b.json"))
+a_entries = json.load(open("pack.json"))["entries"]
+assert ab["entries"] < a_entries + b["entries"], (ab["entries"], a_entries, b["entries"])
+assert ab["stored_bytes"] < 2 * b["stored_bytes"]
+print(f"  two programs: {ab['entries']} entries (not {a_entries + b['entries']}), {ab['stored_bytes']} bytes stored")
+PY
+for prog in a b; do
+  "$XPACK" run $prog.pte --json > n.json
+  "$XPACK" run $prog.pte --cache ab.xpc --json > c.json
+  compare_runs n.json c.json
+done
+# 4-bit (qcint4 + qbint4), qd8 x qc8w, fp16, deconvolution, conv, weights in a .ptd.
+for k in llm-q4 qd8-qc8w fp16 deconv conv ptd; do
+  echo "== $k"
+  if [ $k = ptd ]; then "$GEN" ptd -o ptd.pte --ptd w.ptd > /dev/null; D="--data w.ptd"; else "$GEN" $k -o $k.pte > /dev/null; D=""; fi
+  "$XPACK" pack $k.pte $D -o $k.xpc > /dev/null || fail "$k: pack"
+  "$XPACK" verify $k.xpc > /dev/null || fail "$k: verify"
+  "$XPACK" run $k.pte $D --json > n.json || fail "$k: run"
+  "$XPACK" run $k.pte $D --cache $k.xpc --json > c.json || fail "$k: run --cache"
+  compare_runs n.json c.json || fail "$k"
+done
+# Without its .ptd the program cannot resolve its weights: a clear error, exit 3.
+set +e; "$XPACK" pack ptd.pte -o x.xpc 2> err.txt; st=$?; set -e
+[ "$st" = 3 ] || fail "ptd without --data: exit $st"
+grep -q "ptd.pte" err.txt || fail "ptd without --data: $(cat err.txt)"
+echo "generated: ok"

@@ -1,0 +1,4 @@
+# ExecuTorch programs end to end: pack, verify, run with and without the cache.
+add_test(NAME model_real_files COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/real_files.sh $<TARGET_FILE:xpack> ${XPACK_REAL_TESTDATA})
+set_tests_properties(model_real_files PROPERTIES SKIP_RETURN_CODE 77)
+add_test(NAME model_generated COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/generated.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>)
