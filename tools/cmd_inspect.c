@@ -455,7 +455,7 @@ int cmd_inspect(int argc, char** argv) {
     model_set_close(&set);
     return rc;
   }
-  insp_program* programs = calloc(set.program_count, sizeof *programs);
+  insp_program* programs = calloc(set.program_count ? set.program_count : 1, sizeof *programs);
   if (!programs) {
     cli_error("out of memory");
     model_set_close(&set);
@@ -498,6 +498,7 @@ int cmd_inspect(int argc, char** argv) {
       for (size_t t = 0; t < set.ptd_count; t++) {
         printf("data file %s: %zu entries\n", set.ptd_files[t].path, xpack_et_ptd_get_info(set.ptds[t])->entry_count);
       }
+      if (set.program_count == 0) printf("no program, only weight files: nothing xpack can pack\n");
     }
     if (fflush(stdout) != 0 || ferror(stdout)) {
       cli_error("writing the report failed");

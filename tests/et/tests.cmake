@@ -23,3 +23,13 @@ add_executable(et_unit_test ${_et_dir}/et_unit_test.c)
 target_include_directories(et_unit_test PRIVATE ${PROJECT_SOURCE_DIR}/libpack/et ${PROJECT_SOURCE_DIR}/libpack/src)
 target_link_libraries(et_unit_test PRIVATE xpack_et)
 add_test(NAME et_unit COMMAND et_unit_test)
+
+# `xpack inspect` end to end on every real file, usage errors, and generated .pte/.ptd pairs (when the
+# generator is built). Needs python3 for JSON; skips (77) without the real folder.
+find_package(Python3 COMPONENTS Interpreter QUIET)
+if(Python3_Interpreter_FOUND AND TARGET xpack)
+  add_test(NAME et_inspect
+           COMMAND ${Python3_EXECUTABLE} ${_et_dir}/inspect_test.py $<TARGET_FILE:xpack> ${XPACK_REAL_TESTDATA}
+                   "$<$<TARGET_EXISTS:xpack-genmodel>:$<TARGET_FILE:xpack-genmodel>>")
+  set_tests_properties(et_inspect PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300)
+endif()
