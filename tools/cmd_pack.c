@@ -5,54 +5,9 @@
 
 #include "cli_common.h"
 #include "commands.h"
-#include "delegate_runner.h"
+#include "pack_models.h"
 #include "json.h"
 #include "xpack.h"
-
-typedef struct pack_job {
-  xpack_writer* writer;
-  size_t xnnpack, packed, not_packed, skipped;
-  int bad_input; /* a malformed delegate: the whole pack fails with exit 3 */
-  xpack_error first_error;
-} pack_job;
-
-static void bind_writer(void* context, const void* raw, const char* identity, size_t len) {
-  xpack_writer_bind(context, raw, identity, len);
-}
-static void unbind_writer(void* context) { xpack_writer_unbind_all(context); }
-
-static int pack_one(void* context, const model_set* set, const delegate_ref* ref) {
-  pack_job* job = context;
-  if (!ref->info->is_xnnpack) {
-    job->skipped++;
-    if (g_verbosity >= 0) {
-      fprintf(stderr, "note: %s: method '%s' delegate %zu: backend %.*s is not XNNPACK, skipped\n", ref->file,
-              ref->method_name, ref->delegate, (int)ref->info->backend_id_len, ref->info->backend_id);
-    }
-    return 0;
-  }
-  job->xnnpack++;
-  run_result result;
-  xpack_error err;
-  xpack_status st = run_delegate(set, ref, xpack_writer_provider(job->writer), bind_writer, job->writer, unbind_writer,
-                                 0, &result, &err);
-  if (st == XPACK_OK) {
-    job->packed++;
-    if (g_verbosity > 0) {
-      fprintf(stderr, "packed %s: method '%s' delegate %zu in %.2f ms\n", ref->file, ref->method_name, ref->delegate,
-              result.create_ms);
-    }
-    return 0;
-  }
-  if (job->not_packed++ == 0) job->first_error = err;
-  if (st == XPACK_ERR_BAD_INPUT || st == XPACK_ERR_IO) {
-    job->bad_input = 1;
-    cli_error("%s", err.message);
-    return XPACK_EXIT_BAD_INPUT;
-  }
-  cli_error("not packed: %s", err.message);
-  return 0;
-}
 
 static int takes_value(const char* a) { return strcmp(a, "-o") == 0 || strcmp(a, "--page-size") == 0; }
 static int is_flag(const char* a) { return strcmp(a, "--json") == 0; }
@@ -102,36 +57,25 @@ int cmd_pack(int argc, char** argv) {
 
   xpack_error err;
   xpack_writer_options options = {page};
-  pack_job job = {0};
-  if (xpack_writer_create(out_path, &options, &job.writer, &err) != XPACK_OK) {
+  pack_counts job;
+  xpack_writer* writer;
+  if (xpack_writer_create(out_path, &options, &writer, &err) != XPACK_OK) {
     cli_error("%s", err.message);
     model_set_close(&set);
     free(default_path);
     return XPACK_EXIT_FAILED;
   }
-  for (size_t i = 0; i < set.program_count; i++) {
-    const model_file* f = &set.program_files[i];
-    xpack_writer_add_input(job.writer, model_base_name(f->path), XPACK_INPUT_PTE, f->size, f->hash, f->program_size,
-                           f->program_hash);
-  }
-  for (size_t i = 0; i < set.ptd_count; i++) {
-    const model_file* f = &set.ptd_files[i];
-    xpack_writer_add_input(job.writer, model_base_name(f->path), XPACK_INPUT_PTD, f->size, f->hash, 0, 0);
-  }
-  xpack_writer_add_info(job.writer, "xpack.version", XPACK_VERSION_STRING);
-  xpack_writer_add_info(job.writer, "xnnpack.version", XPACK_XNNPACK_VERSION);
-
-  rc = for_each_delegate(&set, NULL, pack_one, &job);
+  rc = pack_model_set(&set, writer, &job);
   xpack_writer_stats stats;
-  xpack_writer_stats_get(job.writer, &stats);
+  xpack_writer_stats_get(writer, &stats);
   if (rc != 0 || job.bad_input) {
-    xpack_writer_abort(job.writer);
+    xpack_writer_abort(writer);
     model_set_close(&set);
     free(default_path);
     return rc ? rc : XPACK_EXIT_BAD_INPUT;
   }
   if (job.packed > 0 && stats.entries == 0 && stats.unbound == 0) {
-    xpack_writer_abort(job.writer);
+    xpack_writer_abort(writer);
     if (g_verbosity >= 0) {
       printf("nothing to pack: the %zu XNNPACK delegate%s hold%s no weights that XNNPACK packs\n", job.packed,
              job.packed == 1 ? "" : "s", job.packed == 1 ? "s" : "");
@@ -141,7 +85,7 @@ int cmd_pack(int argc, char** argv) {
     return XPACK_EXIT_OK;
   }
   if (job.xnnpack == 0 || job.packed == 0) {
-    xpack_writer_abort(job.writer);
+    xpack_writer_abort(writer);
     if (job.xnnpack == 0) {
       if (g_verbosity >= 0) printf("nothing to pack: no XNNPACK delegate in the given program%s\n", set.program_count > 1 ? "s" : "");
       rc = XPACK_EXIT_OK;
@@ -153,7 +97,7 @@ int cmd_pack(int argc, char** argv) {
     free(default_path);
     return rc;
   }
-  if (xpack_writer_finish(job.writer, &err) != XPACK_OK) {
+  if (xpack_writer_finish(writer, &err) != XPACK_OK) {
     cli_error("%s", err.message);
     model_set_close(&set);
     free(default_path);

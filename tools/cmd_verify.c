@@ -6,6 +6,7 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "json.h"
+#include "verify_model.h"
 #include "xpack.h"
 
 typedef struct report {
@@ -25,12 +26,23 @@ static void on_problem(void* context, const char* where, const char* what) {
   }
 }
 
+static int takes_value(const char* a) { return strcmp(a, "--model") == 0; }
+static int is_flag(const char* a) { return strcmp(a, "--json") == 0; }
+
 int cmd_verify(int argc, char** argv) {
   const char* path = NULL;
   int as_json = 0;
+  int with_model = 0;
+  int model_argc = 0;
+  char* model_argv[2 * MODEL_SET_MAX_FILES + 2];
   for (int i = 0; i < argc; i++) {
     if (strcmp(argv[i], "--json") == 0) as_json = 1;
-    else if (argv[i][0] == '-' && argv[i][1] != 0) {
+    else if ((strcmp(argv[i], "--model") == 0 || strcmp(argv[i], "--data") == 0) && i + 1 < argc &&
+             model_argc + 2 <= (int)(sizeof model_argv / sizeof model_argv[0])) {
+      with_model |= strcmp(argv[i], "--model") == 0;
+      if (strcmp(argv[i], "--data") == 0) model_argv[model_argc++] = argv[i];
+      model_argv[model_argc++] = argv[++i];
+    } else if (argv[i][0] == '-' && argv[i][1] != 0) {
       cli_error("verify: unknown option %s", argv[i]);
       return XPACK_EXIT_USAGE;
     } else if (path == NULL) path = argv[i];
@@ -51,9 +63,27 @@ int cmd_verify(int argc, char** argv) {
     json_key(&j, "file"); json_string(&j, path);
     json_key(&j, "problems"); json_array(&j);
   }
+  if (model_argc > 0 && !with_model) {
+    cli_error("verify: --data needs --model");
+    return XPACK_EXIT_USAGE;
+  }
   uint64_t problems = 0;
   xpack_error err;
   xpack_status st = xpack_verify_file(path, on_problem, &r, &problems, &err);
+  if (st == XPACK_OK && problems == 0 && with_model) {
+    model_set set;
+    int rc = model_set_open(&set, model_argc, model_argv, takes_value, is_flag);
+    if (rc == 0) rc = verify_against_model(path, &set, on_problem, &r, &problems);
+    model_set_close(&set);
+    if (rc != 0) {
+      if (as_json) {
+        json_end_array(&j);
+        json_end_object(&j);
+        json_finish(&j);
+      }
+      return rc;
+    }
+  }
   if (as_json) {
     json_end_array(&j);
     json_key(&j, "problem_count"); json_uint(&j, problems);

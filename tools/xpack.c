@@ -32,8 +32,10 @@ static const command kCommands[] = {
      "Prints every field of a cache file: format version, target, XNNPACK build identifier, the input files it was\n"
      "built from, every region (offset, size, XXH3-64) and every entry (seed, kernel and bias identities, region),\n"
      "with totals and the bytes deduplication saved."},
-    {"verify", cmd_verify, "xpack verify FILE [--json]",
+    {"verify", cmd_verify, "xpack verify FILE [--model MODEL.pte ... [--data FILE.ptd ...]] [--json]",
      "Checks structure, bounds and every checksum (metadata, each table, each region, each entry).\n"
+     "With --model, also re-packs the model with this machine's XNNPACK and compares every packed weight with the\n"
+     "cache byte for byte, then runs every delegate with and without the cache comparing outputs bit for bit.\n"
      "Prints one line per problem naming where it is; exit 0 when the file is sound, 1 when it is not."},
 };
 static const size_t kCommandCount = sizeof kCommands / sizeof kCommands[0];

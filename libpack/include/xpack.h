@@ -126,6 +126,10 @@ typedef struct xpack_file_entry {
 } xpack_file_entry;
 void xpack_file_get_entry(const xpack_file* f, uint64_t index, xpack_file_entry* out); /* index < count */
 
+/* Finds the entry for (seed, kernel identity, bias identity or NULL); returns its index, or -1 when the
+ * file has no sound entry with that key. */
+int64_t xpack_file_find(const xpack_file* f, uint32_t seed, const char* kernel, const char* bias);
+
 typedef struct xpack_file_input {
   const char* name;
   uint32_t kind;

@@ -288,7 +288,8 @@ static int same_string(const xpc_view* v, uint32_t offset, const char* s, size_t
 }
 
 xpc_find_result xpc_view_find(const xpc_view* v, uint32_t seed, const char* kernel, size_t kernel_len,
-                              const char* bias, size_t bias_len, xpc_entry* entry, xpc_region* region) {
+                              const char* bias, size_t bias_len, xpc_entry* entry, xpc_region* region,
+                              uint64_t* index) {
   const uint64_t h = xpc_key_hash(seed, kernel, kernel_len, bias, bias_len);
   const uint8_t* table = v->base + v->entries.offset;
   const uint32_t stride = v->entries.record_size;
@@ -312,6 +313,7 @@ xpc_find_result xpc_view_find(const xpc_view* v, uint32_t seed, const char* kern
     }
     *entry = e;
     *region = r;
+    if (index != NULL) *index = i;
     return XPC_FOUND;
   }
   return result;

@@ -85,8 +85,9 @@ typedef enum xpc_find_result {
 } xpc_find_result;
 
 /* Finds the entry for (seed, kernel, bias) with a binary search on key_hash, then exact comparison.
- * On XPC_FOUND fills *entry and *region (both checked). bias may be NULL (no bias). */
+ * On XPC_FOUND fills *entry, *region (both checked) and *index (if not NULL). bias may be NULL (no bias). */
 xpc_find_result xpc_view_find(const xpc_view* view, uint32_t seed, const char* kernel, size_t kernel_len,
-                              const char* bias, size_t bias_len, xpc_entry* entry, xpc_region* region);
+                              const char* bias, size_t bias_len, xpc_entry* entry, xpc_region* region,
+                              uint64_t* index);
 
 #endif

@@ -136,3 +136,14 @@ void xpack_file_get_info_pair(const xpack_file* f, uint64_t index, const char** 
   *key = string_at(v, xp_le32(p + XPC_I_KEY));
   *value = string_at(v, xp_le32(p + XPC_I_VALUE));
 }
+
+int64_t xpack_file_find(const xpack_file* f, uint32_t seed, const char* kernel, const char* bias) {
+  xpc_entry e;
+  xpc_region r;
+  uint64_t index;
+  if (xpc_view_find(&f->view, seed, kernel, strlen(kernel), bias, bias ? strlen(bias) : 0, &e, &r, &index) !=
+      XPC_FOUND) {
+    return -1;
+  }
+  return (int64_t)index;
+}

@@ -91,7 +91,7 @@ static answer find(xpack_cache* c, const struct xnn_weights_cache_look_up_key* k
   }
   xpc_entry entry;
   xpc_find_result r = xpc_view_find(&c->view, key->seed, kernel, kernel_len, key->bias ? bias : NULL, bias_len,
-                                    &entry, region);
+                                    &entry, region, NULL);
   if (r == XPC_NOT_FOUND) return ANSWER_NOT_FOUND;
   if (r == XPC_ENTRY_CORRUPT) {
     BUMP(c, refused_corrupt);

@@ -47,7 +47,9 @@ for k in llm-q4 qd8-qc8w fp16 deconv conv ptd; do
   "$XPACK" run $k.pte $D --json > n.json || fail "$k: run"
   "$XPACK" run $k.pte $D --cache $k.xpc --json > c.json || fail "$k: run --cache"
   compare_runs n.json c.json || fail "$k"
+  "$XPACK" verify $k.xpc --model $k.pte $D > /dev/null || fail "$k: verify --model"
 done
+"$XPACK" verify ab.xpc --model a.pte b.pte > /dev/null || fail "two programs: verify --model"
 # Without its .ptd the program cannot resolve its weights: a clear error, exit 3.
 set +e; "$XPACK" pack ptd.pte -o x.xpc 2> err.txt; st=$?; set -e
 [ "$st" = 3 ] || fail "ptd without --data: exit $st"

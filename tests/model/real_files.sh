@@ -13,7 +13,12 @@ for f in linear129 small_cnn person_detect_fp32 person_detect_int8 stress_mlp im
   "$XPACK" run "$REAL/$f.pte" --json > "$d/n.json" || fail "$f: run"
   "$XPACK" run "$REAL/$f.pte" --cache "$d/$f.xpc" --json > "$d/c.json" || fail "$f: run --cache"
   compare_runs "$d/n.json" "$d/c.json" || fail "$f: cache run"
+  "$XPACK" verify "$d/$f.xpc" --model "$REAL/$f.pte" || fail "$f: verify --model"
 done
+# verify --model names what differs: a cache of another model lacks this model's weights.
+set +e; "$XPACK" verify "$d/linear129.xpc" --model "$REAL/small_cnn.pte" > "$d/v.txt" 2>&1; st=$?; set -e
+[ "$st" = 1 ] || fail "verify --model with the wrong model: exit $st"
+grep -q "the cache has no sound entry" "$d/v.txt" || fail "verify --model message: $(cat "$d/v.txt")"
 # XNNPACK delegates whose weights XNNPACK never packs (elementwise ops; depthwise only): nothing to pack.
 for f in add clamp dynamic_mul dwconv_inblob_2024; do
   out=$("$XPACK" pack "$REAL/$f.pte" -o "$d/$f.xpc") || fail "$f: pack exit"

@@ -1,0 +1,139 @@
+#include "verify_model.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli_common.h"
+#include "delegate_runner.h"
+#include "pack_models.h"
+
+typedef struct compare_job {
+  xpack_cache* cache;
+  xpack_problem_fn fn;
+  void* context;
+  uint64_t* problems;
+} compare_job;
+
+static void report(compare_job* job, const char* where, const char* what) {
+  (*job->problems)++;
+  job->fn(job->context, where, what);
+}
+
+static void bind_cache(void* context, const void* raw, const char* identity, size_t len) {
+  xpack_cache_bind(context, raw, identity, len);
+}
+static void unbind_cache(void* context) { xpack_cache_unbind_all(context); }
+
+static int compare_outputs(void* context, const model_set* set, const delegate_ref* ref) {
+  compare_job* job = context;
+  if (!ref->info->is_xnnpack) return 0;
+  char where[256];
+  snprintf(where, sizeof where, "%s: method '%s' delegate %zu", ref->file, ref->method_name, ref->delegate);
+  run_result plain, cached;
+  xpack_error err;
+  if (run_delegate(set, ref, NULL, NULL, NULL, NULL, 1, &plain, &err) != XPACK_OK) {
+    report(job, where, err.message);
+    return 0;
+  }
+  xpack_stats before, after;
+  xpack_cache_stats(job->cache, &before);
+  if (run_delegate(set, ref, xpack_cache_provider(job->cache), bind_cache, job->cache, unbind_cache, 1, &cached,
+                   &err) != XPACK_OK) {
+    report(job, where, err.message);
+    return 0;
+  }
+  xpack_cache_stats(job->cache, &after);
+  if (plain.num_outputs != cached.num_outputs ||
+      memcmp(plain.output_hash, cached.output_hash, plain.num_outputs * sizeof plain.output_hash[0]) != 0) {
+    report(job, where, "outputs with the cache differ from outputs without it");
+  }
+  if (after.misses != before.misses && g_verbosity >= 0) {
+    fprintf(stderr, "note: %s: %llu look-up%s missed the cache (XNNPACK packed them)\n", where,
+            (unsigned long long)(after.misses - before.misses), after.misses - before.misses == 1 ? "" : "s");
+  }
+  return 0;
+}
+
+static void compare_entries(const xpack_file* fresh, const xpack_file* cache, compare_job* job) {
+  xpack_file_info info;
+  xpack_file_get_info(fresh, &info);
+  for (uint64_t i = 0; i < info.entry_count; i++) {
+    xpack_file_entry e;
+    xpack_file_get_entry(fresh, i, &e);
+    char where[512];
+    snprintf(where, sizeof where, "entry seed %08x kernel %s bias %s", e.seed, e.kernel, e.bias ? e.bias : "(none)");
+    int64_t j = xpack_file_find(cache, e.seed, e.kernel, e.bias);
+    if (j < 0) {
+      report(job, where, "XNNPACK packs this weight for the model but the cache has no sound entry for it");
+      continue;
+    }
+    xpack_file_entry ce;
+    xpack_file_get_entry(cache, (uint64_t)j, &ce);
+    xpack_file_region fr, cr;
+    xpack_file_get_region(fresh, e.region, &fr);
+    xpack_file_get_region(cache, ce.region, &cr);
+    const uint8_t* fb = xpack_file_region_bytes(fresh, e.region);
+    const uint8_t* cb = xpack_file_region_bytes(cache, ce.region);
+    if (fr.size != cr.size) {
+      char what[128];
+      snprintf(what, sizeof what, "packed size is %llu bytes on this machine, %llu in the cache",
+               (unsigned long long)fr.size, (unsigned long long)cr.size);
+      report(job, where, what);
+    } else if (fb == NULL || cb == NULL || memcmp(fb, cb, (size_t)fr.size) != 0) {
+      report(job, where, "packed bytes differ from what this machine's XNNPACK produces");
+    }
+  }
+}
+
+int verify_against_model(const char* cache_path, const model_set* set, xpack_problem_fn fn, void* context,
+                         uint64_t* problems) {
+  compare_job job = {NULL, fn, context, problems};
+  char dir[] = "/tmp/xpack-verify-XXXXXX";
+  if (mkdtemp(dir) == NULL) {
+    cli_error("verify: cannot create a temporary directory");
+    return XPACK_EXIT_FAILED;
+  }
+  char fresh_path[sizeof dir + 16];
+  snprintf(fresh_path, sizeof fresh_path, "%s/fresh.xpc", dir);
+  xpack_error err;
+  xpack_writer* writer;
+  int rc = 0;
+  if (xpack_writer_create(fresh_path, NULL, &writer, &err) != XPACK_OK) {
+    cli_error("%s", err.message);
+    rmdir(dir);
+    return XPACK_EXIT_FAILED;
+  }
+  pack_counts counts;
+  rc = pack_model_set(set, writer, &counts);
+  if (rc != 0) {
+    xpack_writer_abort(writer);
+    rmdir(dir);
+    return rc;
+  }
+  if (xpack_writer_finish(writer, &err) != XPACK_OK) {
+    cli_error("%s", err.message);
+    rmdir(dir);
+    return XPACK_EXIT_FAILED;
+  }
+  xpack_file *fresh = NULL, *cache = NULL;
+  if (xpack_file_open(fresh_path, &fresh, &err) == XPACK_OK && xpack_file_open(cache_path, &cache, &err) == XPACK_OK) {
+    compare_entries(fresh, cache, &job);
+  } else {
+    report(&job, cache_path, err.message);
+  }
+  xpack_file_close(fresh);
+  xpack_file_close(cache);
+  unlink(fresh_path);
+  rmdir(dir);
+
+  if (xpack_cache_open(cache_path, 0, &job.cache, &err) != XPACK_OK) {
+    report(&job, cache_path, err.message);
+    return 0;
+  }
+  if (xpack_cache_refusal(job.cache)) report(&job, cache_path, xpack_cache_refusal(job.cache));
+  for_each_delegate(set, NULL, compare_outputs, &job);
+  xpack_cache_close(job.cache);
+  return 0;
+}
