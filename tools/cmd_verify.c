@@ -45,8 +45,11 @@ int cmd_verify(int argc, char** argv) {
     } else if (argv[i][0] == '-' && argv[i][1] != 0) {
       cli_error("verify: unknown option %s", argv[i]);
       return XPACK_EXIT_USAGE;
-    } else if (path == NULL) path = argv[i];
-    else {
+    } else if (path == NULL) {
+      path = argv[i];
+    } else if (with_model && model_argc + 1 <= (int)(sizeof model_argv / sizeof model_argv[0])) {
+      model_argv[model_argc++] = argv[i]; /* more programs after --model */
+    } else {
       cli_error("verify: one file at a time");
       return XPACK_EXIT_USAGE;
     }
