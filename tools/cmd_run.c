@@ -22,10 +22,6 @@ typedef struct run_job {
   int bad_input;
 } run_job;
 
-static void bind_cache(void* context, const void* raw, const char* identity, size_t len) {
-  xpack_cache_bind(context, raw, identity, len);
-}
-static void unbind_cache(void* context) { xpack_cache_unbind_all(context); }
 
 static int run_one(void* context, const model_set* set, const delegate_ref* ref) {
   run_job* job = context;
@@ -35,8 +31,8 @@ static int run_one(void* context, const model_set* set, const delegate_ref* ref)
   xpack_cache_stats(job->cache, &before);
   run_result r;
   xpack_error err;
-  xpack_status st = run_delegate(set, ref, xpack_cache_provider(job->cache), job->cache ? bind_cache : NULL,
-                                 job->cache, job->cache ? unbind_cache : NULL, 1, &r, &err);
+  xpack_status st = run_delegate(set, ref, xpack_cache_provider(job->cache), job->cache ? bind_to_cache : NULL,
+                                 job->cache, job->cache ? unbind_from_cache : NULL, 1, &r, &err);
   xpack_cache_stats(job->cache, &after);
   if (st != XPACK_OK) {
     job->failed++;

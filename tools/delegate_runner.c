@@ -7,6 +7,7 @@
 #include <xxhash.h>
 
 #include "error.h"
+#include "xpack.h"
 
 int for_each_delegate(const model_set* set, const char* only_method, delegate_fn fn, void* context) {
   for (size_t p = 0; p < set->program_count; p++) {
@@ -108,3 +109,12 @@ xpack_status run_delegate(const model_set* set, const delegate_ref* ref, struct 
   xpack_et_xnn_graph_free(graph);
   return st;
 }
+
+void bind_to_cache(void* cache, const void* raw, const char* identity, size_t len) {
+  xpack_cache_bind(cache, raw, identity, len);
+}
+void unbind_from_cache(void* cache) { xpack_cache_unbind_all(cache); }
+void bind_to_writer(void* writer, const void* raw, const char* identity, size_t len) {
+  xpack_writer_bind(writer, raw, identity, len);
+}
+void unbind_from_writer(void* writer) { xpack_writer_unbind_all(writer); }

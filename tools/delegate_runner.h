@@ -36,4 +36,10 @@ xpack_status run_delegate(const model_set* set, const delegate_ref* ref, struct 
                           xpack_bind_fn bind, void* bind_context, void (*unbind)(void* bind_context), int execute,
                           run_result* out, xpack_error* err);
 
+/* Bind callbacks for run_delegate: context is an xpack_cache* or an xpack_writer*. */
+void bind_to_cache(void* cache, const void* raw, const char* identity, size_t len);
+void unbind_from_cache(void* cache);
+void bind_to_writer(void* writer, const void* raw, const char* identity, size_t len);
+void unbind_from_writer(void* writer);
+
 #endif

@@ -10,10 +10,6 @@ typedef struct pack_job {
   pack_counts* counts;
 } pack_job;
 
-static void bind_writer(void* context, const void* raw, const char* identity, size_t len) {
-  xpack_writer_bind(context, raw, identity, len);
-}
-static void unbind_writer(void* context) { xpack_writer_unbind_all(context); }
 
 static int pack_one(void* context, const model_set* set, const delegate_ref* ref) {
   pack_job* job = context;
@@ -29,8 +25,8 @@ static int pack_one(void* context, const model_set* set, const delegate_ref* ref
   c->xnnpack++;
   run_result result;
   xpack_error err;
-  xpack_status st = run_delegate(set, ref, xpack_writer_provider(job->writer), bind_writer, job->writer,
-                                 unbind_writer, 0, &result, &err);
+  xpack_status st = run_delegate(set, ref, xpack_writer_provider(job->writer), bind_to_writer, job->writer,
+                                 unbind_from_writer, 0, &result, &err);
   if (st == XPACK_OK) {
     c->packed++;
     if (g_verbosity > 0) {

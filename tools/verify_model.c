@@ -21,10 +21,6 @@ static void report(compare_job* job, const char* where, const char* what) {
   job->fn(job->context, where, what);
 }
 
-static void bind_cache(void* context, const void* raw, const char* identity, size_t len) {
-  xpack_cache_bind(context, raw, identity, len);
-}
-static void unbind_cache(void* context) { xpack_cache_unbind_all(context); }
 
 static int compare_outputs(void* context, const model_set* set, const delegate_ref* ref) {
   compare_job* job = context;
@@ -39,7 +35,7 @@ static int compare_outputs(void* context, const model_set* set, const delegate_r
   }
   xpack_stats before, after;
   xpack_cache_stats(job->cache, &before);
-  if (run_delegate(set, ref, xpack_cache_provider(job->cache), bind_cache, job->cache, unbind_cache, 1, &cached,
+  if (run_delegate(set, ref, xpack_cache_provider(job->cache), bind_to_cache, job->cache, unbind_from_cache, 1, &cached,
                    &err) != XPACK_OK) {
     report(job, where, err.message);
     return 0;

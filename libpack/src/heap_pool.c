@@ -91,3 +91,13 @@ void* xp_heap_addr(xp_heap_pool* pool, size_t offset) {
   pthread_mutex_unlock(&pool->lock);
   return p;
 }
+
+size_t xp_heap_keep_bytes(xp_heap_pool* pool, const void* ptr, size_t size) {
+  if (!xp_heap_is_scratch(pool, ptr)) {
+    void* copy = xp_heap_reserve(pool, size);
+    if (copy == NULL) return SIZE_MAX;
+    memcpy(copy, ptr, size);
+    ptr = copy;
+  }
+  return xp_heap_keep(pool, ptr);
+}

@@ -35,6 +35,9 @@ void* xp_heap_reserve(xp_heap_pool* pool, size_t n);
 int xp_heap_is_scratch(xp_heap_pool* pool, const void* ptr);
 /* Keeps the block starting at ptr and returns its offset, or SIZE_MAX if ptr is not one of ours. */
 size_t xp_heap_keep(xp_heap_pool* pool, const void* ptr);
+/* Keeps ptr's block, first copying the size bytes into a new block when ptr is not one of our scratch blocks
+ * (XNNPACK may hand over memory it did not get from reserve_space). Returns the offset, or SIZE_MAX. */
+size_t xp_heap_keep_bytes(xp_heap_pool* pool, const void* ptr, size_t size);
 /* Frees a scratch block now (no-op if ptr is not a scratch block of this pool). */
 void xp_heap_release(xp_heap_pool* pool, const void* ptr);
 /* The address of a kept block's offset, or NULL. */

@@ -8,25 +8,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "bindings.h"
 #include "cache_view.h"
 #include "error.h"
+#include "file_map.h"
 #include "heap_pool.h"
+#include "pending_keys.h"
 #include "target.h"
 #include "xpc_format.h"
 
 #define XP_MAX_IDENTITY 1024
-
-/* A key XNNPACK missed in look_up, so that the insert that follows is not counted as a second look-up. */
-typedef struct pending_key {
-  uint32_t seed;
-  const void* kernel;
-  const void* bias;
-} pending_key;
 
 struct xpack_cache {
   struct xnn_weights_cache_provider provider;
@@ -37,45 +31,12 @@ struct xpack_cache {
   char refusal[256]; /* empty = served */
   xp_bindings bindings;
   xp_heap_pool heap;
-  pthread_mutex_t pending_lock;
-  pending_key* pending;
-  size_t pending_count, pending_capacity;
+  xp_pending_keys pending;
   _Atomic uint64_t lookups, hits, hits_after_packing, misses, misses_unbound, misses_not_found, misses_refused,
       refused_incompatible, refused_corrupt, refused_mismatch, served_bytes;
 };
 
 #define BUMP(c, field) atomic_fetch_add_explicit(&(c)->field, 1, memory_order_relaxed)
-
-static void pending_add(xpack_cache* c, const struct xnn_weights_cache_look_up_key* key) {
-  pthread_mutex_lock(&c->pending_lock);
-  if (c->pending_count == c->pending_capacity) {
-    size_t cap = c->pending_capacity ? c->pending_capacity * 2 : 16;
-    pending_key* grown = realloc(c->pending, cap * sizeof *grown);
-    if (grown == NULL) { /* losing the note only double-counts a look-up in the stats */
-      pthread_mutex_unlock(&c->pending_lock);
-      return;
-    }
-    c->pending = grown;
-    c->pending_capacity = cap;
-  }
-  c->pending[c->pending_count++] = (pending_key){key->seed, key->kernel, key->bias};
-  pthread_mutex_unlock(&c->pending_lock);
-}
-
-static int pending_take(xpack_cache* c, const struct xnn_weights_cache_look_up_key* key) {
-  int found = 0;
-  pthread_mutex_lock(&c->pending_lock);
-  for (size_t i = c->pending_count; i-- > 0;) {
-    const pending_key* p = &c->pending[i];
-    if (p->seed == key->seed && p->kernel == key->kernel && p->bias == key->bias) {
-      c->pending[i] = c->pending[--c->pending_count];
-      found = 1;
-      break;
-    }
-  }
-  pthread_mutex_unlock(&c->pending_lock);
-  return found;
-}
 
 typedef enum answer { ANSWER_HIT, ANSWER_UNBOUND, ANSWER_NOT_FOUND, ANSWER_REFUSED } answer;
 
@@ -122,7 +83,7 @@ static size_t provider_look_up(void* context, const struct xnn_weights_cache_loo
     return (size_t)region.offset;
   }
   count_miss(c, a);
-  pending_add(c, key);
+  xp_pending_add(&c->pending, key);
   return SIZE_MAX;
 }
 
@@ -131,25 +92,14 @@ static void* provider_reserve_space(void* context, size_t n) {
   return xp_heap_reserve(&c->heap, n);
 }
 
-/* Keeps XNNPACK's freshly packed bytes as a heap fallback (copying them if they are not in our scratch). */
-static size_t keep_packed(xpack_cache* c, void* ptr, size_t size) {
-  if (!xp_heap_is_scratch(&c->heap, ptr)) {
-    void* copy = xp_heap_reserve(&c->heap, size);
-    if (copy == NULL) return SIZE_MAX;
-    memcpy(copy, ptr, size);
-    ptr = copy;
-  }
-  return xp_heap_keep(&c->heap, ptr);
-}
-
 static size_t provider_look_up_or_insert(void* context, const struct xnn_weights_cache_look_up_key* key, void* ptr,
                                          size_t size) {
   xpack_cache* c = context;
   if (ptr == NULL) { /* seen after a hit in some XNNPACK versions: a plain look-up */
     return provider_look_up(context, key);
   }
-  if (pending_take(c, key)) { /* the insert after our own miss: already counted */
-    return keep_packed(c, ptr, size);
+  if (xp_pending_take(&c->pending, key)) { /* the insert after our own miss: already counted */
+    return xp_heap_keep_bytes(&c->heap, ptr, size);
   }
   /* XNNPACK packed without asking first (depthwise convolution, deconvolution, ...). Serve the file's copy
    * only if it is exactly what XNNPACK just produced: a free end-to-end check. */
@@ -168,7 +118,7 @@ static size_t provider_look_up_or_insert(void* context, const struct xnn_weights
     a = ANSWER_REFUSED;
   }
   count_miss(c, a);
-  return keep_packed(c, ptr, size);
+  return xp_heap_keep_bytes(&c->heap, ptr, size);
 }
 
 static bool provider_is_finalized(void* context) { return true; }
@@ -184,7 +134,7 @@ static enum xnn_status provider_delete_cache(void* context) {
   return xnn_status_success;
 }
 
-static xpack_status load_file(xpack_cache* c, const char* path, unsigned flags, xpack_error* err) {
+static xpack_status read_whole_file(xpack_cache* c, const char* path, xpack_error* err) {
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return xpack_fail(err, XPACK_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
   struct stat st;
@@ -193,43 +143,56 @@ static xpack_status load_file(xpack_cache* c, const char* path, unsigned flags, 
     return xpack_fail(err, XPACK_ERR_IO, "%s: not a regular file", path);
   }
   c->size = (uint64_t)st.st_size;
-  if (c->size < XPC_HEADER_SIZE + XPC_FOOTER_SIZE) {
+  void* buf = NULL;
+  if (posix_memalign(&buf, 16384, c->size ? (size_t)c->size : 1) != 0) {
     close(fd);
+    return xpack_fail(err, XPACK_ERR_NOMEM, "%s: cannot allocate %llu bytes to read the file", path,
+                      (unsigned long long)c->size);
+  }
+  for (uint64_t done = 0; done < c->size;) {
+    ssize_t n = pread(fd, (uint8_t*)buf + done, (size_t)(c->size - done), (off_t)done);
+    if (n <= 0) {
+      if (n < 0 && errno == EINTR) continue;
+      free(buf);
+      close(fd);
+      return xpack_fail(err, XPACK_ERR_IO, "%s: read failed at offset %llu: %s", path, (unsigned long long)done,
+                        n < 0 ? strerror(errno) : "file shrank while reading");
+    }
+    done += (uint64_t)n;
+  }
+  close(fd);
+  c->base = buf;
+  return XPACK_OK;
+}
+
+static xpack_status load_file(xpack_cache* c, const char* path, unsigned flags, xpack_error* err) {
+  xpack_status st;
+  if (flags & XPACK_OPEN_READ) {
+    st = read_whole_file(c, path, err);
+  } else {
+    xp_file_map map;
+    st = xp_map_file(path, &map, err);
+    c->base = (uint8_t*)map.data;
+    c->size = map.size;
+    c->mapped = st == XPACK_OK && map.data != NULL;
+  }
+  if (st == XPACK_OK && c->size < XPC_HEADER_SIZE + XPC_FOOTER_SIZE) {
+    /* Checked before anything reads the bytes: a shorter file cannot hold a header and a footer. */
     return xpack_fail(err, c->size == 0 ? XPACK_ERR_NOT_XPACK : XPACK_ERR_TRUNCATED,
                       "%s: %llu bytes is too short for an xpack cache (at least %d)", path,
                       (unsigned long long)c->size, XPC_HEADER_SIZE + XPC_FOOTER_SIZE);
   }
-  if (flags & XPACK_OPEN_READ) {
-    void* buf = NULL;
-    if (posix_memalign(&buf, 16384, (size_t)c->size) != 0) {
-      close(fd);
-      return xpack_fail(err, XPACK_ERR_NOMEM, "%s: cannot allocate %llu bytes to read the file", path,
-                        (unsigned long long)c->size);
-    }
-    uint64_t done = 0;
-    while (done < c->size) {
-      ssize_t n = pread(fd, (uint8_t*)buf + done, (size_t)(c->size - done), (off_t)done);
-      if (n <= 0) {
-        if (n < 0 && errno == EINTR) continue;
-        free(buf);
-        close(fd);
-        return xpack_fail(err, XPACK_ERR_IO, "%s: read failed at offset %llu: %s", path, (unsigned long long)done,
-                          n < 0 ? strerror(errno) : "file shrank while reading");
-      }
-      done += (uint64_t)n;
-    }
-    c->base = buf;
+  return st;
+}
+
+static void unload_file(xpack_cache* c) {
+  if (c->mapped) {
+    xp_file_map map = {c->base, c->size};
+    xp_unmap_file(&map);
   } else {
-    void* m = mmap(NULL, (size_t)c->size, PROT_READ, MAP_SHARED, fd, 0);
-    if (m == MAP_FAILED) {
-      close(fd);
-      return xpack_fail(err, XPACK_ERR_IO, "%s: mmap failed: %s", path, strerror(errno));
-    }
-    c->base = m;
-    c->mapped = 1;
+    free(c->base);
   }
-  close(fd);
-  return XPACK_OK;
+  c->base = NULL;
 }
 
 /* Decides whether this process may be served from the file at all. */
@@ -263,14 +226,13 @@ xpack_status xpack_cache_open(const char* path, unsigned flags, xpack_cache** ou
     }
   }
   if (st != XPACK_OK) {
-    if (c->mapped) munmap(c->base, (size_t)c->size);
-    else free(c->base);
+    unload_file(c);
     free(c);
     return st;
   }
   xp_bindings_init(&c->bindings);
   xp_heap_init(&c->heap, xp_target_xnn_alignment());
-  pthread_mutex_init(&c->pending_lock, NULL);
+  xp_pending_init(&c->pending);
   c->provider = (struct xnn_weights_cache_provider){
       .context = c,
       .look_up = provider_look_up,
@@ -288,10 +250,8 @@ void xpack_cache_close(xpack_cache* c) {
   if (c == NULL) return;
   xp_bindings_destroy(&c->bindings);
   xp_heap_destroy(&c->heap);
-  pthread_mutex_destroy(&c->pending_lock);
-  free(c->pending);
-  if (c->mapped) munmap(c->base, (size_t)c->size);
-  else free(c->base);
+  xp_pending_destroy(&c->pending);
+  unload_file(c);
   free(c);
 }
 

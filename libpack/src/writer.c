@@ -124,25 +124,9 @@ static size_t provider_look_up(void* context, const struct xnn_weights_cache_loo
       answer = (size_t)w->regions[w->entries[e].region].offset;
     }
   }
-  if (answer == SIZE_MAX &&
-      wr_reserve((void**)&w->pending, &w->pending_cap, w->pending_count + 1, sizeof *w->pending) == 0) {
-    w->pending[w->pending_count].seed = key->seed;
-    w->pending[w->pending_count].kernel = key->kernel;
-    w->pending[w->pending_count].bias = key->bias;
-    w->pending_count++;
-  }
+  if (answer == SIZE_MAX) xp_pending_add(&w->pending, key);
   pthread_mutex_unlock(&w->lock);
   return answer;
-}
-
-static int take_pending(xpack_writer* w, const struct xnn_weights_cache_look_up_key* key) {
-  for (size_t i = w->pending_count; i-- > 0;) {
-    if (w->pending[i].seed == key->seed && w->pending[i].kernel == key->kernel && w->pending[i].bias == key->bias) {
-      w->pending[i] = w->pending[--w->pending_count];
-      return 1;
-    }
-  }
-  return 0;
 }
 
 static void* provider_reserve_space(void* context, size_t n) {
@@ -174,16 +158,8 @@ static long store_region(xpack_writer* w, const uint8_t* bytes, size_t size, XXH
   return (long)idx;
 }
 
-/* Keeps packed bytes that go into no file in heap memory, so the runtime being created still works. */
-static size_t keep_in_heap(xpack_writer* w, void* ptr, size_t size) {
-  if (!xp_heap_is_scratch(&w->heap, ptr)) {
-    void* copy = xp_heap_reserve(&w->heap, size);
-    if (copy == NULL) return SIZE_MAX;
-    memcpy(copy, ptr, size);
-    ptr = copy;
-  }
-  return xp_heap_keep(&w->heap, ptr);
-}
+/* Packed bytes that go into no file stay in heap memory, so the runtime being created still works. */
+static size_t keep_in_heap(xpack_writer* w, void* ptr, size_t size) { return xp_heap_keep_bytes(&w->heap, ptr, size); }
 
 static size_t provider_look_up_or_insert(void* context, const struct xnn_weights_cache_look_up_key* key, void* ptr,
                                          size_t size) {
@@ -195,7 +171,7 @@ static size_t provider_look_up_or_insert(void* context, const struct xnn_weights
   XXH128_hash_t h128 = XXH3_128bits(ptr, size);
   uint64_t h64 = XXH3_64bits(ptr, size);
   pthread_mutex_lock(&w->lock);
-  int after_look_up = take_pending(w, key);
+  int after_look_up = xp_pending_take(&w->pending, key);
   w->stats.inserts++;
   size_t answer;
   if (!bound) {
@@ -315,6 +291,7 @@ xpack_status xpack_writer_create(const char* out_path, const xpack_writer_option
   pthread_mutex_init(&w->lock, NULL);
   xp_bindings_init(&w->bindings);
   xp_heap_init(&w->heap, xp_target_xnn_alignment());
+  xp_pending_init(&w->pending);
   w->page_alignment = page;
   w->region_alignment = xp_target_xnn_alignment() > XPC_MIN_REGION_ALIGNMENT ? xp_target_xnn_alignment()
                                                                              : XPC_MIN_REGION_ALIGNMENT;
@@ -393,6 +370,7 @@ static void destroy(xpack_writer* w) {
   if (w->provider.context != NULL) {
     xp_bindings_destroy(&w->bindings);
     xp_heap_destroy(&w->heap);
+    xp_pending_destroy(&w->pending);
     pthread_mutex_destroy(&w->lock);
   }
   wr_index_free(&w->region_index);
@@ -403,7 +381,6 @@ static void destroy(xpack_writer* w) {
   free(w->strings);
   free(w->inputs);
   free(w->info);
-  free(w->pending);
   free(w->out_path);
   free(w->tmp_path);
   free(w);

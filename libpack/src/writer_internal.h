@@ -7,6 +7,7 @@
 
 #include "bindings.h"
 #include "heap_pool.h"
+#include "pending_keys.h"
 #include "xpack.h"
 
 typedef struct wr_region {
@@ -64,9 +65,7 @@ struct xpack_writer {
   wr_index region_index; /* hash128_lo -> region */
   wr_index entry_index;  /* key_hash -> entry */
   wr_index string_index; /* string hash -> string */
-  /* keys that missed in look_up, so their insert is known to follow a look-up */
-  struct { uint32_t seed; const void* kernel; const void* bias; } * pending;
-  size_t pending_count, pending_cap;
+  xp_pending_keys pending;
   xpack_writer_stats stats;
   int failed; /* an I/O error happened inside a provider callback; finish reports it */
   char failure[256];
