@@ -13,10 +13,13 @@ python3 - <<'PY'
 import json
 p = json.load(open("pack.json"))
 assert p["packed_delegates"] == 2 and p["shared_reuses"] == p["entries"] > 0, p
+# decode re-used every weight prefill packed: the cache holds one method's packed weights, nothing more
+assert p["shared_bytes"] == p["stored_bytes"] == p["packed_bytes"], p
 print(f"  llm: {p['entries']} entries shared by prefill and decode, {p['shared_bytes']} bytes not packed twice")
 PY
 # The cache is no bigger than one method's packed weights plus metadata: pack decode alone and compare.
 "$XPACK" run llm.pte --json > n.json
+cp n.json llm_nocache.json
 "$XPACK" run llm.pte --cache llm.xpc --json > c.json
 compare_runs n.json c.json
 stored=$("$XPACK" dump --json llm.xpc | python3 -c 'import json,sys; print(json.load(sys.stdin)["totals"]["stored_bytes"])')
@@ -54,4 +57,18 @@ done
 set +e; "$XPACK" pack ptd.pte -o x.xpc 2> err.txt; st=$?; set -e
 [ "$st" = 3 ] || fail "ptd without --data: exit $st"
 grep -q "ptd.pte" err.txt || fail "ptd without --data: $(cat err.txt)"
+# Apple targets: large regions aligned to 16 KiB.
+"$XPACK" pack llm.pte -o llm16k.xpc --page-size 16384 > /dev/null
+"$XPACK" dump --json llm16k.xpc | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d["page_alignment"] == 16384
+big = [r for r in d["regions"] if r["size"] >= 16384]
+assert big and all(r["offset"] % 16384 == 0 for r in big), "16 KiB alignment"
+assert all(r["offset"] % 64 == 0 for r in d["regions"])
+print(f"  16 KiB pages: {len(big)} large regions page-aligned")'
+"$XPACK" run llm.pte --cache llm16k.xpc --json > c16.json
+compare_runs llm_nocache.json c16.json
+st=$(status_of "$XPACK" pack llm.pte -o x.xpc --page-size 8000)
+[ "$st" = 2 ] || fail "--page-size 8000: exit $st"
 echo "generated: ok"
