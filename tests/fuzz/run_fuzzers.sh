@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer harnesses with clang (tests/fuzz/CMakeLists.txt), makes seed corpora from real
+# and generated files, runs each fuzzer for XPACK_FUZZ_SECONDS (default 60) and fails on any finding.
+#
+# usage: run_fuzzers.sh --work DIR [--real DIR] [--xpack PATH] [--subgraphs PATH] [--et-dump PATH]
+#                       [--genmodel PATH] [--only NAME]
+#   --work       build dir, seeds, growing corpora and crash artifacts go under DIR
+#   --real       the real .pte/.ptd folder (seeds; optional)
+#   --xpack      the xpack CLI: `xpack pack` makes cache seeds from the real files
+#   --subgraphs  tests/core's xpack-subgraphs: `pack OUT.xpc` makes a cache seed
+#   --et-dump    tests/et's et_dump: `--blobs DIR model.pte` cuts XNNPACK delegate blobs out (seeds)
+#   --genmodel   the fixture generator: generated .pte/.ptd seeds
+#   --only NAME  run one fuzzer (pte, xnngraph or cache)
+# Environment: XPACK_FUZZ_SECONDS (per fuzzer, default 60), CC_FUZZ (default clang),
+#              XPACK_FUZZ_ARGS (extra libFuzzer flags, e.g. "-jobs=4 -workers=4").
+# Exit: 0 clean, 1 a fuzzer found something (or the build failed), 77 skipped (no clang).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+work="" real="" xpack="" subgraphs="" et_dump="" genmodel="" only=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --work) work=$2; shift 2 ;;
+    --real) real=$2; shift 2 ;;
+    --xpack) xpack=$2; shift 2 ;;
+    --subgraphs) subgraphs=$2; shift 2 ;;
+    --et-dump) et_dump=$2; shift 2 ;;
+    --genmodel) genmodel=$2; shift 2 ;;
+    --only) only=$2; shift 2 ;;
+    *) echo "run_fuzzers.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+[ -n "$work" ] || { echo "run_fuzzers.sh: --work DIR is required" >&2; exit 2; }
+seconds=${XPACK_FUZZ_SECONDS:-60}
+cc=${CC_FUZZ:-clang}
+if ! command -v "$cc" >/dev/null 2>&1; then
+  echo "skipped: $cc not found (the fuzzers need clang with libFuzzer)"
+  exit 77
+fi
+mkdir -p "$work"
+work=$(cd "$work" && pwd)
+
+# ---- build ----
+gen=()
+command -v ninja >/dev/null 2>&1 && gen=(-G Ninja)
+if [ ! -f "$work/build/CMakeCache.txt" ]; then
+  cmake -S "$here" -B "$work/build" "${gen[@]}" -DCMAKE_C_COMPILER="$cc" -DCMAKE_BUILD_TYPE= >"$work/configure.log" 2>&1 ||
+    { cat "$work/configure.log"; echo "FAIL: configuring the fuzz build"; exit 1; }
+fi
+cmake --build "$work/build" >"$work/build.log" 2>&1 || { cat "$work/build.log"; echo "FAIL: building the fuzzers"; exit 1; }
+
+# ---- seeds (remade every run) and corpora (kept: they grow across runs) ----
+seeds=$work/seeds
+rm -rf "$seeds"
+mkdir -p "$seeds/pte" "$seeds/xnngraph" "$seeds/cache" "$work/corpus/pte" "$work/corpus/xnngraph" \
+  "$work/corpus/cache" "$work/artifacts"
+small_real=()
+if [ -n "$real" ] && [ -d "$real" ]; then
+  for f in "$real"/*.pte "$real"/*.ptd; do
+    [ -f "$f" ] || continue
+    cp "$f" "$seeds/pte/"
+    case "$f" in *.pte) [ "$(stat -c %s "$f")" -le 300000 ] && small_real+=("$f") ;; esac
+  done
+else
+  echo "note: no real test data folder; seeds come from generated files only"
+fi
+if [ -n "$genmodel" ] && [ -x "$genmodel" ]; then
+  for kind in conv deconv bmm fp16 qd8-qc8w; do
+    "$genmodel" "$kind" -o "$seeds/pte/gen_$kind.pte" >/dev/null 2>&1 || echo "note: xpack-genmodel $kind failed"
+  done
+  "$genmodel" ptd -o "$seeds/pte/gen_ptd.pte" --ptd "$seeds/pte/gen_ptd.ptd" >/dev/null 2>&1 || true
+  "$genmodel" llm-q4 -o "$seeds/pte/gen_llm_q4.pte" --size 32K >/dev/null 2>&1 || true
+fi
+if [ -n "$et_dump" ] && [ -x "$et_dump" ]; then
+  for f in "$seeds/pte"/*.pte; do
+    [ -f "$f" ] && "$et_dump" --blobs "$seeds/xnngraph" "$f" >/dev/null 2>&1
+  done
+fi
+if [ -n "$subgraphs" ] && [ -x "$subgraphs" ]; then
+  "$subgraphs" pack "$seeds/cache/demo_subgraphs.xpc" >/dev/null 2>&1 || echo "note: xpack-subgraphs pack failed"
+fi
+if [ -n "$xpack" ] && [ -x "$xpack" ]; then
+  for f in "${small_real[@]}" "$seeds/pte"/gen_*.pte; do
+    [ -f "$f" ] || continue
+    b=$(basename "$f" .pte)
+    extra=()
+    [ -f "${f%.pte}.ptd" ] && extra=(--data "${f%.pte}.ptd")
+    "$xpack" -q pack "$f" "${extra[@]}" -o "$seeds/cache/$b.xpc" >/dev/null 2>&1
+  done
+  [ -f "$real/small_cnn.pte" ] &&
+    "$xpack" -q pack "$real/small_cnn.pte" --page-size 16384 -o "$seeds/cache/small_cnn_16k.xpc" >/dev/null 2>&1
+fi
+# Real programs as cache seeds too (wrong magic: they exercise the first checks).
+for f in "${small_real[@]:0:3}"; do cp "$f" "$seeds/cache/"; done
+for d in pte xnngraph cache; do
+  echo "seeds $d: $(find "$seeds/$d" -type f | wc -l) files"
+done
+
+# ---- run ----
+export ASAN_OPTIONS=${ASAN_OPTIONS:-halt_on_error=1:detect_leaks=1:abort_on_error=0}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
+status=0
+summary=""
+for name in pte xnngraph cache; do
+  [ -n "$only" ] && [ "$only" != "$name" ] && continue
+  max_len=300000
+  [ "$name" = xnngraph ] && max_len=65536
+  log=$work/fuzz_$name.log
+  # libFuzzer's default error exit code is 77, which ctest would read as "skipped": use 1.
+  # shellcheck disable=SC2086
+  "$work/build/fuzz_$name" -max_total_time="$seconds" -max_len=$max_len -rss_limit_mb=4096 -timeout=30 \
+    -error_exitcode=1 -timeout_exitcode=1 -print_final_stats=1 \
+    -artifact_prefix="$work/artifacts/$name-" ${XPACK_FUZZ_ARGS:-} \
+    "$work/corpus/$name" "$seeds/$name" >"$log" 2>&1
+  rc=$?
+  execs=$(grep -h 'stat::number_of_executed_units' "$log" | awk '{s += $2} END {print s + 0}')
+  cov=$(grep -hoE 'cov: [0-9]+' "$log" | tail -1)
+  corpus=$(find "$work/corpus/$name" -type f | wc -l)
+  line="fuzz_$name: $execs executions in ${seconds}s, $cov, corpus $corpus files"
+  if [ $rc -ne 0 ] || grep -qE 'ERROR: (AddressSanitizer|libFuzzer|LeakSanitizer)|runtime error:' "$log"; then
+    status=1
+    line="$line: FAILED (exit $rc)"
+    echo "---- fuzz_$name log (tail) ----"
+    tail -60 "$log"
+    for a in "$work/artifacts/$name-"*; do
+      [ -f "$a" ] && echo "reproduce: $work/build/fuzz_$name $a"
+    done
+  fi
+  echo "$line"
+  summary="$summary$line"$'\n'
+done
+printf '%s' "$summary" >"$work/summary.txt"
+[ $status -eq 0 ] && echo "all fuzzers clean"
+exit $status
