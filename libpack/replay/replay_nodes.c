@@ -4,6 +4,7 @@
 
 #include "error.h"
 #include "replay_internal.h"
+#include "xpack.h"
 
 typedef struct ids {
   rp_state* s;
@@ -236,7 +237,7 @@ xpack_status rp_define_node(rp_state* s, const xpack_et_xnn_node* n, xpack_error
     case XPACK_ET_XNN_SCALED_DOT_PRODUCT_ATTENTION:
       return xpack_fail(err, XPACK_ERR_UNSUPPORTED,
                         "%s: node %u (ScaledDotProductAttention): XNNPACK %s cannot define this node (ExecuTorch never "
-                        "compiles it either)", s->graph->name, n->index, "0.0~git20241108");
+                        "compiles it either)", s->graph->name, n->index, XPACK_XNNPACK_VERSION);
     default: {
       enum xnn_unary_operator op = unary_of(n->type);
       if (op == xnn_unary_invalid) {
