@@ -65,39 +65,21 @@
 
 /* ------------------------------------------------------------------------------ collection -- */
 
-typedef struct insp_constant {
-  char* identity;
-  size_t size;
-  xpack_et_constant_source source;
-  const char* file;   /* path of the file holding the bytes */
-  int64_t offset;     /* in that file, -1 when unknown */
-  uint32_t value;
-  int16_t datatype;
-  bool is_scale;
-} insp_constant;
-
 typedef struct insp_delegate {
   size_t method, index;
   const xpack_et_delegate* del;
   /* XNNPACK only */
+  xpack_et_delegate_summary sum; /* header facts, counts, constants */
   char* error; /* parse or resolve failure (owned) */
   xpack_status error_status;
   bool parsed;
-  char identifier[5];
-  bool has_header;
-  size_t value_count, node_count;
-  uint32_t node_counts[XPACK_ET_XNN_NODE_TYPE_MAX + 1];
-  uint32_t datatype_counts[XPACK_ET_XNN_DT_COUNT];
-  uint32_t unknown_datatypes;
-  insp_constant* constants;
-  size_t constant_count;
-  uint64_t constant_bytes;
   bool replayable;
   char* replay_error; /* owned */
   xpack_status replay_status;
 } insp_delegate;
 
 typedef struct insp_program {
+  const model_set* set;
   const model_file* file;
   const xpack_et_program* program;
   const xpack_et_program_info* info;
@@ -112,51 +94,21 @@ static char* dup_string(const char* s) {
   return d;
 }
 
-static int64_t offset_in(const uint8_t* base, size_t size, const uint8_t* p) {
-  if (!base || !p || p < base || p > base + size) return -1;
-  return (int64_t)(p - base);
+/* The file holding a constant's bytes, and their offset in it (-1 when unknown). */
+static const char* constant_place(const insp_program* ip, const xpack_et_constant_summary* c, int64_t* offset) {
+  *offset = -1;
+  if (c->source == XPACK_ET_CONSTANT_PTD && c->ptd_index < ip->set->ptd_count) {
+    return ip->set->ptd_files[c->ptd_index].path;
+  }
+  size_t n = 0;
+  const uint8_t* base = xpack_et_program_bytes(ip->program, &n);
+  if (base && c->data && c->data >= base && c->data <= base + n) *offset = (int64_t)(c->data - base);
+  return ip->file->path;
 }
 
-/* Adds constant index idx (reached from value v) unless it is 0. */
-static xpack_status add_constant(insp_program* ip, const model_set* set, insp_delegate* d, const xpack_et_xnn_graph* g,
-                                 uint32_t idx, const xpack_et_xnn_value* v, bool is_scale,
-                                 const xpack_et_named_sources* src, xpack_error* err) {
-  xpack_et_constant c;
-  xpack_status st = xpack_et_xnn_resolve_constant(g, idx, src, &c, err);
-  if (st != XPACK_OK || c.source == XPACK_ET_CONSTANT_NONE) return st;
-  size_t cap = c.named_key ? c.named_key_len + 1 : XPACK_ET_IDENTITY_MAX;
-  if (cap < XPACK_ET_IDENTITY_MAX) cap = XPACK_ET_IDENTITY_MAX;
-  char* id = malloc(cap);
-  if (!id) return XPACK_ERR_NOMEM;
-  st = xpack_et_constant_identity(c.data, c.size, c.named_key, c.named_key_len, id, cap, NULL, err);
-  if (st != XPACK_OK) {
-    free(id);
-    return st;
-  }
-  insp_constant* k = &d->constants[d->constant_count++];
-  k->identity = id;
-  k->size = c.size;
-  k->source = c.source;
-  k->value = v->index;
-  k->datatype = v->datatype;
-  k->is_scale = is_scale;
-  k->offset = -1;
-  if (c.source == XPACK_ET_CONSTANT_PTD && c.ptd_index < set->ptd_count) {
-    k->file = set->ptd_files[c.ptd_index].path;
-  } else {
-    size_t n = 0;
-    const uint8_t* base = xpack_et_program_bytes(ip->program, &n);
-    k->file = ip->file->path;
-    k->offset = offset_in(base, n, c.data);
-  }
-  d->constant_bytes += c.size;
-  return XPACK_OK;
-}
-
-/* Parses delegate (m, i), gathers counts and constants, and tries the replay. Returns NOMEM only;
- * file problems are recorded in d->error. */
-static xpack_status inspect_xnnpack(insp_program* ip, const model_set* set, const xpack_et_named_sources* src,
-                                    insp_delegate* d) {
+/* Parses delegate (m, i), summarizes it and tries the replay. Returns NOMEM only; file problems are
+ * recorded in d->error. */
+static xpack_status inspect_xnnpack(insp_program* ip, const xpack_et_named_sources* src, insp_delegate* d) {
   xpack_error err = {0};
   xpack_et_xnn_graph* g = NULL;
   xpack_status st = xpack_et_xnn_graph_open(ip->program, d->method, d->index, &g, &err);
@@ -167,38 +119,7 @@ static xpack_status inspect_xnnpack(insp_program* ip, const model_set* set, cons
     return d->error ? XPACK_OK : XPACK_ERR_NOMEM;
   }
   d->parsed = true;
-  memcpy(d->identifier, g->identifier, sizeof d->identifier);
-  d->identifier[4] = 0;
-  d->has_header = g->has_header;
-  d->value_count = g->value_count;
-  d->node_count = g->node_count;
-  for (size_t k = 0; k < g->node_count; k++) {
-    if (g->nodes[k].type <= XPACK_ET_XNN_NODE_TYPE_MAX) d->node_counts[g->nodes[k].type]++;
-  }
-  size_t slots = g->has_header ? g->constant_entry_count : g->legacy_constant_buffer_count;
-  bool* seen = calloc(slots ? slots : 1, sizeof *seen);
-  d->constants = calloc(g->value_count * 2 + 1, sizeof *d->constants);
-  if (!seen || !d->constants) {
-    free(seen);
-    xpack_et_xnn_graph_free(g);
-    return XPACK_ERR_NOMEM;
-  }
-  st = XPACK_OK;
-  for (size_t k = 0; k < g->value_count; k++) {
-    const xpack_et_xnn_value* v = &g->values[k];
-    if (v->datatype >= 0 && v->datatype < XPACK_ET_XNN_DT_COUNT) d->datatype_counts[v->datatype]++;
-    else d->unknown_datatypes++;
-  }
-  for (size_t k = 0; k < g->value_count && st == XPACK_OK; k++) {
-    const xpack_et_xnn_value* v = &g->values[k];
-    uint32_t idx[2] = {v->constant_buffer_idx, v->quant.scale_buffer_idx};
-    for (int s = 0; s < 2 && st == XPACK_OK; s++) {
-      if (idx[s] == 0 || (idx[s] < slots && seen[idx[s]])) continue;
-      st = add_constant(ip, set, d, g, idx[s], v, s == 1, src, &err);
-      if (st == XPACK_OK && idx[s] < slots) seen[idx[s]] = true;
-    }
-  }
-  free(seen);
+  st = xpack_et_summarize_graph(g, src, &d->sum, &err);
   if (st == XPACK_ERR_NOMEM) {
     xpack_et_xnn_graph_free(g);
     return st;
@@ -225,6 +146,7 @@ static xpack_status inspect_xnnpack(insp_program* ip, const model_set* set, cons
 
 static xpack_status inspect_program(const model_set* set, size_t p, insp_program* ip) {
   memset(ip, 0, sizeof *ip);
+  ip->set = set;
   ip->file = &set->program_files[p];
   ip->program = set->programs[p];
   ip->info = xpack_et_program_get_info(ip->program);
@@ -242,7 +164,7 @@ static xpack_status inspect_program(const model_set* set, size_t p, insp_program
       d->del = &method->delegates[i];
       if (!d->del->is_xnnpack) continue;
       ip->xnnpack_count++;
-      xpack_status st = inspect_xnnpack(ip, set, &src, d);
+      xpack_status st = inspect_xnnpack(ip, &src, d);
       if (st != XPACK_OK) return st;
       if (d->replayable) ip->replayable_count++;
     }
@@ -253,8 +175,7 @@ static xpack_status inspect_program(const model_set* set, size_t p, insp_program
 static void free_program(insp_program* ip) {
   for (size_t i = 0; i < ip->delegate_count; i++) {
     insp_delegate* d = &ip->delegates[i];
-    for (size_t k = 0; k < d->constant_count; k++) free(d->constants[k].identity);
-    free(d->constants);
+    xpack_et_delegate_summary_clear(&d->sum);
     free(d->error);
     free(d->replay_error);
   }
@@ -278,32 +199,33 @@ static void print_delegate_text(const insp_program* ip, const insp_delegate* d, 
     fprintf(out, "\n    error: %s\n", d->error);
     return;
   }
-  fprintf(out, "\n    %s%s, %zu values, %zu nodes\n", d->identifier, d->has_header ? " with XH00 header" : " (legacy, no XH00)",
-          d->value_count, d->node_count);
+  fprintf(out, "\n    %s%s, %zu values, %zu nodes\n", d->sum.identifier, d->sum.has_header ? " with XH00 header" : " (legacy, no XH00)",
+          d->sum.value_count, d->sum.node_count);
   fprintf(out, "    nodes:");
   for (int t = 1; t <= XPACK_ET_XNN_NODE_TYPE_MAX; t++) {
-    if (d->node_counts[t]) fprintf(out, " %s x%u", xpack_et_xnn_node_type_name(t), (unsigned)d->node_counts[t]);
+    if (d->sum.node_type_counts[t]) fprintf(out, " %s x%u", xpack_et_xnn_node_type_name(t), (unsigned)d->sum.node_type_counts[t]);
   }
   fprintf(out, "\n    datatypes:");
   for (int t = 0; t < XPACK_ET_XNN_DT_COUNT; t++) {
-    if (d->datatype_counts[t]) fprintf(out, " %s x%u", xpack_et_xnn_datatype_name(t), (unsigned)d->datatype_counts[t]);
+    if (d->sum.datatype_counts[t]) fprintf(out, " %s x%u", xpack_et_xnn_datatype_name(t), (unsigned)d->sum.datatype_counts[t]);
   }
-  if (d->unknown_datatypes) fprintf(out, " unknown x%u", (unsigned)d->unknown_datatypes);
-  fprintf(out, "\n    constants: %zu, %s\n", d->constant_count, cli_bytes(d->constant_bytes, b));
-  size_t shown = g_verbosity > 0 ? d->constant_count : (d->constant_count < 8 ? d->constant_count : 8);
+  if (d->sum.unknown_datatypes) fprintf(out, " unknown x%u", (unsigned)d->sum.unknown_datatypes);
+  fprintf(out, "\n    constants: %zu, %s\n", d->sum.constant_count, cli_bytes(d->sum.constant_bytes, b));
+  size_t shown = g_verbosity > 0 ? d->sum.constant_count : (d->sum.constant_count < 8 ? d->sum.constant_count : 8);
   for (size_t k = 0; k < shown; k++) {
-    const insp_constant* c = &d->constants[k];
+    const xpack_et_constant_summary* c = &d->sum.constants[k];
+    int64_t offset;
+    const char* file = constant_place(ip, c, &offset);
     fprintf(out, "      %s  %zu bytes  %s%s", c->identity, c->size, xpack_et_constant_source_name(c->source),
             c->is_scale ? " (scale)" : "");
-    if (c->offset >= 0) fprintf(out, " at %s+%lld", model_base_name(c->file), (long long)c->offset);
-    else fprintf(out, " in %s", model_base_name(c->file));
-    fprintf(out, "  xvalues[%u] %s\n", (unsigned)c->value, xpack_et_xnn_datatype_name(c->datatype));
+    if (offset >= 0) fprintf(out, " at %s+%lld", model_base_name(file), (long long)offset);
+    else fprintf(out, " in %s", model_base_name(file));
+    fprintf(out, "  xvalues[%u] %s\n", (unsigned)c->value_index, xpack_et_xnn_datatype_name(c->datatype));
   }
-  if (shown < d->constant_count) fprintf(out, "      ... %zu more (-v lists all)\n", d->constant_count - shown);
+  if (shown < d->sum.constant_count) fprintf(out, "      ... %zu more (-v lists all)\n", d->sum.constant_count - shown);
   if (d->error) fprintf(out, "    error: %s\n", d->error);
   if (d->replayable) fprintf(out, "    replay: replayable\n");
   else fprintf(out, "    replay: NOT replayable: %s\n", d->replay_error);
-  (void)ip;
 }
 
 static void print_program_text(const insp_program* ip, FILE* out) {
@@ -340,7 +262,7 @@ static void json_opt_string(json* j, const char* s) {
   else json_null(j);
 }
 
-static void print_delegate_json(json* j, const insp_delegate* d) {
+static void print_delegate_json(json* j, const insp_program* ip, const insp_delegate* d) {
   const xpack_et_delegate* del = d->del;
   json_object(j);
   json_key(j, "index"); json_uint(j, d->index);
@@ -352,43 +274,45 @@ static void print_delegate_json(json* j, const insp_delegate* d) {
   json_key(j, "xnnpack"); json_bool(j, del->is_xnnpack);
   json_key(j, "note"); json_opt_string(j, del->is_xnnpack ? NULL : "skipped: not XNNPACK");
   json_key(j, "error"); json_opt_string(j, d->error);
-  json_key(j, "identifier"); json_opt_string(j, d->parsed ? d->identifier : NULL);
-  json_key(j, "has_header"); json_bool(j, d->parsed && d->has_header);
-  json_key(j, "values"); json_uint(j, d->value_count);
-  json_key(j, "nodes"); json_uint(j, d->node_count);
+  json_key(j, "identifier"); json_opt_string(j, d->parsed ? d->sum.identifier : NULL);
+  json_key(j, "has_header"); json_bool(j, d->parsed && d->sum.has_header);
+  json_key(j, "values"); json_uint(j, d->sum.value_count);
+  json_key(j, "nodes"); json_uint(j, d->sum.node_count);
   json_key(j, "node_counts"); json_object(j);
   for (int t = 1; t <= XPACK_ET_XNN_NODE_TYPE_MAX; t++) {
-    if (d->node_counts[t]) {
+    if (d->sum.node_type_counts[t]) {
       json_key(j, xpack_et_xnn_node_type_name(t));
-      json_uint(j, d->node_counts[t]);
+      json_uint(j, d->sum.node_type_counts[t]);
     }
   }
   json_end_object(j);
   json_key(j, "datatypes"); json_object(j);
   for (int t = 0; t < XPACK_ET_XNN_DT_COUNT; t++) {
-    if (d->datatype_counts[t]) {
+    if (d->sum.datatype_counts[t]) {
       json_key(j, xpack_et_xnn_datatype_name(t));
-      json_uint(j, d->datatype_counts[t]);
+      json_uint(j, d->sum.datatype_counts[t]);
     }
   }
-  if (d->unknown_datatypes) {
+  if (d->sum.unknown_datatypes) {
     json_key(j, "unknown");
-    json_uint(j, d->unknown_datatypes);
+    json_uint(j, d->sum.unknown_datatypes);
   }
   json_end_object(j);
-  json_key(j, "constant_bytes"); json_uint(j, d->constant_bytes);
+  json_key(j, "constant_bytes"); json_uint(j, d->sum.constant_bytes);
   json_key(j, "constants"); json_array(j);
-  for (size_t k = 0; k < d->constant_count; k++) {
-    const insp_constant* c = &d->constants[k];
+  for (size_t k = 0; k < d->sum.constant_count; k++) {
+    const xpack_et_constant_summary* c = &d->sum.constants[k];
+    int64_t offset;
+    const char* file = constant_place(ip, c, &offset);
     json_object(j);
     json_key(j, "identity"); json_string(j, c->identity);
     json_key(j, "size"); json_uint(j, c->size);
     json_key(j, "source"); json_string(j, xpack_et_constant_source_name(c->source));
-    json_key(j, "file"); json_string(j, c->file);
+    json_key(j, "file"); json_string(j, file);
     json_key(j, "offset");
-    if (c->offset >= 0) json_uint(j, (uint64_t)c->offset);
+    if (offset >= 0) json_uint(j, (uint64_t)offset);
     else json_null(j);
-    json_key(j, "value"); json_uint(j, c->value);
+    json_key(j, "value"); json_uint(j, c->value_index);
     json_key(j, "datatype"); json_string(j, xpack_et_xnn_datatype_name(c->datatype));
     json_key(j, "scale"); json_bool(j, c->is_scale);
     json_end_object(j);
@@ -423,7 +347,7 @@ static void print_program_json(json* j, const insp_program* ip) {
     if (method->name) json_string_n(j, method->name, method->name_len);
     else json_null(j);
     json_key(j, "delegates"); json_array(j);
-    for (size_t i = 0; i < method->delegate_count; i++) print_delegate_json(j, &ip->delegates[k++]);
+    for (size_t i = 0; i < method->delegate_count; i++) print_delegate_json(j, ip, &ip->delegates[k++]);
     json_end_array(j);
     json_end_object(j);
   }

@@ -11,7 +11,7 @@ static xpack_status add_constant(xpack_et_delegate_summary* d, const xpack_et_xn
   xpack_et_constant c;
   xpack_status st = xpack_et_xnn_resolve_constant(g, idx, src, &c, err);
   if (st != XPACK_OK || c.source == XPACK_ET_CONSTANT_NONE) return st;
-  size_t cap = c.named_key ? c.named_key_len + 1 : XPACK_ET_IDENTITY_MAX;
+  size_t cap = c.named_key && c.named_key_len + 1 > XPACK_ET_IDENTITY_MAX ? c.named_key_len + 1 : XPACK_ET_IDENTITY_MAX;
   char* id = malloc(cap);
   if (!id) return xpack_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", g->name);
   st = xpack_et_constant_identity(c.data, c.size, c.named_key, c.named_key_len, id, cap, NULL, err);
@@ -26,8 +26,54 @@ static xpack_status add_constant(xpack_et_delegate_summary* d, const xpack_et_xn
   s->value_index = v->index;
   s->is_scale = is_scale;
   s->datatype = v->datatype;
+  s->data = c.data;
+  s->ptd_index = c.ptd_index;
   d->constant_bytes += c.size;
   return XPACK_OK;
+}
+
+xpack_status xpack_et_summarize_graph(const xpack_et_xnn_graph* g, const xpack_et_named_sources* src,
+                                      xpack_et_delegate_summary* d, xpack_error* err) {
+  d->has_header = g->has_header;
+  memcpy(d->identifier, g->identifier, sizeof d->identifier);
+  d->value_count = g->value_count;
+  d->node_count = g->node_count;
+  for (size_t k = 0; k < g->node_count; k++) {
+    if (g->nodes[k].type <= XPACK_ET_XNN_NODE_TYPE_MAX) d->node_type_counts[g->nodes[k].type]++;
+  }
+  for (size_t k = 0; k < g->value_count; k++) {
+    const int16_t dt = g->values[k].datatype;
+    if (dt >= 0 && dt < XPACK_ET_XNN_DT_COUNT) d->datatype_counts[dt]++;
+    else d->unknown_datatypes++;
+  }
+  /* Each constant index is listed once, even when several values share it. */
+  size_t slots = g->has_header ? g->constant_entry_count : g->legacy_constant_buffer_count;
+  bool* seen = calloc(slots ? slots : 1, sizeof *seen);
+  d->constants = calloc(g->value_count * 2 + 1, sizeof *d->constants);
+  if (!seen || !d->constants) {
+    free(seen);
+    return xpack_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", g->name);
+  }
+  xpack_status st = XPACK_OK;
+  for (size_t k = 0; k < g->value_count && st == XPACK_OK; k++) {
+    const xpack_et_xnn_value* v = &g->values[k];
+    uint32_t idx[2] = {v->constant_buffer_idx, v->quant.scale_buffer_idx};
+    for (int s = 0; s < 2 && st == XPACK_OK; s++) {
+      if (idx[s] == 0 || (idx[s] < slots && seen[idx[s]])) continue;
+      st = add_constant(d, g, idx[s], v, s == 1, src, err);
+      if (st == XPACK_OK && idx[s] < slots) seen[idx[s]] = true;
+    }
+  }
+  free(seen);
+  return st;
+}
+
+void xpack_et_delegate_summary_clear(xpack_et_delegate_summary* d) {
+  if (!d) return;
+  for (size_t k = 0; k < d->constant_count; k++) free(d->constants[k].identity);
+  free(d->constants);
+  d->constants = NULL;
+  d->constant_count = 0;
 }
 
 static xpack_status summarize_xnnpack(const xpack_et_program* program, size_t m, size_t i,
@@ -36,32 +82,7 @@ static xpack_status summarize_xnnpack(const xpack_et_program* program, size_t m,
   xpack_et_xnn_graph* g = NULL;
   xpack_status st = xpack_et_xnn_graph_open(program, m, i, &g, err);
   if (st != XPACK_OK) return st;
-  d->has_header = g->has_header;
-  memcpy(d->identifier, g->identifier, sizeof d->identifier);
-  d->value_count = g->value_count;
-  d->node_count = g->node_count;
-  for (size_t k = 0; k < g->node_count; k++) d->node_type_counts[g->nodes[k].type]++;
-  /* Each constant index is listed once, even when several values share it. */
-  size_t slots = g->has_header ? g->constant_entry_count : g->legacy_constant_buffer_count;
-  bool* seen = calloc(slots ? slots : 1, sizeof *seen);
-  d->constants = calloc(g->value_count * 2 + 1, sizeof *d->constants);
-  if (!seen || !d->constants) {
-    free(seen);
-    xpack_et_xnn_graph_free(g);
-    return xpack_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", xpack_et_program_get_info(program)->name);
-  }
-  for (size_t k = 0; k < g->value_count && st == XPACK_OK; k++) {
-    const xpack_et_xnn_value* v = &g->values[k];
-    if (v->datatype >= 0 && v->datatype < XPACK_ET_XNN_DT_COUNT) d->datatype_counts[v->datatype]++;
-    uint32_t idx[2] = {v->constant_buffer_idx, v->quant.scale_buffer_idx};
-    for (int s = 0; s < 2 && st == XPACK_OK; s++) {
-      if (idx[s] == 0) continue;
-      if (idx[s] < slots && seen[idx[s]]) continue;
-      st = add_constant(d, g, idx[s], v, s == 1, src, err);
-      if (st == XPACK_OK && idx[s] < slots) seen[idx[s]] = true;
-    }
-  }
-  free(seen);
+  st = xpack_et_summarize_graph(g, src, d, err);
   xpack_et_xnn_graph_free(g);
   return st;
 }
@@ -116,11 +137,7 @@ xpack_status xpack_et_summarize(const xpack_et_program* program, const xpack_et_
 
 void xpack_et_summary_free(xpack_et_summary* s) {
   if (!s) return;
-  for (size_t i = 0; i < s->delegate_count; i++) {
-    xpack_et_delegate_summary* d = &s->delegates[i];
-    for (size_t k = 0; k < d->constant_count; k++) free(d->constants[k].identity);
-    free(d->constants);
-  }
+  for (size_t i = 0; i < s->delegate_count; i++) xpack_et_delegate_summary_clear(&s->delegates[i]);
   free(s->delegates);
   free(s);
 }

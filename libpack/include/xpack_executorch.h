@@ -463,6 +463,8 @@ typedef struct xpack_et_constant_summary {
   uint32_t value_index;  /* first xvalue that uses it */
   bool is_scale;         /* reached through scale_buffer_idx */
   int16_t datatype;      /* of that value */
+  const uint8_t* data;   /* the bytes, in the mapped .pte or .ptd */
+  size_t ptd_index;      /* which .ptd of the sources, for XPACK_ET_CONSTANT_PTD */
 } xpack_et_constant_summary;
 
 typedef struct xpack_et_delegate_summary {
@@ -481,6 +483,7 @@ typedef struct xpack_et_delegate_summary {
   size_t node_count;
   uint32_t node_type_counts[XPACK_ET_XNN_NODE_TYPE_MAX + 1]; /* by type code */
   uint32_t datatype_counts[XPACK_ET_XNN_DT_COUNT];          /* values by datatype */
+  uint32_t unknown_datatypes;                               /* values whose datatype is outside 0..14 */
   xpack_et_constant_summary* constants;                     /* one per distinct constant index */
   size_t constant_count;
   uint64_t constant_bytes;
@@ -501,6 +504,14 @@ typedef struct xpack_et_summary {
 xpack_status xpack_et_summarize(const xpack_et_program* program, const xpack_et_named_sources* sources,
                                 xpack_et_summary** out, xpack_error* err);
 void xpack_et_summary_free(xpack_et_summary* summary);
+
+/* Fills the XNNPACK part of *d (header facts, node and datatype counts, every distinct constant resolved
+ * through `sources`) from an already parsed graph; the other fields of *d are left as they are. On an error
+ * (a constant that does not resolve, NOMEM) the counts are complete and the constants resolved so far are
+ * kept. Free what it allocated with xpack_et_delegate_summary_clear. */
+xpack_status xpack_et_summarize_graph(const xpack_et_xnn_graph* graph, const xpack_et_named_sources* sources,
+                                      xpack_et_delegate_summary* d, xpack_error* err);
+void xpack_et_delegate_summary_clear(xpack_et_delegate_summary* d);
 
 /* Human-readable report (methods, delegates, node counts by type, datatypes, constants). When
  * `verbose`, one line per constant. Returns XPACK_ERR_IO if writing fails. */
