@@ -1,46 +1,20 @@
 #include "et_map.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include "error.h"
+#include "file_map.h"
 
 xpack_status xp_et_map_file(const char* path, xp_et_map* out, xpack_error* err) {
   memset(out, 0, sizeof *out);
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return xpack_fail(err, XPACK_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-  struct stat st;
-  if (fstat(fd, &st) != 0) {
-    int e = errno;
-    close(fd);
-    return xpack_fail(err, XPACK_ERR_IO, "%s: cannot stat: %s", path, strerror(e));
-  }
-  if (!S_ISREG(st.st_mode)) {
-    close(fd);
-    return xpack_fail(err, XPACK_ERR_IO, "%s: not a regular file", path);
-  }
-  if ((uint64_t)st.st_size > (uint64_t)SIZE_MAX) {
-    close(fd);
-    return xpack_fail(err, XPACK_ERR_IO, "%s: too large to map (%lld bytes)", path, (long long)st.st_size);
-  }
-  size_t size = (size_t)st.st_size;
-  if (size == 0) {
-    close(fd);
-    return XPACK_OK;
-  }
-  void* p = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
-  int e = errno;
-  close(fd);
-  if (p == MAP_FAILED) return xpack_fail(err, XPACK_ERR_IO, "%s: cannot mmap %zu bytes: %s", path, size, strerror(e));
-  out->data = p;
-  out->size = size;
-  out->mapping = p;
-  out->mapping_size = size;
+  xp_file_map map;
+  xpack_status st = xp_map_file(path, &map, err);
+  if (st != XPACK_OK) return st;
+  out->data = map.data;
+  out->size = (size_t)map.size;
+  out->mapping = (void*)map.data; /* ours to unmap; borrowed bytes leave this NULL */
+  out->mapping_size = (size_t)map.size;
   return XPACK_OK;
 }
 

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -18,6 +19,10 @@ xpack_status xp_map_file(const char* path, xp_file_map* out, xpack_error* err) {
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     close(fd);
     return xpack_fail(err, XPACK_ERR_IO, "%s: not a regular file", path);
+  }
+  if ((uint64_t)st.st_size > (uint64_t)SIZE_MAX) {
+    close(fd);
+    return xpack_fail(err, XPACK_ERR_IO, "%s: too large to map (%lld bytes)", path, (long long)st.st_size);
   }
   if (st.st_size > 0) {
     void* m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
