@@ -1,6 +1,8 @@
 /* xpack run: build and run every XNNPACK delegate, with or without a cache, and report per delegate.
  *
- * JSON: {"cache": path|null, "cache_refused": reason|null, "delegates": N, "lookups": N, "hits": N, "misses": N,
+ * JSON: {"cache": path|null, "cache_refused": reason|null,
+ *        "programs": [{"file", "built_from": bool, "message"?}] (with --cache: model identity check),
+ *        "delegates": N, "lookups": N, "hits": N, "misses": N,
  *        "heap_fallback_bytes": N, "failed": N,
  *        "delegates_detail": [{"file", "method", "index", "create_ms", "first_inference_ms", "lookups", "hits",
  *                              "misses", "heap_fallback_bytes", "output_xxh3": ["16 hex", ...], "error"?}]} */
@@ -72,6 +74,35 @@ static int run_one(void* context, const model_set* set, const delegate_ref* ref)
   return 0;
 }
 
+/* Model identity: says whether each program is one the cache was built from. A mismatch is reported,
+ * not fatal: entries are matched key by key, so it costs misses, never wrong outputs. */
+static void check_programs(const model_set* set, const xpack_cache* cache, json* j) {
+  if (j) {
+    json_key(j, "programs"); json_array(j);
+  }
+  for (size_t i = 0; i < set->program_count; i++) {
+    size_t size = 0;
+    const uint8_t* bytes = xpack_et_program_bytes(set->programs[i], &size);
+    xpack_error err;
+    xpack_status st = xpack_cache_check_program(cache, bytes, size, &err);
+    const char* file = model_base_name(set->program_files[i].path);
+    if (j) {
+      json_object(j);
+      json_key(j, "file"); json_string(j, file);
+      json_key(j, "built_from"); json_bool(j, st == XPACK_OK);
+      if (st != XPACK_OK) {
+        json_key(j, "message"); json_string(j, err.message);
+      }
+      json_end_object(j);
+    } else if (st != XPACK_OK) {
+      fprintf(stderr, "warning: %s: %s\n", file, err.message);
+    } else if (g_verbosity > 0) {
+      fprintf(stderr, "%s: the cache was built from this program\n", file);
+    }
+  }
+  if (j) json_end_array(j);
+}
+
 static int takes_value(const char* a) { return strcmp(a, "--cache") == 0 || strcmp(a, "--method") == 0; }
 static int is_flag(const char* a) { return strcmp(a, "--json") == 0 || strcmp(a, "--read") == 0; }
 
@@ -107,10 +138,12 @@ int cmd_run(int argc, char** argv) {
   json j;
   json_init(&j, stdout);
   job.j = &j;
+  if (job.cache && !job.as_json) check_programs(&set, job.cache, NULL);
   if (job.as_json) {
     json_object(&j);
     json_key(&j, "cache"); json_string(&j, cache_path);
     json_key(&j, "cache_refused"); json_string(&j, refusal);
+    if (job.cache) check_programs(&set, job.cache, &j);
     json_key(&j, "delegates_detail"); json_array(&j);
   }
   rc = set.program_count ? for_each_delegate(&set, method, run_one, &job) : 0;

@@ -1,5 +1,6 @@
 /* Constant resolution for XNNPACK graphs, in ExecuTorch's order (EXECUTORCH_FORMAT.md section 3),
  * and the identity a constant is cached under (IDENTITY.md). */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -108,13 +109,39 @@ xpack_status xpack_et_xnn_resolve_constant(const xpack_et_xnn_graph* g, uint32_t
 }
 
 #define IDENTITY_PREFIX "xpack:xxh3-128:"
+#define NAMED_CONTENT_SEPARATOR "#xxh3-128:"
+
+/* ExecuTorch's exporter names XNNPACK constants by the SHA-256 of their bytes ("scale_"-prefixed or not
+ * for quantization scales): such a key already names the content. Any other key (a module path, say) may
+ * name different bytes in another program, so the identity must carry the content hash as well. */
+static bool is_content_key(const char* key, size_t len) {
+  static const char kScalePrefix[] = "scale_";
+  if (len == 64 + sizeof kScalePrefix - 1 && memcmp(key, kScalePrefix, sizeof kScalePrefix - 1) == 0) {
+    key += sizeof kScalePrefix - 1;
+    len -= sizeof kScalePrefix - 1;
+  }
+  if (len != 64) return false;
+  for (size_t i = 0; i < len; i++) {
+    char ch = key[i];
+    if (!((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f'))) return false;
+  }
+  return true;
+}
+
+static void xxh3_128_hex(const uint8_t* data, size_t size, char hex[33]) {
+  static const uint8_t empty[1];
+  XXH128_hash_t h = XXH3_128bits(size ? (const void*)data : (const void*)empty, size);
+  XXH128_canonical_t c;
+  XXH128_canonicalFromHash(&c, h);
+  for (int i = 0; i < 16; i++) snprintf(hex + 2 * i, 3, "%02x", c.digest[i]);
+}
 
 xpack_status xpack_et_constant_identity(const uint8_t* data, size_t size, const char* named_key, size_t named_key_len,
                                         char* out, size_t out_size, size_t* out_len, xpack_error* err) {
-  if (!out || (!data && size && !named_key)) {
-    return xpack_fail(err, XPACK_ERR_ARG, "xpack_et_constant_identity: NULL output or data");
-  }
-  if (named_key) {
+  if (!out) return xpack_fail(err, XPACK_ERR_ARG, "xpack_et_constant_identity: NULL output");
+  char hex[33];
+  int n;
+  if (named_key && is_content_key(named_key, named_key_len)) {
     if (named_key_len >= out_size) {
       return xpack_fail(err, XPACK_ERR_ARG, "xpack_et_constant_identity: key of %zu bytes needs %zu bytes of output, got %zu",
                         named_key_len, named_key_len + 1, out_size);
@@ -124,13 +151,19 @@ xpack_status xpack_et_constant_identity(const uint8_t* data, size_t size, const 
     if (out_len) *out_len = named_key_len;
     return XPACK_OK;
   }
-  static const uint8_t empty[1];
-  XXH128_hash_t h = XXH3_128bits(size ? (const void*)data : (const void*)empty, size);
-  XXH128_canonical_t c;
-  XXH128_canonicalFromHash(&c, h);
-  char hex[33];
-  for (int i = 0; i < 16; i++) snprintf(hex + 2 * i, 3, "%02x", c.digest[i]);
-  int n = snprintf(out, out_size, IDENTITY_PREFIX "%s:%zu", hex, size);
+  if (!data && size) return xpack_fail(err, XPACK_ERR_ARG, "xpack_et_constant_identity: NULL data");
+  xxh3_128_hex(data, size, hex);
+  if (named_key) { /* memcpy, not %s: a key may hold any bytes */
+    char suffix[80];
+    int m = snprintf(suffix, sizeof suffix, NAMED_CONTENT_SEPARATOR "%s:%zu", hex, size);
+    n = (int)(named_key_len + (size_t)m);
+    if ((size_t)n < out_size) {
+      memcpy(out, named_key, named_key_len);
+      memcpy(out + named_key_len, suffix, (size_t)m + 1);
+    }
+  } else {
+    n = snprintf(out, out_size, IDENTITY_PREFIX "%s:%zu", hex, size);
+  }
   if (n < 0 || (size_t)n >= out_size) {
     if (out_size) out[0] = 0;
     return xpack_fail(err, XPACK_ERR_ARG, "xpack_et_constant_identity: output of %zu bytes is too small (need %d)",

@@ -11,7 +11,7 @@ static xpack_status add_constant(xpack_et_delegate_summary* d, const xpack_et_xn
   xpack_et_constant c;
   xpack_status st = xpack_et_xnn_resolve_constant(g, idx, src, &c, err);
   if (st != XPACK_OK || c.source == XPACK_ET_CONSTANT_NONE) return st;
-  size_t cap = c.named_key && c.named_key_len + 1 > XPACK_ET_IDENTITY_MAX ? c.named_key_len + 1 : XPACK_ET_IDENTITY_MAX;
+  size_t cap = (c.named_key ? c.named_key_len : 0) + XPACK_ET_IDENTITY_MAX;
   char* id = malloc(cap);
   if (!id) return xpack_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", g->name);
   st = xpack_et_constant_identity(c.data, c.size, c.named_key, c.named_key_len, id, cap, NULL, err);

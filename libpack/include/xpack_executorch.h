@@ -445,11 +445,15 @@ xpack_status xpack_et_xnn_resolve_constant(const xpack_et_xnn_graph* graph, uint
                                            xpack_error* err);
 
 /* The identity a constant is known by in a cache; pack and run must agree on it.
- * named key present -> the key verbatim; otherwise "xpack:xxh3-128:<32 lower-case hex>:<size in
- * decimal>" of the bytes (XXH3_128bits with seed 0, canonical big-endian hex).
+ * A named key that names the content (64 lower-case hex digits of SHA-256, optionally "scale_"-prefixed,
+ * as ExecuTorch's exporter writes them) -> the key verbatim, and the bytes are not read.
+ * Any other named key -> "<key>#xxh3-128:<32 lower-case hex>:<size in decimal>": such names (module
+ * paths, say) can stand for other bytes in another program, so the content hash joins the name.
+ * No named key -> "xpack:xxh3-128:<32 lower-case hex>:<size in decimal>" of the bytes.
+ * (XXH3_128bits with seed 0, canonical big-endian hex.)
  * Writes a NUL-terminated string to out (out_size bytes) and its length to *out_len (optional).
- * Errors: ARG when out is too small (XPACK_ET_IDENTITY_MAX is always enough for unnamed constants;
- * named keys need named_key_len + 1) or a required pointer is NULL. */
+ * Errors: ARG when out is too small (named_key_len + XPACK_ET_IDENTITY_MAX is always enough) or a
+ * required pointer is NULL (data may be NULL only for a content-named key or size 0). */
 #define XPACK_ET_IDENTITY_MAX 96
 xpack_status xpack_et_constant_identity(const uint8_t* data, size_t size, const char* named_key, size_t named_key_len,
                                         char* out, size_t out_size, size_t* out_len, xpack_error* err);

@@ -103,6 +103,16 @@ typedef struct xpack_stats {
 /* A consistent-enough snapshot of the counters (each read atomically). */
 void xpack_cache_stats(const xpack_cache* cache, xpack_stats* out);
 
+/* Model identity. The cache records, for every program it was built from, the size and XXH3-64 of the
+ * program's flatbuffer region (the eh00 header's program_size bytes; the whole file when there is no eh00
+ * header), which leaves out weights stored in segments or .ptd files. This checks `program` (the bytes of
+ * a .pte, or at least its flatbuffer region) against them; it reads that region only.
+ * Returns XPACK_OK when the cache was built from this program. XPACK_ERR_MISMATCH when it was not (or
+ * records no program): the message names the programs it was built from. Going on is safe: entries are
+ * matched key by key (content-derived identities), so a mismatch costs misses, never wrong weights.
+ * Errors: XPACK_ERR_ARG, XPACK_ERR_BAD_INPUT (shorter than 8 bytes, or an eh00 program_size out of range). */
+xpack_status xpack_cache_check_program(const xpack_cache* cache, const void* program, size_t size, xpack_error* err);
+
 /* File facts, for tools and messages. */
 uint64_t xpack_cache_entry_count(const xpack_cache* cache);
 uint64_t xpack_cache_file_size(const xpack_cache* cache);

@@ -295,3 +295,5 @@ void xpack_cache_stats(const xpack_cache* cc, xpack_stats* out) {
 
 uint64_t xpack_cache_entry_count(const xpack_cache* c) { return c ? c->view.entries.count : 0; }
 uint64_t xpack_cache_file_size(const xpack_cache* c) { return c ? c->size : 0; }
+
+const xpc_view* xp_cache_view(const xpack_cache* c) { return &c->view; }

@@ -3,6 +3,7 @@
  * elementwise nodes so the graph stays a valid XNNPACK subgraph while every projection is the
  * FullyConnected the packer must handle. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,14 +62,19 @@ static int make_proj(const gen_options* o, weight_pool* pool, llm_proj* pr, uint
   uint64_t seed = tensor_seed(o->seed, role, layer);
   if (role == ROLE_HEAD && o->variant != 'A') seed = tensor_seed(seed, 0x76617269u /* "vari" */, (uint32_t)o->variant);
   float std = 1.0f / sqrtf((float)in);
+  static const char* const kRoleNames[PROJECTIONS] = {"q", "k", "v", "o", "gate", "up", "down", "head"};
   switch (q) {
-    case LQ_FP32: weight_set(pr->w, WF_F32, seed, out, in, std); return 1;
+    case LQ_FP32: weight_set(pr->w, WF_F32, seed, out, in, std); break;
     case LQ_QC4: weight_set(pr->w, WF_QC4, seed, out, in, 0); break;
     case LQ_QB4: weight_set(pr->w, WF_QC4, seed, out, in, 0); break;
   }
+  if (o->name_keys) snprintf(pr->w->name, sizeof pr->w->name, "layers.%u.%s.weight", (unsigned)layer, kRoleNames[role]);
+  if (q == LQ_FP32) return 1;
   pr->scales = pool_new(pool);
   if (!pr->scales) return 0;
   uint64_t sseed = tensor_seed(seed, ROLE_SCALE_OFFSET, 0);
+  if (o->name_keys)
+    snprintf(pr->scales->name, sizeof pr->scales->name, "layers.%u.%s.scale", (unsigned)layer, kRoleNames[role]);
   /* int4 values spread ~2.5 around zero, so scale ~ weight stddev / 2.5 */
   if (q == LQ_QC4) weight_set(pr->scales, WF_SCALE_F32, sseed, 1, out, std / 2.5f);
   else weight_set(pr->scales, WF_SCALE_BF16, sseed, out, in / group_size, std / 2.5f);

@@ -14,6 +14,7 @@ typedef struct gen_options {
   uint64_t seed;
   char variant;    /* 'A' default; other letters change only unshared tensors (the llm head) */
   int alias_decode;
+  int name_keys; /* llm kinds: key weights by a module-path name, not by content */
   uint32_t group_size;
 } gen_options;
 

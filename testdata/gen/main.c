@@ -14,6 +14,7 @@ static void usage(FILE* f) {
   fprintf(f,
           "usage: xpack-genmodel KIND -o OUT.pte [--ptd OUT.ptd] [--size BYTES | --scale N] [--seed N]\n"
           "                      [--variant LETTER] [--alias-decode] [--group-size N] [--scale-keys prefixed|plain]\n"
+          "                      [--name-keys]\n"
           "       xpack-genmodel --list\n"
           "  --size BYTES   total weight bytes of llm kinds (suffix K, M or G = KiB, MiB, GiB)\n"
           "  --scale N      width multiplier (other kinds) or size multiplier (llm kinds), default 1\n"
@@ -23,7 +24,9 @@ static void usage(FILE* f) {
           "                 share every layer's named keys\n"
           "  --alias-decode llm kinds: add method decode_alias whose delegate blob equals decode's\n"
           "  --group-size N llm-q4: qbint4 block size (default 32)\n"
-          "  --scale-keys   named keys of quantization scales: \"scale_\"+sha256 (prefixed, default) or sha256\n");
+          "  --scale-keys   named keys of quantization scales: \"scale_\"+sha256 (prefixed, default) or sha256\n"
+          "  --name-keys    llm kinds: key weights by module path (layers.N.q.weight) instead of by content,\n"
+          "                 so programs with other weights reuse the same keys\n");
 }
 
 static int bad_usage(const char* msg, const char* arg) {
@@ -108,6 +111,8 @@ int main(int argc, char** argv) {
       o.variant = v[0], i++;
     } else if (!strcmp(a, "--alias-decode")) {
       o.alias_decode = 1;
+    } else if (!strcmp(a, "--name-keys")) {
+      o.name_keys = 1;
     } else if (!strcmp(a, "--group-size")) {
       if (!parse_u64(v, &n, 0) || n < 16 || n > 4096 || (n & (n - 1))) return bad_usage("bad --group-size", v);
       o.group_size = (uint32_t)n, i++;
@@ -131,7 +136,8 @@ int main(int argc, char** argv) {
   if (have_size && have_scale) return bad_usage("--size and --scale exclude each other", NULL);
   int is_llm = !strncmp(o.kind, "llm", 3);
   if (have_size && !is_llm) return bad_usage("--size applies to llm kinds only; use --scale", NULL);
-  if (!is_llm && (o.variant != 'A' || o.alias_decode)) return bad_usage("--variant/--alias-decode: llm kinds only", NULL);
+  if (!is_llm && (o.variant != 'A' || o.alias_decode || o.name_keys))
+    return bad_usage("--variant/--alias-decode/--name-keys: llm kinds only", NULL);
   if (o.group_size && strcmp(o.kind, "llm-q4")) return bad_usage("--group-size applies to llm-q4 only", NULL);
 
   char* derived_ptd = NULL;

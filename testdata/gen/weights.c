@@ -160,7 +160,8 @@ int weight_hash(weight* w) {
   sha256_final(&c, d);
   char hex[65];
   sha256_hex(d, hex);
-  snprintf(w->key, sizeof w->key, "%s%s", (w->is_scale && g_scale_prefix) ? "scale_" : "", hex);
+  if (w->name[0]) snprintf(w->key, sizeof w->key, "%s", w->name);
+  else snprintf(w->key, sizeof w->key, "%s%s", (w->is_scale && g_scale_prefix) ? "scale_" : "", hex);
   w->nbytes = w->rows * weight_row_bytes(w);
   w->hashed = 1;
   return 1;

@@ -249,12 +249,33 @@ static void test_identity(void) {
   CHECK(xpack_et_constant_identity(NULL, 0, NULL, 0, out, sizeof out, &n, &err) == XPACK_OK &&
             strcmp(out + n - 2, ":0") == 0,
         "empty constant: %s", out);
-  /* Named keys verbatim, including bytes after an embedded NUL. */
+  /* Content-named keys (SHA-256 hex, optionally "scale_"-prefixed) verbatim, the bytes unread. */
+  const char sha[] = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+  CHECK(xpack_et_constant_identity(NULL, 5, sha, 64, out, sizeof out, &n, &err) == XPACK_OK && n == 64 &&
+            strcmp(out, sha) == 0,
+        "content key verbatim: %s", err.message);
+  char scale_sha[71];
+  snprintf(scale_sha, sizeof scale_sha, "scale_%s", sha);
+  CHECK(xpack_et_constant_identity(NULL, 5, scale_sha, 70, out, sizeof out, &n, &err) == XPACK_OK && n == 70 &&
+            strcmp(out, scale_sha) == 0,
+        "scale_ content key verbatim: %s", err.message);
+  CHECK(xpack_et_constant_identity(bytes, 5, sha, 64, out, 64, &n, &err) == XPACK_ERR_ARG, "too small for key");
+  /* Other keys name a tensor, not its bytes: the content hash joins them (embedded NULs kept). */
   const char key[] = "scale_ab\0cd";
-  CHECK(xpack_et_constant_identity(bytes, 5, key, 11, out, sizeof out, &n, &err) == XPACK_OK && n == 11 &&
-            memcmp(out, key, 11) == 0,
-        "named key verbatim");
-  CHECK(xpack_et_constant_identity(bytes, 5, key, 11, out, 11, &n, &err) == XPACK_ERR_ARG, "too small for key");
+  char big[XPACK_ET_IDENTITY_MAX + 16];
+  CHECK(xpack_et_constant_identity(bytes, 5, key, 11, big, sizeof big, &n, &err) == XPACK_OK, "%s", err.message);
+  CHECK(n == 11 + 10 + 32 + 2 && memcmp(big, key, 11) == 0 && memcmp(big + 11, "#xxh3-128:", 10) == 0 &&
+            strcmp(big + n - 2, ":5") == 0,
+        "name + content form");
+  char unnamed[XPACK_ET_IDENTITY_MAX];
+  xpack_et_constant_identity(bytes, 5, NULL, 0, unnamed, sizeof unnamed, NULL, &err);
+  CHECK(memcmp(big + 21, unnamed + 15, 32) == 0, "same content hash as the unnamed form");
+  xpack_et_constant_identity(other, 5, key, 11, out, sizeof out, &n, &err);
+  CHECK(memcmp(out, big, n) != 0, "same name, other bytes: another identity");
+  const char upper[] = "0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef";
+  CHECK(xpack_et_constant_identity(bytes, 5, upper, 64, big, sizeof big, &n, &err) == XPACK_OK && n > 64,
+        "upper-case hex is not ExecuTorch's content form");
+  CHECK(xpack_et_constant_identity(bytes, 5, key, 11, out, 30, &n, &err) == XPACK_ERR_ARG, "too small for name+hash");
   CHECK(xpack_et_constant_identity(bytes, 5, NULL, 0, out, 20, &n, &err) == XPACK_ERR_ARG, "too small for hash");
 }
 

@@ -2,3 +2,4 @@
 add_test(NAME model_real_files COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/real_files.sh $<TARGET_FILE:xpack> ${XPACK_REAL_TESTDATA})
 set_tests_properties(model_real_files PROPERTIES SKIP_RETURN_CODE 77)
 add_test(NAME model_generated COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/generated.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>)
+add_test(NAME model_identity COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/model_identity.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>)
