@@ -54,6 +54,39 @@ static void fill_input(uint8_t* buf, const xpack_replay_external* e, const deleg
   }
 }
 
+xpack_status execute_runtime(xnn_runtime_t runtime, const xpack_replay_subgraph* replay, const delegate_ref* ref,
+                             run_result* out, xpack_error* err) {
+  xpack_status st = XPACK_OK;
+  enum xnn_status xs = xnn_status_success;
+  struct xnn_external_value* ext = calloc(replay->num_externals + 1, sizeof *ext);
+  int ok = ext != NULL;
+  for (uint32_t i = 0; ok && i < replay->num_externals; i++) {
+    ext[i].id = replay->externals[i].id;
+    ext[i].data = calloc(1, replay->externals[i].bytes + XNN_EXTRA_BYTES);
+    ok = ext[i].data != NULL;
+    if (ok && replay->externals[i].is_input) fill_input(ext[i].data, &replay->externals[i], ref);
+  }
+  double t0 = now_ms();
+  if (!ok) {
+    st = xpack_fail(err, XPACK_ERR_NOMEM, "out of memory for delegate inputs and outputs");
+  } else if ((xs = xnn_reshape_runtime(runtime)) != xnn_status_success ||
+             (xs = xnn_setup_runtime_v2(runtime, replay->num_externals, ext)) != xnn_status_success ||
+             (xs = xnn_invoke_runtime(runtime)) != xnn_status_success) {
+    st = xpack_fail(err, XPACK_ERR_XNNPACK, "%s: method '%s' delegate %zu: running the runtime failed (status %d)",
+                    ref->file, ref->method_name, ref->delegate, (int)xs);
+  } else {
+    out->first_inference_ms = now_ms() - t0;
+    for (uint32_t i = 0; i < replay->num_externals && out->num_outputs < RUN_MAX_OUTPUTS; i++) {
+      if (!replay->externals[i].is_input) {
+        out->output_hash[out->num_outputs++] = XXH3_64bits(ext[i].data, replay->externals[i].bytes);
+      }
+    }
+  }
+  for (uint32_t i = 0; ext && i < replay->num_externals; i++) free(ext[i].data);
+  free(ext);
+  return st;
+}
+
 xpack_status run_delegate(const model_set* set, const delegate_ref* ref, struct xnn_weights_cache_provider* provider,
                           xpack_bind_fn bind, void* bind_context, void (*unbind)(void*), int execute, run_result* out,
                           xpack_error* err) {
@@ -77,32 +110,7 @@ xpack_status run_delegate(const model_set* set, const delegate_ref* ref, struct 
     st = xpack_fail(err, XPACK_ERR_XNNPACK, "%s: method '%s' delegate %zu: xnn_create_runtime_v4 failed (status %d)",
                     ref->file, ref->method_name, ref->delegate, (int)xs);
   } else if (execute) {
-    struct xnn_external_value* ext = calloc(replay.num_externals + 1, sizeof *ext);
-    int ok = ext != NULL;
-    for (uint32_t i = 0; ok && i < replay.num_externals; i++) {
-      ext[i].id = replay.externals[i].id;
-      ext[i].data = calloc(1, replay.externals[i].bytes + XNN_EXTRA_BYTES);
-      ok = ext[i].data != NULL;
-      if (ok && replay.externals[i].is_input) fill_input(ext[i].data, &replay.externals[i], ref);
-    }
-    t0 = now_ms();
-    if (!ok) {
-      st = xpack_fail(err, XPACK_ERR_NOMEM, "out of memory for delegate inputs and outputs");
-    } else if ((xs = xnn_reshape_runtime(runtime)) != xnn_status_success ||
-               (xs = xnn_setup_runtime_v2(runtime, replay.num_externals, ext)) != xnn_status_success ||
-               (xs = xnn_invoke_runtime(runtime)) != xnn_status_success) {
-      st = xpack_fail(err, XPACK_ERR_XNNPACK, "%s: method '%s' delegate %zu: running the runtime failed (status %d)",
-                      ref->file, ref->method_name, ref->delegate, (int)xs);
-    } else {
-      out->first_inference_ms = now_ms() - t0;
-      for (uint32_t i = 0; i < replay.num_externals && out->num_outputs < RUN_MAX_OUTPUTS; i++) {
-        if (!replay.externals[i].is_input) {
-          out->output_hash[out->num_outputs++] = XXH3_64bits(ext[i].data, replay.externals[i].bytes);
-        }
-      }
-    }
-    for (uint32_t i = 0; ext && i < replay.num_externals; i++) free(ext[i].data);
-    free(ext);
+    st = execute_runtime(runtime, &replay, ref, out, err);
   }
   if (runtime) xnn_delete_runtime(runtime);
   xpack_replay_release(&replay);

@@ -36,6 +36,12 @@ xpack_status run_delegate(const model_set* set, const delegate_ref* ref, struct 
                           xpack_bind_fn bind, void* bind_context, void (*unbind)(void* bind_context), int execute,
                           run_result* out, xpack_error* err);
 
+/* Runs a created runtime once with inputs seeded from (method, delegate, input), as run_delegate does, and sets
+ * out->first_inference_ms (reshape + setup + invoke), num_outputs and output_hash. Errors: XPACK_ERR_NOMEM,
+ * XPACK_ERR_XNNPACK (the message names file, method and delegate). */
+xpack_status execute_runtime(xnn_runtime_t runtime, const xpack_replay_subgraph* replay, const delegate_ref* ref,
+                             run_result* out, xpack_error* err);
+
 /* Bind callbacks for run_delegate: context is an xpack_cache* or an xpack_writer*. */
 void bind_to_cache(void* cache, const void* raw, const char* identity, size_t len);
 void unbind_from_cache(void* cache);
