@@ -3,3 +3,9 @@ add_test(NAME model_real_files COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/real_files
 set_tests_properties(model_real_files PROPERTIES SKIP_RETURN_CODE 77)
 add_test(NAME model_generated COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/generated.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>)
 add_test(NAME model_identity COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/model_identity.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>)
+# The corruption matrix (tests/core/corruption_matrix.sh) on caches of a generated program and of real ones.
+add_test(NAME model_corruption_generated
+         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/corruption_model.sh generated $<TARGET_FILE:xpack> $<TARGET_FILE:flipbyte> $<TARGET_FILE:xpack-genmodel>)
+add_test(NAME model_corruption_real
+         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/corruption_model.sh real $<TARGET_FILE:xpack> $<TARGET_FILE:flipbyte> ${XPACK_REAL_TESTDATA})
+set_tests_properties(model_corruption_real PROPERTIES SKIP_RETURN_CODE 77)
