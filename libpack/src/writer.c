@@ -14,6 +14,7 @@
 #include "cache_view.h"
 #include "error.h"
 #include "target.h"
+#include "temp_files.h"
 #include "writer_internal.h"
 #include "xpc_format.h"
 
@@ -275,11 +276,12 @@ xpack_status xpack_writer_create(const char* out_path, const xpack_writer_option
     xpack_writer_abort(w);
     return xpack_fail(err, XPACK_ERR_NOMEM, "out of memory");
   }
-  /* Same directory as the target, so the final rename is atomic. */
+  /* Same directory as the target, so the final rename is atomic. Locked while we write; leftovers of killed
+   * writers of this target are removed (temp_files.h). */
   snprintf(w->tmp_path, n, "%s/.%s.XXXXXX", dirname(dir_copy), basename(base_copy));
   free(dir_copy);
   free(base_copy);
-  w->fd = mkstemp(w->tmp_path);
+  w->fd = xp_temp_create(w->tmp_path);
   if (w->fd < 0) {
     int e = errno;
     free(w->tmp_path);

@@ -9,3 +9,5 @@ add_test(NAME model_corruption_generated
 add_test(NAME model_corruption_real
          COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/corruption_model.sh real $<TARGET_FILE:xpack> $<TARGET_FILE:flipbyte> ${XPACK_REAL_TESTDATA})
 set_tests_properties(model_corruption_real PROPERTIES SKIP_RETURN_CODE 77)
+# SIGKILL at random points of `xpack pack`: the target is always a complete file; stale temporary files.
+add_test(NAME model_crash_safety COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/crash_safety.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>)

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# Crash safety of `xpack pack`: SIGKILL at random points of a pack that takes a good fraction of a second.
+# After every kill the target holds either the previous complete file or the new complete file (or nothing,
+# only when there was nothing before), `xpack verify` passes on it, and it equals a complete pack output
+# byte for byte (packing is deterministic). A killed process cannot remove its temporary file; the next
+# pack onto the same target does (a temporary file whose writer still runs is locked and left alone).
+#   crash_safety.sh XPACK XPACK-GENMODEL [ROUNDS]
+XPACK=$1; GEN=$2; ROUNDS=${3:-24}
+. "$(dirname "$0")/lib.sh"
+d=$(mktemp -d); trap 'rm -rf "$d"' EXIT
+cd "$d"
+
+"$GEN" llm -o big.pte --size 256M > /dev/null
+"$GEN" llm -o small.pte --size 1M --seed 2 > /dev/null
+"$XPACK" pack small.pte -o previous.xpc > /dev/null       # "the previous complete file"
+"$XPACK" pack big.pte -o new.xpc > /dev/null              # what a complete pack writes
+t0=$(date +%s%N)                                          # the duration of a pack with warm caches
+"$XPACK" pack big.pte -o new2.xpc > /dev/null
+pack_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+cmp -s new.xpc new2.xpc || fail "two packs of one program differ"
+rm new2.xpc
+"$XPACK" verify previous.xpc > /dev/null && "$XPACK" verify new.xpc > /dev/null || fail "reference packs are not sound"
+new_size=$(stat -c %s new.xpc)
+echo "  one pack of $(stat -c %s big.pte) bytes of program takes $pack_ms ms here and writes $new_size bytes"
+
+temps() { find . -maxdepth 1 -name '.target.xpc.*' | wc -l; }
+before_rename=0 after_rename=0 finished=0 absent_rounds=0 leftover_max=0
+RANDOM=12345
+for round in $(seq 0 $((ROUNDS - 1))); do
+  if [ $((round % 4)) = 3 ]; then rm -f target.xpc; had=absent; absent_rounds=$((absent_rounds + 1))
+  else cp previous.xpc target.xpc; had=previous; fi
+  # Where to kill: right at the start, a few ms in, once the temporary file has reached its final size (the
+  # header, fsync and rename follow), as soon as the new file is at the target (the directory fsync and the
+  # clean-up follow), or after a random delay across the whole pack and a bit beyond.
+  before_id=$(stat -c %i target.xpc 2> /dev/null || echo none)
+  case $((round % 6)) in
+    0) how="at once" ;;
+    1) how="after 0.00$((RANDOM % 10))s" ;;
+    2) how="when the temporary file is complete" ;;
+    3) how="when the target changes" ;;
+    *) how="after $(awk -v ms=$((RANDOM % (pack_ms * 12 / 10 + 1))) 'BEGIN{printf "%.3f", ms/1000}')s" ;;
+  esac
+  "$XPACK" pack big.pte -o target.xpc > /dev/null 2>&1 &
+  pid=$!
+  case "$how" in
+    "at once") ;;
+    "when the temporary file is complete")
+      while kill -0 "$pid" 2> /dev/null; do
+        size=$(find . -maxdepth 1 -name '.target.xpc.*' -printf '%s\n' 2> /dev/null | sort -n | tail -n1)
+        [ "${size:-0}" -ge "$new_size" ] && break
+      done ;;
+    "when the target changes")
+      while kill -0 "$pid" 2> /dev/null && [ "$(stat -c %i target.xpc 2> /dev/null || echo none)" = "$before_id" ]; do :; done ;;
+    *) sleep "${how#after }"; how="${how%s}s" ;;
+  esac
+  kill -KILL "$pid" 2> /dev/null || true
+  set +e; { wait "$pid"; } 2> /dev/null; st=$?; set -e
+  [ "$st" = 0 ] || [ "$st" = 137 ] || fail "round $round: pack exited $st"
+  # What is at the target now?
+  if [ ! -e target.xpc ]; then
+    [ "$had" = absent ] || fail "round $round (killed $how): the previous file vanished"
+    state=absent
+  else
+    "$XPACK" verify target.xpc > verify.txt || fail "round $round (killed $how): verify fails: $(cat verify.txt)"
+    if cmp -s target.xpc new.xpc; then state=new
+    elif cmp -s target.xpc previous.xpc; then
+      [ "$had" = previous ] || fail "round $round: a previous file appeared from nowhere"
+      state=previous
+    else fail "round $round (killed $how): the target is neither the previous nor the new complete file"; fi
+  fi
+  if [ "$st" = 0 ]; then finished=$((finished + 1)); [ "$state" = new ] || fail "round $round: finished but the target is $state"
+  elif [ "$state" = new ]; then after_rename=$((after_rename + 1))
+  else before_rename=$((before_rename + 1)); fi
+  left=$(temps); [ "$left" -gt "$leftover_max" ] && leftover_max=$left
+  echo "  round $round: target was $had, killed $how (exit $st): target is $state; temporary files present: $left"
+done
+echo "crash_safety: rounds=$ROUNDS (target absent before: $absent_rounds) killed_before_rename=$before_rename" \
+  "killed_after_rename=$after_rename finished_before_the_kill=$finished max_temporary_files_left=$leftover_max"
+
+# Stale temporary files: a killed pack's is removed by the next pack onto the same target; one that looks
+# like it but is locked (as a running writer's is) stays, and so do files of other targets.
+"$XPACK" pack big.pte -o target.xpc > /dev/null 2>&1 &
+pid=$!
+while kill -0 "$pid" 2> /dev/null && [ "$(temps)" -lt 1 ]; do :; done
+kill -KILL "$pid" 2> /dev/null || true
+{ wait "$pid"; } 2> /dev/null || true
+killed_temp=$(find . -maxdepth 1 -name '.target.xpc.*')
+[ -n "$killed_temp" ] || fail "no temporary file to test with"
+exec 9> .target.xpc.Held01
+flock -x 9
+echo "not ours" > .other.xpc.AbC123
+"$XPACK" pack small.pte -o target.xpc > /dev/null
+[ ! -e "$killed_temp" ] || fail "the killed pack's temporary file $killed_temp remains after the next pack"
+[ -e .target.xpc.Held01 ] || fail "a pack removed a locked temporary file"
+[ -e .other.xpc.AbC123 ] || fail "a pack removed a temporary file of another target"
+exec 9>&-
+"$XPACK" pack big.pte -o target.xpc > /dev/null
+[ "$(temps)" = 0 ] || fail "temporary files remain: $(ls -a)"
+cmp -s target.xpc new.xpc || fail "the last pack did not write the complete file"
+echo "  the next pack removed the killed pack's temporary file; a locked one and another target's stayed"
+echo "crash_safety: ok"
