@@ -37,6 +37,14 @@ static const command kCommands[] = {
      "With --model, also re-packs the model with this machine's XNNPACK and compares every packed weight with the\n"
      "cache byte for byte, then runs every delegate with and without the cache comparing outputs bit for bit.\n"
      "Prints one line per problem naming where it is; exit 0 when the file is sound, 1 when it is not."},
+    {"export", cmd_export, "xpack export --executorch CACHE OUT [--json]",
+     "Writes CACHE as ExecuTorch's file-backed packed-weights cache (XPWC version 2): set the XNNPACK backend's\n"
+     "packed_cache_path option to OUT and the app starts with every exported weight already packed. Entries are\n"
+     "named as ExecuTorch names them (kernel named key + bias named key); entries it cannot name (unnamed constants,\n"
+     "C API identities, names shared by other seeds or bytes) are skipped and counted. OUT is valid only when the\n"
+     "app's XNNPACK packs like the one that packed CACHE (same build, same CPU kernel choice): ExecuTorch checks\n"
+     "only seeds. Check with `xpack verify CACHE --model MODEL.pte` on the target. A damaged cache is refused;\n"
+     "a transport-form cache needs `xpack inflate` first. With nothing to export, exits 0 and writes nothing."},
 };
 static const size_t kCommandCount = sizeof kCommands / sizeof kCommands[0];
 

@@ -150,6 +150,59 @@ typedef void (*xpack_problem_fn)(void* context, const char* where, const char* w
 xpack_status xpack_verify_file(const char* path, xpack_problem_fn fn, void* context, uint64_t* problem_count,
                                xpack_error* err);
 
+/* ============================== ExecuTorch interop ============================== */
+
+/* What happened to one entry of the cache in xpack_export_executorch. */
+typedef enum xpack_export_outcome {
+  XPACK_EXPORT_WRITTEN = 0,
+  XPACK_EXPORT_SKIP_UNNAMED = 1,         /* kernel or bias is an unnamed constant: ExecuTorch never names it */
+  XPACK_EXPORT_SKIP_NOT_EXECUTORCH = 2,  /* an identity not made from an ExecuTorch named key (C API binding) */
+  XPACK_EXPORT_SKIP_AMBIGUOUS = 3,       /* another entry with another seed or other bytes has the same name */
+} xpack_export_outcome;
+
+/* Called once per cache entry, in entry order, once the output is in place (never after an error).
+ * name/name_len: the entry's ExecuTorch name (kernel key + bias key), NULL when it has none; valid during
+ * the call only. */
+typedef void (*xpack_export_entry_fn)(void* context, uint64_t entry_index, const char* name, size_t name_len,
+                                      xpack_export_outcome outcome);
+
+typedef struct xpack_export_stats {
+  uint64_t entries;                /* entries in the cache */
+  uint64_t exported;               /* entries ExecuTorch will find in the output */
+  uint64_t records;                /* index records written (entries equal in name, seed and region share one) */
+  uint64_t skipped_unnamed;        /* by outcome, see xpack_export_outcome */
+  uint64_t skipped_not_executorch;
+  uint64_t skipped_ambiguous;
+  uint64_t module_path_records;    /* records named by module paths, not content hashes: see the doc below */
+  uint64_t regions;                /* packed weights written; records with identical bytes share one */
+  uint64_t data_bytes;             /* their bytes */
+  uint64_t file_size;              /* of the output; 0 when nothing was written */
+} xpack_export_stats;
+
+/* Writes the cache at cache_path as ExecuTorch's file-backed packed-weights cache (the file its XNNPACK
+ * backend reads when the `packed_cache_path` option is set; XPWC trailer, version 2; docs/INTEGRATION.md),
+ * so that the app starts with every exported weight already packed.
+ *
+ * ExecuTorch names a packed weight by the kernel's named key followed by the bias's named key (nothing
+ * for no bias) and keeps one seed per name. Entries are exported under that name when both identities
+ * come from ExecuTorch named keys: a content key verbatim, a module path without xpack's `#xxh3-128:`
+ * suffix. Module-path names stand for whatever bytes a program binds to them, so such a file is only
+ * right for the programs the cache was packed from (counted in module_path_records). Other entries are
+ * skipped and counted by reason.
+ *
+ * The output is only valid for an app whose XNNPACK packs exactly like the one that packed the cache
+ * (same build, same CPU kernel choice): ExecuTorch checks nothing but the seed. Nothing here can check
+ * that; `xpack verify CACHE --model MODEL.pte` on the target can.
+ *
+ * The cache is verified in full first (every checksum and region hash); a damaged cache is not exported.
+ * The output is written to a temporary file beside out_path, fsynced and renamed: on any error out_path
+ * is left as it was. When no entry can be exported, XPACK_OK is returned with stats->records == 0 and
+ * nothing is written (ExecuTorch refuses an empty index). fn may be NULL; stats may be NULL.
+ * Errors: ARG, IO (reading the cache, writing the output), NOT_XPACK, VERSION, TRUNCATED, CORRUPT (any
+ * problem xpack_verify_file finds; the message names the first), TRANSPORT (run `xpack inflate`), NOMEM. */
+xpack_status xpack_export_executorch(const char* cache_path, const char* out_path, xpack_export_entry_fn fn,
+                                     void* context, xpack_export_stats* stats, xpack_error* err);
+
 #ifdef __cplusplus
 }
 #endif

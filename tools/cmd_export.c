@@ -1,0 +1,188 @@
+/* xpack export --executorch CACHE OUT [--json]: the cache as ExecuTorch's packed_cache_path file. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_common.h"
+#include "commands.h"
+#include "json.h"
+#include "xpack.h"
+
+#define USAGE "xpack export --executorch CACHE OUT [--json]"
+
+static const char* reason_name(xpack_export_outcome o) {
+  switch (o) {
+    case XPACK_EXPORT_WRITTEN: return "written";
+    case XPACK_EXPORT_SKIP_UNNAMED: return "unnamed_constant";
+    case XPACK_EXPORT_SKIP_NOT_EXECUTORCH: return "not_an_executorch_key";
+    case XPACK_EXPORT_SKIP_AMBIGUOUS: return "ambiguous_name";
+  }
+  return "?";
+}
+
+static void keep_outcome(void* context, uint64_t entry, const char* name, size_t name_len, xpack_export_outcome o) {
+  (void)name;
+  (void)name_len;
+  ((xpack_export_outcome*)context)[entry] = o;
+}
+
+static void hex(const uint8_t* p, size_t n, char* out) {
+  for (size_t i = 0; i < n; i++) sprintf(out + 2 * i, "%02x", p[i]);
+  out[2 * n] = 0;
+}
+
+/* The condition ExecuTorch cannot check for itself, said the same way in text and JSON. */
+static void validity_text(const char* cache, const xpack_file_info* info, const char* build_id, char* out, size_t n) {
+  snprintf(out, n,
+           "valid only in an app whose XNNPACK packs exactly like the one that packed %s: the same XNNPACK build "
+           "(build identifier %s; this xpack uses XNNPACK %s) choosing the same CPU kernels (packed on %s). "
+           "ExecuTorch checks nothing but each weight's seed, which does not catch every difference, and would "
+           "serve wrongly packed weights",
+           cache, build_id, XPACK_XNNPACK_VERSION, info->arch_name);
+}
+
+static void print_json(const char* cache, const char* out, const xpack_file* f, const xpack_file_info* info,
+                       const xpack_export_stats* s, const xpack_export_outcome* outcomes, const char* validity,
+                       const char* check, const char* build_id) {
+  json j;
+  json_init(&j, stdout);
+  json_object(&j);
+  json_key(&j, "cache"); json_string(&j, cache);
+  json_key(&j, "output"); json_string(&j, out);
+  json_key(&j, "format"); json_string(&j, "executorch-xpwc");
+  json_key(&j, "format_version"); json_uint(&j, 2);
+  json_key(&j, "written"); json_bool(&j, s->records > 0);
+  json_key(&j, "entries"); json_uint(&j, s->entries);
+  json_key(&j, "exported"); json_uint(&j, s->exported);
+  json_key(&j, "records"); json_uint(&j, s->records);
+  json_key(&j, "skipped"); json_object(&j);
+  json_key(&j, "total"); json_uint(&j, s->entries - s->exported);
+  json_key(&j, "unnamed_constant"); json_uint(&j, s->skipped_unnamed);
+  json_key(&j, "not_an_executorch_key"); json_uint(&j, s->skipped_not_executorch);
+  json_key(&j, "ambiguous_name"); json_uint(&j, s->skipped_ambiguous);
+  json_end_object(&j);
+  json_key(&j, "skipped_entries"); json_array(&j);
+  for (uint64_t i = 0; i < s->entries; i++) {
+    if (outcomes[i] == XPACK_EXPORT_WRITTEN) continue;
+    xpack_file_entry e;
+    xpack_file_get_entry(f, i, &e);
+    json_object(&j);
+    json_key(&j, "entry"); json_uint(&j, i);
+    json_key(&j, "seed"); json_uint(&j, e.seed);
+    json_key(&j, "kernel"); json_string(&j, e.kernel);
+    json_key(&j, "bias"); json_string(&j, e.bias);
+    json_key(&j, "reason"); json_string(&j, reason_name(outcomes[i]));
+    json_end_object(&j);
+  }
+  json_end_array(&j);
+  json_key(&j, "module_path_records"); json_uint(&j, s->module_path_records);
+  json_key(&j, "regions"); json_uint(&j, s->regions);
+  json_key(&j, "data_bytes"); json_uint(&j, s->data_bytes);
+  json_key(&j, "file_size"); json_uint(&j, s->file_size);
+  json_key(&j, "packed_on"); json_string(&j, info->arch_name);
+  json_key(&j, "xnnpack_build_id"); json_string(&j, build_id);
+  json_key(&j, "valid_only"); json_string(&j, validity);
+  json_key(&j, "check_on_target"); json_string(&j, check);
+  json_end_object(&j);
+  json_finish(&j);
+}
+
+static void print_text(const char* cache, const char* out, const xpack_export_stats* s) {
+  char b1[32], b2[32];
+  if (s->records == 0) {
+    printf("nothing to export: none of the %llu entries of %s has a name ExecuTorch would look it up by; "
+           "wrote nothing\n",
+           (unsigned long long)s->entries, cache);
+  } else {
+    printf("wrote %s: ExecuTorch packed-weights cache (XPWC version 2, for the XNNPACK backend's packed_cache_path)\n",
+           out);
+    printf("  %llu of %llu entries exported in %llu record%s; %llu packed weight%s, %s; file %s\n",
+           (unsigned long long)s->exported, (unsigned long long)s->entries, (unsigned long long)s->records,
+           s->records == 1 ? "" : "s", (unsigned long long)s->regions, s->regions == 1 ? "" : "s",
+           cli_bytes(s->data_bytes, b1), cli_bytes(s->file_size, b2));
+  }
+  uint64_t skipped = s->entries - s->exported;
+  if (skipped > 0) {
+    printf("  skipped %llu entr%s that ExecuTorch's naming cannot express (XNNPACK packs them in the app as "
+           "usual):\n",
+           (unsigned long long)skipped, skipped == 1 ? "y" : "ies");
+    if (s->skipped_unnamed) {
+      printf("    %llu with a constant that has no named key (ExecuTorch looks weights up by named key only)\n",
+             (unsigned long long)s->skipped_unnamed);
+    }
+    if (s->skipped_not_executorch) {
+      printf("    %llu with an identity that is not an ExecuTorch named key (bound through xpack's C API)\n",
+             (unsigned long long)s->skipped_not_executorch);
+    }
+    if (s->skipped_ambiguous) {
+      printf("    %llu whose name (kernel key + bias key) other entries share with another seed or other bytes "
+             "(ExecuTorch keeps one per name)\n",
+             (unsigned long long)s->skipped_ambiguous);
+    }
+  }
+  if (s->module_path_records > 0) {
+    printf("  %llu records are named by module paths, not content hashes: ExecuTorch serves them to any program "
+           "using the same key, so use %s only with the programs %s was packed from\n",
+           (unsigned long long)s->module_path_records, out, cache);
+  }
+}
+
+int cmd_export(int argc, char** argv) {
+  const char* cache = NULL;
+  const char* out = NULL;
+  int as_json = 0, executorch = 0;
+  for (int i = 0; i < argc; i++) {
+    if (strcmp(argv[i], "--json") == 0) as_json = 1;
+    else if (strcmp(argv[i], "--executorch") == 0) executorch = 1;
+    else if (argv[i][0] == '-' && argv[i][1] != 0) {
+      cli_error("export: unknown option %s (usage: " USAGE ")", argv[i]);
+      return XPACK_EXIT_USAGE;
+    } else if (cache == NULL) cache = argv[i];
+    else if (out == NULL) out = argv[i];
+    else {
+      cli_error("export: one CACHE and one OUT (usage: " USAGE ")");
+      return XPACK_EXIT_USAGE;
+    }
+  }
+  if (!executorch || cache == NULL || out == NULL) {
+    cli_error("export: %s (usage: " USAGE ")",
+              !executorch ? "say which format: --executorch is the only one" : "missing CACHE or OUT");
+    return XPACK_EXIT_USAGE;
+  }
+  xpack_error err;
+  xpack_file* f;
+  xpack_status st = xpack_file_open(cache, &f, &err);
+  if (st != XPACK_OK) {
+    cli_error("%s", err.message);
+    return cli_exit_for_status(st);
+  }
+  xpack_file_info info;
+  xpack_file_get_info(f, &info);
+  xpack_export_outcome* outcomes = calloc(info.entry_count ? info.entry_count : 1, sizeof *outcomes);
+  if (outcomes == NULL) {
+    cli_error("%s: out of memory", cache);
+    xpack_file_close(f);
+    return XPACK_EXIT_FAILED;
+  }
+  xpack_export_stats stats;
+  st = xpack_export_executorch(cache, out, keep_outcome, outcomes, &stats, &err);
+  if (st != XPACK_OK) {
+    cli_error("%s", err.message);
+    free(outcomes);
+    xpack_file_close(f);
+    /* The cache opened above, so an I/O error now is about the output. */
+    return st == XPACK_ERR_IO || st == XPACK_ERR_NOMEM ? XPACK_EXIT_FAILED : cli_exit_for_status(st);
+  }
+  char build_id[2 * 256 + 1];
+  hex(info.build_id, info.build_id_size < 256 ? info.build_id_size : 256, build_id);
+  char validity[1536], check[256];
+  validity_text(cache, &info, build_id, validity, sizeof validity);
+  snprintf(check, sizeof check, "on the target device, `xpack verify %s --model MODEL.pte [--data W.ptd]` must pass",
+           cache);
+  if (as_json) print_json(cache, out, f, &info, &stats, outcomes, validity, check, build_id);
+  else print_text(cache, out, &stats);
+  if (stats.records > 0) fprintf(stderr, "%s: warning: %s is %s.\n  Check: %s.\n", g_program, out, validity, check);
+  free(outcomes);
+  xpack_file_close(f);
+  return XPACK_EXIT_OK;
+}
