@@ -68,6 +68,10 @@ int cmd_pack(int argc, char** argv) {
   rc = pack_model_set(&set, writer, &job);
   xpack_writer_stats stats;
   xpack_writer_stats_get(writer, &stats);
+  if (rc == 0 && !job.bad_input && xpack_writer_check(writer, &err) != XPACK_OK) {
+    cli_error("%s", err.message); /* e.g. the first write failed: not "nothing to pack" */
+    rc = XPACK_EXIT_FAILED;
+  }
   if (rc != 0 || job.bad_input) {
     xpack_writer_abort(writer);
     model_set_close(&set);

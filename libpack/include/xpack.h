@@ -75,6 +75,12 @@ typedef struct xpack_writer_stats {
 } xpack_writer_stats;
 void xpack_writer_stats_get(xpack_writer* w, xpack_writer_stats* out);
 
+/* XPACK_OK while everything XNNPACK handed over has been recorded. Once a write to the temporary file has
+ * failed (a full disk, a file size limit) or memory ran out, that error: XPACK_ERR_IO, the message naming
+ * out_path and the cause. The writer then records nothing more and xpack_writer_finish would fail the
+ * same way; call xpack_writer_abort. Lets a caller tell "nothing to record" from "recording failed". */
+xpack_status xpack_writer_check(xpack_writer* w, xpack_error* err);
+
 /* Writes the index and tables, fsyncs, renames the temporary file to out_path and fsyncs the directory.
  * Frees the writer in every case. Errors: XPACK_ERR_IO, XPACK_ERR_NOMEM, XPACK_ERR_ARG. */
 xpack_status xpack_writer_finish(xpack_writer* w, xpack_error* err);

@@ -363,6 +363,14 @@ void xpack_writer_stats_get(xpack_writer* w, xpack_writer_stats* out) {
   pthread_mutex_unlock(&w->lock);
 }
 
+xpack_status xpack_writer_check(xpack_writer* w, xpack_error* err) {
+  if (w == NULL) return xpack_fail(err, XPACK_ERR_ARG, "xpack_writer_check: NULL writer");
+  pthread_mutex_lock(&w->lock);
+  xpack_status st = w->failed ? xpack_fail(err, XPACK_ERR_IO, "%s: %s", w->out_path, w->failure) : XPACK_OK;
+  pthread_mutex_unlock(&w->lock);
+  return st;
+}
+
 static void destroy(xpack_writer* w) {
   for (size_t i = 0; i < w->region_count; i++) {
     if (w->regions[i].map) munmap(w->regions[i].map, w->regions[i].map_len);
