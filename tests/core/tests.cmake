@@ -21,3 +21,9 @@ add_test(NAME core_integration_example
 add_executable(provider_quirks ${CMAKE_CURRENT_LIST_DIR}/provider_quirks.c)
 target_link_libraries(provider_quirks PRIVATE xpack_pack)
 add_test(NAME core_provider_quirks COMMAND provider_quirks)
+
+# Packing families: names, probes (deterministic within and across processes), names that are not families.
+add_executable(family_probes ${CMAKE_CURRENT_LIST_DIR}/family_probes.c)
+target_include_directories(family_probes PRIVATE ${PROJECT_SOURCE_DIR}/libpack/src)
+target_link_libraries(family_probes PRIVATE xpack_loader)
+add_test(NAME core_family_probes COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/family_probes.sh $<TARGET_FILE:family_probes>)
