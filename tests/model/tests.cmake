@@ -11,3 +11,5 @@ add_test(NAME model_corruption_real
 set_tests_properties(model_corruption_real PROPERTIES SKIP_RETURN_CODE 77)
 # SIGKILL at random points of `xpack pack`: the target is always a complete file; stale temporary files.
 add_test(NAME model_crash_safety COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/crash_safety.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>)
+# Ordinary pack failures (bad inputs, failing writes, unwritable places): no temporary file, target intact.
+add_test(NAME model_pack_failures COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/pack_failures.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>)
