@@ -13,3 +13,5 @@ set_tests_properties(model_corruption_real PROPERTIES SKIP_RETURN_CODE 77)
 add_test(NAME model_crash_safety COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/crash_safety.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>)
 # Ordinary pack failures (bad inputs, failing writes, unwritable places): no temporary file, target intact.
 add_test(NAME model_pack_failures COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/pack_failures.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>)
+# Eight processes run with the same cache at once (mapped and --read): identical outputs, file unchanged.
+add_test(NAME model_concurrent_runs COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/concurrent_runs.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel> ${XPACK_REAL_TESTDATA})
