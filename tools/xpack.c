@@ -37,6 +37,17 @@ static const command kCommands[] = {
      "With --model, also re-packs the model with this machine's XNNPACK and compares every packed weight with the\n"
      "cache byte for byte, then runs every delegate with and without the cache comparing outputs bit for bit.\n"
      "Prints one line per problem naming where it is; exit 0 when the file is sound, 1 when it is not."},
+    {"bench", cmd_bench,
+     "xpack bench MODEL.pte [MODEL2.pte ...] [--data FILE.ptd ...] [--reps N] [--cache FILE] [--readahead]\n"
+     "            [--variants LIST] [--keep] [--json]",
+     "Measures what the cache saves. Packs the models into a temporary cache (`xpack pack` in a child: wall time,\n"
+     "peak RSS) unless --cache is given, then runs each variant N times (default 5), each time in a fresh process:\n"
+     "nocache (XNNPACK packs), cache_warm (the loader, files in the page cache), cache_cold and nocache_cold (after\n"
+     "POSIX_FADV_DONTNEED on the cache and model files, checked with mincore), ideal (every packed weight already\n"
+     "in heap: the floor). Per variant, medians of: open, create-runtime and first-inference times, time to first\n"
+     "inference, RSS and Private_Dirty after it, peak RSS, page faults; then ratios against nocache and the targets\n"
+     "met or missed. --readahead adds cache_cold_seq and cache_cold_willneed (the mapping advised MADV_SEQUENTIAL\n"
+     "or MADV_WILLNEED). Outputs must be bit-identical in every variant and repetition, else exit 1."},
     {"export", cmd_export, "xpack export --executorch CACHE OUT [--json]",
      "Writes CACHE as ExecuTorch's file-backed packed-weights cache (XPWC version 2): set the XNNPACK backend's\n"
      "packed_cache_path option to OUT and the app starts with every exported weight already packed. Entries are\n"

@@ -54,6 +54,10 @@ typedef struct xpack_cache xpack_cache;
 #define XPACK_OPEN_READ 0x1u   /* read the file into heap memory instead of mapping it */
 #define XPACK_OPEN_STRICT 0x2u /* fail with XPACK_ERR_INCOMPATIBLE instead of refusing every entry when the
                                   file was packed for another architecture, alignment or XNNPACK build */
+/* Read-ahead advice for the mapping (ignored with XPACK_OPEN_READ); for files that are likely not in the page
+ * cache. docs/BENCHMARKS.md shows what each does to a cold first inference. */
+#define XPACK_OPEN_SEQUENTIAL 0x4u /* madvise(MADV_SEQUENTIAL): larger read-ahead on each page fault */
+#define XPACK_OPEN_WILLNEED 0x8u   /* madvise(MADV_WILLNEED): start reading the whole file at open */
 
 /* Opens and validates a cache file: footer, header, table directory, bounds, version, small-table
  * checksums and compatibility (architecture, XNN_ALLOCATION_ALIGNMENT, XNNPACK build identifier).

@@ -38,6 +38,14 @@ xpack_status xp_map_file(const char* path, xp_file_map* out, xpack_error* err) {
   return XPACK_OK;
 }
 
+xpack_status xp_map_file_advised(const char* path, unsigned advice, xp_file_map* out, xpack_error* err) {
+  xpack_status st = xp_map_file(path, out, err);
+  if (st != XPACK_OK || out->data == NULL) return st;
+  if (advice & XP_MAP_SEQUENTIAL) madvise((void*)out->data, (size_t)out->size, MADV_SEQUENTIAL);
+  if (advice & XP_MAP_WILLNEED) madvise((void*)out->data, (size_t)out->size, MADV_WILLNEED);
+  return XPACK_OK;
+}
+
 void xp_unmap_file(xp_file_map* map) {
   if (map->data != NULL) munmap((void*)map->data, (size_t)map->size);
   map->data = NULL;

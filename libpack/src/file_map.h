@@ -13,6 +13,11 @@ typedef struct xp_file_map {
 
 /* Maps path read-only. An empty file maps to data == NULL, size 0. Errors: XPACK_ERR_IO. */
 xpack_status xp_map_file(const char* path, xp_file_map* out, xpack_error* err);
+/* As xp_map_file, then advises the kernel how the mapping will be read (madvise; a hint, never an error):
+ * XP_MAP_SEQUENTIAL read ahead aggressively on faults, XP_MAP_WILLNEED start reading the whole file now. */
+#define XP_MAP_SEQUENTIAL 0x1u
+#define XP_MAP_WILLNEED 0x2u
+xpack_status xp_map_file_advised(const char* path, unsigned advice, xp_file_map* out, xpack_error* err);
 void xp_unmap_file(xp_file_map* map);
 
 #endif

@@ -171,7 +171,9 @@ static xpack_status load_file(xpack_cache* c, const char* path, unsigned flags, 
     st = read_whole_file(c, path, err);
   } else {
     xp_file_map map;
-    st = xp_map_file(path, &map, err);
+    const unsigned advice = ((flags & XPACK_OPEN_SEQUENTIAL) ? XP_MAP_SEQUENTIAL : 0u) |
+                            ((flags & XPACK_OPEN_WILLNEED) ? XP_MAP_WILLNEED : 0u);
+    st = xp_map_file_advised(path, advice, &map, err);
     c->base = (uint8_t*)map.data;
     c->size = map.size;
     c->mapped = st == XPACK_OK && map.data != NULL;
@@ -211,7 +213,8 @@ static void check_compatibility(xpack_cache* c) {
 }
 
 xpack_status xpack_cache_open(const char* path, unsigned flags, xpack_cache** out, xpack_error* err) {
-  if (path == NULL || out == NULL || (flags & ~(XPACK_OPEN_READ | XPACK_OPEN_STRICT)) != 0) {
+  const unsigned known = XPACK_OPEN_READ | XPACK_OPEN_STRICT | XPACK_OPEN_SEQUENTIAL | XPACK_OPEN_WILLNEED;
+  if (path == NULL || out == NULL || (flags & ~known) != 0) {
     return xpack_fail(err, XPACK_ERR_ARG, "xpack_cache_open: NULL path or output, or unknown flags");
   }
   *out = NULL;

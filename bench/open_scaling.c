@@ -1,0 +1,233 @@
+/* xpack-bench-open: what xpack_cache_open costs against the number of entries and the bytes of weights.
+ *
+ * For each entry count (10 to 100,000) it writes a cache through the recording writer's provider exactly as
+ * XNNPACK drives it (look_up, reserve_space, look_up_or_insert) with synthetic packed bytes, so no model and
+ * no packing is needed, then opens and closes it many times with the file in the page cache and reports the
+ * median and minimum open time and the heap allocations one open makes. It repeats the largest count under
+ * the target (10,000 entries) with much larger weights to show that open does not read them.
+ *
+ * Allocations are counted by wrapping malloc, calloc, realloc, posix_memalign and aligned_alloc at link time
+ * (-Wl,--wrap): every call libpack makes is seen; libc's own internal allocations are not.
+ *
+ * usage: xpack-bench-open [--dir DIR] [--reps N] [--big-payload BYTES] [--max-entries N] [--json] */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <xnnpack.h>
+
+#include "xpack.h"
+
+/* ---- allocation counting ---- */
+
+static unsigned long g_allocations;
+static unsigned long long g_allocated_bytes;
+
+void* __real_malloc(size_t n);
+void* __real_calloc(size_t count, size_t n);
+void* __real_realloc(void* p, size_t n);
+int __real_posix_memalign(void** out, size_t alignment, size_t n);
+void* __real_aligned_alloc(size_t alignment, size_t n);
+
+void* __wrap_malloc(size_t n) {
+  g_allocations++;
+  g_allocated_bytes += n;
+  return __real_malloc(n);
+}
+void* __wrap_calloc(size_t count, size_t n) {
+  g_allocations++;
+  g_allocated_bytes += (unsigned long long)count * n;
+  return __real_calloc(count, n);
+}
+void* __wrap_realloc(void* p, size_t n) {
+  g_allocations++;
+  g_allocated_bytes += n;
+  return __real_realloc(p, n);
+}
+int __wrap_posix_memalign(void** out, size_t alignment, size_t n) {
+  g_allocations++;
+  g_allocated_bytes += n;
+  return __real_posix_memalign(out, alignment, n);
+}
+void* __wrap_aligned_alloc(size_t alignment, size_t n) {
+  g_allocations++;
+  g_allocated_bytes += n;
+  return __real_aligned_alloc(alignment, n);
+}
+
+/* ---- synthetic caches ---- */
+
+static double now_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+/* Writes `entries` entries of `payload` bytes each (distinct bytes, so none is deduplicated). */
+static int write_cache(const char* path, size_t entries, size_t payload) {
+  xpack_writer* w;
+  xpack_error err;
+  if (xpack_writer_create(path, NULL, &w, &err) != XPACK_OK) {
+    fprintf(stderr, "xpack-bench-open: %s\n", err.message);
+    return -1;
+  }
+  struct xnn_weights_cache_provider* p = xpack_writer_provider(w);
+  /* One byte per entry gives every entry its own raw pointer, as distinct weights have. */
+  unsigned char* raw = malloc(entries);
+  if (raw == NULL) {
+    xpack_writer_abort(w);
+    return -1;
+  }
+  int rc = 0;
+  for (size_t i = 0; i < entries && rc == 0; i++) {
+    char identity[64];
+    int len = snprintf(identity, sizeof identity, "bench.layer%zu.weight", i);
+    xpack_writer_bind(w, raw + i, identity, (size_t)len);
+    struct xnn_weights_cache_look_up_key key = {.seed = 0x5eed, .kernel = raw + i, .bias = NULL};
+    if (p->look_up(p->context, &key) != SIZE_MAX) continue;
+    unsigned char* bytes = p->reserve_space(p->context, payload);
+    if (bytes == NULL) {
+      rc = -1;
+      break;
+    }
+    uint64_t x = i * 0x9E3779B97F4A7C15ULL + 1;
+    for (size_t k = 0; k < payload; k += 8) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      memcpy(bytes + k, &x, payload - k < 8 ? payload - k : 8);
+    }
+    if (p->look_up_or_insert(p->context, &key, bytes, payload) == SIZE_MAX) rc = -1;
+  }
+  free(raw);
+  if (rc != 0) {
+    fprintf(stderr, "xpack-bench-open: the writer refused a synthetic entry\n");
+    xpack_writer_abort(w);
+    return -1;
+  }
+  if (xpack_writer_finish(w, &err) != XPACK_OK) {
+    fprintf(stderr, "xpack-bench-open: %s\n", err.message);
+    return -1;
+  }
+  return 0;
+}
+
+static int compare_doubles(const void* a, const void* b) {
+  double x = *(const double*)a, y = *(const double*)b;
+  return (x > y) - (x < y);
+}
+
+typedef struct point {
+  size_t entries, payload;
+  unsigned long long file_bytes;
+  double median_us, min_us;
+  unsigned long allocations;
+  unsigned long long allocated_bytes;
+} point;
+
+static int measure(const char* dir, size_t entries, size_t payload, int reps, point* out) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/open_%zu_%zu.xpc", dir, entries, payload);
+  if (write_cache(path, entries, payload) != 0) return -1;
+  double* t = malloc((size_t)reps * sizeof *t);
+  if (t == NULL) return -1;
+  xpack_error err;
+  xpack_cache* c;
+  memset(out, 0, sizeof *out);
+  for (int r = 0; r < reps; r++) {
+    const unsigned long before = g_allocations;
+    const unsigned long long bytes_before = g_allocated_bytes;
+    const double t0 = now_us();
+    xpack_status st = xpack_cache_open(path, 0, &c, &err);
+    t[r] = now_us() - t0;
+    if (st != XPACK_OK) {
+      fprintf(stderr, "xpack-bench-open: %s\n", err.message);
+      free(t);
+      return -1;
+    }
+    out->allocations = g_allocations - before; /* the same every time: the last one is kept */
+    out->allocated_bytes = g_allocated_bytes - bytes_before;
+    if (xpack_cache_entry_count(c) != entries) {
+      fprintf(stderr, "xpack-bench-open: %s has %llu entries, expected %zu\n", path,
+              (unsigned long long)xpack_cache_entry_count(c), entries);
+      xpack_cache_close(c);
+      free(t);
+      return -1;
+    }
+    out->file_bytes = xpack_cache_file_size(c);
+    xpack_cache_close(c);
+  }
+  qsort(t, (size_t)reps, sizeof *t, compare_doubles);
+  out->entries = entries;
+  out->payload = payload;
+  out->median_us = reps % 2 ? t[reps / 2] : (t[reps / 2 - 1] + t[reps / 2]) / 2;
+  out->min_us = t[0];
+  free(t);
+  unlink(path);
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  const char* dir = NULL;
+  int reps = 201, as_json = 0;
+  size_t big_payload = 16384, max_entries = 100000;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc) dir = argv[++i];
+    else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc) reps = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--big-payload") == 0 && i + 1 < argc) big_payload = (size_t)strtoull(argv[++i], NULL, 10);
+    else if (strcmp(argv[i], "--max-entries") == 0 && i + 1 < argc) max_entries = (size_t)strtoull(argv[++i], NULL, 10);
+    else if (strcmp(argv[i], "--json") == 0) as_json = 1;
+    else {
+      fprintf(stderr, "usage: xpack-bench-open [--dir DIR] [--reps N] [--big-payload BYTES] [--max-entries N] [--json]\n");
+      return 2;
+    }
+  }
+  if (reps < 1 || big_payload < 1) {
+    fprintf(stderr, "xpack-bench-open: --reps and --big-payload must be positive\n");
+    return 2;
+  }
+  char made[4096] = "";
+  if (dir == NULL) {
+    const char* tmp = getenv("TMPDIR");
+    snprintf(made, sizeof made, "%s/xpack-bench-open-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+    if (mkdtemp(made) == NULL) {
+      fprintf(stderr, "xpack-bench-open: cannot create %s: %s\n", made, strerror(errno));
+      return 4;
+    }
+    dir = made;
+  }
+  if (xnn_initialize(NULL) != xnn_status_success) {
+    fprintf(stderr, "xpack-bench-open: xnn_initialize failed\n");
+    return 4;
+  }
+  point points[16];
+  size_t n = 0;
+  int rc = 0;
+  for (size_t entries = 10; entries <= max_entries && rc == 0; entries *= 10) {
+    rc = measure(dir, entries, 64, reps, &points[n++]);
+  }
+  const size_t target_entries = max_entries < 10000 ? max_entries : 10000;
+  if (rc == 0) rc = measure(dir, target_entries, big_payload, reps, &points[n++]);
+  if (made[0]) rmdir(made);
+  if (rc != 0) return 4;
+  if (as_json) {
+    printf("{\"reps\":%d,\"points\":[", reps);
+    for (size_t i = 0; i < n; i++) {
+      printf("%s{\"entries\":%zu,\"payload_bytes\":%zu,\"file_bytes\":%llu,\"open_us_median\":%.3f,"
+             "\"open_us_min\":%.3f,\"allocations\":%lu,\"allocated_bytes\":%llu}",
+             i ? "," : "", points[i].entries, points[i].payload, points[i].file_bytes, points[i].median_us,
+             points[i].min_us, points[i].allocations, points[i].allocated_bytes);
+    }
+    printf("]}\n");
+  } else {
+    printf("xpack_cache_open, file in the page cache, %d opens each (median, min):\n", reps);
+    printf("%10s %14s %14s %12s %10s %12s %16s\n", "entries", "weight bytes", "file bytes", "median us", "min us",
+           "allocations", "allocated bytes");
+    for (size_t i = 0; i < n; i++) {
+      printf("%10zu %14zu %14llu %12.2f %10.2f %12lu %16llu\n", points[i].entries, points[i].payload,
+             points[i].file_bytes, points[i].median_us, points[i].min_us, points[i].allocations,
+             points[i].allocated_bytes);
+    }
+  }
+  return 0;
+}

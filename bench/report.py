@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""Markdown tables for docs/BENCHMARKS.md from the JSON of `xpack bench --json`, xpack-bench-open --json and
+bench/size_scaling.sh. Standard library only.
+
+usage: report.py [MODEL.json ...] [--open open_scaling.json] [--sizes size_scaling.json] [--name FILE=LABEL ...]
+"""
+import argparse
+import json
+import os
+
+VARIANTS = ["nocache", "cache_warm", "cache_cold", "nocache_cold", "ideal", "cache_cold_seq", "cache_cold_willneed"]
+
+
+def mib(b):
+    return f"{b / 2**20:.1f}"
+
+
+def ms(x):
+    return f"{x:.3f}" if x < 10 else f"{x:.1f}"
+
+
+def model_table(path, label):
+    b = json.load(open(path))
+    if b.get("nothing_to_pack"):
+        return [f"### {label}", "", "Nothing to pack (no XNNPACK weight reaches a weights cache): not measured.", ""]
+    out = [f"### {label}", ""]
+    out.append(f"Model files {mib(b['model_bytes'])} MiB; cache {mib(b['cache_file_bytes'])} MiB, {b['entries']} "
+               f"entries, {mib(b['packed_bytes'])} MiB packed (largest weight {mib(b['largest_packed_bytes'])} MiB); "
+               f"medians of {b['reps']} runs, each in a fresh process.")
+    if b["pack"]:
+        out.append(f"`xpack pack`: {ms(b['pack']['wall_ms'])} ms wall, peak RSS {mib(b['pack']['peak_rss_bytes'])} MiB.")
+    out += ["", "| variant | open ms | create ms | 1st inference ms | TTFI ms | TTFI vs nocache | RSS MiB | "
+            "Private_Dirty MiB | peak RSS MiB | major faults | minor faults | hits/look-ups |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    base = b["ttfi_ms"]["nocache"]
+    for v in VARIANTS:
+        if v not in b["ttfi_ms"]:
+            continue
+        hits = "-" if v.startswith("nocache") else f"{b['hits'][v]}/{b['lookups'][v]}"
+        out.append(f"| {v} | {ms(b['open_ms'][v])} | {ms(b['create_ms'][v])} | {ms(b['first_inference_ms'][v])} | "
+                   f"{ms(b['ttfi_ms'][v])} | {b['ttfi_ms'][v] / base:.3f} | {mib(b['rss_bytes'][v])} | "
+                   f"{mib(b['private_dirty_bytes'][v])} | {mib(b['peak_rss_bytes'][v])} | {b['major_faults'][v]} | "
+                   f"{b['minor_faults'][v]} | {hits} |")
+    cold = []
+    for v, pc in b["page_cache"].items():
+        if "dropped" in pc:
+            cold.append(f"{v}: {mib(pc['resident_bytes'])} of {mib(pc['file_bytes'])} MiB still cached after "
+                        f"POSIX_FADV_DONTNEED" + ("" if pc["dropped"] else " (NOT dropped: not cold)"))
+    if cold:
+        out += ["", "Page cache before the cold runs (mincore): " + "; ".join(cold) + "."]
+    out += ["", "| target | value | limit | |", "|---|---:|---:|---|"]
+    for t in b["targets"]:
+        if t["value"] is None:
+            out.append(f"| {t['name']} | n/a | {t['limit']:g} | |")
+        else:
+            out.append(f"| {t['name']} | {t['value']:.4f} | {t['limit']:g} | {'met' if t['met'] else '**missed**'} |")
+    out.append("")
+    return out
+
+
+def open_table(path):
+    o = json.load(open(path))
+    out = [f"### Open cost against entries (xpack-bench-open, {o['reps']} opens each, file in the page cache)", "",
+           "| entries | bytes per weight | file MiB | median us | min us | allocations per open | bytes allocated |",
+           "|---:|---:|---:|---:|---:|---:|---:|"]
+    for p in o["points"]:
+        out.append(f"| {p['entries']:,} | {p['payload_bytes']:,} | {mib(p['file_bytes'])} | {p['open_us_median']:.1f} | "
+                   f"{p['open_us_min']:.1f} | {p['allocations']} | {p['allocated_bytes']:,} |")
+    out.append("")
+    return out
+
+
+def sizes_table(path):
+    s = json.load(open(path))
+    out = ["### Pack and load against model size (bench/size_scaling.sh)", "",
+           "| kind | size | model MiB | packed MiB | pack wall s | pack peak RSS MiB | create nocache ms | "
+           "create cache_warm ms | TTFI nocache ms | TTFI cache_warm ms | TTFI cache_cold ms | peak RSS nocache MiB | "
+           "peak RSS cache_warm MiB | open us |",
+           "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in s["runs"]:
+        c, t, p = r["create_ms"], r["ttfi_ms"], r["peak_rss_bytes"]
+        out.append(f"| {r['kind']} | {r['size']} | {mib(r['model_bytes'])} | {mib(r['packed_bytes'])} | "
+                   f"{r['pack_wall_ms'] / 1e3:.2f} | {mib(r['pack_peak_rss_bytes'])} | {ms(c['nocache'])} | "
+                   f"{ms(c['cache_warm'])} | {ms(t['nocache'])} | {ms(t['cache_warm'])} | "
+                   f"{ms(t['cache_cold']) if 'cache_cold' in t else '-'} | {mib(p['nocache'])} | "
+                   f"{mib(p['cache_warm'])} | {r['open_us']:.1f} |")
+    out.append("")
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("models", nargs="*")
+    ap.add_argument("--open")
+    ap.add_argument("--sizes")
+    ap.add_argument("--name", action="append", default=[], help="FILE=LABEL: the heading of a model's table")
+    a = ap.parse_args()
+    names = dict(n.split("=", 1) for n in a.name)
+    lines = []
+    machine = None
+    for path in a.models:
+        b = json.load(open(path))
+        machine = machine or b.get("machine")
+        label = names.get(path) or " ".join(os.path.basename(m) for m in b.get("models", [])) or path
+        lines += model_table(path, label)
+    if machine:
+        lines = [f"Machine: {machine['cpu']}, {machine['cpus']} CPUs, {mib(machine['memory_bytes'])} MiB, Linux "
+                 f"{machine['kernel']}.", ""] + lines
+    if a.open:
+        lines += open_table(a.open)
+    if a.sizes:
+        lines += sizes_table(a.sizes)
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

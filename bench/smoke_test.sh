@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# xpack bench end to end on a tiny generated model: every required key, sane values, hits in every cache
+# variant, outputs identical across variants (the tool itself fails otherwise); usage errors; xpack-bench-open
+# allocates nothing per entry; size_scaling.sh and report.py work on the smallest sizes. No timing asserted.
+set -euo pipefail
+XPACK=$1; GEN=$2; OPEN=$3
+HERE=$(cd "$(dirname "$0")" && pwd)
+fail() { echo "FAIL: $*" >&2; exit 1; }
+d=$(mktemp -d); trap 'rm -rf "$d"' EXIT
+cd "$d"
+
+"$GEN" llm -o llm.pte > /dev/null
+TMPDIR=$d "$XPACK" bench llm.pte --reps 1 --readahead --json > b.json || fail "bench exit $?"
+ls "$d" | grep -q xpack-bench- && fail "bench left its temporary directory behind"
+python3 - <<'PY' || fail "bench JSON"
+import json
+b = json.load(open("b.json"))
+core = ["nocache", "cache_warm", "cache_cold", "nocache_cold", "ideal"]
+for key in ["create_ms", "ttfi_ms", "open_ms", "first_inference_ms", "rss_bytes", "private_dirty_bytes",
+            "peak_rss_bytes", "major_faults", "minor_faults", "hits", "lookups", "misses"]:
+    for v in core + ["cache_cold_seq", "cache_cold_willneed"]:
+        assert v in b[key], (key, v)
+for v in core:
+    assert b["ttfi_ms"][v] > 0 and b["create_ms"][v] > 0, v
+    assert b["rss_bytes"][v] > 0 and b["peak_rss_bytes"][v] >= b["rss_bytes"][v] > b["private_dirty_bytes"][v] > 0, v
+    s = b["samples"][v]
+    assert len(s) == 1 and s[0]["failed"] == 0 and s[0]["delegates"] == 2, (v, s)
+    assert abs(s[0]["ttfi_ms"] - (s[0]["open_ms"] + s[0]["create_ms"] + s[0]["first_inference_ms"])) <= 1e-4 * s[0]["ttfi_ms"], s[0]
+for v in ["cache_warm", "cache_cold", "ideal", "cache_cold_seq", "cache_cold_willneed"]:
+    assert b["hits"][v] > 0 and b["hits"][v] == b["lookups"][v] and b["misses"][v] == 0, (v, b["hits"], b["lookups"])
+for v in ["nocache", "nocache_cold"]:
+    assert b["lookups"][v] == 0 and b["open_ms"][v] == 0, v
+outs = {v: b["samples"][v][0]["output_xxh3"] for v in b["samples"]}
+assert len(set(outs.values())) == 1 and len(outs["nocache"].split()) == 2, outs
+assert b["outputs_identical"] is True and b["problem"] is None
+assert b["open_us"] > 0 and abs(b["open_us"] - b["open_ms"]["cache_warm"] * 1e3) <= 1e-4 * b["open_us"]
+assert b["packed_bytes"] > 0 and b["entries"] > 0 and b["largest_packed_bytes"] <= b["packed_bytes"]
+assert b["cache_file_bytes"] >= b["packed_bytes"] and b["model_bytes"] > 0
+assert b["pack"]["wall_ms"] > 0 and b["pack"]["peak_rss_bytes"] > 0
+for v in ["cache_cold", "nocache_cold"]:
+    pc = b["page_cache"][v]
+    assert pc["file_bytes"] > 0 and pc["resident_bytes"] >= 0 and isinstance(pc["dropped"], bool), pc
+assert len(b["targets"]) == 9 and all(t["met"] in (True, False) for t in b["targets"]), b["targets"]
+assert b["machine"]["cpus"] > 0 and b["reps"] == 1
+print(f"  bench: {b['entries']} entries, ttfi nocache {b['ttfi_ms']['nocache']:.2f} ms, cache_warm {b['ttfi_ms']['cache_warm']:.2f} ms, outputs identical")
+PY
+
+# A cache of another program (variant B: another head) still serves the shared layers; the misses show.
+"$GEN" llm --variant B -o b.pte > /dev/null
+"$XPACK" -q pack b.pte -o b.xpc
+"$XPACK" bench llm.pte --cache b.xpc --reps 1 --variants cache_warm --json > other.json || fail "bench --cache"
+python3 - <<'PY' || fail "bench --cache JSON"
+import json
+b = json.load(open("other.json"))
+assert b["pack"] is None and set(b["create_ms"]) == {"nocache", "cache_warm"}, b["create_ms"]
+assert 0 < b["hits"]["cache_warm"] < b["lookups"]["cache_warm"] and b["misses"]["cache_warm"] > 0, b
+assert b["outputs_identical"] is True
+PY
+# The text report names every variant and the targets.
+"$XPACK" bench llm.pte --reps 1 > b.txt 2> /dev/null || fail "bench text"
+for w in nocache cache_warm cache_cold nocache_cold ideal targets "bit-identical"; do
+  grep -q "$w" b.txt || fail "text report lacks $w"
+done
+
+# Usage and input errors.
+st() { set +e; "$@" > /dev/null 2>&1; local s=$?; set -e; echo $s; }
+[ "$(st "$XPACK" bench)" = 2 ] || fail "no model: not exit 2"
+[ "$(st "$XPACK" bench llm.pte --reps 0)" = 2 ] || fail "--reps 0: not exit 2"
+[ "$(st "$XPACK" bench llm.pte --variants warm)" = 2 ] || fail "bad variant: not exit 2"
+[ "$(st "$XPACK" bench missing.pte)" = 3 ] || fail "missing model: not exit 3"
+head -c 100 llm.pte > cut.pte
+[ "$(st "$XPACK" bench cut.pte --reps 1)" = 3 ] || fail "truncated model: not exit 3"
+[ "$(st "$XPACK" bench llm.pte --cache missing.xpc --reps 1)" = 3 ] || fail "missing cache: not exit 3"
+
+# Open cost: the same allocations whatever the entry count (no allocation per entry).
+"$OPEN" --reps 3 --max-entries 1000 --big-payload 4096 --json > open.json || fail "xpack-bench-open"
+python3 - <<'PY' || fail "open scaling JSON"
+import json
+p = json.load(open("open.json"))["points"]
+assert [x["entries"] for x in p] == [10, 100, 1000, 1000], p
+assert len({x["allocations"] for x in p}) == 1, f"allocations depend on the entry count: {p}"
+assert all(x["open_us_median"] > 0 and x["file_bytes"] > x["entries"] * 64 for x in p), p
+print(f"  open: {p[0]['allocations']} allocations at 10 and at 1000 entries")
+PY
+
+# The size-scaling script and the markdown report on the smallest sizes.
+bash "$HERE/size_scaling.sh" --xpack "$XPACK" --genmodel "$GEN" --out sizes --sizes 256K,1M --kinds llm --reps 1 \
+  > /dev/null || fail "size_scaling.sh"
+python3 - <<'PY' || fail "size scaling JSON"
+import json
+s = json.load(open("sizes/size_scaling.json"))
+assert [(r["kind"], r["size"]) for r in s["runs"]] == [("llm", "256K"), ("llm", "1M")], s
+assert s["runs"][0]["packed_bytes"] < s["runs"][1]["packed_bytes"]
+PY
+python3 "$HERE/report.py" b.json --open open.json --sizes sizes/size_scaling.json > tables.md || fail "report.py"
+grep -q "| cache_warm |" tables.md && grep -q "entries" tables.md || fail "report.py tables: $(head -20 tables.md)"
+if /usr/bin/python3 -c 'import matplotlib' 2> /dev/null; then
+  /usr/bin/python3 "$HERE/plot.py" -o plot.png b.json || fail "plot.py"
+  [ "$(head -c 4 plot.png | od -An -c | tr -d ' ')" = "211PNG" ] || fail "plot.py did not write a PNG"
+else
+  echo "  (python3-matplotlib absent: plot.py not checked; bench/run_all.sh installs it)"
+fi
+echo "bench smoke: all checks passed"

@@ -1,0 +1,329 @@
+/* xpack bench: how much a cache saves, measured variant by variant in fresh processes.
+ *
+ * The parent packs the cache (`xpack pack` in a child, timed, its peak RSS from wait4) unless --cache is
+ * given, then for every repetition runs every variant in a child of its own (/proc/self/exe bench --child),
+ * dropping the files from the page cache before cold variants and reading them through before warm ones,
+ * checks with mincore what the kernel really did, takes medians and reports them with ratios against the
+ * nocache baseline of the same run. Outputs must be bit-identical across every variant and repetition:
+ * anything else fails the run (exit 1). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli_common.h"
+#include "cmd_bench.h"
+#include "commands.h"
+#include "xpack.h"
+
+#define BENCH_MAX_FILES 64 /* programs, and .ptd files, each */
+#define BENCH_MAX_ARGS (3 * BENCH_MAX_FILES + 16)
+#define BENCH_NOTHING_TO_PACK (-1) /* pack_cache: no XNNPACK weight to cache, nothing to compare */
+
+typedef struct bench_options {
+  int as_json, readahead, keep;
+  const char* given_cache;
+  const char* variants; /* comma-separated, NULL = the default set */
+} bench_options;
+
+static void add_file_args(const bench_run* run, char** argv, int* argc) {
+  for (size_t i = 0; i < run->model_count; i++) argv[(*argc)++] = run->models[i];
+  for (size_t i = 0; i < run->data_count; i++) {
+    argv[(*argc)++] = "--data";
+    argv[(*argc)++] = run->data[i];
+  }
+}
+
+/* `xpack pack` into dir/bench.xpc, in a child: its wall time and peak RSS are the pack figures. */
+static int pack_cache(bench_run* run, const char* dir, char* path, size_t path_size) {
+  snprintf(path, path_size, "%s/bench.xpc", dir);
+  char* argv[BENCH_MAX_ARGS];
+  int argc = 0;
+  argv[argc++] = "xpack";
+  argv[argc++] = "-q";
+  argv[argc++] = "pack";
+  add_file_args(run, argv, &argc);
+  argv[argc++] = "-o";
+  argv[argc++] = path;
+  argv[argc] = NULL;
+  bench_child_run child;
+  if (bench_spawn(argv, &child) != 0) return XPACK_EXIT_FAILED;
+  free(child.out);
+  if (child.exit_code != 0) {
+    cli_error("bench: xpack pack failed (exit %d)", child.exit_code);
+    return child.exit_code == XPACK_EXIT_BAD_INPUT ? XPACK_EXIT_BAD_INPUT : XPACK_EXIT_FAILED;
+  }
+  if (bench_file_size(path) < 0) return BENCH_NOTHING_TO_PACK;
+  run->packed_here = 1;
+  run->pack_wall_ms = child.wall_ms;
+  run->pack_peak_rss_bytes = (uint64_t)child.usage.ru_maxrss * 1024u;
+  return 0;
+}
+
+static int read_cache_facts(bench_run* run) {
+  xpack_file* f;
+  xpack_error err;
+  if (xpack_file_open(run->cache_path, &f, &err) != XPACK_OK) {
+    cli_error("%s", err.message);
+    return cli_exit_for_status(err.status);
+  }
+  xpack_file_info info;
+  xpack_file_get_info(f, &info);
+  run->cache_file_bytes = info.file_size;
+  run->packed_bytes = info.stored_bytes;
+  run->referenced_bytes = info.referenced_bytes;
+  run->entries = info.entry_count;
+  for (uint64_t i = 0; i < info.region_count; i++) {
+    xpack_file_region r;
+    xpack_file_get_region(f, i, &r);
+    if (r.size > run->largest_packed_bytes) run->largest_packed_bytes = r.size;
+  }
+  xpack_file_close(f);
+  return 0;
+}
+
+/* Every file a variant reads: the cache (when it uses one) and the model files. */
+static size_t files_of(const bench_run* run, bench_variant v, const char** files) {
+  size_t n = 0;
+  if (bench_variant_uses_cache(v)) files[n++] = run->cache_path;
+  for (size_t i = 0; i < run->model_count; i++) files[n++] = run->models[i];
+  for (size_t i = 0; i < run->data_count; i++) files[n++] = run->data[i];
+  return n;
+}
+
+/* Before a cold child: drop its files (the cache and the models, for both cold variants) and report what is
+ * left; before a warm one: read through whatever is not resident. Returns the bytes still resident. */
+static int64_t prepare_page_cache(const bench_run* run, bench_variant v, uint64_t* total) {
+  const char* files[2 * BENCH_MAX_FILES + 1];
+  bench_variant all_files = bench_variant_is_cold(v) ? BENCH_CACHE_COLD : v;
+  size_t n = files_of(run, all_files, files);
+  int64_t resident = 0;
+  *total = 0;
+  for (size_t i = 0; i < n; i++) {
+    int64_t size = bench_file_size(files[i]);
+    if (size < 0) continue;
+    *total += (uint64_t)size;
+    if (bench_variant_is_cold(v)) {
+      if (bench_drop_from_page_cache(files[i]) != 0) {
+        fprintf(stderr, "warning: posix_fadvise(DONTNEED) %s: %s\n", files[i], strerror(errno));
+      }
+    } else if (bench_resident_bytes(files[i]) < size) {
+      bench_warm_page_cache(files[i]);
+    }
+    int64_t r = bench_resident_bytes(files[i]);
+    if (r > 0) resident += r;
+  }
+  return resident;
+}
+
+static int measure(bench_run* run, bench_variant v) {
+  bench_variant_result* vr = &run->v[v];
+  uint64_t total = 0;
+  int64_t resident = prepare_page_cache(run, v, &total);
+  vr->file_bytes = total;
+  if (vr->count == 0) vr->resident_worst = resident;
+  else if (bench_variant_is_cold(v) ? resident > vr->resident_worst : resident < vr->resident_worst) {
+    vr->resident_worst = resident;
+  }
+  char* argv[BENCH_MAX_ARGS];
+  int argc = 0;
+  argv[argc++] = "xpack";
+  argv[argc++] = "-q";
+  argv[argc++] = "bench";
+  argv[argc++] = "--child";
+  argv[argc++] = (char*)kBenchVariantNames[v];
+  if (bench_variant_uses_cache(v)) {
+    argv[argc++] = "--cache";
+    argv[argc++] = (char*)run->cache_path;
+  }
+  add_file_args(run, argv, &argc);
+  argv[argc] = NULL;
+  bench_child_run child;
+  if (bench_spawn(argv, &child) != 0) return XPACK_EXIT_FAILED;
+  bench_sample* s = &vr->samples[vr->count];
+  char why[256];
+  if (child.exit_code != 0 || bench_sample_parse(child.out, s, why, sizeof why) != 0) {
+    if (child.exit_code == 0) cli_error("bench: %s child: %s", kBenchVariantNames[v], why);
+    else cli_error("bench: %s child exited with %d", kBenchVariantNames[v], child.exit_code);
+    free(child.out);
+    return child.exit_code == XPACK_EXIT_BAD_INPUT ? XPACK_EXIT_BAD_INPUT : XPACK_EXIT_FAILED;
+  }
+  free(child.out);
+  vr->count++;
+  if (s->failed && run->problem[0] == 0) {
+    snprintf(run->problem, sizeof run->problem, "%s: %llu delegate(s) failed: %s", kBenchVariantNames[v],
+             (unsigned long long)s->failed, s->error ? s->error : "");
+  }
+  if (g_verbosity > 0) {
+    fprintf(stderr, "%-20s create %9.3f ms  first inference %9.3f ms  ttfi %9.3f ms\n", kBenchVariantNames[v],
+            s->create_ms, s->first_inference_ms, s->ttfi_ms);
+  }
+  return 0;
+}
+
+/* Every sample of every variant must have produced the same outputs as the first nocache sample. */
+static void check_outputs(bench_run* run) {
+  const char* reference = NULL;
+  const char* reference_variant = NULL;
+  for (int v = 0; v < BENCH_VARIANT_COUNT; v++) {
+    for (size_t i = 0; i < run->v[v].count; i++) {
+      const char* o = run->v[v].samples[i].output_xxh3;
+      if (o == NULL || o[0] == 0) {
+        if (run->problem[0] == 0) snprintf(run->problem, sizeof run->problem, "%s: no outputs", kBenchVariantNames[v]);
+        continue;
+      }
+      if (reference == NULL) {
+        reference = o;
+        reference_variant = kBenchVariantNames[v];
+      } else if (strcmp(reference, o) != 0 && run->problem[0] == 0) {
+        snprintf(run->problem, sizeof run->problem,
+                 "outputs differ between %s and %s (repetition %zu): the cache served wrong weights", reference_variant,
+                 kBenchVariantNames[v], i + 1);
+      }
+    }
+  }
+}
+
+static int select_variants(bench_run* run, const bench_options* o) {
+  if (o->variants == NULL) {
+    for (int v = 0; v <= BENCH_IDEAL; v++) run->v[v].enabled = 1;
+    if (o->readahead) run->v[BENCH_CACHE_COLD_SEQ].enabled = run->v[BENCH_CACHE_COLD_WILLNEED].enabled = 1;
+    return 0;
+  }
+  char list[512];
+  snprintf(list, sizeof list, "%s", o->variants);
+  for (char* save = NULL, *name = strtok_r(list, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+    int v = bench_variant_of(name);
+    if (v < 0) {
+      cli_error("bench: unknown variant '%s' (nocache, cache_warm, cache_cold, nocache_cold, ideal, cache_cold_seq, "
+                "cache_cold_willneed)", name);
+      return XPACK_EXIT_USAGE;
+    }
+    run->v[v].enabled = 1;
+  }
+  run->v[BENCH_NOCACHE].enabled = 1; /* the baseline every ratio is against */
+  return 0;
+}
+
+static int parse_args(bench_run* run, bench_options* o, int argc, char** argv) {
+  run->reps = 5;
+  run->models = calloc((size_t)argc + 1, sizeof *run->models);
+  run->data = calloc((size_t)argc + 1, sizeof *run->data);
+  if (run->models == NULL || run->data == NULL) return XPACK_EXIT_FAILED;
+  for (int i = 0; i < argc; i++) {
+    const char* a = argv[i];
+    const int has_value = i + 1 < argc;
+    if (strcmp(a, "--json") == 0) o->as_json = 1;
+    else if (strcmp(a, "--readahead") == 0) o->readahead = 1;
+    else if (strcmp(a, "--keep") == 0) o->keep = 1;
+    else if (strcmp(a, "--reps") == 0 && has_value) {
+      char* end;
+      long n = strtol(argv[++i], &end, 10);
+      if (*end != 0 || n < 1 || n > BENCH_MAX_REPS) {
+        cli_error("bench: --reps takes 1 to %d, not '%s'", BENCH_MAX_REPS, argv[i]);
+        return XPACK_EXIT_USAGE;
+      }
+      run->reps = (int)n;
+    } else if (strcmp(a, "--cache") == 0 && has_value) o->given_cache = argv[++i];
+    else if (strcmp(a, "--variants") == 0 && has_value) o->variants = argv[++i];
+    else if (strcmp(a, "--data") == 0 && has_value) run->data[run->data_count++] = argv[++i];
+    else if (a[0] == '-' && a[1] != 0) {
+      cli_error("bench: unknown option or missing value: %s (see xpack help bench)", a);
+      return XPACK_EXIT_USAGE;
+    } else run->models[run->model_count++] = argv[i];
+  }
+  if (run->model_count == 0) {
+    cli_error("bench: no program (.pte) given");
+    return XPACK_EXIT_USAGE;
+  }
+  if (run->model_count > BENCH_MAX_FILES || run->data_count > BENCH_MAX_FILES) {
+    cli_error("bench: at most %d programs and %d .ptd files", BENCH_MAX_FILES, BENCH_MAX_FILES);
+    return XPACK_EXIT_USAGE;
+  }
+  for (size_t i = 0; i < run->model_count + run->data_count; i++) {
+    const char* path = i < run->model_count ? run->models[i] : run->data[i - run->model_count];
+    int64_t size = bench_file_size(path);
+    if (size < 0) {
+      cli_error("%s: cannot open: %s", path, strerror(errno));
+      return XPACK_EXIT_BAD_INPUT;
+    }
+    run->model_bytes += (uint64_t)size;
+  }
+  return select_variants(run, o);
+}
+
+static void free_run(bench_run* run) {
+  for (int v = 0; v < BENCH_VARIANT_COUNT; v++) {
+    for (size_t i = 0; i < run->v[v].count; i++) bench_sample_free(&run->v[v].samples[i]);
+  }
+  free(run->models);
+  free(run->data);
+  free(run);
+}
+
+int cmd_bench(int argc, char** argv) {
+  if (argc >= 1 && strcmp(argv[0], "--child") == 0) return bench_child_main(argc - 1, argv + 1);
+  bench_run* run = calloc(1, sizeof *run);
+  if (run == NULL) {
+    cli_error("bench: out of memory");
+    return XPACK_EXIT_FAILED;
+  }
+  bench_options o = {0};
+  int rc = parse_args(run, &o, argc, argv);
+  char dir[4096] = "", packed_path[4200];
+  int nothing_to_pack = 0;
+  if (rc == 0 && o.given_cache) {
+    run->cache_path = o.given_cache;
+  } else if (rc == 0) {
+    const char* tmp = getenv("TMPDIR");
+    snprintf(dir, sizeof dir, "%s/xpack-bench-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+    if (mkdtemp(dir) == NULL) {
+      cli_error("bench: cannot create a temporary directory %s: %s", dir, strerror(errno));
+      dir[0] = 0;
+      rc = XPACK_EXIT_FAILED;
+    } else {
+      if (g_verbosity >= 0 && !o.as_json) fprintf(stderr, "packing into %s ...\n", dir);
+      rc = pack_cache(run, dir, packed_path, sizeof packed_path);
+      run->cache_path = packed_path;
+    }
+  }
+  if (rc == BENCH_NOTHING_TO_PACK) { /* as `xpack pack`: not an error, but nothing to measure */
+    if (o.as_json) printf("{\"nothing_to_pack\":true}\n");
+    else printf("nothing to pack: no XNNPACK weight to cache in these programs, nothing measured\n");
+    rc = XPACK_EXIT_OK;
+    nothing_to_pack = 1;
+    rmdir(dir);
+    dir[0] = 0;
+  } else if (rc == 0) {
+    rc = read_cache_facts(run);
+  }
+  for (int rep = 0; rc == 0 && !nothing_to_pack && rep < run->reps; rep++) {
+    /* Variants interleaved within each repetition, so that a slow spell of the machine hits all of them. */
+    for (int v = 0; rc == 0 && v < BENCH_VARIANT_COUNT; v++) {
+      if (run->v[v].enabled) rc = measure(run, (bench_variant)v);
+    }
+  }
+  if (rc == 0 && !nothing_to_pack) {
+    for (int v = 0; v < BENCH_VARIANT_COUNT; v++) {
+      bench_sample_median(run->v[v].samples, run->v[v].count, &run->v[v].median);
+    }
+    check_outputs(run);
+    if (o.as_json) bench_report_json(run, stdout);
+    else bench_report_text(run, stdout);
+    if (run->problem[0]) {
+      cli_error("bench: %s", run->problem);
+      rc = XPACK_EXIT_CHECK_FAILED;
+    }
+  }
+  if (dir[0]) {
+    if (o.keep) {
+      if (g_verbosity >= 0) fprintf(stderr, "kept %s\n", packed_path);
+    } else {
+      unlink(packed_path);
+      rmdir(dir);
+    }
+  }
+  free_run(run);
+  return rc;
+}

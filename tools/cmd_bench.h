@@ -1,0 +1,136 @@
+/* xpack bench: what the parent (cmd_bench.c), the measuring child (cmd_bench_child.c), the process and
+ * page-cache helpers (cmd_bench_proc.c), the ideal provider (cmd_bench_ideal.c), the child-result reader
+ * (cmd_bench_sample.c) and the report (cmd_bench_report.c) share.
+ *
+ * One sample is one variant measured once in a fresh process: the parent re-executes /proc/self/exe as
+ * `xpack bench --child VARIANT ...`, reads the child's flat JSON object from a pipe and takes medians. */
+#ifndef XPACK_TOOLS_CMD_BENCH_H
+#define XPACK_TOOLS_CMD_BENCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/resource.h>
+#include <xnnpack.h>
+
+typedef enum bench_variant {
+  BENCH_NOCACHE,      /* no provider: XNNPACK packs every weight */
+  BENCH_CACHE_WARM,   /* the loader, cache file in the page cache */
+  BENCH_CACHE_COLD,   /* the loader after the cache and model files were dropped from the page cache */
+  BENCH_NOCACHE_COLD, /* no provider after the model files were dropped from the page cache */
+  BENCH_IDEAL,        /* an in-process provider holding every packed weight in heap, filled beforehand */
+  BENCH_CACHE_COLD_SEQ,      /* opt-in (--readahead): cache_cold with the mapping advised MADV_SEQUENTIAL */
+  BENCH_CACHE_COLD_WILLNEED, /* opt-in (--readahead): cache_cold with the mapping advised MADV_WILLNEED */
+  BENCH_VARIANT_COUNT
+} bench_variant;
+
+extern const char* const kBenchVariantNames[BENCH_VARIANT_COUNT];
+int bench_variant_of(const char* name); /* -1 when unknown */
+int bench_variant_is_cold(bench_variant v);
+int bench_variant_uses_cache(bench_variant v);
+unsigned bench_variant_open_flags(bench_variant v); /* xpack_cache_open flags */
+
+/* What a child measured (times in ms, sizes in bytes). */
+typedef struct bench_sample {
+  double open_ms;            /* xpack_cache_open (0 without a cache) */
+  double load_ms;            /* programs opened, delegates replayed into subgraphs (weights bound), not timed in ttfi */
+  double create_ms;          /* sum of xnn_create_runtime_v4 over every XNNPACK delegate */
+  double first_inference_ms; /* sum of the first reshape + setup + invoke of every runtime */
+  double ttfi_ms;            /* open + create + first inference */
+  double fill_ms;            /* ideal only: filling the in-heap provider beforehand (not in ttfi) */
+  uint64_t rss_bytes, private_dirty_bytes; /* /proc/self/smaps_rollup after the first inference */
+  uint64_t peak_rss_bytes;                 /* VmHWM of the child (its own address space, from exec on) */
+  uint64_t major_faults, minor_faults;     /* getrusage of the child */
+  uint64_t delegates, failed, lookups, hits, misses, heap_fallback_bytes;
+  char* output_xxh3; /* every output's XXH3-64, in delegate order, space-separated (malloc'd) */
+  char* error;       /* the first failure, or NULL (malloc'd) */
+} bench_sample;
+
+/* Parses a child's flat JSON object into *out (zeroed first). Returns 0, or -1 with a message in why. */
+int bench_sample_parse(const char* text, bench_sample* out, char* why, size_t why_size);
+void bench_sample_free(bench_sample* s);
+/* Field by field median of n samples (strings left NULL). */
+void bench_sample_median(const bench_sample* samples, size_t n, bench_sample* out);
+
+/* ---- processes and the page cache (cmd_bench_proc.c) ---- */
+
+typedef struct bench_child_run {
+  int exit_code;       /* exit status, or 128 + signal */
+  double wall_ms;      /* fork to reaped */
+  struct rusage usage; /* from wait4: ru_maxrss in KiB */
+  char* out;           /* everything the child wrote to stdout (malloc'd, NUL-terminated) */
+} bench_child_run;
+
+/* Runs /proc/self/exe with argv (argv[0] included, NULL-terminated), capturing stdout; stderr passes through.
+ * Returns 0, or -1 when the process could not be started (message printed). */
+int bench_spawn(char* const* argv, bench_child_run* out);
+
+/* Bytes of path resident in the page cache (mincore), or -1 with errno set. */
+int64_t bench_resident_bytes(const char* path);
+/* posix_fadvise(POSIX_FADV_DONTNEED) over the whole file. Returns 0 or -1. */
+int bench_drop_from_page_cache(const char* path);
+/* Reads the file through so that it is in the page cache. Returns 0 or -1. */
+int bench_warm_page_cache(const char* path);
+/* Size of a file, or -1. */
+int64_t bench_file_size(const char* path);
+
+/* Rss and Private_Dirty of this process from /proc/self/smaps_rollup, VmHWM from /proc/self/status. */
+void bench_read_memory(uint64_t* rss, uint64_t* private_dirty, uint64_t* peak_rss);
+
+/* ---- the child (cmd_bench_child.c) ---- */
+
+/* `xpack bench --child VARIANT [--cache FILE] MODEL.pte ... [--data W.ptd ...]`: measures one variant and
+ * writes one flat JSON object to stdout. */
+int bench_child_main(int argc, char** argv);
+
+/* ---- the ideal provider (cmd_bench_ideal.c) ---- */
+
+typedef struct bench_ideal bench_ideal;
+/* A provider keyed by (seed, kernel pointer, bias pointer) that keeps every packed weight XNNPACK hands it in
+ * heap memory: the floor of what any weights cache can do in-process. NULL when out of memory. */
+bench_ideal* bench_ideal_create(void);
+struct xnn_weights_cache_provider* bench_ideal_provider(bench_ideal* ideal);
+void bench_ideal_counts(const bench_ideal* ideal, uint64_t* lookups, uint64_t* hits, uint64_t* inserts);
+void bench_ideal_destroy(bench_ideal* ideal);
+
+/* ---- the parent's results and the report (cmd_bench.c, cmd_bench_report.c) ---- */
+
+#define BENCH_MAX_REPS 101
+
+typedef struct bench_variant_result {
+  int enabled;
+  size_t count; /* samples measured */
+  bench_sample samples[BENCH_MAX_REPS];
+  bench_sample median;
+  uint64_t file_bytes;    /* bytes of the files dropped (cold) or checked warm (warm) before each child */
+  int64_t resident_worst; /* cold: most bytes still resident right after the drop; warm: fewest resident */
+} bench_variant_result;
+
+typedef struct bench_run {
+  char** models;
+  size_t model_count;
+  char** data;
+  size_t data_count;
+  int reps;
+  const char* cache_path;
+  int packed_here;                  /* the cache was packed by this run (pack figures are known) */
+  double pack_wall_ms;              /* `xpack pack` in a child: fork to reaped */
+  uint64_t pack_peak_rss_bytes;     /* its ru_maxrss */
+  uint64_t model_bytes;             /* .pte and .ptd files */
+  uint64_t cache_file_bytes, packed_bytes, referenced_bytes, entries, largest_packed_bytes;
+  bench_variant_result v[BENCH_VARIANT_COUNT];
+  char problem[512]; /* the first inconsistency (a child failed, outputs differ); empty when none */
+} bench_run;
+
+typedef struct bench_target {
+  const char* name;
+  double value, limit; /* met when value <= limit */
+  int known;           /* 0 when a variant it needs was not measured */
+} bench_target;
+
+#define BENCH_MAX_TARGETS 16
+size_t bench_targets(const bench_run* run, bench_target* out);
+void bench_report_text(const bench_run* run, FILE* out);
+void bench_report_json(const bench_run* run, FILE* out);
+
+#endif

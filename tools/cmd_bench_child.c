@@ -1,0 +1,292 @@
+/* xpack bench --child VARIANT: one variant measured once, in a process of its own.
+ *
+ * Like an app: open the programs, open the cache (cache variants), replay every XNNPACK delegate into a
+ * subgraph (binding weights to the cache), create every runtime, then run each once; every runtime stays
+ * alive until memory has been read. Writes one flat JSON object (bench_sample's fields) to stdout.
+ * The programs are opened without hashing them (xpack run hashes for provenance): hashing would read every
+ * raw weight and defeat the cold variants. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "cli_common.h"
+#include "cmd_bench.h"
+#include "delegate_runner.h"
+#include "json.h"
+#include "xpack.h"
+
+typedef struct live_delegate {
+  delegate_ref ref;
+  xpack_et_xnn_graph* graph;
+  xpack_replay_subgraph replay;
+  int defined;
+  xnn_runtime_t runtime;
+} live_delegate;
+
+typedef struct child {
+  model_set set;
+  live_delegate* items;
+  size_t count, capacity;
+  size_t failed;
+  char error[512];
+  char* outputs;
+  size_t outputs_len, outputs_capacity;
+} child;
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void fail(child* c, const char* message) {
+  if (c->failed++ == 0) snprintf(c->error, sizeof c->error, "%s", message);
+}
+
+static int collect(void* context, const model_set* set, const delegate_ref* ref) {
+  child* c = context;
+  if (!ref->info->is_xnnpack) return 0;
+  if (c->count == c->capacity) {
+    size_t capacity = c->capacity ? c->capacity * 2 : 16;
+    live_delegate* bigger = realloc(c->items, capacity * sizeof *bigger);
+    if (bigger == NULL) return XPACK_EXIT_FAILED;
+    c->items = bigger;
+    c->capacity = capacity;
+  }
+  c->items[c->count++] = (live_delegate){.ref = *ref};
+  return 0;
+}
+
+static int open_models(child* c, int argc, char** argv) {
+  model_set* set = &c->set;
+  for (int i = 0; i < argc; i++) {
+    xpack_error err;
+    if (strcmp(argv[i], "--cache") == 0) {
+      i++;
+    } else if (strcmp(argv[i], "--data") == 0 && i + 1 < argc && set->ptd_count < MODEL_SET_MAX_FILES) {
+      set->ptd_files[set->ptd_count].path = argv[++i];
+      if (xpack_et_ptd_open(argv[i], &set->ptds[set->ptd_count], &err) != XPACK_OK) {
+        cli_error("%s", err.message);
+        return cli_exit_for_status(err.status);
+      }
+      set->ptd_count++;
+    } else if (argv[i][0] != '-' && set->program_count < MODEL_SET_MAX_FILES) {
+      set->program_files[set->program_count].path = argv[i];
+      if (xpack_et_program_open(argv[i], &set->programs[set->program_count], &err) != XPACK_OK) {
+        cli_error("%s", err.message);
+        return cli_exit_for_status(err.status);
+      }
+      set->program_count++;
+    } else {
+      cli_error("bench --child: unexpected argument %s", argv[i]);
+      return XPACK_EXIT_USAGE;
+    }
+  }
+  return for_each_delegate(set, NULL, collect, c);
+}
+
+/* Replays every delegate into a subgraph, binding weights through bind (may be NULL). */
+static void define_all(child* c, xpack_bind_fn bind, void* bind_context) {
+  for (size_t i = 0; i < c->count; i++) {
+    live_delegate* d = &c->items[i];
+    xpack_error err;
+    xpack_status st = xpack_et_xnn_graph_open(c->set.programs[d->ref.program], d->ref.method, d->ref.delegate,
+                                              &d->graph, &err);
+    if (st == XPACK_OK) {
+      xpack_et_named_sources sources = model_set_sources(&c->set, d->ref.program);
+      st = xpack_replay_define(d->graph, &sources, bind, bind_context, &d->replay, &err);
+      d->defined = st == XPACK_OK;
+    }
+    if (st != XPACK_OK) fail(c, err.message);
+  }
+}
+
+static double create_all(child* c, struct xnn_weights_cache_provider* provider) {
+  double total = 0;
+  for (size_t i = 0; i < c->count; i++) {
+    live_delegate* d = &c->items[i];
+    if (!d->defined) continue;
+    const double t0 = now_ms();
+    enum xnn_status xs = xnn_create_runtime_v4(d->replay.subgraph, provider, NULL, NULL, 0, &d->runtime);
+    total += now_ms() - t0;
+    if (xs != xnn_status_success) {
+      char message[256];
+      snprintf(message, sizeof message, "%s: method '%s' delegate %zu: xnn_create_runtime_v4 failed (status %d)",
+               d->ref.file, d->ref.method_name, d->ref.delegate, (int)xs);
+      fail(c, message);
+      d->runtime = NULL;
+    }
+  }
+  return total;
+}
+
+static void append_output(child* c, const char* text) {
+  size_t n = strlen(text);
+  if (c->outputs_len + n + 2 > c->outputs_capacity) {
+    size_t capacity = (c->outputs_capacity + n + 2) * 2;
+    char* bigger = realloc(c->outputs, capacity);
+    if (bigger == NULL) return;
+    c->outputs = bigger;
+    c->outputs_capacity = capacity;
+  }
+  if (c->outputs_len) c->outputs[c->outputs_len++] = ' ';
+  memcpy(c->outputs + c->outputs_len, text, n + 1);
+  c->outputs_len += n;
+}
+
+static double run_all(child* c) {
+  double total = 0;
+  for (size_t i = 0; i < c->count; i++) {
+    live_delegate* d = &c->items[i];
+    if (d->runtime == NULL) {
+      append_output(c, "-");
+      continue;
+    }
+    run_result r = {0};
+    xpack_error err;
+    if (execute_runtime(d->runtime, &d->replay, &d->ref, &r, &err) != XPACK_OK) {
+      fail(c, err.message);
+      append_output(c, "-");
+      continue;
+    }
+    total += r.first_inference_ms;
+    for (size_t k = 0; k < r.num_outputs; k++) {
+      char hex[17];
+      snprintf(hex, sizeof hex, "%016llx", (unsigned long long)r.output_hash[k]);
+      append_output(c, hex);
+    }
+  }
+  return total;
+}
+
+static void release_all(child* c) {
+  for (size_t i = 0; i < c->count; i++) {
+    live_delegate* d = &c->items[i];
+    if (d->runtime) xnn_delete_runtime(d->runtime);
+    if (d->defined) xpack_replay_release(&d->replay);
+    xpack_et_xnn_graph_free(d->graph);
+    *d = (live_delegate){.ref = d->ref};
+  }
+}
+
+static void write_sample(const bench_sample* s, const char* variant, const char* refusal) {
+  json j;
+  json_init(&j, stdout);
+  json_object(&j);
+  json_key(&j, "variant"); json_string(&j, variant);
+#define NUM(name) json_key(&j, #name); json_double(&j, s->name)
+#define UINT(name) json_key(&j, #name); json_uint(&j, s->name)
+  NUM(open_ms); NUM(load_ms); NUM(create_ms); NUM(first_inference_ms); NUM(ttfi_ms); NUM(fill_ms);
+  UINT(rss_bytes); UINT(private_dirty_bytes); UINT(peak_rss_bytes); UINT(major_faults); UINT(minor_faults);
+  UINT(delegates); UINT(failed); UINT(lookups); UINT(hits); UINT(misses); UINT(heap_fallback_bytes);
+#undef NUM
+#undef UINT
+  json_key(&j, "output_xxh3"); json_string(&j, s->output_xxh3 ? s->output_xxh3 : "");
+  json_key(&j, "error"); json_string(&j, s->error);
+  json_key(&j, "cache_refused"); json_string(&j, refusal);
+  json_end_object(&j);
+  json_finish(&j);
+}
+
+int bench_child_main(int argc, char** argv) {
+  if (argc < 1 || bench_variant_of(argv[0]) < 0) {
+    cli_error("bench --child: unknown variant %s", argc ? argv[0] : "(none)");
+    return XPACK_EXIT_USAGE;
+  }
+  const bench_variant variant = (bench_variant)bench_variant_of(argv[0]);
+  argc--;
+  argv++;
+  const char* cache_path = NULL;
+  for (int i = 0; i + 1 < argc; i++) {
+    if (strcmp(argv[i], "--cache") == 0) cache_path = argv[i + 1];
+  }
+  if (bench_variant_uses_cache(variant) && cache_path == NULL) {
+    cli_error("bench --child %s: needs --cache", kBenchVariantNames[variant]);
+    return XPACK_EXIT_USAGE;
+  }
+  child c = {0};
+  bench_sample s = {0};
+  double t0 = now_ms();
+  int rc = open_models(&c, argc, argv);
+  if (rc) {
+    model_set_close(&c.set);
+    free(c.items);
+    return rc;
+  }
+  s.load_ms = now_ms() - t0;
+  s.delegates = c.count;
+
+  bench_ideal* ideal = NULL;
+  if (variant == BENCH_IDEAL) { /* filled beforehand, in this process, by packing once */
+    ideal = bench_ideal_create();
+    if (ideal == NULL) {
+      cli_error("bench: out of memory");
+      return XPACK_EXIT_FAILED;
+    }
+    t0 = now_ms();
+    define_all(&c, NULL, NULL);
+    create_all(&c, bench_ideal_provider(ideal));
+    release_all(&c);
+    s.fill_ms = now_ms() - t0;
+  }
+  uint64_t ideal_lookups_before = 0, ideal_hits_before = 0, ideal_inserts_before = 0;
+  if (ideal) bench_ideal_counts(ideal, &ideal_lookups_before, &ideal_hits_before, &ideal_inserts_before);
+
+  xpack_cache* cache = NULL;
+  if (bench_variant_uses_cache(variant)) {
+    xpack_error err;
+    t0 = now_ms();
+    xpack_status st = xpack_cache_open(cache_path, bench_variant_open_flags(variant), &cache, &err);
+    s.open_ms = now_ms() - t0;
+    if (st != XPACK_OK) {
+      cli_error("%s", err.message);
+      release_all(&c);
+      model_set_close(&c.set);
+      free(c.items);
+      return cli_exit_for_status(st);
+    }
+  }
+  struct xnn_weights_cache_provider* provider = ideal ? bench_ideal_provider(ideal) : xpack_cache_provider(cache);
+
+  t0 = now_ms();
+  define_all(&c, cache ? bind_to_cache : NULL, cache);
+  s.load_ms += now_ms() - t0;
+  s.create_ms = create_all(&c, provider);
+  if (cache) xpack_cache_unbind_all(cache);
+  s.first_inference_ms = run_all(&c);
+  s.ttfi_ms = s.open_ms + s.create_ms + s.first_inference_ms;
+
+  bench_read_memory(&s.rss_bytes, &s.private_dirty_bytes, &s.peak_rss_bytes);
+  struct rusage usage;
+  getrusage(RUSAGE_SELF, &usage);
+  s.major_faults = (uint64_t)usage.ru_majflt;
+  s.minor_faults = (uint64_t)usage.ru_minflt;
+  if (cache) {
+    xpack_stats st;
+    xpack_cache_stats(cache, &st);
+    s.lookups = st.lookups;
+    s.hits = st.hits;
+    s.misses = st.misses;
+    s.heap_fallback_bytes = st.heap_fallback_bytes;
+  } else if (ideal) {
+    uint64_t lookups, hits, inserts;
+    bench_ideal_counts(ideal, &lookups, &hits, &inserts);
+    s.lookups = lookups - ideal_lookups_before;
+    s.hits = hits - ideal_hits_before;
+    s.misses = inserts - ideal_inserts_before; /* weights the ideal provider did not have: packed now */
+  }
+  s.failed = c.failed;
+  s.output_xxh3 = c.outputs;
+  s.error = c.failed ? c.error : NULL;
+  write_sample(&s, kBenchVariantNames[variant], xpack_cache_refusal(cache));
+
+  release_all(&c);
+  xpack_cache_close(cache);
+  bench_ideal_destroy(ideal);
+  model_set_close(&c.set);
+  free(c.items);
+  free(c.outputs);
+  return XPACK_EXIT_OK;
+}

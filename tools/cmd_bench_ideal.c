@@ -1,0 +1,140 @@
+/* The "ideal" variant's provider: every packed weight in heap memory, found by pointer identity.
+ *
+ * It is the floor for creating a runtime with any weights cache: no packing (filled by an earlier creation in
+ * the same process), no file, no identity strings, one hash probe per look-up. Keys are the raw pointers
+ * XNNPACK passes, which stay valid because the programs stay mapped between filling and measuring. Storage
+ * is libpack's heap pool (aligned blocks, offsets XNNPACK resolves through offset_to_addr). Single-threaded:
+ * the bench creates runtimes without a thread pool. */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "cmd_bench.h"
+#include "heap_pool.h"
+#include "target.h"
+
+typedef struct ideal_slot {
+  uint32_t seed;
+  const void* kernel;
+  const void* bias;
+  size_t offset; /* SIZE_MAX: empty */
+} ideal_slot;
+
+struct bench_ideal {
+  struct xnn_weights_cache_provider provider;
+  xp_heap_pool heap;
+  ideal_slot* slots;
+  size_t capacity, used; /* capacity is a power of two */
+  uint64_t lookups, hits, inserts;
+};
+
+static size_t slot_hash(const struct xnn_weights_cache_look_up_key* key) {
+  uint64_t h = (uint64_t)(uintptr_t)key->kernel * 0x9E3779B97F4A7C15ULL;
+  h ^= (uint64_t)(uintptr_t)key->bias * 0xC2B2AE3D27D4EB4FULL;
+  h ^= key->seed;
+  return (size_t)(h ^ (h >> 29));
+}
+
+static ideal_slot* probe(bench_ideal* b, const struct xnn_weights_cache_look_up_key* key) {
+  for (size_t i = slot_hash(key) & (b->capacity - 1);; i = (i + 1) & (b->capacity - 1)) {
+    ideal_slot* s = &b->slots[i];
+    if (s->offset == SIZE_MAX) return s;
+    if (s->seed == key->seed && s->kernel == key->kernel && s->bias == key->bias) return s;
+  }
+}
+
+static int grow(bench_ideal* b) {
+  size_t capacity = b->capacity ? b->capacity * 2 : 1024;
+  ideal_slot* old = b->slots;
+  size_t old_capacity = b->capacity;
+  b->slots = malloc(capacity * sizeof *b->slots);
+  if (b->slots == NULL) {
+    b->slots = old;
+    return -1;
+  }
+  b->capacity = capacity;
+  for (size_t i = 0; i < capacity; i++) b->slots[i].offset = SIZE_MAX;
+  for (size_t i = 0; i < old_capacity; i++) {
+    if (old[i].offset == SIZE_MAX) continue;
+    struct xnn_weights_cache_look_up_key k = {.seed = old[i].seed, .kernel = old[i].kernel, .bias = old[i].bias};
+    *probe(b, &k) = old[i];
+  }
+  free(old);
+  return 0;
+}
+
+static size_t ideal_look_up(void* context, const struct xnn_weights_cache_look_up_key* key) {
+  bench_ideal* b = context;
+  b->lookups++;
+  ideal_slot* s = probe(b, key);
+  if (s->offset == SIZE_MAX) return SIZE_MAX;
+  b->hits++;
+  return s->offset;
+}
+
+static void* ideal_reserve_space(void* context, size_t n) { return xp_heap_reserve(&((bench_ideal*)context)->heap, n); }
+
+static size_t ideal_look_up_or_insert(void* context, const struct xnn_weights_cache_look_up_key* key, void* ptr,
+                                      size_t size) {
+  bench_ideal* b = context;
+  if (ptr == NULL) return ideal_look_up(context, key);
+  ideal_slot* s = probe(b, key);
+  if (s->offset != SIZE_MAX) { /* packed again although we had it (operators that pack before asking) */
+    xp_heap_release(&b->heap, ptr);
+    b->hits++;
+    return s->offset;
+  }
+  if ((b->used + 1) * 2 > b->capacity) {
+    if (grow(b) != 0) return SIZE_MAX;
+    s = probe(b, key);
+  }
+  size_t offset = xp_heap_keep_bytes(&b->heap, ptr, size);
+  if (offset == SIZE_MAX) return SIZE_MAX;
+  *s = (ideal_slot){key->seed, key->kernel, key->bias, offset};
+  b->used++;
+  b->inserts++;
+  return offset;
+}
+
+static bool ideal_is_finalized(void* context) { return true; }
+
+static void* ideal_offset_to_addr(void* context, size_t offset) {
+  return xp_heap_addr(&((bench_ideal*)context)->heap, offset);
+}
+
+static enum xnn_status ideal_delete_cache(void* context) { return xnn_status_success; }
+
+bench_ideal* bench_ideal_create(void) {
+  bench_ideal* b = calloc(1, sizeof *b);
+  if (b == NULL) return NULL;
+  if (grow(b) != 0) {
+    free(b);
+    return NULL;
+  }
+  xp_heap_init(&b->heap, xp_target_xnn_alignment());
+  b->provider = (struct xnn_weights_cache_provider){
+      .context = b,
+      .look_up = ideal_look_up,
+      .reserve_space = ideal_reserve_space,
+      .look_up_or_insert = ideal_look_up_or_insert,
+      .is_finalized = ideal_is_finalized,
+      .offset_to_addr = ideal_offset_to_addr,
+      .delete_cache = ideal_delete_cache,
+  };
+  return b;
+}
+
+struct xnn_weights_cache_provider* bench_ideal_provider(bench_ideal* b) { return &b->provider; }
+
+void bench_ideal_counts(const bench_ideal* b, uint64_t* lookups, uint64_t* hits, uint64_t* inserts) {
+  *lookups = b->lookups;
+  *hits = b->hits;
+  *inserts = b->inserts;
+}
+
+void bench_ideal_destroy(bench_ideal* b) {
+  if (b == NULL) return;
+  xp_heap_destroy(&b->heap);
+  free(b->slots);
+  free(b);
+}

@@ -1,0 +1,175 @@
+/* xpack bench: child processes, this process's memory, and the page cache (mincore, fadvise). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli_common.h"
+#include "cmd_bench.h"
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+int bench_spawn(char* const* argv, bench_child_run* out) {
+  memset(out, 0, sizeof *out);
+  int fds[2];
+  if (pipe(fds) != 0) {
+    cli_error("bench: pipe: %s", strerror(errno));
+    return -1;
+  }
+  fflush(NULL);
+  const double t0 = now_ms();
+  pid_t pid = fork();
+  if (pid < 0) {
+    cli_error("bench: fork: %s", strerror(errno));
+    close(fds[0]);
+    close(fds[1]);
+    return -1;
+  }
+  if (pid == 0) {
+    dup2(fds[1], STDOUT_FILENO);
+    close(fds[0]);
+    close(fds[1]);
+    execv("/proc/self/exe", argv);
+    fprintf(stderr, "xpack: bench: cannot execute /proc/self/exe: %s\n", strerror(errno));
+    _exit(127);
+  }
+  close(fds[1]);
+  size_t size = 0, capacity = 4096;
+  char* buf = malloc(capacity);
+  for (;;) {
+    if (buf != NULL && size + 1 >= capacity) {
+      char* bigger = realloc(buf, capacity * 2);
+      if (bigger == NULL) {
+        free(buf);
+        buf = NULL;
+      } else {
+        buf = bigger;
+        capacity *= 2;
+      }
+    }
+    char sink[4096];
+    char* dst = buf ? buf + size : sink;
+    size_t room = buf ? capacity - size - 1 : sizeof sink;
+    ssize_t n = read(fds[0], dst, room);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    if (buf) size += (size_t)n;
+  }
+  close(fds[0]);
+  int status = 0;
+  while (wait4(pid, &status, 0, &out->usage) < 0) {
+    if (errno != EINTR) {
+      cli_error("bench: wait4: %s", strerror(errno));
+      free(buf);
+      return -1;
+    }
+  }
+  out->wall_ms = now_ms() - t0;
+  out->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  if (buf) buf[size] = 0;
+  out->out = buf;
+  return 0;
+}
+
+int64_t bench_file_size(const char* path) {
+  struct stat st;
+  return stat(path, &st) == 0 ? (int64_t)st.st_size : -1;
+}
+
+int64_t bench_resident_bytes(const char* path) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    close(fd);
+    return -1;
+  }
+  if (st.st_size == 0) {
+    close(fd);
+    return 0;
+  }
+  const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  int64_t resident = 0;
+  /* In windows of 1 GiB so that neither the mapping nor the vector gets large. */
+  const size_t window = (size_t)1 << 30;
+  unsigned char* vec = malloc(window / page);
+  for (off_t at = 0; vec != NULL && at < st.st_size; at += (off_t)window) {
+    size_t len = (size_t)(st.st_size - at) < window ? (size_t)(st.st_size - at) : window;
+    void* m = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, at);
+    if (m == MAP_FAILED) {
+      resident = -1;
+      break;
+    }
+    size_t pages = (len + page - 1) / page;
+    if (mincore(m, len, vec) == 0) {
+      for (size_t i = 0; i < pages; i++) {
+        if (vec[i] & 1) resident += (int64_t)(i + 1 < pages ? page : len - i * page);
+      }
+    } else {
+      resident = -1;
+    }
+    munmap(m, len);
+    if (resident < 0) break;
+  }
+  if (vec == NULL) resident = -1;
+  free(vec);
+  close(fd);
+  return resident;
+}
+
+int bench_drop_from_page_cache(const char* path) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  int rc = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+  close(fd);
+  return rc == 0 ? 0 : -1;
+}
+
+int bench_warm_page_cache(const char* path) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+  enum { CHUNK = 1 << 20 };
+  char* buf = malloc(CHUNK);
+  int rc = buf ? 0 : -1;
+  while (buf) {
+    ssize_t n = read(fd, buf, CHUNK);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) rc = -1;
+    if (n <= 0) break;
+  }
+  free(buf);
+  close(fd);
+  return rc;
+}
+
+/* The value in kB of a "Name:   123 kB" line, in bytes. */
+static int kb_field(const char* line, const char* name, uint64_t* out) {
+  size_t n = strlen(name);
+  if (strncmp(line, name, n) != 0) return 0;
+  *out = strtoull(line + n, NULL, 10) * 1024u;
+  return 1;
+}
+
+void bench_read_memory(uint64_t* rss, uint64_t* private_dirty, uint64_t* peak_rss) {
+  *rss = *private_dirty = *peak_rss = 0;
+  char line[256];
+  FILE* f = fopen("/proc/self/smaps_rollup", "r");
+  while (f && fgets(line, sizeof line, f)) {
+    if (!kb_field(line, "Rss:", rss)) kb_field(line, "Private_Dirty:", private_dirty);
+  }
+  if (f) fclose(f);
+  f = fopen("/proc/self/status", "r");
+  while (f && fgets(line, sizeof line, f)) kb_field(line, "VmHWM:", peak_rss);
+  if (f) fclose(f);
+}
