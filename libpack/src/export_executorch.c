@@ -16,6 +16,7 @@
 #include "error.h"
 #include "file_map.h"
 #include "le.h"
+#include "temp_files.h"
 #include "xpack.h"
 #include "xpc_format.h"
 
@@ -308,7 +309,7 @@ static xpack_status write_atomically(const export_plan* p, const char* out_path,
     goto done;
   }
   snprintf(tmp, n, "%s/.%s.XXXXXX", dirname(dir_copy), basename(base_copy));
-  int fd = mkstemp(tmp);
+  int fd = xp_temp_create(tmp); /* locked while written: a killed export's leftover is cleaned up later */
   if (fd < 0) {
     st = xpack_fail(err, XPACK_ERR_IO, "%s: cannot create a temporary file beside it: %s", out_path, strerror(errno));
     goto done;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # xpack export --executorch on generated programs and on a fixture covering every naming case: the output,
-# read back by read_xpwc.py (written from the format description), matches the cache entry by entry.
-XPACK=$1; GEN=$2; FIXTURE=$3; SUBGRAPHS=$4
+# read back by read_xpwc.py (written from the format description), matches the cache entry by entry, and
+# an emulation of ExecuTorch's weights cache over it (xpwc-run) leaves XNNPACK nothing to pack.
+XPACK=$1; GEN=$2; FIXTURE=$3; SUBGRAPHS=$4; XPWC_RUN=$5
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../model/lib.sh"
 READ="python3 $here/read_xpwc.py"
@@ -26,6 +27,8 @@ echo "== LLM-like programs (4 MiB of weights): fp32, 4-bit"
 "$XPACK" pack q4.pte -o q4.xpc > /dev/null
 export_and_compare llm llm.xpc "skipped=0,module_path_records=0"
 export_and_compare q4 q4.xpc "skipped=0,module_path_records=0"
+"$XPWC_RUN" llm.pte --xpwc llm.xpwc || fail "llm: ExecuTorch-like run"
+"$XPWC_RUN" q4.pte --xpwc q4.xpwc || fail "q4: ExecuTorch-like run"
 $READ selftest llm.xpwc || fail "the reader accepted a damaged file"
 
 echo "== 16 KiB pages (Apple targets): large regions page-aligned in the export too"
@@ -41,10 +44,12 @@ echo "== two programs sharing layers; other kinds of weights"
 "$GEN" llm --size 4M --variant B -o b.pte > /dev/null
 "$XPACK" pack llm.pte b.pte -o ab.xpc > /dev/null
 export_and_compare ab ab.xpc "skipped=0"
+"$XPWC_RUN" llm.pte b.pte --xpwc ab.xpwc || fail "two programs: ExecuTorch-like run"
 for k in qd8-qc8w fp16 deconv conv ptd; do
   if [ $k = ptd ]; then "$GEN" ptd -o ptd.pte --ptd w.ptd > /dev/null; D="--data w.ptd"; else "$GEN" $k -o $k.pte > /dev/null; D=""; fi
   "$XPACK" pack $k.pte $D -o $k.xpc > /dev/null || fail "$k: pack"
   export_and_compare $k $k.xpc
+  "$XPWC_RUN" $k.pte $D --xpwc $k.xpwc || fail "$k: ExecuTorch-like run"
 done
 
 echo "== every naming case (interop-fixture)"

@@ -6,9 +6,18 @@ set_target_properties(interop-fixture PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAK
 
 add_test(NAME interop_executorch_generated
          COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/export_generated.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>
-                 $<TARGET_FILE:interop-fixture> $<TARGET_FILE:xpack-subgraphs>)
+                 $<TARGET_FILE:interop-fixture> $<TARGET_FILE:xpack-subgraphs> $<TARGET_FILE:xpwc-run>)
 add_test(NAME interop_executorch_errors
          COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/export_errors.sh $<TARGET_FILE:xpack> $<TARGET_FILE:interop-fixture>)
 add_test(NAME interop_executorch_real
-         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/export_real.sh $<TARGET_FILE:xpack> ${XPACK_REAL_TESTDATA})
+         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/export_real.sh $<TARGET_FILE:xpack> ${XPACK_REAL_TESTDATA}
+                 $<TARGET_FILE:xpwc-run>)
 set_tests_properties(interop_executorch_real PROPERTIES SKIP_RETURN_CODE 77)
+
+# An emulation of ExecuTorch's XNNWeightsCache over the exported file: XNNPACK must pack nothing and every
+# output must be bit-identical to a run without a cache. Shares the CLI's program and delegate walking.
+add_executable(xpwc-run ${CMAKE_CURRENT_LIST_DIR}/xpwc_run.c ${PROJECT_SOURCE_DIR}/tools/model_set.c
+               ${PROJECT_SOURCE_DIR}/tools/delegate_runner.c ${PROJECT_SOURCE_DIR}/tools/cli_common.c)
+target_include_directories(xpwc-run PRIVATE ${PROJECT_SOURCE_DIR}/tools ${PROJECT_SOURCE_DIR}/libpack/src)
+target_link_libraries(xpwc-run PRIVATE xpack_pack xpack_xxhash)
+set_target_properties(xpwc-run PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
