@@ -34,6 +34,8 @@ typedef struct xpack_writer_options {
 
 /* Starts a cache file for out_path. Packed weights are streamed to a temporary file in the same directory
  * (never all in memory); nothing appears at out_path until xpack_writer_finish renames it into place.
+ * The temporary file, ".<name>.XXXXXX", is flock-ed while the writer has it; creating it removes unlocked
+ * ones of the same name pattern, which only a killed writer leaves behind.
  * options may be NULL. Errors: XPACK_ERR_ARG, XPACK_ERR_IO, XPACK_ERR_NOMEM. */
 xpack_status xpack_writer_create(const char* out_path, const xpack_writer_options* options, xpack_writer** out,
                                  xpack_error* err);

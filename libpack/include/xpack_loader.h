@@ -25,9 +25,15 @@
  * the file was packed for this architecture, alignment and XNNPACK build. Anything else is a miss:
  * XNNPACK packs normally into heap memory the loader owns and counts, and the reason is recorded.
  *
- * Files must be immutable while open: replace a cache by writing a new file and renaming it over the
- * old one (as `xpack pack` does). Truncating a mapped file in place can raise SIGBUS in the reader;
- * XPACK_OPEN_READ avoids the mapping at the cost of reading the whole file into memory.
+ * Replacing a cache: files are immutable while open. Write a new file and rename it over the old one
+ * (as `xpack pack` does): a process that opened the old file keeps serving it, mapped or read, until
+ * it closes it; the next open sees the new one. Never truncate or rewrite a cache in place: a process
+ * that has it mapped dies of SIGBUS when it touches a page past the new end, a signal and not an error
+ * the loader could return. Open checks the size (a file that lost its end or gained bytes is refused
+ * with its size and the size it should have), which catches damage done before open, not during use.
+ * Where the file may be changed in place by something outside your control, open with XPACK_OPEN_READ:
+ * the whole file is read into heap memory at open and the file is never touched again, at the cost of
+ * that memory. docs/INTEGRATION.md, "Replacing a cache file"; tests/core/change_underneath.sh.
  *
  * Thread safety: the provider may be called from several threads at once, and bind/unbind may run
  * concurrently with look-ups. open/close are not concurrent with anything else on the same cache.

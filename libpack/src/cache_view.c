@@ -41,9 +41,21 @@ static xpack_status open_footer(xpc_view* v, const char* name, xpack_error* err)
   const uint8_t* f = v->base + v->size - XPC_FOOTER_SIZE;
   if (memcmp(f + XPC_F_MAGIC, XPC_FOOTER_MAGIC, XPC_FOOTER_MAGIC_SIZE) != 0) {
     if (memcmp(v->base, XPC_HEADER_MAGIC, XPC_HEADER_MAGIC_SIZE) == 0) {
+      /* A sound header knows where the data area ends: a file shorter than that plus a footer was cut. */
+      const uint64_t data_end = xp_le64(v->base + XPC_H_DATA_OFFSET) + xp_le64(v->base + XPC_H_DATA_SIZE);
+      if (XXH3_64bits(v->base, XPC_H_CHECKSUM) == xp_le64(v->base + XPC_H_CHECKSUM) &&
+          data_end >= xp_le64(v->base + XPC_H_DATA_OFFSET) && data_end < UINT64_MAX - XPC_FOOTER_SIZE &&
+          data_end + XPC_FOOTER_SIZE > v->size) {
+        return xpack_fail(err, XPACK_ERR_TRUNCATED,
+                          "%s: truncated: the file has %llu bytes, but its header puts the end of the data area at "
+                          "byte %llu, so it must have at least %llu (and its footer is missing)",
+                          name, (unsigned long long)v->size, (unsigned long long)data_end,
+                          (unsigned long long)(data_end + XPC_FOOTER_SIZE));
+      }
       return xpack_fail(err, XPACK_ERR_TRUNCATED,
-                        "%s: footer magic \"XPACKEND\" missing at offset %llu (file truncated or appended to?)", name,
-                        (unsigned long long)(v->size - XPC_FOOTER_SIZE + XPC_F_MAGIC));
+                        "%s: footer magic \"XPACKEND\" missing at offset %llu: the file (%llu bytes) was truncated or "
+                        "appended to", name, (unsigned long long)(v->size - XPC_FOOTER_SIZE + XPC_F_MAGIC),
+                        (unsigned long long)v->size);
     }
     return xpack_fail(err, XPACK_ERR_NOT_XPACK, "%s: not an xpack cache (no magic at offset 0 or at the end)", name);
   }

@@ -27,3 +27,9 @@ add_executable(family_probes ${CMAKE_CURRENT_LIST_DIR}/family_probes.c)
 target_include_directories(family_probes PRIVATE ${PROJECT_SOURCE_DIR}/libpack/src)
 target_link_libraries(family_probes PRIVATE xpack_loader)
 add_test(NAME core_family_probes COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/family_probes.sh $<TARGET_FILE:family_probes>)
+
+# Files changing underneath an open cache: replace by rename, --read, SIGBUS on truncation, size check at open.
+add_executable(change_underneath ${CMAKE_CURRENT_LIST_DIR}/change_underneath.c ${CMAKE_CURRENT_LIST_DIR}/demo_subgraphs.c)
+target_link_libraries(change_underneath PRIVATE xpack_pack xpack_xxhash)
+add_test(NAME core_change_underneath
+         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/change_underneath.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-subgraphs> $<TARGET_FILE:change_underneath>)
