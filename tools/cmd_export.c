@@ -20,10 +20,29 @@ static const char* reason_name(xpack_export_outcome o) {
   return "?";
 }
 
+typedef struct outcomes {
+  xpack_export_outcome* of_entry;
+  uint64_t count, cap;
+  int out_of_memory;
+} outcomes;
+
 static void keep_outcome(void* context, uint64_t entry, const char* name, size_t name_len, xpack_export_outcome o) {
   (void)name;
   (void)name_len;
-  ((xpack_export_outcome*)context)[entry] = o;
+  outcomes* k = context;
+  if (entry >= k->cap) {
+    uint64_t cap = k->cap ? 2 * k->cap : 256;
+    while (cap <= entry) cap *= 2;
+    xpack_export_outcome* grown = realloc(k->of_entry, (size_t)cap * sizeof *grown);
+    if (grown == NULL) {
+      k->out_of_memory = 1;
+      return;
+    }
+    k->of_entry = grown;
+    k->cap = cap;
+  }
+  k->of_entry[entry] = o;
+  if (entry >= k->count) k->count = entry + 1;
 }
 
 static void hex(const uint8_t* p, size_t n, char* out) {
@@ -62,7 +81,7 @@ static void print_json(const char* cache, const char* out, const xpack_file* f, 
   json_key(&j, "ambiguous_name"); json_uint(&j, s->skipped_ambiguous);
   json_end_object(&j);
   json_key(&j, "skipped_entries"); json_array(&j);
-  for (uint64_t i = 0; i < s->entries; i++) {
+  for (uint64_t i = 0; i < s->entries && i < info->entry_count; i++) {
     if (outcomes[i] == XPACK_EXPORT_WRITTEN) continue;
     xpack_file_entry e;
     xpack_file_get_entry(f, i, &e);
@@ -149,30 +168,30 @@ int cmd_export(int argc, char** argv) {
               !executorch ? "say which format: --executorch is the only one" : "missing CACHE or OUT");
     return XPACK_EXIT_USAGE;
   }
+  /* The export checks the cache first (a transport-form cache is refused before anything else). */
   xpack_error err;
-  xpack_file* f;
-  xpack_status st = xpack_file_open(cache, &f, &err);
+  xpack_export_stats stats;
+  outcomes kept = {0};
+  xpack_status st = xpack_export_executorch(cache, out, keep_outcome, &kept, &stats, &err);
+  xpack_file* f = NULL;
   if (st != XPACK_OK) {
     cli_error("%s", err.message);
-    return cli_exit_for_status(st);
-  }
-  xpack_file_info info;
-  xpack_file_get_info(f, &info);
-  xpack_export_outcome* outcomes = calloc(info.entry_count ? info.entry_count : 1, sizeof *outcomes);
-  if (outcomes == NULL) {
-    cli_error("%s: out of memory", cache);
+    free(kept.of_entry);
+    if (st != XPACK_ERR_IO) return st == XPACK_ERR_NOMEM ? XPACK_EXIT_FAILED : cli_exit_for_status(st);
+    /* An I/O error is the cache's when the cache cannot be opened, else the output's. */
+    xpack_error open_err;
+    if (xpack_file_open(cache, &f, &open_err) != XPACK_OK) return XPACK_EXIT_BAD_INPUT;
     xpack_file_close(f);
     return XPACK_EXIT_FAILED;
   }
-  xpack_export_stats stats;
-  st = xpack_export_executorch(cache, out, keep_outcome, outcomes, &stats, &err);
-  if (st != XPACK_OK) {
-    cli_error("%s", err.message);
-    free(outcomes);
-    xpack_file_close(f);
-    /* The cache opened above, so an I/O error now is about the output. */
-    return st == XPACK_ERR_IO || st == XPACK_ERR_NOMEM ? XPACK_EXIT_FAILED : cli_exit_for_status(st);
+  if (kept.out_of_memory || xpack_file_open(cache, &f, &err) != XPACK_OK) {
+    cli_error("%s: exported, but cannot report on it: %s", cache, kept.out_of_memory ? "out of memory" : err.message);
+    free(kept.of_entry);
+    return XPACK_EXIT_FAILED;
   }
+  xpack_export_outcome* outcomes = kept.of_entry;
+  xpack_file_info info;
+  xpack_file_get_info(f, &info);
   char build_id[2 * 256 + 1];
   hex(info.build_id, info.build_id_size < 256 ? info.build_id_size : 256, build_id);
   char validity[1536], check[256];
