@@ -1,0 +1,71 @@
+# The libraries xpack links, as imported targets. Used by the build (cmake/Dependencies.cmake) and by the
+# installed package (xpackConfig.cmake), so both find them the same way:
+#   xpack::XNNPACK  XNNPACK 0.0~git20241108.4ea82e5 as built by tools/setup-deps.sh: static archives
+#                   (libXNNPACK.a, libmicrokernels-prod.a), hence also what they need: pthreadpool, cpuinfo,
+#                   pthreads, libstdc++ (a few C++ objects), libm
+#   xpack::xxhash   xxHash (checksums; the loader needs it)
+#   xpack::zstd     zstd (the writer; never the loader)
+# Input:  _xpack_xnnpack_prefix - where include/xnnpack.h and lib/libXNNPACK.a are.
+# Output: _xpack_missing_deps   - what was not found (empty when everything was).
+# A target that already exists is left alone: a project that builds its own XNNPACK (the same version: the
+# loader refuses caches packed by another XNNPACK build) can define xpack::XNNPACK before find_package(xpack).
+# Imported targets' include directories are system directories (no warnings from their headers).
+# Requires Threads::Threads (find_package(Threads)) to exist.
+set(_xpack_missing_deps "")
+
+if(NOT TARGET xpack::XNNPACK)
+  find_path(XPACK_XNNPACK_INCLUDE_DIR xnnpack.h HINTS "${_xpack_xnnpack_prefix}/include" NO_DEFAULT_PATH)
+  find_library(XPACK_XNNPACK_LIBRARY NAMES XNNPACK HINTS "${_xpack_xnnpack_prefix}/lib" NO_DEFAULT_PATH)
+  find_library(XPACK_XNNPACK_MICROKERNELS_LIBRARY NAMES microkernels-prod HINTS "${_xpack_xnnpack_prefix}/lib"
+               NO_DEFAULT_PATH)
+  find_library(XPACK_CPUINFO_LIBRARY cpuinfo)
+  find_library(XPACK_PTHREADPOOL_LIBRARY pthreadpool)
+  find_library(XPACK_MATH_LIBRARY m)
+  foreach(_xpack_var XPACK_XNNPACK_INCLUDE_DIR XPACK_XNNPACK_LIBRARY XPACK_CPUINFO_LIBRARY XPACK_PTHREADPOOL_LIBRARY)
+    if(NOT ${_xpack_var})
+      list(APPEND _xpack_missing_deps "${_xpack_var}")
+    endif()
+  endforeach()
+  if(NOT _xpack_missing_deps)
+    add_library(xpack::XNNPACK INTERFACE IMPORTED)
+    set(_xpack_xnn_libs "${XPACK_XNNPACK_LIBRARY}")
+    if(XPACK_XNNPACK_MICROKERNELS_LIBRARY)
+      list(APPEND _xpack_xnn_libs "${XPACK_XNNPACK_MICROKERNELS_LIBRARY}")
+    endif()
+    set(_xpack_libm "")
+    if(XPACK_MATH_LIBRARY)
+      set(_xpack_libm "${XPACK_MATH_LIBRARY}")
+    endif()
+    set_target_properties(xpack::XNNPACK PROPERTIES
+      INTERFACE_INCLUDE_DIRECTORIES "${XPACK_XNNPACK_INCLUDE_DIR}"
+      INTERFACE_LINK_LIBRARIES
+        "${_xpack_xnn_libs};${XPACK_PTHREADPOOL_LIBRARY};${XPACK_CPUINFO_LIBRARY};Threads::Threads;stdc++;${_xpack_libm}")
+  endif()
+endif()
+
+if(NOT TARGET xpack::xxhash)
+  find_path(XPACK_XXHASH_INCLUDE_DIR xxhash.h)
+  find_library(XPACK_XXHASH_LIBRARY xxhash)
+  if(XPACK_XXHASH_INCLUDE_DIR AND XPACK_XXHASH_LIBRARY)
+    add_library(xpack::xxhash INTERFACE IMPORTED)
+    set_target_properties(xpack::xxhash PROPERTIES
+      INTERFACE_INCLUDE_DIRECTORIES "${XPACK_XXHASH_INCLUDE_DIR}"
+      INTERFACE_LINK_LIBRARIES "${XPACK_XXHASH_LIBRARY}")
+  else()
+    list(APPEND _xpack_missing_deps XPACK_XXHASH_LIBRARY)
+  endif()
+endif()
+
+# zstd is optional for the installed package (the loader does not need it); the build requires it.
+if(NOT TARGET xpack::zstd)
+  find_path(XPACK_ZSTD_INCLUDE_DIR zstd.h)
+  find_library(XPACK_ZSTD_LIBRARY zstd)
+  if(XPACK_ZSTD_INCLUDE_DIR AND XPACK_ZSTD_LIBRARY)
+    add_library(xpack::zstd INTERFACE IMPORTED)
+    set_target_properties(xpack::zstd PROPERTIES
+      INTERFACE_INCLUDE_DIRECTORIES "${XPACK_ZSTD_INCLUDE_DIR}"
+      INTERFACE_LINK_LIBRARIES "${XPACK_ZSTD_LIBRARY}")
+  else()
+    list(APPEND _xpack_missing_deps XPACK_ZSTD_LIBRARY)
+  endif()
+endif()
