@@ -33,7 +33,6 @@ if(CMAKE_SCRIPT_MODE_FILE AND DEFINED XPACK_ADD_CACHE_CHECK)
 endif()
 
 include_guard(GLOBAL)
-set(_XPACK_ADD_CACHE_FILE "${CMAKE_CURRENT_LIST_FILE}")
 
 function(xpack_add_cache name)
   cmake_parse_arguments(PARSE_ARGV 1 arg "EXCLUDE_FROM_ALL" "OUTPUT;PAGE_SIZE" "MODEL;DATA;PACK_OPTIONS")
@@ -84,7 +83,7 @@ function(xpack_add_cache name)
     OUTPUT "${output}"
     COMMAND "${CMAKE_COMMAND}" -E rm -f "${output}"
     COMMAND ${command}
-    COMMAND "${CMAKE_COMMAND}" "-DXPACK_ADD_CACHE_CHECK=${output}" -P "${_XPACK_ADD_CACHE_FILE}"
+    COMMAND "${CMAKE_COMMAND}" "-DXPACK_ADD_CACHE_CHECK=${output}" -P "${CMAKE_CURRENT_FUNCTION_LIST_FILE}"
     DEPENDS ${inputs} ${tool_deps}
     COMMENT "xpack: packing the XNNPACK weights of ${name} into ${output_name}"
     VERBATIM)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # docs/examples/cmake_pipeline against a temporary install: xpack_add_cache packs the model at build time,
 # the cache verifies, the loader-only app opens it; a rebuild with nothing changed does nothing and leaves
-# the cache untouched; touching the model, or a reinstalled xpack, packs again.
+# the cache untouched; touching the model, or a reinstalled xpack, packs again; a program with nothing to
+# pack fails the build.
 # Usage: add_cache_example.sh BUILD_DIR SOURCE_DIR GENMODEL C_COMPILER NINJA
 source "$(dirname "$0")/lib.sh" "$@"
 
@@ -54,4 +55,12 @@ build
 grep -q "xpack: packing" "$XP_TMP/build.log" || { cat "$XP_TMP/build.log"; fail "a newer xpack did not pack again"; }
 [ "$(mtime "$cache")" != "$second" ] || fail "a newer xpack left the cache as it was"
 echo "xpack reinstalled: packed again"
+
+# A program with nothing that XNNPACK packs fails the build, and no older cache is left in its place.
+"$XP_GENMODEL" bmm -o "$XP_TMP/bmm.pte" > /dev/null
+cmake "$ex" -DEXAMPLE_MODEL="$XP_TMP/bmm.pte" > /dev/null
+if "$XP_NINJA" -C "$ex" > "$XP_TMP/build.log" 2>&1; then cat "$XP_TMP/build.log"; fail "a program with nothing to pack built"; fi
+grep -q "xpack pack. wrote no" "$XP_TMP/build.log" || { cat "$XP_TMP/build.log"; fail "no message for a program with nothing to pack"; }
+[ ! -e "$cache" ] || fail "a failed pack left the older cache in place"
+echo "nothing to pack: the build fails, no cache"
 echo "add_cache example: ok"
