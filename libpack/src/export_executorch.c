@@ -129,6 +129,10 @@ static xpack_status name_item(const xpc_view* v, const char* path, uint64_t inde
     return xpack_fail(err, XPACK_ERR_CORRUPT, "%s: entry %llu: identity offset is not a string of STRS", path,
                       (unsigned long long)index);
   }
+  if (e.region >= v->regions.count) {
+    return xpack_fail(err, XPACK_ERR_CORRUPT, "%s: entry %llu: region index %u, the file has %llu regions", path,
+                      (unsigned long long)index, e.region, (unsigned long long)v->regions.count);
+  }
   size_t kernel_name_len, bias_name_len = 0;
   xp_et_name_kind kernel_kind = xp_et_name_of_identity(kernel, kernel_len, &kernel_name_len);
   xp_et_name_kind bias_kind = bias ? xp_et_name_of_identity(bias, bias_len, &bias_name_len) : XP_ET_NAME_CONTENT_KEY;
@@ -234,23 +238,26 @@ static xpack_status plan_export(export_plan* p, const char* path, xpack_error* e
 
 /* ---------------------------------------------------------------- writing */
 
-static xpack_status write_all(int fd, const void* data, size_t n, const char* tmp, xpack_error* err) {
+static xpack_status write_all(int fd, const void* data, size_t n, const char* out_path, xpack_error* err) {
   const uint8_t* p = data;
   while (n > 0) {
     ssize_t w = write(fd, p, n);
     if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return xpack_fail(err, XPACK_ERR_IO, "%s: cannot write: %s", tmp, w < 0 ? strerror(errno) : "no progress");
+    if (w <= 0) {
+      return xpack_fail(err, XPACK_ERR_IO, "%s: cannot write the temporary file: %s", out_path,
+                        w < 0 ? strerror(errno) : "no progress");
+    }
     p += w;
     n -= (size_t)w;
   }
   return XPACK_OK;
 }
 
-static xpack_status write_zeros(int fd, uint64_t n, const char* tmp, xpack_error* err) {
+static xpack_status write_zeros(int fd, uint64_t n, const char* out_path, xpack_error* err) {
   static const uint8_t kZeros[4096];
   while (n > 0) {
     size_t chunk = n < sizeof kZeros ? (size_t)n : sizeof kZeros;
-    xpack_status st = write_all(fd, kZeros, chunk, tmp, err);
+    xpack_status st = write_all(fd, kZeros, chunk, out_path, err);
     if (st != XPACK_OK) return st;
     n -= chunk;
   }
@@ -258,23 +265,25 @@ static xpack_status write_zeros(int fd, uint64_t n, const char* tmp, xpack_error
 }
 
 /* The packed regions at their planned offsets, then the index and the footer. */
-static xpack_status write_contents(const export_plan* p, int fd, const char* tmp, xpack_error* err) {
+static xpack_status write_contents(const export_plan* p, int fd, const char* out_path, xpack_error* err) {
   const xpc_view* v = p->view;
   uint64_t at = 0;
   for (uint64_t r = 0; r < v->regions.count; r++) {
     if (p->region_out_offset[r] == UINT64_MAX) continue;
     xpc_region region;
     xpc_view_region(v, r, &region);
-    xpack_status st = write_zeros(fd, p->region_out_offset[r] - at, tmp, err);
-    if (st == XPACK_OK) st = write_all(fd, v->base + region.offset, (size_t)region.size, tmp, err);
+    xpack_status st = write_zeros(fd, p->region_out_offset[r] - at, out_path, err);
+    if (st == XPACK_OK) st = write_all(fd, v->base + region.offset, (size_t)region.size, out_path, err);
     if (st != XPACK_OK) return st;
     at = p->region_out_offset[r] + region.size;
   }
   uint64_t index_size = XPWC_FOOTER_SIZE;
   for (uint64_t k = 0; k < p->record_count; k++) index_size += XPWC_RECORD_FIXED_SIZE + p->records[k]->name_len;
   uint8_t* index = malloc((size_t)index_size);
-  if (index == NULL) return xpack_fail(err, XPACK_ERR_NOMEM, "%s: out of memory for a %llu-byte index", tmp,
-                                       (unsigned long long)index_size);
+  if (index == NULL) {
+    return xpack_fail(err, XPACK_ERR_NOMEM, "%s: out of memory for a %llu-byte index", out_path,
+                      (unsigned long long)index_size);
+  }
   uint8_t* q = index;
   for (uint64_t k = 0; k < p->record_count; k++) {
     const export_item* it = p->records[k];
@@ -292,7 +301,7 @@ static xpack_status write_contents(const export_plan* p, int fd, const char* tmp
   xp_put32(q + 8, (uint32_t)p->record_count);
   xp_put32(q + 12, XPWC_MAGIC);
   xp_put32(q + 16, XPWC_VERSION);
-  xpack_status st = write_all(fd, index, (size_t)index_size, tmp, err);
+  xpack_status st = write_all(fd, index, (size_t)index_size, out_path, err);
   free(index);
   return st;
 }
@@ -315,7 +324,7 @@ static xpack_status write_atomically(const export_plan* p, const char* out_path,
     goto done;
   }
   fchmod(fd, 0644);
-  st = write_contents(p, fd, tmp, err);
+  st = write_contents(p, fd, out_path, err);
   if (st == XPACK_OK && fsync(fd) != 0) {
     st = xpack_fail(err, XPACK_ERR_IO, "%s: cannot sync the temporary file: %s", out_path, strerror(errno));
   }

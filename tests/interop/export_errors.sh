@@ -52,6 +52,15 @@ expect_refusal 3 "xpack inflate" transport.xpc
 
 echo "== unwritable output"
 expect_refusal 4 "no/such/dir/out.xpwc" good.xpc no/such/dir/out.xpwc
+# A write that fails half way (file size limit below the output's size): exit 4, the old file stays.
+[ "$(stat -c %s good.xpwc)" -gt 8192 ] || fail "fixture export too small for the size-limit case"
+echo "previous contents" > limited.xpwc
+set +e; bash -c 'trap "" XFSZ; ulimit -f 8; exec "$@"' _ "$XPACK" export --executorch good.xpc limited.xpwc > /dev/null 2> err.txt; st=$?; set -e
+[ "$st" = 4 ] || fail "size limit: exit $st: $(cat err.txt)"
+grep -q "limited.xpwc: cannot write the temporary file" err.txt || fail "size limit message: $(cat err.txt)"
+[ "$(cat limited.xpwc)" = "previous contents" ] || fail "size limit: the previous file was changed"
+[ -z "$(find . -name '.*.xpwc.*')" ] || fail "size limit: temporary file left behind"
+echo "  refused (4): $(head -c 200 err.txt)"
 
 echo "== damaged copies: refused, or (damage in padding) exported identically; never a crash"
 python3 - "$XPACK" good.xpc good.xpwc <<'PY' || fail "damaged copies"
