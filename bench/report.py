@@ -8,6 +8,7 @@ import argparse
 import json
 import os
 
+TARGET_MIN_BYTES = 64 << 20  # the targets table is shown for caches at least this large
 VARIANTS = ["nocache", "cache_warm", "cache_cold", "nocache_cold", "ideal", "cache_cold_seq", "cache_cold_willneed"]
 
 
@@ -48,6 +49,10 @@ def model_table(path, label):
                         f"POSIX_FADV_DONTNEED" + ("" if pc["dropped"] else " (NOT dropped: not cold)"))
     if cold:
         out += ["", "Page cache before the cold runs (mincore): " + "; ".join(cold) + "."]
+    if b["packed_bytes"] < TARGET_MIN_BYTES:
+        out += ["", f"(Targets are set for LLM-sized caches: with {mib(b['packed_bytes'])} MiB packed, process start-up "
+                "and fixed costs dominate, so the ratios are in the JSON only.)", ""]
+        return out
     out += ["", "| target | value | limit | |", "|---|---:|---:|---|"]
     for t in b["targets"]:
         if t["value"] is None:

@@ -15,6 +15,7 @@
 #include "cli_common.h"
 #include "cmd_bench.h"
 #include "commands.h"
+#include "json.h"
 #include "xpack.h"
 
 #define BENCH_MAX_FILES 64 /* programs, and .ptd files, each */
@@ -289,7 +290,17 @@ int cmd_bench(int argc, char** argv) {
     }
   }
   if (rc == BENCH_NOTHING_TO_PACK) { /* as `xpack pack`: not an error, but nothing to measure */
-    if (o.as_json) printf("{\"nothing_to_pack\":true}\n");
+    if (o.as_json) {
+      json j;
+      json_init(&j, stdout);
+      json_object(&j);
+      json_key(&j, "models"); json_array(&j);
+      for (size_t i = 0; i < run->model_count; i++) json_string(&j, run->models[i]);
+      json_end_array(&j);
+      json_key(&j, "nothing_to_pack"); json_bool(&j, 1);
+      json_end_object(&j);
+      json_finish(&j);
+    }
     else printf("nothing to pack: no XNNPACK weight to cache in these programs, nothing measured\n");
     rc = XPACK_EXIT_OK;
     nothing_to_pack = 1;

@@ -81,6 +81,7 @@ static size_t ideal_look_up_or_insert(void* context, const struct xnn_weights_ca
   ideal_slot* s = probe(b, key);
   if (s->offset != SIZE_MAX) { /* packed again although we had it (operators that pack before asking) */
     xp_heap_release(&b->heap, ptr);
+    b->lookups++;
     b->hits++;
     return s->offset;
   }
