@@ -40,13 +40,14 @@ for round in $(seq 0 $((ROUNDS - 1))); do
     3) how="when the target changes" ;;
     *) how="after $(awk -v ms=$((RANDOM % (pack_ms * 12 / 10 + 1))) 'BEGIN{printf "%.3f", ms/1000}')s" ;;
   esac
+  touch started   # temporary files of earlier rounds are older
   "$XPACK" pack big.pte -o target.xpc > /dev/null 2>&1 &
   pid=$!
   case "$how" in
     "at once") ;;
     "when the temporary file is complete")
       while kill -0 "$pid" 2> /dev/null; do
-        size=$(find . -maxdepth 1 -name '.target.xpc.*' -printf '%s\n' 2> /dev/null | sort -n | tail -n1)
+        size=$(find . -maxdepth 1 -name '.target.xpc.*' -newer started -printf '%s\n' 2> /dev/null | sort -n | tail -n1)
         [ "${size:-0}" -ge "$new_size" ] && break
       done ;;
     "when the target changes")
@@ -79,13 +80,14 @@ echo "crash_safety: rounds=$ROUNDS (target absent before: $absent_rounds) killed
 
 # Stale temporary files: a killed pack's is removed by the next pack onto the same target; one that looks
 # like it but is locked (as a running writer's is) stays, and so do files of other targets.
+rm -f .target.xpc.*
 "$XPACK" pack big.pte -o target.xpc > /dev/null 2>&1 &
 pid=$!
 while kill -0 "$pid" 2> /dev/null && [ "$(temps)" -lt 1 ]; do :; done
 kill -KILL "$pid" 2> /dev/null || true
 { wait "$pid"; } 2> /dev/null || true
 killed_temp=$(find . -maxdepth 1 -name '.target.xpc.*')
-[ -n "$killed_temp" ] || fail "no temporary file to test with"
+[ -n "$killed_temp" ] && [ "$(temps)" = 1 ] || fail "expected one temporary file to test with: $(ls -A)"
 exec 9> .target.xpc.Held01
 flock -x 9
 echo "not ours" > .other.xpc.AbC123
