@@ -32,7 +32,7 @@ for round in $(seq 0 $((ROUNDS - 1))); do
   # Where to kill: right at the start, a few ms in, once the temporary file has reached its final size (the
   # header, fsync and rename follow), as soon as the new file is at the target (the directory fsync and the
   # clean-up follow), or after a random delay across the whole pack and a bit beyond.
-  before_id=$(stat -c %i target.xpc 2> /dev/null || echo none)
+  rm -f before.link; [ -e target.xpc ] && ln target.xpc before.link   # to see the rename without a fork
   case $((round % 6)) in
     0) how="at once" ;;
     1) how="after 0.00$((RANDOM % 10))s" ;;
@@ -51,7 +51,8 @@ for round in $(seq 0 $((ROUNDS - 1))); do
         [ "${size:-0}" -ge "$new_size" ] && break
       done ;;
     "when the target changes")
-      while kill -0 "$pid" 2> /dev/null && [ "$(stat -c %i target.xpc 2> /dev/null || echo none)" = "$before_id" ]; do :; done ;;
+      if [ -e before.link ]; then while [ target.xpc -ef before.link ] && kill -0 "$pid" 2> /dev/null; do :; done
+      else while [ ! -e target.xpc ] && kill -0 "$pid" 2> /dev/null; do :; done; fi ;;
     *) sleep "${how#after }"; how="${how%s}s" ;;
   esac
   kill -KILL "$pid" 2> /dev/null || true
