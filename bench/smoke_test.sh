@@ -36,7 +36,7 @@ assert b["outputs_identical"] is True and b["problem"] is None
 assert b["open_us"] > 0 and abs(b["open_us"] - b["open_ms"]["cache_warm"] * 1e3) <= 1e-4 * b["open_us"]
 assert b["packed_bytes"] > 0 and b["entries"] > 0 and b["largest_packed_bytes"] <= b["packed_bytes"]
 assert b["cache_file_bytes"] >= b["packed_bytes"] and b["model_bytes"] > 0
-assert b["pack"]["wall_ms"] > 0 and b["pack"]["peak_rss_bytes"] > 0
+assert b["pack"]["wall_ms"] > 0 and b["pack"]["peak_rss_bytes"] > 0 and len(b["pack"]["runs"]) == 1
 for v in ["cache_cold", "nocache_cold"]:
     pc = b["page_cache"][v]
     assert pc["file_bytes"] > 0 and pc["resident_bytes"] >= 0 and isinstance(pc["dropped"], bool), pc

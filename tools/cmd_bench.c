@@ -36,7 +36,20 @@ static void add_file_args(const bench_run* run, char** argv, int* argc) {
   }
 }
 
-/* `xpack pack` into dir/bench.xpc, in a child: its wall time and peak RSS are the pack figures. */
+static int compare_doubles(const void* a, const void* b) {
+  double x = *(const double*)a, y = *(const double*)b;
+  return (x > y) - (x < y);
+}
+
+static double median(const double* values, int n) {
+  double sorted[BENCH_MAX_REPS];
+  memcpy(sorted, values, (size_t)n * sizeof *sorted);
+  qsort(sorted, (size_t)n, sizeof *sorted, compare_doubles);
+  return n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+}
+
+/* `xpack pack` into dir/bench.xpc, in a child, once per repetition (each run replaces the file atomically):
+ * the median wall time and peak RSS are the pack figures. */
 static int pack_cache(bench_run* run, const char* dir, char* path, size_t path_size) {
   snprintf(path, path_size, "%s/bench.xpc", dir);
   char* argv[BENCH_MAX_ARGS];
@@ -48,17 +61,25 @@ static int pack_cache(bench_run* run, const char* dir, char* path, size_t path_s
   argv[argc++] = "-o";
   argv[argc++] = path;
   argv[argc] = NULL;
-  bench_child_run child;
-  if (bench_spawn(argv, &child) != 0) return XPACK_EXIT_FAILED;
-  free(child.out);
-  if (child.exit_code != 0) {
-    cli_error("bench: xpack pack failed (exit %d)", child.exit_code);
-    return child.exit_code == XPACK_EXIT_BAD_INPUT ? XPACK_EXIT_BAD_INPUT : XPACK_EXIT_FAILED;
+  double rss[BENCH_MAX_REPS];
+  for (int i = 0; i < run->reps; i++) {
+    bench_child_run child;
+    if (bench_spawn(argv, &child) != 0) return XPACK_EXIT_FAILED;
+    free(child.out);
+    if (child.exit_code != 0) {
+      cli_error("bench: xpack pack failed (exit %d)", child.exit_code);
+      return child.exit_code == XPACK_EXIT_BAD_INPUT ? XPACK_EXIT_BAD_INPUT : XPACK_EXIT_FAILED;
+    }
+    if (bench_file_size(path) < 0) return BENCH_NOTHING_TO_PACK;
+    run->pack_wall[i] = child.wall_ms;
+    run->pack_rss[i] = (uint64_t)child.usage.ru_maxrss * 1024u;
+    rss[i] = (double)run->pack_rss[i];
+    if (run->pack_rss[i] > run->pack_peak_rss_max_bytes) run->pack_peak_rss_max_bytes = run->pack_rss[i];
+    run->pack_runs = i + 1;
   }
-  if (bench_file_size(path) < 0) return BENCH_NOTHING_TO_PACK;
   run->packed_here = 1;
-  run->pack_wall_ms = child.wall_ms;
-  run->pack_peak_rss_bytes = (uint64_t)child.usage.ru_maxrss * 1024u;
+  run->pack_wall_ms = median(run->pack_wall, run->pack_runs);
+  run->pack_peak_rss_bytes = (uint64_t)median(rss, run->pack_runs);
   return 0;
 }
 

@@ -114,8 +114,11 @@ typedef struct bench_run {
   int reps;
   const char* cache_path;
   int packed_here;                  /* the cache was packed by this run (pack figures are known) */
-  double pack_wall_ms;              /* `xpack pack` in a child: fork to reaped */
-  uint64_t pack_peak_rss_bytes;     /* its ru_maxrss */
+  int pack_runs;                    /* `xpack pack` runs, one per repetition */
+  double pack_wall[BENCH_MAX_REPS]; /* each in a child: fork to reaped, ms */
+  uint64_t pack_rss[BENCH_MAX_REPS];/* each one's ru_maxrss, bytes */
+  double pack_wall_ms;              /* medians of those */
+  uint64_t pack_peak_rss_bytes, pack_peak_rss_max_bytes;
   uint64_t model_bytes;             /* .pte and .ptd files */
   uint64_t cache_file_bytes, packed_bytes, referenced_bytes, entries, largest_packed_bytes;
   bench_variant_result v[BENCH_VARIANT_COUNT];

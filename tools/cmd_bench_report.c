@@ -4,7 +4,8 @@
  * measured variant, medians over the repetitions):
  *   {"models": [...], "data": [...], "reps": N, "machine": {"cpu", "cpus", "memory_bytes", "kernel"},
  *    "model_bytes", "cache_file_bytes", "packed_bytes", "referenced_bytes", "entries", "largest_packed_bytes",
- *    "pack": {"wall_ms", "peak_rss_bytes"} | null (with --cache),
+ *    "pack": {"wall_ms", "peak_rss_bytes" (medians), "peak_rss_max_bytes", "runs": [{"wall_ms", "peak_rss_bytes"}]}
+ *            | null (with --cache; `xpack pack` runs once per repetition),
  *    "open_us": cache_warm open,
  *    "open_ms", "load_ms", "create_ms", "first_inference_ms", "ttfi_ms", "rss_bytes", "private_dirty_bytes",
  *    "peak_rss_bytes", "major_faults", "minor_faults", "lookups", "hits", "misses": {variant: median},
@@ -61,7 +62,8 @@ void bench_report_text(const bench_run* run, FILE* out) {
           cli_bytes(run->model_bytes, b1), cli_bytes(run->cache_file_bytes, b2), (unsigned long long)run->entries,
           cli_bytes(run->packed_bytes, b3), cli_bytes(run->largest_packed_bytes, b4), run->reps);
   if (run->packed_here) {
-    fprintf(out, "xpack pack: wall %.1f ms, peak RSS %s\n", run->pack_wall_ms, cli_bytes(run->pack_peak_rss_bytes, b1));
+    fprintf(out, "xpack pack (median of %d runs): wall %.1f ms, peak RSS %s (largest %s)\n", run->pack_runs,
+            run->pack_wall_ms, cli_bytes(run->pack_peak_rss_bytes, b1), cli_bytes(run->pack_peak_rss_max_bytes, b2));
   }
   const bench_sample* base = median_of(run, BENCH_NOCACHE);
   fprintf(out, "\n%-20s %9s %10s %10s %10s %7s %9s %9s %9s %8s %8s %13s\n", "variant", "open ms", "create ms",
@@ -188,6 +190,15 @@ void bench_report_json(const bench_run* run, FILE* out) {
     json_object(&j);
     json_key(&j, "wall_ms"); json_double(&j, run->pack_wall_ms);
     json_key(&j, "peak_rss_bytes"); json_uint(&j, run->pack_peak_rss_bytes);
+    json_key(&j, "peak_rss_max_bytes"); json_uint(&j, run->pack_peak_rss_max_bytes);
+    json_key(&j, "runs"); json_array(&j);
+    for (int i = 0; i < run->pack_runs; i++) {
+      json_object(&j);
+      json_key(&j, "wall_ms"); json_double(&j, run->pack_wall[i]);
+      json_key(&j, "peak_rss_bytes"); json_uint(&j, run->pack_rss[i]);
+      json_end_object(&j);
+    }
+    json_end_array(&j);
     json_end_object(&j);
   } else {
     json_null(&j);
