@@ -16,6 +16,19 @@ static void hex(const uint8_t* p, size_t n, char* out) {
   out[2 * n] = 0;
 }
 
+/* Bytes of the regions as stored: their zstd frames in the transport form, else their sizes. */
+static uint64_t stored_total(const xpack_file* f, const xpack_file_info* info) {
+  uint64_t total = 0;
+  for (uint64_t i = 0; i < info->region_count; i++) {
+    xpack_file_region r;
+    xpack_file_get_region(f, i, &r);
+    total += r.stored_size;
+  }
+  return total;
+}
+
+static double ratio(uint64_t stored, uint64_t size) { return size ? (double)stored / (double)size : 1.0; }
+
 static void dump_json(const xpack_file* f, const xpack_file_info* info, const char* path) {
   json j;
   json_init(&j, stdout);
@@ -72,6 +85,7 @@ static void dump_json(const xpack_file* f, const xpack_file_info* info, const ch
     json_key(&j, "offset"); json_uint(&j, r.offset);
     json_key(&j, "size"); json_uint(&j, r.size);
     json_key(&j, "stored_size"); json_uint(&j, r.stored_size);
+    json_key(&j, "ratio"); json_double(&j, ratio(r.stored_size, r.size));
     json_key(&j, "xxh3"); json_hex64(&j, r.hash);
     json_end_object(&j);
   }
@@ -103,6 +117,9 @@ static void dump_json(const xpack_file* f, const xpack_file_info* info, const ch
   json_key(&j, "stored_bytes"); json_uint(&j, info->stored_bytes);
   json_key(&j, "referenced_bytes"); json_uint(&j, info->referenced_bytes);
   json_key(&j, "dedup_saved_bytes"); json_uint(&j, info->referenced_bytes - info->stored_bytes);
+  uint64_t frames = stored_total(f, info);
+  json_key(&j, "region_stored_bytes"); json_uint(&j, frames);
+  json_key(&j, "region_ratio"); json_double(&j, ratio(frames, info->stored_bytes));
   json_end_object(&j);
   json_end_object(&j);
   json_finish(&j);
@@ -144,8 +161,12 @@ static void dump_text(const xpack_file* f, const xpack_file_info* info, const ch
   for (uint64_t i = 0; i < info->region_count; i++) {
     xpack_file_region r;
     xpack_file_get_region(f, i, &r);
-    printf("  #%-4llu offset %-10llu size %-10llu xxh3 %016llx\n", (unsigned long long)i,
+    printf("  #%-4llu offset %-10llu size %-10llu xxh3 %016llx", (unsigned long long)i,
            (unsigned long long)r.offset, (unsigned long long)r.size, (unsigned long long)r.hash);
+    if (info->flags & 1) {
+      printf("  zstd %-10llu ratio %.3f", (unsigned long long)r.stored_size, ratio(r.stored_size, r.size));
+    }
+    printf("\n");
   }
   printf("entries         %llu\n", (unsigned long long)info->entry_count);
   for (uint64_t i = 0; i < info->entry_count; i++) {
@@ -158,6 +179,11 @@ static void dump_text(const xpack_file* f, const xpack_file_info* info, const ch
          (unsigned long long)info->entry_count, (unsigned long long)info->region_count,
          cli_bytes(info->stored_bytes, b1), cli_bytes(info->referenced_bytes, b2),
          cli_bytes(info->referenced_bytes - info->stored_bytes, b3));
+  if (info->flags & 1) {
+    uint64_t frames = stored_total(f, info);
+    printf("transport       %s of regions in %s of zstd frames, ratio %.3f; `xpack inflate` makes it mappable\n",
+           cli_bytes(info->stored_bytes, b1), cli_bytes(frames, b2), ratio(frames, info->stored_bytes));
+  }
 }
 
 int cmd_dump(int argc, char** argv) {

@@ -1,7 +1,9 @@
 /* xpack pack: replay every XNNPACK delegate through one recording weights cache and write the cache file. */
+#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli_common.h"
 #include "commands.h"
@@ -10,7 +12,41 @@
 #include "xpack.h"
 
 static int takes_value(const char* a) { return strcmp(a, "-o") == 0 || strcmp(a, "--page-size") == 0; }
-static int is_flag(const char* a) { return strcmp(a, "--json") == 0; }
+static int is_zstd(const char* a) { return strcmp(a, "--zstd") == 0 || strncmp(a, "--zstd=", 7) == 0; }
+static int is_flag(const char* a) { return strcmp(a, "--json") == 0 || is_zstd(a); }
+
+/* --zstd[=LEVEL]: the zstd level, or -1 when LEVEL is not a whole number in range. */
+static int zstd_level(const char* a) {
+  if (a[6] == 0) return XPACK_ZSTD_LEVEL_DEFAULT;
+  char* end;
+  long level = strtol(a + 7, &end, 10);
+  if (a[7] == 0 || *end != 0 || level < XPACK_ZSTD_LEVEL_MIN || level > XPACK_ZSTD_LEVEL_MAX) return -1;
+  return (int)level;
+}
+
+/* With --zstd the writer makes the mappable file under a temporary name beside OUT, and
+ * xpack_compress_file turns it into OUT; the mappable file is then removed. */
+static char* mappable_temp_path(const char* out_path) {
+  char* dir_copy = strdup(out_path);
+  char* base_copy = strdup(out_path);
+  size_t n = strlen(out_path) + 32;
+  char* tmp = malloc(n);
+  if (dir_copy && base_copy && tmp) {
+    snprintf(tmp, n, "%s/.%s.mappable.XXXXXX", dirname(dir_copy), basename(base_copy));
+    int fd = mkstemp(tmp);
+    if (fd >= 0) close(fd);
+    else {
+      free(tmp);
+      tmp = NULL;
+    }
+  } else {
+    free(tmp);
+    tmp = NULL;
+  }
+  free(dir_copy);
+  free(base_copy);
+  return tmp;
+}
 
 static char* default_output(const char* model) {
   size_t n = strlen(model);
@@ -28,8 +64,17 @@ int cmd_pack(int argc, char** argv) {
   const char* out_path = NULL;
   uint32_t page = 0;
   int as_json = 0;
+  int level = 0; /* 0: the mappable form; else the zstd level of the transport form */
   for (int i = 0; i < argc; i++) {
     if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) out_path = argv[++i];
+    else if (is_zstd(argv[i])) {
+      level = zstd_level(argv[i]);
+      if (level < 0) {
+        cli_error("pack: %s: LEVEL must be a whole number from %d to %d (default %d)", argv[i], XPACK_ZSTD_LEVEL_MIN,
+                  XPACK_ZSTD_LEVEL_MAX, XPACK_ZSTD_LEVEL_DEFAULT);
+        return XPACK_EXIT_USAGE;
+      }
+    }
     else if (strcmp(argv[i], "--page-size") == 0 && i + 1 < argc) page = (uint32_t)strtoul(argv[++i], NULL, 10);
     else if (strcmp(argv[i], "--json") == 0) as_json = 1;
     else if (takes_value(argv[i])) {
@@ -59,8 +104,17 @@ int cmd_pack(int argc, char** argv) {
   xpack_writer_options options = {page};
   pack_counts job;
   xpack_writer* writer;
-  if (xpack_writer_create(out_path, &options, &writer, &err) != XPACK_OK) {
+  char* mappable_path = level ? mappable_temp_path(out_path) : NULL;
+  if (level && mappable_path == NULL) {
+    cli_error("%s: cannot create a temporary file beside it", out_path);
+    model_set_close(&set);
+    free(default_path);
+    return XPACK_EXIT_FAILED;
+  }
+  if (xpack_writer_create(level ? mappable_path : out_path, &options, &writer, &err) != XPACK_OK) {
     cli_error("%s", err.message);
+    if (mappable_path) unlink(mappable_path);
+    free(mappable_path);
     model_set_close(&set);
     free(default_path);
     return XPACK_EXIT_FAILED;
@@ -71,6 +125,11 @@ int cmd_pack(int argc, char** argv) {
   if (rc == 0 && !job.bad_input && xpack_writer_check(writer, &err) != XPACK_OK) {
     cli_error("%s", err.message); /* e.g. the first write failed: not "nothing to pack" */
     rc = XPACK_EXIT_FAILED;
+  }
+  if (mappable_path && (rc != 0 || job.bad_input || job.xnnpack == 0 || job.packed == 0 ||
+                        (stats.entries == 0 && stats.unbound == 0))) {
+    unlink(mappable_path); /* nothing will be written: see below */
+    free(mappable_path);
   }
   if (rc != 0 || job.bad_input) {
     xpack_writer_abort(writer);
@@ -101,13 +160,18 @@ int cmd_pack(int argc, char** argv) {
     free(default_path);
     return rc;
   }
-  if (xpack_writer_finish(writer, &err) != XPACK_OK) {
+  xpack_status finished = xpack_writer_finish(writer, &err);
+  xpack_transport_stats transport = {0};
+  if (finished == XPACK_OK && level) finished = xpack_compress_file(mappable_path, out_path, level, &transport, &err);
+  if (mappable_path) unlink(mappable_path);
+  free(mappable_path);
+  if (finished != XPACK_OK) {
     cli_error("%s", err.message);
     model_set_close(&set);
     free(default_path);
     return XPACK_EXIT_FAILED;
   }
-  char b1[32], b2[32], b3[32];
+  char b1[32], b2[32], b3[32], b4[32];
   if (as_json) {
     json j;
     json_init(&j, stdout);
@@ -125,6 +189,12 @@ int cmd_pack(int argc, char** argv) {
     json_key(&j, "shared_bytes"); json_uint(&j, stats.reused_bytes);
     json_key(&j, "dedup_saved_bytes"); json_uint(&j, stats.packed_bytes - stats.stored_bytes);
     json_key(&j, "unbound"); json_uint(&j, stats.unbound);
+    if (level) {
+      json_key(&j, "zstd_level"); json_uint(&j, (uint64_t)level);
+      json_key(&j, "mappable_size"); json_uint(&j, transport.input_size);
+      json_key(&j, "transport_size"); json_uint(&j, transport.output_size);
+      json_key(&j, "frame_bytes"); json_uint(&j, transport.frame_bytes);
+    }
     json_end_object(&j);
     json_finish(&j);
   } else if (g_verbosity >= 0) {
@@ -136,6 +206,13 @@ int cmd_pack(int argc, char** argv) {
     printf("  shared by methods/programs: %llu re-uses, %s not packed again; identical packed bytes: %s saved\n",
            (unsigned long long)stats.reused, cli_bytes(stats.reused_bytes, b2),
            cli_bytes(stats.packed_bytes - stats.stored_bytes, b3));
+    if (level) {
+      printf("  transport form, zstd level %d: %s of regions in %s of frames (%.3f); file %s, mappable %s\n", level,
+             cli_bytes(transport.region_bytes, b1), cli_bytes(transport.frame_bytes, b2),
+             transport.region_bytes ? (double)transport.frame_bytes / (double)transport.region_bytes : 1.0,
+             cli_bytes(transport.output_size, b3), cli_bytes(transport.input_size, b4));
+      printf("  the loader needs the mappable form: xpack inflate %s OUT.xpc\n", out_path);
+    }
     if (stats.unbound) {
       printf("  %llu packed weight%s had no identity and are not in the cache\n", (unsigned long long)stats.unbound,
              stats.unbound == 1 ? "" : "s");

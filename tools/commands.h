@@ -8,6 +8,7 @@ int cmd_pack(int argc, char** argv);
 int cmd_run(int argc, char** argv);
 int cmd_inspect(int argc, char** argv);
 int cmd_bench(int argc, char** argv);
+int cmd_inflate(int argc, char** argv);
 int cmd_export(int argc, char** argv);
 
 #endif

@@ -15,12 +15,14 @@ typedef struct command {
 } command;
 
 static const command kCommands[] = {
-    {"pack", cmd_pack, "xpack pack MODEL.pte [MODEL2.pte ...] [--data FILE.ptd ...] [-o OUT.xpc] [--page-size N] [--json]",
+    {"pack", cmd_pack, "xpack pack MODEL.pte [MODEL2.pte ...] [--data FILE.ptd ...] [-o OUT.xpc] [--page-size N] [--zstd[=LEVEL]] [--json]",
      "Replays every XNNPACK delegate of every method of every program through one recording weights cache and\n"
      "writes each packed weight once into OUT (default: the first model with .xpc). Weights shared by methods or\n"
      "programs are packed and stored once. Non-XNNPACK delegates are skipped with a note; a delegate xpack cannot\n"
      "replay is reported and the others are still packed. With nothing to pack, exits 0 and writes nothing.\n"
-     "--page-size 16384 aligns large regions for Apple targets."},
+     "--page-size 16384 aligns large regions for Apple targets.\n"
+     "--zstd[=LEVEL] writes the transport form for downloads and app bundles instead: every region one zstd frame\n"
+     "(LEVEL 1 to 19, default 19), the index unchanged. The loader refuses it; `xpack inflate` makes it mappable."},
     {"run", cmd_run, "xpack run MODEL.pte [--data FILE.ptd ...] [--cache FILE] [--method NAME] [--json]",
      "Builds and runs every XNNPACK delegate with seeded pseudo-random inputs and prints, per delegate, the\n"
      "create-runtime and first-inference times, look-ups, hits, misses, heap-fallback bytes and the XXH3-64 of\n"
@@ -40,14 +42,19 @@ static const command kCommands[] = {
     {"bench", cmd_bench,
      "xpack bench MODEL.pte [MODEL2.pte ...] [--data FILE.ptd ...] [--reps N] [--cache FILE] [--readahead]\n"
      "            [--variants LIST] [--keep] [--json]",
-     "Measures what the cache saves. Packs the models into a temporary cache (`xpack pack` in a child, N times:\n"
-     "wall time, peak RSS) unless --cache is given, then runs each variant N times (default 5), each in a fresh process:\n"
+     "Measures what the cache saves. Packs the models into a temporary cache (`xpack pack` in a child: wall time,\n"
+     "peak RSS) unless --cache is given, then runs each variant N times (default 5), each time in a fresh process:\n"
      "nocache (XNNPACK packs), cache_warm (the loader, files in the page cache), cache_cold and nocache_cold (after\n"
      "POSIX_FADV_DONTNEED on the cache and model files, checked with mincore), ideal (every packed weight already\n"
      "in heap: the floor). Per variant, medians of: open, create-runtime and first-inference times, time to first\n"
      "inference, RSS and Private_Dirty after it, peak RSS, page faults; then ratios against nocache and the targets\n"
      "met or missed. --readahead adds cache_cold_seq and cache_cold_willneed (the mapping advised MADV_SEQUENTIAL\n"
      "or MADV_WILLNEED). Outputs must be bit-identical in every variant and repetition, else exit 1."},
+    {"inflate", cmd_inflate, "xpack inflate IN OUT [--json]",
+     "Turns a transport-form cache (written by `xpack pack --zstd`: every region one zstd frame) into the mappable\n"
+     "form the loader needs, laid out exactly as `xpack pack` without --zstd lays it out. Checks every frame, every\n"
+     "region's XXH3-64 and all metadata checksums; streams one region at a time; writes OUT atomically (never a\n"
+     "partial file). Prints the sizes and the throughput (MB/s of OUT written)."},
     {"export", cmd_export, "xpack export --executorch CACHE OUT [--json]",
      "Writes CACHE as ExecuTorch's file-backed packed-weights cache (XPWC version 2): set the XNNPACK backend's\n"
      "packed_cache_path option to OUT and the app starts with every exported weight already packed. Entries are\n"

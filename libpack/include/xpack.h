@@ -7,6 +7,7 @@
  *   - inspection (xpack_file_*): read-only access to every field of a cache file, for `xpack dump`;
  *   - verification (xpack_verify_file): every bound and checksum, one report per problem.
  * The runtime side (serving a cache to XNNPACK) is xpack_loader.h, included here.
+ * The transport form (zstd regions, for downloads) is xpack_transport.h, included here.
  * ExecuTorch program reading lives in xpack_executorch.h.
  */
 #ifndef XPACK_H
@@ -17,6 +18,7 @@
 
 #include "xpack_loader.h"
 #include "xpack_status.h"
+#include "xpack_transport.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -8,6 +8,7 @@
 #include "error.h"
 #include "file_map.h"
 #include "le.h"
+#include "transport.h"
 #include "xpack.h"
 #include "xpc_format.h"
 
@@ -51,9 +52,23 @@ static void check_tables(checker* c) {
   }
 }
 
+/* A transport-form region: its zstd frame decoded (into nothing) and the result hashed. */
+static void check_frame(checker* c, xt_decoder* decoder, const xpc_region* r, const char* where) {
+  if (decoder->dctx == NULL) {
+    problem(c, where, r->offset, "not decoded: no memory for a zstd decompression context");
+    return;
+  }
+  char what[256];
+  if (xt_decode_region(decoder, c->v, r, NULL, 0, what, sizeof what, NULL) != XPACK_OK) {
+    problem(c, where, r->offset, "%s", what);
+  }
+}
+
 static void check_regions(checker* c) {
   const xpc_view* v = c->v;
   uint64_t previous_end = v->data_offset;
+  xt_decoder decoder = {0};
+  if (v->flags & XPC_FLAG_TRANSPORT) xt_decoder_init(&decoder, NULL);
   for (uint64_t i = 0; i < v->regions.count; i++) {
     xpc_region r;
     xpc_view_region(v, i, &r);
@@ -68,14 +83,27 @@ static void check_regions(checker* c) {
     if (r.offset < previous_end) {
       problem(c, where, r.offset, "overlaps the previous region (which ends at %llu)",
               (unsigned long long)previous_end);
+    } else if ((v->flags & XPC_FLAG_TRANSPORT) && r.offset != previous_end) {
+      problem(c, where, r.offset, "the transport form has no gaps: expected at offset %llu",
+              (unsigned long long)previous_end);
     }
     previous_end = r.offset + r.stored_size;
-    if (v->flags & XPC_FLAG_TRANSPORT) continue; /* compressed: checked by inflate */
+    if (v->flags & XPC_FLAG_TRANSPORT) {
+      check_frame(c, &decoder, &r, where);
+      continue;
+    }
     uint64_t h = XXH3_64bits(v->base + r.offset, (size_t)r.size);
     if (h != r.hash) {
       problem(c, where, r.offset, "XXH3-64 of its %llu bytes is %016llx, the record says %016llx",
               (unsigned long long)r.size, (unsigned long long)h, (unsigned long long)r.hash);
     }
+  }
+  xt_decoder_free(&decoder);
+  if ((v->flags & XPC_FLAG_TRANSPORT) &&
+      (v->data_offset != XPC_HEADER_SIZE || previous_end != v->data_offset + v->data_size)) {
+    problem(c, "data area at offset %llu", v->data_offset,
+            "the transport form's frames start at 64 and fill the data area exactly; they end at %llu",
+            (unsigned long long)previous_end);
   }
 }
 

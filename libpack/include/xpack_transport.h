@@ -1,0 +1,72 @@
+/*
+ * xpack_transport.h - the transport form of a cache file, for downloads and app bundles.
+ *
+ * In the transport form (docs/FORMAT.md section 9) every region is one zstd frame; the header, the
+ * tables and the footer keep their meaning. The loader refuses such a file (XPACK_ERR_TRANSPORT, with a
+ * message naming `xpack inflate`): it must first be inflated into the mappable form, typically once at
+ * install time on the device.
+ *
+ * Two libraries provide this header's functions:
+ *   xpack_inflate  xpack_inflate_file only. Depends on libpack's file view (xpack_loader's cache_view,
+ *                  error and status objects), zstd's decompressor and xxHash. It pulls in no XNNPACK
+ *                  code and none of the packer, so an app can link it for install-time use.
+ *   xpack_pack     xpack_compress_file (and everything in xpack_inflate).
+ *
+ * Both functions write their output atomically: a temporary file beside out_path, fsync, rename over
+ * out_path, fsync of the directory. On any error out_path is left as it was and no temporary file
+ * remains. in_path and out_path may name the same file.
+ */
+#ifndef XPACK_TRANSPORT_H
+#define XPACK_TRANSPORT_H
+
+#include <stdint.h>
+
+#include "xpack_status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* zstd levels accepted by xpack_compress_file. Levels above 19 ("ultra") would need windows larger
+ * than the 8 MiB the format allows a frame (docs/FORMAT.md 9.2). */
+#define XPACK_ZSTD_LEVEL_MIN 1
+#define XPACK_ZSTD_LEVEL_MAX 19
+#define XPACK_ZSTD_LEVEL_DEFAULT 19
+
+typedef struct xpack_transport_stats {
+  uint64_t regions;       /* regions converted */
+  uint64_t region_bytes;  /* sum of the regions' sizes (what XNNPACK is handed) */
+  uint64_t frame_bytes;   /* sum of the regions' zstd frames */
+  uint64_t input_size;    /* bytes of in_path */
+  uint64_t output_size;   /* bytes of out_path */
+} xpack_transport_stats;
+
+/* Makes the transport form of the mappable cache file in_path: each region compressed at `level`
+ * (XPACK_ZSTD_LEVEL_MIN..MAX) into one zstd frame that records its content size. Before anything is
+ * written, the input's metadata checksum, every table checksum and every entry's check value are
+ * verified, and each region's XXH3-64 is checked as it is compressed: a damaged input is refused,
+ * never converted. stats may be NULL.
+ * Errors: XPACK_ERR_ARG (bad level, NULL path, in_path already in the transport form), XPACK_ERR_IO,
+ * XPACK_ERR_NOMEM, and for a bad input the statuses of xpack_file_open or XPACK_ERR_CORRUPT (the message
+ * names the region, entry or table and its offset). */
+xpack_status xpack_compress_file(const char* in_path, const char* out_path, int level, xpack_transport_stats* stats,
+                                 xpack_error* err);
+
+/* Turns the transport-form cache in_path into the mappable form at out_path, laid out exactly as the
+ * writer lays out a cache (so inflating the transport form of a file gives that file back byte for byte).
+ * Checks the structure (as xpack_file_open), the metadata checksum, every table checksum and entry check
+ * value, and for every region that it is exactly one zstd frame of stored_size bytes, declaring `size`
+ * as its content size, needing at most an 8 MiB window and no dictionary, and that it decompresses to
+ * bytes whose XXH3-64 is the region's.
+ * Memory: one region is streamed at a time through a 1 MiB buffer; besides the read-only mapping of
+ * in_path, the heap holds the decompression context (at most the 8 MiB window), that buffer and a copy
+ * of the metadata area, whatever the size of the regions. stats may be NULL.
+ * Errors: XPACK_ERR_ARG (NULL path, in_path already mappable), XPACK_ERR_IO, XPACK_ERR_NOMEM, and for a
+ * bad input the statuses of xpack_file_open or XPACK_ERR_CORRUPT naming the region and its offset. */
+xpack_status xpack_inflate_file(const char* in_path, const char* out_path, xpack_transport_stats* stats,
+                                xpack_error* err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* XPACK_TRANSPORT_H */

@@ -1,0 +1,20 @@
+# The transport form (docs/FORMAT.md section 9): pack --zstd, inflate, verify and dump of zstd frames.
+add_executable(inflate_flip ${CMAKE_CURRENT_LIST_DIR}/inflate_flip.c)
+target_link_libraries(inflate_flip PRIVATE xpack_inflate) # the install-time library alone, no packer
+add_executable(transport_api ${CMAKE_CURRENT_LIST_DIR}/transport_api.c)
+target_link_libraries(transport_api PRIVATE xpack_pack)
+set_target_properties(inflate_flip transport_api PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+
+add_test(NAME transport_generated
+         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/generated.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>
+                 $<TARGET_FILE:xpack-subgraphs> $<TARGET_FILE:transport_api>)
+add_test(NAME transport_corruption
+         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/corruption.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>
+                 $<TARGET_FILE:inflate_flip>)
+add_test(NAME transport_real_files
+         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/real_files.sh $<TARGET_FILE:xpack> ${XPACK_REAL_TESTDATA})
+set_tests_properties(transport_real_files PROPERTIES SKIP_RETURN_CODE 77)
+# inflate_flip links xpack_inflate only: no XNNPACK symbol and no zstd compressor may end up in it.
+add_test(NAME transport_inflate_standalone
+         COMMAND bash -c "! nm \"$1\" | grep -E ' (xnn_|ZSTD_compress|ZSTD_createCCtx|xpack_writer)'" _
+                 $<TARGET_FILE:inflate_flip>)
