@@ -42,8 +42,8 @@ static const command kCommands[] = {
     {"bench", cmd_bench,
      "xpack bench MODEL.pte [MODEL2.pte ...] [--data FILE.ptd ...] [--reps N] [--cache FILE] [--readahead]\n"
      "            [--variants LIST] [--keep] [--json]",
-     "Measures what the cache saves. Packs the models into a temporary cache (`xpack pack` in a child: wall time,\n"
-     "peak RSS) unless --cache is given, then runs each variant N times (default 5), each time in a fresh process:\n"
+     "Measures what the cache saves. Packs the models into a temporary cache (`xpack pack` in a child, N times:\n"
+     "wall time, peak RSS) unless --cache is given, then runs each variant N times (default 5), each in a fresh process:\n"
      "nocache (XNNPACK packs), cache_warm (the loader, files in the page cache), cache_cold and nocache_cold (after\n"
      "POSIX_FADV_DONTNEED on the cache and model files, checked with mincore), ideal (every packed weight already\n"
      "in heap: the floor). Per variant, medians of: open, create-runtime and first-inference times, time to first\n"
