@@ -13,7 +13,7 @@
 
 /* ---- versions ---- */
 #define XPC_VERSION_MAJOR 1 /* a reader refuses any other major */
-#define XPC_VERSION_MINOR 0 /* a reader accepts any minor of its major */
+#define XPC_VERSION_MINOR 1 /* a reader accepts any minor of its major; 1.1 fills FAMI (packing families) */
 
 /* ---- header, at offset 0 ---- */
 #define XPC_HEADER_SIZE 64
@@ -120,6 +120,7 @@
 #define XPC_M_FLAGS 4      /* u32, 0 */
 #define XPC_M_PROBE_HASH 8 /* u64, XXH3-64 of the family's canonical probe packed at pack time */
 #define XPC_M_RESERVED 16  /* u64, 0 */
+#define XPC_MAX_FAMILIES 4096 /* a reader refuses a file whose FAMI table has more records */
 
 /* ---- region placement ---- */
 #define XPC_MIN_REGION_ALIGNMENT 64 /* at least XNN_ALLOCATION_ALIGNMENT on every target */

@@ -90,6 +90,18 @@ static void dump_json(const xpack_file* f, const xpack_file_info* info, const ch
     json_end_object(&j);
   }
   json_end_array(&j);
+  json_key(&j, "families"); json_array(&j);
+  for (uint64_t i = 0; i < info->family_count; i++) {
+    xpack_file_family m;
+    xpack_file_get_family(f, i, &m);
+    json_object(&j);
+    json_key(&j, "index"); json_uint(&j, i);
+    json_key(&j, "name"); json_string(&j, m.name);
+    json_key(&j, "flags"); json_uint(&j, m.flags);
+    json_key(&j, "probe_xxh3"); json_hex64(&j, m.probe_hash);
+    json_end_object(&j);
+  }
+  json_end_array(&j);
   json_key(&j, "entries"); json_array(&j);
   for (uint64_t i = 0; i < info->entry_count; i++) {
     xpack_file_entry e;
@@ -106,6 +118,8 @@ static void dump_json(const xpack_file* f, const xpack_file_info* info, const ch
       json_key(&j, "size"); json_uint(&j, r.size);
       json_key(&j, "xxh3"); json_hex64(&j, r.hash);
     }
+    json_key(&j, "family");
+    if (e.family == 0xFFFFFFFFu) json_null(&j); else json_uint(&j, e.family);
     json_key(&j, "packed_on_insert"); json_bool(&j, e.flags & 1);
     json_key(&j, "sound"); json_bool(&j, e.sound);
     json_end_object(&j);
@@ -168,12 +182,22 @@ static void dump_text(const xpack_file* f, const xpack_file_info* info, const ch
     }
     printf("\n");
   }
+  printf("families        %llu\n", (unsigned long long)info->family_count);
+  for (uint64_t i = 0; i < info->family_count; i++) {
+    xpack_file_family m;
+    xpack_file_get_family(f, i, &m);
+    printf("  #%-4llu %s  probe xxh3 %016llx%s\n", (unsigned long long)i, m.name, (unsigned long long)m.probe_hash,
+           m.flags ? "  (unknown flags)" : "");
+  }
   printf("entries         %llu\n", (unsigned long long)info->entry_count);
   for (uint64_t i = 0; i < info->entry_count; i++) {
     xpack_file_entry e;
     xpack_file_get_entry(f, i, &e);
-    printf("  seed %08x  kernel %s  bias %s  -> region #%u%s%s\n", e.seed, e.kernel, e.bias ? e.bias : "(none)",
-           e.region, (e.flags & 1) ? "  (XNNPACK packs it at every create)" : "", e.sound ? "" : "  ** UNSOUND **");
+    char family[32] = "no family";
+    if (e.family != 0xFFFFFFFFu) snprintf(family, sizeof family, "family #%u", e.family);
+    printf("  seed %08x  kernel %s  bias %s  -> region #%u, %s%s%s\n", e.seed, e.kernel, e.bias ? e.bias : "(none)",
+           e.region, family, (e.flags & 1) ? "  (XNNPACK packs it at every create)" : "",
+           e.sound ? "" : "  ** UNSOUND **");
   }
   printf("totals          %llu entries, %llu regions; stored %s; without dedup %s; saved %s\n",
          (unsigned long long)info->entry_count, (unsigned long long)info->region_count,

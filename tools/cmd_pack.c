@@ -139,7 +139,10 @@ int cmd_pack(int argc, char** argv) {
   }
   if (job.packed > 0 && stats.entries == 0 && stats.unbound == 0) {
     xpack_writer_abort(writer);
-    if (g_verbosity >= 0) {
+    if (g_verbosity >= 0 && stats.no_family > 0) {
+      printf("nothing to pack: the %llu weight%s XNNPACK packs belong to no packing family a loader could check "
+             "(e.g. batch matrix multiply)\n", (unsigned long long)stats.no_family, stats.no_family == 1 ? "" : "s");
+    } else if (g_verbosity >= 0) {
       printf("nothing to pack: the %zu XNNPACK delegate%s hold%s no weights that XNNPACK packs\n", job.packed,
              job.packed == 1 ? "" : "s", job.packed == 1 ? "s" : "");
     }
@@ -189,6 +192,7 @@ int cmd_pack(int argc, char** argv) {
     json_key(&j, "shared_bytes"); json_uint(&j, stats.reused_bytes);
     json_key(&j, "dedup_saved_bytes"); json_uint(&j, stats.packed_bytes - stats.stored_bytes);
     json_key(&j, "unbound"); json_uint(&j, stats.unbound);
+    json_key(&j, "no_family"); json_uint(&j, stats.no_family);
     if (level) {
       json_key(&j, "zstd_level"); json_uint(&j, (uint64_t)level);
       json_key(&j, "mappable_size"); json_uint(&j, transport.input_size);
@@ -216,6 +220,10 @@ int cmd_pack(int argc, char** argv) {
     if (stats.unbound) {
       printf("  %llu packed weight%s had no identity and are not in the cache\n", (unsigned long long)stats.unbound,
              stats.unbound == 1 ? "" : "s");
+    }
+    if (stats.no_family) {
+      printf("  %llu packed weight%s belong to no packing family a loader could check and are not in the cache\n",
+             (unsigned long long)stats.no_family, stats.no_family == 1 ? "" : "s");
     }
   }
   if (job.not_packed) {

@@ -3,7 +3,9 @@
  * JSON: {"cache": path|null, "cache_refused": reason|null,
  *        "programs": [{"file", "built_from": bool, "message"?}] (with --cache: model identity check),
  *        "delegates": N, "lookups": N, "hits": N, "misses": N,
- *        "heap_fallback_bytes": N, "failed": N,
+ *        "heap_fallback_bytes": N, "failed": N, "refused_probe": N, "refused_no_family": N,
+ *        "families": [{"name", "status": "served"|"refused", "reason": code|null, "message": text|null,
+ *                      "packed_probe", "local_probe": "16 hex", "hits", "refused"}] (with --cache),
  *        "delegates_detail": [{"file", "method", "index", "create_ms", "first_inference_ms", "lookups", "hits",
  *                              "misses", "heap_fallback_bytes", "output_xxh3": ["16 hex", ...], "error"?}]} */
 #include <stdio.h>
@@ -103,6 +105,37 @@ static void check_programs(const model_set* set, const xpack_cache* cache, json*
   if (j) json_end_array(j);
 }
 
+/* Packing families: which the file records and whether this machine serves them (deciding, i.e. probing,
+ * those no look-up reached: on another CPU most keys are not found at all, and this still says why). */
+static void report_families(xpack_cache* cache, json* j) {
+  const uint32_t n = xpack_cache_family_count(cache);
+  if (j) {
+    json_key(j, "families"); json_array(j);
+  }
+  for (uint32_t i = 0; i < n; i++) {
+    xpack_cache_family_info f;
+    if (xpack_cache_family(cache, i, &f) != XPACK_OK) continue;
+    const int served = f.refusal == XPACK_FAMILY_SERVED;
+    if (j) {
+      json_object(j);
+      json_key(j, "name"); json_string(j, f.name);
+      json_key(j, "status"); json_string(j, served ? "served" : "refused");
+      json_key(j, "reason"); json_string(j, served ? NULL : xpack_family_refusal_name(f.refusal));
+      json_key(j, "message"); json_string(j, f.reason);
+      json_key(j, "packed_probe"); json_hex64(j, f.packed_probe);
+      json_key(j, "local_probe"); json_hex64(j, f.local_probe);
+      json_key(j, "hits"); json_uint(j, f.hits);
+      json_key(j, "refused"); json_uint(j, f.refused);
+      json_end_object(j);
+    } else {
+      printf("family %s: %s, %llu hits, %llu refused look-ups%s%s\n", f.name,
+             served ? "served" : xpack_family_refusal_name(f.refusal), (unsigned long long)f.hits,
+             (unsigned long long)f.refused, served ? "" : ": ", served ? "" : f.reason);
+    }
+  }
+  if (j) json_end_array(j);
+}
+
 static int takes_value(const char* a) { return strcmp(a, "--cache") == 0 || strcmp(a, "--method") == 0; }
 static int is_flag(const char* a) { return strcmp(a, "--json") == 0 || strcmp(a, "--read") == 0; }
 
@@ -160,6 +193,9 @@ int cmd_run(int argc, char** argv) {
     json_key(&j, "misses_unbound"); json_uint(&j, s.misses_unbound);
     json_key(&j, "misses_not_found"); json_uint(&j, s.misses_not_found);
     json_key(&j, "misses_refused"); json_uint(&j, s.misses_refused);
+    json_key(&j, "refused_probe"); json_uint(&j, s.refused_probe);
+    json_key(&j, "refused_no_family"); json_uint(&j, s.refused_no_family);
+    if (job.cache) report_families(job.cache, &j);
     json_end_object(&j);
     json_finish(&j);
   } else {
@@ -171,6 +207,11 @@ int cmd_run(int argc, char** argv) {
              (unsigned long long)s.hits_after_packing, (unsigned long long)s.misses,
              (unsigned long long)s.misses_unbound, (unsigned long long)s.misses_not_found,
              (unsigned long long)s.misses_refused, (unsigned long long)s.heap_fallback_bytes);
+      report_families(job.cache, NULL);
+      if (s.refused_no_family > 0) {
+        printf("%llu look-up%s refused: the entry names no packing family (a format 1.0 cache: pack it again)\n",
+               (unsigned long long)s.refused_no_family, s.refused_no_family == 1 ? "" : "s");
+      }
     }
   }
   xpack_cache_close(job.cache);

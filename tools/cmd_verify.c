@@ -1,4 +1,6 @@
-/* xpack verify FILE [--json]: structure, bounds and every checksum; exit 1 when anything is wrong. */
+/* xpack verify FILE [--json]: structure, bounds and every checksum, then whether this machine's loader
+ * would serve the entries (file compatibility and every packing family's probe); exit 1 when anything is
+ * wrong or any entry would be refused here. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,6 +8,7 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "json.h"
+#include "verify_machine.h"
 #include "verify_model.h"
 #include "xpack.h"
 
@@ -87,21 +90,25 @@ int cmd_verify(int argc, char** argv) {
       return rc;
     }
   }
+  if (st == XPACK_OK && !as_json) {
+    if (problems == 0) printf("%s: sound\n", path);
+    else printf("%s: %llu problem%s\n", path, (unsigned long long)problems, problems == 1 ? "" : "s");
+  }
+  if (as_json) json_end_array(&j);
+  machine_verdict machine = {0};
+  if (st == XPACK_OK) verify_for_this_machine(path, as_json ? &j : NULL, &machine);
+  const int refused_here = machine.checked && machine.entries_refused > 0;
   if (as_json) {
-    json_end_array(&j);
+    json_key(&j, "served_here"); json_bool(&j, machine.checked && !refused_here);
     json_key(&j, "problem_count"); json_uint(&j, problems);
     json_key(&j, "status"); json_string(&j, st == XPACK_OK ? "checked" : xpack_status_name(st));
     json_key(&j, "sound"); json_bool(&j, st == XPACK_OK && problems == 0);
     json_end_object(&j);
     json_finish(&j);
-  } else if (st == XPACK_OK && problems == 0) {
-    printf("%s: sound\n", path);
-  } else if (st == XPACK_OK) {
-    printf("%s: %llu problem%s\n", path, (unsigned long long)problems, problems == 1 ? "" : "s");
   }
   if (st == XPACK_ERR_IO || st == XPACK_ERR_NOMEM) {
     if (!as_json) cli_error("%s", err.message);
     return XPACK_EXIT_BAD_INPUT;
   }
-  return (st == XPACK_OK && problems == 0) ? XPACK_EXIT_OK : XPACK_EXIT_CHECK_FAILED;
+  return (st == XPACK_OK && problems == 0 && !refused_here) ? XPACK_EXIT_OK : XPACK_EXIT_CHECK_FAILED;
 }

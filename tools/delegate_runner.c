@@ -87,6 +87,22 @@ xpack_status execute_runtime(xnn_runtime_t runtime, const xpack_replay_subgraph*
   return st;
 }
 
+/* A writer also needs the packing family of every filter it records (the loader reads them from the file).
+ * A family the writer refuses costs those weights their entries: said once per delegate. */
+static void bind_families(xpack_writer* writer, const xpack_replay_subgraph* replay, const delegate_ref* ref) {
+  size_t refused = 0;
+  xpack_error first;
+  for (size_t i = 0; i < replay->num_weight_families; i++) {
+    const xpack_replay_weight_family* f = &replay->weight_families[i];
+    xpack_error err;
+    if (xpack_writer_bind_family(writer, f->kernel, &f->family, &err) != XPACK_OK && refused++ == 0) first = err;
+  }
+  if (refused > 0) {
+    fprintf(stderr, "warning: %s: method '%s' delegate %zu: %zu weight%s not recorded: %s\n", ref->file,
+            ref->method_name, ref->delegate, refused, refused == 1 ? "" : "s", first.message);
+  }
+}
+
 xpack_status run_delegate(const model_set* set, const delegate_ref* ref, struct xnn_weights_cache_provider* provider,
                           xpack_bind_fn bind, void* bind_context, void (*unbind)(void*), int execute, run_result* out,
                           xpack_error* err) {
@@ -101,6 +117,7 @@ xpack_status run_delegate(const model_set* set, const delegate_ref* ref, struct 
     xpack_et_xnn_graph_free(graph);
     return st;
   }
+  if (bind == bind_to_writer) bind_families(bind_context, &replay, ref);
   xnn_runtime_t runtime = NULL;
   double t0 = now_ms();
   enum xnn_status xs = xnn_create_runtime_v4(replay.subgraph, provider, NULL, NULL, 0, &runtime);

@@ -28,7 +28,8 @@ typedef struct run_result {
   uint64_t output_hash[RUN_MAX_OUTPUTS];
 } run_result;
 
-/* Replays the delegate, creates a runtime with `provider` (may be NULL), binding weights through bind,
+/* Replays the delegate, creates a runtime with `provider` (may be NULL), binding weights through bind
+ * (with bind_to_writer, also every filter's packing family: xpack_writer_bind_family),
  * unbinds through unbind (may be NULL) right after creation, and when `execute` runs it once with inputs
  * seeded from (method, delegate, input). Errors: as xpack_et_xnn_graph_open and xpack_replay_define, and
  * XPACK_ERR_XNNPACK for runtime failures. The message names file, method and delegate. */

@@ -55,6 +55,13 @@ static int pack(const char* path) {
   }
   xpack_writer_bind(writer, g_weight, "layer0.weight", strlen("layer0.weight"));
   xpack_writer_bind(writer, g_bias, "layer0.bias", strlen("layer0.bias"));
+  /* The filter's packing family (operator and datatypes): the cache records its probe, and a loader on
+   * another CPU refuses the family if its XNNPACK packs it differently. */
+  const xpack_family family = {XPACK_OP_FULLY_CONNECTED, xnn_datatype_fp32, xnn_datatype_fp32, xnn_datatype_fp32,
+                               xnn_datatype_fp32, /*block_size=*/0, /*transpose=*/0};
+  if (xpack_writer_bind_family(writer, g_weight, &family, &err) != XPACK_OK) {
+    fprintf(stderr, "%s\n", err.message); /* the weight would be packed but not recorded */
+  }
   uint32_t in, out;
   xnn_subgraph_t sg = define_model(&in, &out);
   xnn_runtime_t rt;

@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "xpack_family.h"
 #include "xpack_loader.h"
 #include "xpack_status.h"
 #include "xpack_transport.h"
@@ -46,6 +47,18 @@ xpack_status xpack_writer_create(const char* out_path, const xpack_writer_option
  * Packed weights whose kernel (or bias) pointer is unbound are packed but not recorded.
  * Errors: XPACK_ERR_ARG, XPACK_ERR_NOMEM. */
 xpack_status xpack_writer_bind(xpack_writer* w, const void* raw, const char* identity, size_t identity_len);
+
+/* Binds a kernel pointer (the filter weight of a fully-connected, convolution or deconvolution node) to
+ * the packing family of its node (xpack_family.h), and runs the family's probe if this process has not.
+ * Every recorded entry needs one: a packed weight whose kernel has no family, an unprobeable one, or two
+ * different ones, is packed but not recorded (counted in no_family), because no loader could vouch for it.
+ * Errors: XPACK_ERR_ARG; XPACK_ERR_UNSUPPORTED (not a family this xpack knows), XPACK_ERR_XNNPACK (its
+ * probe cannot run here), XPACK_ERR_MISMATCH (the pointer was bound to another family): then the pointer's
+ * entries are not recorded. */
+xpack_status xpack_writer_bind_family(xpack_writer* w, const void* kernel, const xpack_family* family,
+                                      xpack_error* err);
+
+/* Forgets every identity and family binding. */
 void xpack_writer_unbind_all(xpack_writer* w);
 
 /* The provider to pass to xnn_create_runtime_v4; one writer serves any number of runtimes (a weight
@@ -76,6 +89,8 @@ typedef struct xpack_writer_stats {
   uint64_t unbound;        /* packed weights not recorded: kernel or bias pointer never bound */
   uint64_t unbound_bytes;
   uint64_t nondeterministic; /* a key packed twice to different bytes (kept out of the file) */
+  uint64_t no_family;        /* packed weights not recorded: no single probeable family bound to the kernel */
+  uint64_t no_family_bytes;
 } xpack_writer_stats;
 void xpack_writer_stats_get(xpack_writer* w, xpack_writer_stats* out);
 
@@ -139,6 +154,13 @@ void xpack_file_get_entry(const xpack_file* f, uint64_t index, xpack_file_entry*
 /* Finds the entry for (seed, kernel identity, bias identity or NULL); returns its index, or -1 when the
  * file has no sound entry with that key. */
 int64_t xpack_file_find(const xpack_file* f, uint32_t seed, const char* kernel, const char* bias);
+
+typedef struct xpack_file_family {
+  const char* name; /* NUL-terminated, points into the file; "<bad string>" if out of bounds */
+  uint32_t flags;
+  uint64_t probe_hash;
+} xpack_file_family;
+void xpack_file_get_family(const xpack_file* f, uint64_t index, xpack_file_family* out); /* index < count */
 
 typedef struct xpack_file_input {
   const char* name;

@@ -21,8 +21,9 @@
  *   xpack_cache_close(cache);
  *
  * Safety: the loader never serves bytes it cannot vouch for. An entry is served only when its key
- * (XNNPACK seed, kernel identity, bias identity) matches exactly, the entry's own checksum holds, and
- * the file was packed for this architecture, alignment and XNNPACK build. Anything else is a miss:
+ * (XNNPACK seed, kernel identity, bias identity) matches exactly, the entry's own checksum holds, the
+ * file was packed for this architecture, alignment and XNNPACK build, and the entry's packing family
+ * packs its probe to the recorded bytes on this CPU (xpack_cache_family). Anything else is a miss:
  * XNNPACK packs normally into heap memory the loader owns and counts, and the reason is recorded.
  *
  * Replacing a cache: files are immutable while open. Write a new file and rename it over the old one
@@ -105,6 +106,9 @@ typedef struct xpack_stats {
   uint64_t refused_incompatible;/* refusals: the file is refused as a whole (xpack_cache_refusal) */
   uint64_t refused_corrupt;     /* refusals: the entry or its region record failed its checksum or bounds */
   uint64_t refused_mismatch;    /* refusals: XNNPACK packed bytes that differ from the file's (size or bytes) */
+  uint64_t refused_probe;       /* refusals: the entry's packing family is refused on this machine (its probe
+                                   packs differently here, cannot run here, or is unknown: xpack_cache_family) */
+  uint64_t refused_no_family;   /* refusals: the entry names no packing family (a format 1.0 file) */
   uint64_t heap_fallbacks;      /* packed weights living in heap memory owned by the loader */
   uint64_t heap_fallback_bytes;
   uint64_t served_bytes;        /* bytes of packed weights served from the file (counted per hit) */
@@ -122,6 +126,38 @@ void xpack_cache_stats(const xpack_cache* cache, xpack_stats* out);
  * matched key by key (content-derived identities), so a mismatch costs misses, never wrong weights.
  * Errors: XPACK_ERR_ARG, XPACK_ERR_BAD_INPUT (shorter than 8 bytes, or an eh00 program_size out of range). */
 xpack_status xpack_cache_check_program(const xpack_cache* cache, const void* program, size_t size, xpack_error* err);
+
+/* Packing families (xpack_family.h). Every entry belongs to a family whose probe the file records; the
+ * loader serves a family's entries only when the probe packs to the same bytes with this process's
+ * XNNPACK on this CPU. It decides on the first look-up that finds an entry of the family (running the
+ * probe once per process, inside that look-up: a few tens of microseconds), never at open. */
+typedef enum xpack_family_refusal {
+  XPACK_FAMILY_SERVED = 0,        /* not refused: the probe packs to the recorded bytes here */
+  XPACK_FAMILY_PROBE_DIFFERS = 1, /* the probe packs to other bytes here: XNNPACK picks other kernels on this CPU */
+  XPACK_FAMILY_PROBE_FAILED = 2,  /* this XNNPACK cannot run the probe here (e.g. no fp16 arithmetic on this CPU) */
+  XPACK_FAMILY_UNKNOWN = 3,       /* not a family this xpack knows (a later version's, or a damaged record) */
+  XPACK_FAMILY_FILE_REFUSED = 4,  /* the whole file is refused (xpack_cache_refusal) */
+} xpack_family_refusal;
+
+/* "served", "probe_differs", "probe_failed", "unknown_family", "file_refused". Never NULL. */
+const char* xpack_family_refusal_name(xpack_family_refusal refusal);
+
+typedef struct xpack_cache_family_info {
+  const char* name;             /* the family's name, in the file; "<bad string>" for a damaged record */
+  uint64_t packed_probe;        /* the probe's XXH3-64 when the file was packed */
+  uint64_t local_probe;         /* this process's probe XXH3-64, 0 when it did not run */
+  xpack_family_refusal refusal; /* XPACK_FAMILY_SERVED or why the family's entries are refused */
+  const char* reason;           /* NULL when served; else one sentence (owned by the cache) */
+  uint64_t hits;                /* look-ups answered from entries of this family so far */
+  uint64_t refused;             /* look-ups that found an entry of this family and refused it so far */
+} xpack_cache_family_info;
+
+/* The number of families the file records. */
+uint32_t xpack_cache_family_count(const xpack_cache* cache);
+
+/* Family `index` and the verdict on it, deciding it now (probing) if no look-up has. Thread safe.
+ * Errors: XPACK_ERR_ARG (NULL, or index >= xpack_cache_family_count). */
+xpack_status xpack_cache_family(xpack_cache* cache, uint32_t index, xpack_cache_family_info* out);
 
 /* File facts, for tools and messages. */
 uint64_t xpack_cache_entry_count(const xpack_cache* cache);

@@ -14,6 +14,7 @@
 #include <xnnpack.h>
 
 #include "xpack_executorch.h"
+#include "xpack_family.h"
 #include "xpack_status.h"
 
 #ifdef __cplusplus
@@ -30,10 +31,21 @@ typedef struct xpack_replay_external {
   int16_t datatype;   /* serialized XNNDatatype */
 } xpack_replay_external;
 
+/* A static filter weight and the packing family of the node that uses it (xpack_family.h): what a
+ * recording writer needs besides identities (xpack_writer_bind_family). */
+typedef struct xpack_replay_weight_family {
+  const void* kernel;  /* the filter's raw pointer, as announced through the bind callback */
+  xpack_family family;
+  uint32_t node;       /* the node's index in the delegate */
+} xpack_replay_weight_family;
+
 typedef struct xpack_replay_subgraph {
   xnn_subgraph_t subgraph;           /* owned: delete with xpack_replay_release */
   xpack_replay_external* externals;  /* owned, num_externals of them */
   uint32_t num_externals;
+  xpack_replay_weight_family* weight_families; /* owned: one per fully-connected, convolution and
+                                                  deconvolution node with a static filter */
+  size_t num_weight_families;
   void* scratch;                     /* converted scales etc.; must outlive xnn_create_runtime */
 } xpack_replay_subgraph;
 

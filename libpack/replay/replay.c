@@ -60,15 +60,19 @@ xpack_status xpack_replay_define(const xpack_et_xnn_graph* graph, const xpack_et
   for (size_t i = 0; st == XPACK_OK && i < graph->value_count; i++) st = rp_define_value(&s, &graph->values[i], err);
   for (size_t i = 0; st == XPACK_OK && i < graph->node_count; i++) st = rp_define_node(&s, &graph->nodes[i], err);
   free(s.ids);
+  free(s.value_info);
   if (st != XPACK_OK) {
     xnn_delete_subgraph(s.subgraph);
     free(s.externals);
+    free(s.families);
     free_scratch(s.scratch);
     return st;
   }
   out->subgraph = s.subgraph;
   out->externals = s.externals;
   out->num_externals = s.num_externals;
+  out->weight_families = s.families;
+  out->num_weight_families = s.family_count;
   out->scratch = s.scratch;
   return XPACK_OK;
 }
@@ -77,6 +81,7 @@ void xpack_replay_release(xpack_replay_subgraph* r) {
   if (r == NULL) return;
   if (r->subgraph) xnn_delete_subgraph(r->subgraph);
   free(r->externals);
+  free(r->weight_families);
   free_scratch(r->scratch);
   memset(r, 0, sizeof *r);
 }

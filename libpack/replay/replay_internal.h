@@ -9,6 +9,13 @@ typedef struct rp_scratch {
   _Alignas(16) unsigned char data[];
 } rp_scratch;
 
+/* What the replay knows of each defined XNNPACK value (by XNNPACK id): enough to name node families. */
+typedef struct rp_value_info {
+  enum xnn_datatype datatype;
+  const void* data;    /* static data, or NULL */
+  uint32_t block_size; /* blockwise-quantized values */
+} rp_value_info;
+
 typedef struct rp_id_pair {
   uint32_t serialized; /* id_out */
   uint32_t defined;    /* XNNPACK's id */
@@ -25,12 +32,21 @@ typedef struct rp_state {
   int ids_sorted;
   xpack_replay_external* externals;
   uint32_t num_externals;
+  rp_value_info* value_info; /* indexed by XNNPACK id */
+  size_t value_info_capacity;
+  xpack_replay_weight_family* families;
+  size_t family_count, family_capacity;
   rp_scratch* scratch;
 } rp_state;
 
 void* rp_scratch_alloc(rp_state* s, size_t bytes);
 enum xnn_datatype rp_datatype(int serialized);
 xpack_status rp_map_id(rp_state* s, uint32_t serialized, uint32_t defined, xpack_error* err);
+/* Remembers what XNNPACK value `id` is. Returns XPACK_OK or XPACK_ERR_NOMEM. */
+xpack_status rp_note_value(rp_state* s, uint32_t id, enum xnn_datatype datatype, const void* data, uint32_t block_size);
+/* Records the family of a weight-packing node defined with XNNPACK ids (bias may be invalid). */
+xpack_status rp_note_family(rp_state* s, xpack_family_op op, uint32_t node, uint32_t input, uint32_t filter,
+                            uint32_t bias, uint32_t output, uint32_t flags);
 /* XNNPACK's id for a serialized id; XNN_INVALID_VALUE_ID stays invalid. Returns 0, or -1 if unknown. */
 int rp_lookup_id(rp_state* s, uint32_t serialized, uint32_t* defined);
 xpack_status rp_define_value(rp_state* s, const xpack_et_xnn_value* value, xpack_error* err);

@@ -123,6 +123,10 @@ xpack_status rp_define_node(rp_state* s, const xpack_et_xnn_node* n, xpack_error
       uint32_t i = id(&x, n->u.fully_connected.input1_id), w = id(&x, n->u.fully_connected.filter_id),
                b = id(&x, n->u.fully_connected.bias_id), o = id(&x, n->u.fully_connected.output_id);
       if (!x.failed) xs = xnn_define_fully_connected(g, lo, hi, i, w, b, o, n->u.fully_connected.flags);
+      if (!x.failed && xs == xnn_status_success &&
+          rp_note_family(s, XPACK_OP_FULLY_CONNECTED, n->index, i, w, b, o, n->u.fully_connected.flags) != XPACK_OK) {
+        return xpack_fail(err, XPACK_ERR_NOMEM, "out of memory");
+      }
       break;
     }
     case XPACK_ET_XNN_CONV2D:
@@ -136,6 +140,10 @@ xpack_status rp_define_node(rp_state* s, const xpack_et_xnn_node* n, xpack_error
                                        c->kernel_height, c->kernel_width, c->subsampling_height, c->subsampling_width,
                                        c->dilation_height, c->dilation_width, c->groups, c->group_input_channels,
                                        c->group_output_channels, lo, hi, i, w, b, o, c->flags);
+        if (xs == xnn_status_success &&
+            rp_note_family(s, XPACK_OP_CONVOLUTION_2D, n->index, i, w, b, o, c->flags) != XPACK_OK) {
+          return xpack_fail(err, XPACK_ERR_NOMEM, "out of memory");
+        }
       } else if (n->type == XPACK_ET_XNN_DEPTHWISE_CONV2D) {
         if (c->group_input_channels == 0) {
           xpack_fail(err, XPACK_ERR_BAD_INPUT, "%s: node %u (DepthwiseConv2d): group_input_channels is 0",
@@ -152,6 +160,10 @@ xpack_status rp_define_node(rp_state* s, const xpack_et_xnn_node* n, xpack_error
                                          c->subsampling_height, c->subsampling_width, c->dilation_height,
                                          c->dilation_width, c->groups, c->group_input_channels,
                                          c->group_output_channels, lo, hi, i, w, b, o, c->flags);
+        if (xs == xnn_status_success &&
+            rp_note_family(s, XPACK_OP_DECONVOLUTION_2D, n->index, i, w, b, o, c->flags) != XPACK_OK) {
+          return xpack_fail(err, XPACK_ERR_NOMEM, "out of memory");
+        }
       }
       break;
     }

@@ -185,6 +185,9 @@ xpack_status rp_define_value(rp_state* s, const xpack_et_xnn_value* v, xpack_err
                                                            XNN_INVALID_VALUE_ID, 0, &qid);
         if (xs == xnn_status_success) xs = xnn_define_unary(s->subgraph, xnn_unary_convert, NULL, id, qid, 0);
         if (xs != xnn_status_success) break;
+        if (rp_note_value(s, id, dt, NULL, 0) != XPACK_OK || rp_note_value(s, qid, xnn_datatype_qdint8, NULL, 0)) {
+          return xpack_fail(err, XPACK_ERR_NOMEM, "out of memory");
+        }
         return rp_map_id(s, v->id_out, qid, err);
       }
       break;
@@ -229,6 +232,10 @@ xpack_status rp_define_value(rp_state* s, const xpack_et_xnn_value* v, xpack_err
                       name, v->index, v->datatype_name, v->num_dims, (int)xs);
   }
   st = note_external(s, v, id, dims);
+  if (st == XPACK_OK) {
+    const uint32_t block = q->kind == XPACK_ET_XNN_QUANT_PER_CHANNEL_GROUP ? (uint32_t)q->group_size : 0;
+    st = rp_note_value(s, id, dt, c.data, block);
+  }
   if (st != XPACK_OK) return xpack_fail(err, st, "out of memory");
   return rp_map_id(s, v->id_out, id, err);
 }

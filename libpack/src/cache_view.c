@@ -202,6 +202,10 @@ static xpack_status open_directory(xpc_view* v, const char* name, xpack_error* e
   if (v->regions.count > UINT32_MAX || v->strings.count > UINT32_MAX || v->families.count > UINT32_MAX) {
     return xpack_fail(err, XPACK_ERR_CORRUPT, "%s: a table has more than 2^32 records", name);
   }
+  if (v->families.count > XPC_MAX_FAMILIES) {
+    return xpack_fail(err, XPACK_ERR_CORRUPT, "%s: table FAMI has %llu records, at most %u are allowed", name,
+                      (unsigned long long)v->families.count, XPC_MAX_FAMILIES);
+  }
   return XPACK_OK;
 }
 
@@ -257,6 +261,13 @@ void xpc_view_entry(const xpc_view* v, uint64_t index, xpc_entry* out) {
   out->family = xp_le32(e + XPC_E_FAMILY);
   out->flags = xp_le32(e + XPC_E_FLAGS);
   out->check = xp_le64(e + XPC_E_CHECK);
+}
+
+void xpc_view_family(const xpc_view* v, uint64_t index, xpc_family* out) {
+  const uint8_t* m = v->base + v->families.offset + index * v->families.record_size;
+  out->name = xp_le32(m + XPC_M_NAME);
+  out->flags = xp_le32(m + XPC_M_FLAGS);
+  out->probe_hash = xp_le64(m + XPC_M_PROBE_HASH);
 }
 
 uint64_t xpc_entry_check(const xpc_view* v, uint64_t index, const xpc_region* region) {

@@ -40,6 +40,12 @@ typedef struct xpc_entry {
   uint64_t check;
 } xpc_entry;
 
+typedef struct xpc_family {
+  uint32_t name; /* STRS offset */
+  uint32_t flags;
+  uint64_t probe_hash;
+} xpc_family;
+
 typedef struct xpc_view {
   const uint8_t* base;
   uint64_t size;
@@ -68,6 +74,7 @@ int xpc_view_string(const xpc_view* view, uint32_t offset, const char** s, uint3
 /* Record accessors; the index must be below the table's count. */
 void xpc_view_region(const xpc_view* view, uint64_t index, xpc_region* out);
 void xpc_view_entry(const xpc_view* view, uint64_t index, xpc_entry* out);
+void xpc_view_family(const xpc_view* view, uint64_t index, xpc_family* out);
 
 /* The XXH3-64 a valid entry carries in its check field. */
 uint64_t xpc_entry_check(const xpc_view* view, uint64_t index, const xpc_region* region);

@@ -119,6 +119,14 @@ void xpack_file_get_entry(const xpack_file* f, uint64_t index, xpack_file_entry*
   }
 }
 
+void xpack_file_get_family(const xpack_file* f, uint64_t index, xpack_file_family* out) {
+  xpc_family m;
+  xpc_view_family(&f->view, index, &m);
+  out->name = string_at(&f->view, m.name);
+  out->flags = m.flags;
+  out->probe_hash = m.probe_hash;
+}
+
 void xpack_file_get_input(const xpack_file* f, uint64_t index, xpack_file_input* out) {
   const xpc_view* v = &f->view;
   const uint8_t* p = v->base + v->provenance.offset + index * v->provenance.record_size;

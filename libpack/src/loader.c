@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "bindings.h"
+#include "cache_families.h"
 #include "cache_view.h"
 #include "error.h"
 #include "file_map.h"
@@ -32,16 +33,19 @@ struct xpack_cache {
   xp_bindings bindings;
   xp_heap_pool heap;
   xp_pending_keys pending;
+  xp_cache_families families;
   _Atomic uint64_t lookups, hits, hits_after_packing, misses, misses_unbound, misses_not_found, misses_refused,
-      refused_incompatible, refused_corrupt, refused_mismatch, served_bytes;
+      refused_incompatible, refused_corrupt, refused_mismatch, refused_probe, refused_no_family, served_bytes;
 };
 
 #define BUMP(c, field) atomic_fetch_add_explicit(&(c)->field, 1, memory_order_relaxed)
 
 typedef enum answer { ANSWER_HIT, ANSWER_UNBOUND, ANSWER_NOT_FOUND, ANSWER_REFUSED } answer;
 
-/* Resolves a key to a region of the file, counting the refusal reason if any. */
-static answer find(xpack_cache* c, const struct xnn_weights_cache_look_up_key* key, xpc_region* region) {
+/* Resolves a key to a region of the file, counting the refusal reason if any. On a hit *family is the
+ * entry's family slot, for the caller to count the hit in. */
+static answer find(xpack_cache* c, const struct xnn_weights_cache_look_up_key* key, xpc_region* region,
+                   xp_family_slot** family) {
   char kernel[XP_MAX_IDENTITY], bias[XP_MAX_IDENTITY];
   size_t kernel_len = xp_bindings_get(&c->bindings, key->kernel, kernel, sizeof kernel);
   if (kernel_len == (size_t)-1 || kernel_len >= sizeof kernel) return ANSWER_UNBOUND;
@@ -62,6 +66,19 @@ static answer find(xpack_cache* c, const struct xnn_weights_cache_look_up_key* k
     BUMP(c, refused_incompatible);
     return ANSWER_REFUSED;
   }
+  if (entry.family >= c->families.count) { /* XPC_NONE included */
+    BUMP(c, refused_no_family);
+    return ANSWER_REFUSED;
+  }
+  /* The first look-up to reach a family runs its probe here, inside XNNPACK's runtime creation: the
+   * probe builds its own subgraph and runtime and shares no state with the caller's (probe.h). */
+  xp_family_slot* slot = xp_families_decide(&c->families, &c->view, NULL, entry.family);
+  if (slot->refusal != XPACK_FAMILY_SERVED) {
+    BUMP(c, refused_probe);
+    BUMP(slot, refused);
+    return ANSWER_REFUSED;
+  }
+  *family = slot;
   return ANSWER_HIT;
 }
 
@@ -76,9 +93,11 @@ static size_t provider_look_up(void* context, const struct xnn_weights_cache_loo
   xpack_cache* c = context;
   BUMP(c, lookups);
   xpc_region region;
-  answer a = find(c, key, &region);
+  xp_family_slot* family = NULL;
+  answer a = find(c, key, &region, &family);
   if (a == ANSWER_HIT) {
     BUMP(c, hits);
+    BUMP(family, hits);
     atomic_fetch_add_explicit(&c->served_bytes, region.size, memory_order_relaxed);
     return (size_t)region.offset;
   }
@@ -105,10 +124,12 @@ static size_t provider_look_up_or_insert(void* context, const struct xnn_weights
    * only if it is exactly what XNNPACK just produced: a free end-to-end check. */
   BUMP(c, lookups);
   xpc_region region;
-  answer a = find(c, key, &region);
+  xp_family_slot* family = NULL;
+  answer a = find(c, key, &region, &family);
   if (a == ANSWER_HIT) {
     if (region.size == size && memcmp(c->base + region.offset, ptr, size) == 0) {
       BUMP(c, hits);
+      BUMP(family, hits);
       BUMP(c, hits_after_packing);
       atomic_fetch_add_explicit(&c->served_bytes, region.size, memory_order_relaxed);
       xp_heap_release(&c->heap, ptr);
@@ -233,6 +254,11 @@ xpack_status xpack_cache_open(const char* path, unsigned flags, xpack_cache** ou
     free(c);
     return st;
   }
+  if (xp_families_init(&c->families, (uint32_t)c->view.families.count) != 0) {
+    unload_file(c);
+    free(c);
+    return xpack_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", path);
+  }
   xp_bindings_init(&c->bindings);
   xp_heap_init(&c->heap, xp_target_xnn_alignment());
   xp_pending_init(&c->pending);
@@ -254,6 +280,7 @@ void xpack_cache_close(xpack_cache* c) {
   xp_bindings_destroy(&c->bindings);
   xp_heap_destroy(&c->heap);
   xp_pending_destroy(&c->pending);
+  xp_families_destroy(&c->families);
   unload_file(c);
   free(c);
 }
@@ -289,11 +316,43 @@ void xpack_cache_stats(const xpack_cache* cc, xpack_stats* out) {
   out->refused_incompatible = LOAD(c, refused_incompatible);
   out->refused_corrupt = LOAD(c, refused_corrupt);
   out->refused_mismatch = LOAD(c, refused_mismatch);
+  out->refused_probe = LOAD(c, refused_probe);
+  out->refused_no_family = LOAD(c, refused_no_family);
   out->served_bytes = LOAD(c, served_bytes);
   pthread_mutex_lock(&c->heap.lock);
   out->heap_fallbacks = c->heap.kept_count;
   out->heap_fallback_bytes = c->heap.kept_bytes;
   pthread_mutex_unlock(&c->heap.lock);
+}
+
+const char* xpack_family_refusal_name(xpack_family_refusal refusal) {
+  switch (refusal) {
+    case XPACK_FAMILY_SERVED: return "served";
+    case XPACK_FAMILY_PROBE_DIFFERS: return "probe_differs";
+    case XPACK_FAMILY_PROBE_FAILED: return "probe_failed";
+    case XPACK_FAMILY_UNKNOWN: return "unknown_family";
+    case XPACK_FAMILY_FILE_REFUSED: return "file_refused";
+    default: return "unknown";
+  }
+}
+
+uint32_t xpack_cache_family_count(const xpack_cache* c) { return c ? c->families.count : 0; }
+
+xpack_status xpack_cache_family(xpack_cache* c, uint32_t index, xpack_cache_family_info* out) {
+  if (c == NULL || out == NULL || index >= c->families.count) return XPACK_ERR_ARG;
+  xp_family_slot* slot = xp_families_decide(&c->families, &c->view, c->refusal[0] ? c->refusal : NULL, index);
+  xpc_family record;
+  xpc_view_family(&c->view, index, &record);
+  const char* name;
+  uint32_t len;
+  out->name = xpc_view_string(&c->view, record.name, &name, &len) == 0 ? name : "<bad string>";
+  out->packed_probe = record.probe_hash;
+  out->local_probe = slot->local_probe;
+  out->refusal = slot->refusal;
+  out->reason = slot->refusal == XPACK_FAMILY_SERVED ? NULL : slot->reason;
+  out->hits = LOAD(slot, hits);
+  out->refused = LOAD(slot, refused);
+  return XPACK_OK;
 }
 
 uint64_t xpack_cache_entry_count(const xpack_cache* c) { return c ? c->view.entries.count : 0; }

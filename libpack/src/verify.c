@@ -140,6 +140,8 @@ static void check_entries(checker* c) {
     if (e.family != XPC_NONE && e.family >= v->families.count) {
       problem(c, where, at, "family index %u, the file has %llu families", e.family,
               (unsigned long long)v->families.count);
+    } else if (e.family == XPC_NONE && v->minor >= 1) {
+      problem(c, where, at, "names no packing family (required since format 1.1)");
     }
     if (e.region >= v->regions.count) {
       problem(c, where, at, "region index %u, the file has %llu regions", e.region,

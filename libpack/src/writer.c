@@ -198,6 +198,15 @@ static size_t provider_look_up_or_insert(void* context, const struct xnn_weights
     pthread_mutex_unlock(&w->lock);
     return answer;
   }
+  /* An entry the loader could not vouch for on another machine is not worth storing (writer_families.c). */
+  const uint32_t family = wr_entry_family(w, key->kernel);
+  if (family == XPC_NONE) {
+    w->stats.no_family++;
+    w->stats.no_family_bytes += size;
+    answer = keep_in_heap(w, ptr, size);
+    pthread_mutex_unlock(&w->lock);
+    return answer;
+  }
   long region = store_region(w, ptr, size, h128, h64);
   uint32_t kernel = wr_intern(w, ids.kernel, ids.kernel_len);
   uint32_t bias = ids.has_bias ? wr_intern(w, ids.bias, ids.bias_len) : XPC_NONE;
@@ -209,7 +218,7 @@ static size_t provider_look_up_or_insert(void* context, const struct xnn_weights
     pthread_mutex_unlock(&w->lock);
     return answer;
   }
-  w->entries[w->entry_count++] = (wr_entry){kh, key->seed, kernel, bias, (uint32_t)region,
+  w->entries[w->entry_count++] = (wr_entry){kh, key->seed, kernel, bias, (uint32_t)region, family,
                                             after_look_up ? 0u : XPC_ENTRY_PACKED_ON_INSERT};
   w->stats.entries++;
   w->stats.packed_bytes += size;
@@ -292,6 +301,7 @@ xpack_status xpack_writer_create(const char* out_path, const xpack_writer_option
   fchmod(w->fd, 0644);
   pthread_mutex_init(&w->lock, NULL);
   xp_bindings_init(&w->bindings);
+  xp_bindings_init(&w->family_bindings);
   xp_heap_init(&w->heap, xp_target_xnn_alignment());
   xp_pending_init(&w->pending);
   w->page_alignment = page;
@@ -320,7 +330,9 @@ xpack_status xpack_writer_bind(xpack_writer* w, const void* raw, const char* ide
 }
 
 void xpack_writer_unbind_all(xpack_writer* w) {
-  if (w != NULL) xp_bindings_clear(&w->bindings);
+  if (w == NULL) return;
+  xp_bindings_clear(&w->bindings);
+  xp_bindings_clear(&w->family_bindings);
 }
 
 struct xnn_weights_cache_provider* xpack_writer_provider(xpack_writer* w) { return w ? &w->provider : NULL; }
@@ -379,6 +391,7 @@ static void destroy(xpack_writer* w) {
   if (w->fd >= 0) close(w->fd);
   if (w->provider.context != NULL) {
     xp_bindings_destroy(&w->bindings);
+    xp_bindings_destroy(&w->family_bindings);
     xp_heap_destroy(&w->heap);
     xp_pending_destroy(&w->pending);
     pthread_mutex_destroy(&w->lock);
@@ -391,6 +404,7 @@ static void destroy(xpack_writer* w) {
   free(w->strings);
   free(w->inputs);
   free(w->info);
+  free(w->families);
   free(w->out_path);
   free(w->tmp_path);
   free(w);

@@ -25,8 +25,14 @@ typedef struct wr_entry {
   uint32_t kernel; /* string index */
   uint32_t bias;   /* string index or XPC_NONE */
   uint32_t region;
+  uint32_t family; /* index into families */
   uint32_t flags;
 } wr_entry;
+
+typedef struct wr_family {
+  uint32_t name; /* string index */
+  uint64_t probe_hash;
+} wr_family;
 
 typedef struct wr_string {
   char* text;
@@ -56,12 +62,14 @@ struct xpack_writer {
   uint32_t page_alignment, region_alignment;
   uint64_t data_offset, data_end;
   xp_bindings bindings;
+  xp_bindings family_bindings; /* kernel pointer -> family name, or a WR_NO_FAMILY_* marker */
   xp_heap_pool heap;
   wr_region* regions; size_t region_count, region_cap;
   wr_entry* entries; size_t entry_count, entry_cap;
   wr_string* strings; size_t string_count, string_cap;
   wr_input* inputs; size_t input_count, input_cap;
   uint32_t* info; size_t info_count, info_cap; /* pairs of string indices */
+  wr_family* families; size_t family_count, family_cap;
   wr_index region_index; /* hash128_lo -> region */
   wr_index entry_index;  /* key_hash -> entry */
   wr_index string_index; /* string hash -> string */
@@ -83,6 +91,10 @@ int wr_index_next(const wr_index* ix, uint64_t hash, size_t* cursor, uint32_t* v
 
 /* Interns a string; returns its index or XPC_NONE on allocation failure. Caller holds the lock. */
 uint32_t wr_intern(xpack_writer* w, const char* s, size_t len);
+
+/* The family index for an entry whose kernel pointer is `kernel` (writer_families.c), or XPC_NONE when
+ * the pointer has no single known family: then the entry is not recorded. Caller holds the lock. */
+uint32_t wr_entry_family(xpack_writer* w, const void* kernel);
 
 /* Writes metadata, footer and header, fsyncs and renames (writer_meta.c). */
 xpack_status wr_write_metadata(xpack_writer* w, xpack_error* err);

@@ -32,6 +32,11 @@ static int compare_strings(uint32_t a, uint32_t b) {
   return x->len < y->len ? -1 : x->len > y->len;
 }
 
+/* Families in name order, for the same reason as entries. */
+static int compare_families(const void* pa, const void* pb) {
+  return compare_strings(((const wr_family*)pa)->name, ((const wr_family*)pb)->name);
+}
+
 /* Total order, so that the file does not depend on the order XNNPACK packed things in. */
 static int compare_entries(const void* pa, const void* pb) {
   const wr_entry* a = pa;
@@ -86,6 +91,24 @@ xpack_status wr_write_metadata(xpack_writer* w, xpack_error* err) {
     strings_size += 4 + (uint64_t)w->strings[i].len + 1;
   }
   const size_t build_id_size = xnn_experimental_get_build_identifier_size();
+  /* family_rank[i]: the FAMI index of w->families[i] once sorted by name. */
+  wr_family* families = malloc((w->family_count + 1) * sizeof *families);
+  uint32_t* family_rank = malloc((w->family_count + 1) * sizeof *family_rank);
+  if (families == NULL || family_rank == NULL) {
+    free(families);
+    free(family_rank);
+    free(string_offset);
+    free(sorted);
+    return xpack_fail(err, XPACK_ERR_NOMEM, "%s: out of memory writing the index", path);
+  }
+  memcpy(families, w->families, w->family_count * sizeof *families);
+  sort_writer = w;
+  qsort(families, w->family_count, sizeof *families, compare_families);
+  for (size_t i = 0; i < w->family_count; i++) {
+    for (size_t k = 0; k < w->family_count; k++) {
+      if (families[k].name == w->families[i].name) family_rank[i] = (uint32_t)k;
+    }
+  }
 
   const uint64_t metadata_offset = align_up(w->data_end, 8);
   table_out t[] = {
@@ -95,7 +118,7 @@ xpack_status wr_write_metadata(xpack_writer* w, xpack_error* err) {
       {XPC_TAG_PROVENANCE, XPC_PROVENANCE_SIZE, 0, w->input_count},
       {XPC_TAG_BUILD_ID, 1, 0, build_id_size},
       {XPC_TAG_INFO, XPC_INFO_SIZE, 0, w->info_count},
-      {XPC_TAG_FAMILIES, XPC_FAMILY_SIZE, 0, 0},
+      {XPC_TAG_FAMILIES, XPC_FAMILY_SIZE, 0, w->family_count},
   };
   const size_t ntables = sizeof t / sizeof t[0];
   uint64_t cursor = metadata_offset;
@@ -110,6 +133,8 @@ xpack_status wr_write_metadata(xpack_writer* w, xpack_error* err) {
 
   uint8_t* meta = calloc(meta_size + XPC_FOOTER_SIZE, 1);
   if (meta == NULL) {
+    free(families);
+    free(family_rank);
     free(string_offset);
     free(sorted);
     return xpack_fail(err, XPACK_ERR_NOMEM, "%s: out of memory for %zu bytes of metadata", path, meta_size);
@@ -128,7 +153,7 @@ xpack_status wr_write_metadata(xpack_writer* w, xpack_error* err) {
     xp_put32(e + XPC_E_KERNEL, (uint32_t)string_offset[s->kernel]);
     xp_put32(e + XPC_E_BIAS, s->bias == XPC_NONE ? XPC_NONE : (uint32_t)string_offset[s->bias]);
     xp_put32(e + XPC_E_REGION, s->region);
-    xp_put32(e + XPC_E_FAMILY, XPC_NONE);
+    xp_put32(e + XPC_E_FAMILY, family_rank[s->family]);
     xp_put32(e + XPC_E_FLAGS, s->flags);
     uint8_t check[XPC_E_CHECK + XPC_REGION_SIZE];
     memcpy(check, e, XPC_E_CHECK);
@@ -154,6 +179,12 @@ xpack_status wr_write_metadata(xpack_writer* w, xpack_error* err) {
   for (size_t i = 0; i < w->info_count; i++) {
     xp_put32(AT(5) + i * XPC_INFO_SIZE + XPC_I_KEY, (uint32_t)string_offset[w->info[2 * i]]);
     xp_put32(AT(5) + i * XPC_INFO_SIZE + XPC_I_VALUE, (uint32_t)string_offset[w->info[2 * i + 1]]);
+  }
+  for (size_t i = 0; i < w->family_count; i++) {
+    uint8_t* m = AT(6) + i * XPC_FAMILY_SIZE;
+    xp_put32(m + XPC_M_NAME, (uint32_t)string_offset[families[i].name]);
+    xp_put32(m + XPC_M_FLAGS, 0);
+    xp_put64(m + XPC_M_PROBE_HASH, families[i].probe_hash);
   }
   uint8_t* dir = meta + (dir_offset - metadata_offset);
   for (size_t i = 0; i < ntables; i++) {
@@ -198,6 +229,8 @@ xpack_status wr_write_metadata(xpack_writer* w, xpack_error* err) {
   free(meta);
   free(sorted);
   free(string_offset);
+  free(families);
+  free(family_rank);
   if (st != XPACK_OK) return st;
   /* A gap between the last region and the metadata would be a hole; ftruncate keeps the size exact. */
   if (ftruncate(w->fd, (off_t)file_size) != 0 || fsync(w->fd) != 0) {

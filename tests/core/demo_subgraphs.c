@@ -58,6 +58,12 @@ static const void* bound(demo_bind_fn bind, void* context, const char* name, siz
 
 /* ---- graph helpers ---- */
 
+static void add_family(demo_graph* g, const void* kernel, xpack_family_op op, enum xnn_datatype input,
+                       enum xnn_datatype filter, enum xnn_datatype bias, enum xnn_datatype output) {
+  if (g->num_families == DEMO_MAX_FAMILIES) abort();
+  g->families[g->num_families++] = (demo_family){kernel, {op, input, filter, bias, output, 0, 0}};
+}
+
 #define CHECK(call)                               \
   do {                                            \
     enum xnn_status st_ = (call);                 \
@@ -80,8 +86,10 @@ static enum xnn_status fc_f32(demo_graph* g, demo_bind_fn bind, void* ctx, size_
   size_t xd[2] = {batch, in}, wd[2] = {out, in}, bd[1] = {out}, yd[2] = {batch, out};
   CHECK(xnn_create_subgraph(2, 0, &g->subgraph));
   CHECK(external_f32(g, 2, xd, 0, 0, &x));
-  CHECK(xnn_define_tensor_value(g->subgraph, xnn_datatype_fp32, 2, wd, bound(bind, ctx, wname, out * in * 4, 'f', seed),
-                                XNN_INVALID_VALUE_ID, 0, &w));
+  const void* kernel = bound(bind, ctx, wname, out * in * 4, 'f', seed);
+  CHECK(xnn_define_tensor_value(g->subgraph, xnn_datatype_fp32, 2, wd, kernel, XNN_INVALID_VALUE_ID, 0, &w));
+  add_family(g, kernel, XPACK_OP_FULLY_CONNECTED, xnn_datatype_fp32, xnn_datatype_fp32,
+             bname ? xnn_datatype_fp32 : xnn_datatype_invalid, xnn_datatype_fp32);
   if (bname) {
     CHECK(xnn_define_tensor_value(g->subgraph, xnn_datatype_fp32, 1, bd, bound(bind, ctx, bname, out * 4, 'f', seed + 1),
                                   XNN_INVALID_VALUE_ID, 0, &b));
@@ -99,9 +107,11 @@ static enum xnn_status fc_qs8_qc8w(demo_graph* g, demo_bind_fn bind, void* ctx) 
                                           XNN_VALUE_FLAG_EXTERNAL_INPUT, &x));
   g->inputs[g->num_inputs++] = (demo_external){x, batch * in, 0};
   const float* wscale = bound(bind, ctx, "qc8w/fc.weight_scale", out * 4, 's', 21);
-  CHECK(xnn_define_channelwise_quantized_tensor_value_v2(g->subgraph, xnn_datatype_qcint8, 0, wscale, 2, 0, wd,
-                                                         bound(bind, ctx, "qc8w/fc.weight", out * in, 'b', 22),
+  const void* kernel = bound(bind, ctx, "qc8w/fc.weight", out * in, 'b', 22);
+  CHECK(xnn_define_channelwise_quantized_tensor_value_v2(g->subgraph, xnn_datatype_qcint8, 0, wscale, 2, 0, wd, kernel,
                                                          XNN_INVALID_VALUE_ID, 0, &w));
+  add_family(g, kernel, XPACK_OP_FULLY_CONNECTED, xnn_datatype_qint8, xnn_datatype_qcint8, xnn_datatype_qcint32,
+             xnn_datatype_qint8);
   static float bscale[32];
   for (size_t i = 0; i < out; i++) bscale[i] = 0.5f * wscale[i];
   CHECK(xnn_define_channelwise_quantized_tensor_value_v2(g->subgraph, xnn_datatype_qcint32, 0, bscale, 1, 0, bd,
@@ -123,9 +133,11 @@ static enum xnn_status fc_qd8_qc4w(demo_graph* g, demo_bind_fn bind, void* ctx) 
                                                       0, &xq));
   CHECK(xnn_define_unary(g->subgraph, xnn_unary_convert, NULL, x, xq, 0));
   const float* wscale = bound(bind, ctx, "qc4w/fc.weight_scale", out * 4, 's', 31);
-  CHECK(xnn_define_channelwise_quantized_tensor_value_v2(g->subgraph, xnn_datatype_qcint4, 8, wscale, 2, 0, wd,
-                                                         bound(bind, ctx, "qc4w/fc.weight", out * in / 2, 'b', 32),
+  const void* kernel = bound(bind, ctx, "qc4w/fc.weight", out * in / 2, 'b', 32);
+  CHECK(xnn_define_channelwise_quantized_tensor_value_v2(g->subgraph, xnn_datatype_qcint4, 8, wscale, 2, 0, wd, kernel,
                                                          XNN_INVALID_VALUE_ID, 0, &w));
+  add_family(g, kernel, XPACK_OP_FULLY_CONNECTED, xnn_datatype_qdint8, xnn_datatype_qcint4, xnn_datatype_fp32,
+             xnn_datatype_fp32);
   CHECK(xnn_define_tensor_value(g->subgraph, xnn_datatype_fp32, 1, bd, bound(bind, ctx, "qc4w/fc.bias", out * 4, 'f', 33),
                                 XNN_INVALID_VALUE_ID, 0, &b));
   CHECK(external_f32(g, 2, yd, 1, 1, &y));
@@ -137,8 +149,10 @@ static enum xnn_status conv_f32(demo_graph* g, demo_bind_fn bind, void* ctx) {
   size_t xd[4] = {1, 8, 8, 3}, wd[4] = {16, 3, 3, 3}, bd[1] = {16}, yd[4] = {1, 8, 8, 16};
   CHECK(xnn_create_subgraph(2, 0, &g->subgraph));
   CHECK(external_f32(g, 4, xd, 0, 0, &x));
-  CHECK(xnn_define_tensor_value(g->subgraph, xnn_datatype_fp32, 4, wd, bound(bind, ctx, "conv/weight", 16 * 27 * 4, 'f', 41),
-                                XNN_INVALID_VALUE_ID, 0, &w));
+  const void* kernel = bound(bind, ctx, "conv/weight", 16 * 27 * 4, 'f', 41);
+  CHECK(xnn_define_tensor_value(g->subgraph, xnn_datatype_fp32, 4, wd, kernel, XNN_INVALID_VALUE_ID, 0, &w));
+  add_family(g, kernel, XPACK_OP_CONVOLUTION_2D, xnn_datatype_fp32, xnn_datatype_fp32, xnn_datatype_fp32,
+             xnn_datatype_fp32);
   CHECK(xnn_define_tensor_value(g->subgraph, xnn_datatype_fp32, 1, bd, bound(bind, ctx, "conv/bias", 16 * 4, 'f', 42),
                                 XNN_INVALID_VALUE_ID, 0, &b));
   CHECK(external_f32(g, 4, yd, 1, 1, &y));
@@ -164,8 +178,10 @@ static enum xnn_status deconv_f32(demo_graph* g, demo_bind_fn bind, void* ctx) {
   size_t xd[4] = {1, 4, 4, 8}, wd[4] = {4, 3, 3, 8}, bd[1] = {4}, yd[4] = {1, 8, 8, 4};
   CHECK(xnn_create_subgraph(2, 0, &g->subgraph));
   CHECK(external_f32(g, 4, xd, 0, 0, &x));
-  CHECK(xnn_define_tensor_value(g->subgraph, xnn_datatype_fp32, 4, wd, bound(bind, ctx, "deconv/weight", 4 * 9 * 8 * 4, 'f', 61),
-                                XNN_INVALID_VALUE_ID, 0, &w));
+  const void* kernel = bound(bind, ctx, "deconv/weight", 4 * 9 * 8 * 4, 'f', 61);
+  CHECK(xnn_define_tensor_value(g->subgraph, xnn_datatype_fp32, 4, wd, kernel, XNN_INVALID_VALUE_ID, 0, &w));
+  add_family(g, kernel, XPACK_OP_DECONVOLUTION_2D, xnn_datatype_fp32, xnn_datatype_fp32, xnn_datatype_fp32,
+             xnn_datatype_fp32);
   CHECK(xnn_define_tensor_value(g->subgraph, xnn_datatype_fp32, 1, bd, bound(bind, ctx, "deconv/bias", 4 * 4, 'f', 62),
                                 XNN_INVALID_VALUE_ID, 0, &b));
   CHECK(external_f32(g, 4, yd, 1, 1, &y));

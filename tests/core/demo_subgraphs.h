@@ -8,7 +8,10 @@
 #include <stdint.h>
 #include <xnnpack.h>
 
+#include "xpack_family.h"
+
 #define DEMO_MAX_EXTERNALS 4
+#define DEMO_MAX_FAMILIES 2
 
 /* Binds a raw weight pointer to its identity (writer, loader, or nothing). */
 typedef void (*demo_bind_fn)(void* context, const void* raw, const char* identity);
@@ -19,12 +22,20 @@ typedef struct demo_external {
   int is_float; /* inputs: fill with floats in [-1, 1) rather than random bytes */
 } demo_external;
 
+/* A static filter and the packing family of its node, for xpack_writer_bind_family. */
+typedef struct demo_family {
+  const void* kernel;
+  xpack_family family;
+} demo_family;
+
 typedef struct demo_graph {
   const char* name;
   xnn_subgraph_t subgraph;
   size_t num_inputs, num_outputs;
   demo_external inputs[DEMO_MAX_EXTERNALS];
   demo_external outputs[DEMO_MAX_EXTERNALS];
+  size_t num_families; /* one per node whose weights XNNPACK offers to a weights cache */
+  demo_family families[DEMO_MAX_FAMILIES];
 } demo_graph;
 
 /* Number of sample graphs and their names. */

@@ -45,6 +45,25 @@ int main(void) {
   EXPECT(xpack_writer_bind(w, bias_a, "A.b", 3) == XPACK_OK);
   EXPECT(xpack_writer_bind(w, kernel_b, "B.w", 3) == XPACK_OK);
   EXPECT(xpack_writer_bind(w, NULL, "x", 1) == XPACK_ERR_ARG);
+  /* every recorded kernel needs a packing family; kernel_d has none, kernel_e two */
+  const xpack_family fc = {XPACK_OP_FULLY_CONNECTED, xnn_datatype_fp32, xnn_datatype_fp32, xnn_datatype_fp32,
+                           xnn_datatype_fp32, 0, 0};
+  xpack_family fc_qd8 = fc;
+  fc_qd8.input = xnn_datatype_qdint8;
+  fc_qd8.filter = xnn_datatype_qcint8;
+  xpack_family not_a_family = fc;
+  not_a_family.filter = xnn_datatype_qbint4; /* XNNPACK has no fp32-input blockwise kernel */
+  static float kernel_d[16], kernel_e[16];
+  EXPECT(xpack_writer_bind_family(w, kernel_a, &fc, &err) == XPACK_OK);
+  EXPECT(xpack_writer_bind_family(w, kernel_b, &fc, &err) == XPACK_OK);
+  EXPECT(xpack_writer_bind_family(w, kernel_b, &fc, &err) == XPACK_OK); /* the same family again */
+  EXPECT(xpack_writer_bind(w, kernel_d, "D.w", 3) == XPACK_OK);
+  EXPECT(xpack_writer_bind(w, kernel_e, "E.w", 3) == XPACK_OK);
+  EXPECT(xpack_writer_bind_family(w, kernel_e, &fc, &err) == XPACK_OK);
+  EXPECT(xpack_writer_bind_family(w, kernel_e, &fc_qd8, &err) == XPACK_ERR_MISMATCH && strstr(err.message, "two"));
+  EXPECT(xpack_writer_bind_family(w, kernel_d, &not_a_family, &err) == XPACK_ERR_UNSUPPORTED &&
+         strstr(err.message, "w=qb4w"));
+  EXPECT(xpack_writer_bind_family(w, NULL, &fc, &err) == XPACK_ERR_ARG);
   struct xnn_weights_cache_provider* wp = xpack_writer_provider(w);
   size_t a1 = pack_like_xnnpack(wp, &ka, 128, 0xAA, 1);
   size_t a2 = pack_like_xnnpack(wp, &ka, 128, 0xAA, 1); /* asked again: served from the recording */
@@ -63,9 +82,13 @@ int main(void) {
   size_t u1 = pack_like_xnnpack(wp, &ku, 64, 0x11, 1);
   EXPECT(u1 != SIZE_MAX && wp->offset_to_addr(wp->context, u1) != NULL);
   EXPECT(((unsigned char*)wp->offset_to_addr(wp->context, a1))[5] == 0xAA);
+  struct xnn_weights_cache_look_up_key kd = {3, kernel_d, NULL}, ke = {4, kernel_e, NULL};
+  EXPECT(pack_like_xnnpack(wp, &kd, 64, 0xDD, 1) != SIZE_MAX); /* no family: packed, not recorded */
+  EXPECT(pack_like_xnnpack(wp, &ke, 64, 0xEE, 1) != SIZE_MAX); /* two families: packed, not recorded */
   xpack_writer_stats ws;
   xpack_writer_stats_get(w, &ws);
   EXPECT(ws.entries == 3 && ws.regions == 2 && ws.nondeterministic == 1 && ws.unbound == 1);
+  EXPECT(ws.no_family == 2 && ws.no_family_bytes == 128);
   EXPECT(xpack_writer_finish(w, &err) == XPACK_OK);
 
   /* ---- serve ---- */
@@ -73,6 +96,7 @@ int main(void) {
   EXPECT(xpack_cache_open(path, 0, &c, &err) == XPACK_OK);
   EXPECT(xpack_cache_refusal(c) == NULL);
   EXPECT(xpack_cache_entry_count(c) == 3);
+  EXPECT(xpack_cache_family_count(c) == 1);
   struct xnn_weights_cache_provider* p = xpack_cache_provider(c);
   /* unbound pointers miss */
   EXPECT(p->look_up(p->context, &ka) == SIZE_MAX);
@@ -105,7 +129,13 @@ int main(void) {
   EXPECT(s.lookups == 8);
   EXPECT(s.hits == 3 && s.hits_after_packing == 1);
   EXPECT(s.misses == 5 && s.misses_unbound == 2 && s.misses_not_found == 2 && s.misses_refused == 1);
-  EXPECT(s.refused_mismatch == 1);
+  EXPECT(s.refused_mismatch == 1 && s.refused_probe == 0 && s.refused_no_family == 0);
+  xpack_cache_family_info fi;
+  EXPECT(xpack_cache_family(c, 0, &fi) == XPACK_OK);
+  EXPECT(strcmp(fi.name, "fully_connected in=f32 w=f32 b=f32 out=f32 transpose=0") == 0);
+  EXPECT(fi.refusal == XPACK_FAMILY_SERVED && fi.reason == NULL && fi.packed_probe == fi.local_probe);
+  EXPECT(fi.hits == 3 && fi.refused == 0);
+  EXPECT(xpack_cache_family(c, 1, &fi) == XPACK_ERR_ARG);
   EXPECT(s.heap_fallbacks == 2 && s.heap_fallback_bytes == 4096 + 128);
   if (failures) {
     fprintf(stderr, "stats: lookups %llu hits %llu misses %llu unbound %llu not_found %llu refused %llu heap %llu/%llu\n",

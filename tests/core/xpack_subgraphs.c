@@ -39,7 +39,13 @@ static int pack(const char* out) {
   for (size_t i = 0; i < demo_graph_count(); i++) {
     demo_graph g;
     xnn_runtime_t rt = NULL;
-    if (demo_define(i, bind_writer, w, &g) != xnn_status_success ||
+    int defined = demo_define(i, bind_writer, w, &g) == xnn_status_success;
+    for (size_t k = 0; defined && k < g.num_families; k++) {
+      if (xpack_writer_bind_family(w, g.families[k].kernel, &g.families[k].family, &err) != XPACK_OK) {
+        fprintf(stderr, "xpack-subgraphs: %s: %s\n", demo_graph_name(i), err.message);
+      }
+    }
+    if (!defined ||
         xnn_create_runtime_v4(g.subgraph, xpack_writer_provider(w), NULL, NULL, 0, &rt) != xnn_status_success) {
       fprintf(stderr, "xpack-subgraphs: defining or creating %s failed\n", demo_graph_name(i));
       xpack_writer_abort(w);
@@ -47,6 +53,7 @@ static int pack(const char* out) {
     }
     xnn_delete_runtime(rt);
     xnn_delete_subgraph(g.subgraph);
+    xpack_writer_unbind_all(w);
   }
   xpack_writer_stats s;
   xpack_writer_stats_get(w, &s);
@@ -54,9 +61,10 @@ static int pack(const char* out) {
     fprintf(stderr, "xpack-subgraphs: %s\n", err.message);
     return 1;
   }
-  printf("packed entries %llu regions %llu packed_bytes %llu stored_bytes %llu reused %llu unbound %llu\n",
+  printf("packed entries %llu regions %llu packed_bytes %llu stored_bytes %llu reused %llu unbound %llu no_family %llu\n",
          (unsigned long long)s.entries, (unsigned long long)s.regions, (unsigned long long)s.packed_bytes,
-         (unsigned long long)s.stored_bytes, (unsigned long long)s.reused, (unsigned long long)s.unbound);
+         (unsigned long long)s.stored_bytes, (unsigned long long)s.reused, (unsigned long long)s.unbound,
+         (unsigned long long)s.no_family);
   return 0;
 }
 
@@ -204,14 +212,20 @@ static int run(int argc, char** argv) {
     xpack_stats s;
     xpack_cache_stats(cache, &s);
     printf("stats lookups %llu hits %llu hits_after_packing %llu misses %llu misses_unbound %llu misses_not_found %llu "
-           "misses_refused %llu refused_incompatible %llu refused_corrupt %llu refused_mismatch %llu heap_fallbacks %llu "
-           "heap_fallback_bytes %llu served_bytes %llu\n",
+           "misses_refused %llu refused_incompatible %llu refused_corrupt %llu refused_mismatch %llu refused_probe %llu "
+           "refused_no_family %llu heap_fallbacks %llu heap_fallback_bytes %llu served_bytes %llu\n",
            (unsigned long long)s.lookups, (unsigned long long)s.hits, (unsigned long long)s.hits_after_packing,
            (unsigned long long)s.misses, (unsigned long long)s.misses_unbound, (unsigned long long)s.misses_not_found,
            (unsigned long long)s.misses_refused, (unsigned long long)s.refused_incompatible,
            (unsigned long long)s.refused_corrupt, (unsigned long long)s.refused_mismatch,
-           (unsigned long long)s.heap_fallbacks, (unsigned long long)s.heap_fallback_bytes,
+           (unsigned long long)s.refused_probe, (unsigned long long)s.refused_no_family, (unsigned long long)s.heap_fallbacks, (unsigned long long)s.heap_fallback_bytes,
            (unsigned long long)s.served_bytes);
+    for (uint32_t i = 0; i < xpack_cache_family_count(cache); i++) {
+      xpack_cache_family_info f;
+      if (xpack_cache_family(cache, i, &f) != XPACK_OK) continue;
+      printf("family %s | status %s hits %llu refused %llu | %s\n", f.name, xpack_family_refusal_name(f.refusal),
+             (unsigned long long)f.hits, (unsigned long long)f.refused, f.reason ? f.reason : "");
+    }
     xpack_cache_close(cache);
   }
   return rc;

@@ -1,0 +1,101 @@
+#include "verify_machine.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "xpack.h"
+
+static void report_unchecked(const char* path, json* j, const xpack_error* err) {
+  const char* message = err->status == XPACK_ERR_TRANSPORT
+                            ? "the transport form is never served: inflate it, then verify the result on the target"
+                            : err->message;
+  if (j) {
+    json_key(j, "machine"); json_object(j);
+    json_key(j, "checked"); json_bool(j, 0);
+    json_key(j, "message"); json_string(j, message);
+    json_end_object(j);
+  } else if (err->status == XPACK_ERR_TRANSPORT) {
+    printf("%s: %s\n", path, message);
+  }
+}
+
+void verify_for_this_machine(const char* path, json* j, machine_verdict* out) {
+  memset(out, 0, sizeof *out);
+  xpack_cache* cache = NULL;
+  xpack_file* file = NULL;
+  xpack_error err;
+  if (xpack_cache_open(path, 0, &cache, &err) != XPACK_OK || xpack_file_open(path, &file, &err) != XPACK_OK) {
+    report_unchecked(path, j, &err);
+    xpack_cache_close(cache);
+    return;
+  }
+  out->checked = 1;
+  const uint32_t n = xpack_cache_family_count(cache);
+  uint64_t* entries_of = calloc((size_t)n + 1, sizeof *entries_of); /* [n]: entries naming no family */
+  xpack_file_info info;
+  xpack_file_get_info(file, &info);
+  out->entries = info.entry_count;
+  for (uint64_t i = 0; entries_of != NULL && i < info.entry_count; i++) {
+    xpack_file_entry e;
+    xpack_file_get_entry(file, i, &e);
+    entries_of[e.family < n ? e.family : n]++;
+  }
+  const char* refusal = xpack_cache_refusal(cache);
+  const uint64_t without_family = entries_of ? entries_of[n] : 0;
+  out->entries_refused = refusal ? info.entry_count : without_family;
+  xpack_cache_family_info* families = calloc((size_t)n + 1, sizeof *families);
+  for (uint32_t i = 0; families != NULL && i < n; i++) {
+    if (xpack_cache_family(cache, i, &families[i]) != XPACK_OK) continue;
+    if (families[i].refusal != XPACK_FAMILY_SERVED) {
+      out->families_refused++;
+      if (!refusal && entries_of) out->entries_refused += entries_of[i];
+    }
+  }
+  if (j) {
+    json_key(j, "machine"); json_object(j);
+    json_key(j, "checked"); json_bool(j, 1);
+    json_key(j, "file_refused"); json_string(j, refusal);
+    json_key(j, "entries"); json_uint(j, info.entry_count);
+    json_key(j, "entries_refused"); json_uint(j, out->entries_refused);
+    json_key(j, "entries_without_family"); json_uint(j, without_family);
+    json_key(j, "families"); json_array(j);
+  } else if (out->entries_refused == 0) {
+    printf("%s: on this machine every entry is served\n", path);
+  } else {
+    printf("%s: on this machine %llu of %llu entries would be refused (XNNPACK packs them itself)\n", path,
+           (unsigned long long)out->entries_refused, (unsigned long long)info.entry_count);
+    if (refusal) printf("  the whole file is refused: %s\n", refusal);
+    if (without_family) {
+      printf("  %llu entr%s name no packing family (a format 1.0 cache: pack it again)\n",
+             (unsigned long long)without_family, without_family == 1 ? "y" : "ies");
+    }
+  }
+  for (uint32_t i = 0; families != NULL && i < n; i++) {
+    const xpack_cache_family_info* f = &families[i];
+    const int served = f->refusal == XPACK_FAMILY_SERVED;
+    const uint64_t entries = entries_of ? entries_of[i] : 0;
+    if (j) {
+      json_object(j);
+      json_key(j, "name"); json_string(j, f->name);
+      json_key(j, "status"); json_string(j, served ? "served" : "refused");
+      json_key(j, "reason"); json_string(j, served ? NULL : xpack_family_refusal_name(f->refusal));
+      json_key(j, "message"); json_string(j, f->reason);
+      json_key(j, "packed_probe"); json_hex64(j, f->packed_probe);
+      json_key(j, "local_probe"); json_hex64(j, f->local_probe);
+      json_key(j, "entries"); json_uint(j, entries);
+      json_end_object(j);
+    } else {
+      printf("  family %s: %s, %llu entr%s%s%s\n", f->name, served ? "served" : xpack_family_refusal_name(f->refusal),
+             (unsigned long long)entries, entries == 1 ? "y" : "ies", served ? "" : ": ", served ? "" : f->reason);
+    }
+  }
+  if (j) {
+    json_end_array(j);
+    json_end_object(j);
+  }
+  free(families);
+  free(entries_of);
+  xpack_file_close(file);
+  xpack_cache_close(cache);
+}
