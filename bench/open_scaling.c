@@ -74,6 +74,9 @@ static int write_cache(const char* path, size_t entries, size_t payload) {
     return -1;
   }
   struct xnn_weights_cache_provider* p = xpack_writer_provider(w);
+  /* Every recorded entry needs the packing family of its node; fp32 fully connected for all of them. */
+  const xpack_family family = {XPACK_OP_FULLY_CONNECTED, xnn_datatype_fp32, xnn_datatype_fp32, xnn_datatype_invalid,
+                               xnn_datatype_fp32, 0, 0};
   /* One byte per entry gives every entry its own raw pointer, as distinct weights have. */
   unsigned char* raw = malloc(entries);
   if (raw == NULL) {
@@ -85,6 +88,11 @@ static int write_cache(const char* path, size_t entries, size_t payload) {
     char identity[64];
     int len = snprintf(identity, sizeof identity, "bench.layer%zu.weight", i);
     xpack_writer_bind(w, raw + i, identity, (size_t)len);
+    if (xpack_writer_bind_family(w, raw + i, &family, &err) != XPACK_OK) {
+      fprintf(stderr, "xpack-bench-open: %s\n", err.message);
+      rc = -1;
+      break;
+    }
     struct xnn_weights_cache_look_up_key key = {.seed = 0x5eed, .kernel = raw + i, .bias = NULL};
     if (p->look_up(p->context, &key) != SIZE_MAX) continue;
     unsigned char* bytes = p->reserve_space(p->context, payload);
