@@ -1,13 +1,16 @@
 /* xpack pack: replay every XNNPACK delegate through one recording weights cache and write the cache file. */
+#include <fcntl.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include "cli_common.h"
 #include "commands.h"
 #include "pack_models.h"
+#include "temp_files.h"
 #include "json.h"
 #include "xpack.h"
 
@@ -32,8 +35,8 @@ static char* mappable_temp_path(const char* out_path) {
   size_t n = strlen(out_path) + 32;
   char* tmp = malloc(n);
   if (dir_copy && base_copy && tmp) {
-    snprintf(tmp, n, "%s/.%s.mappable.XXXXXX", dirname(dir_copy), basename(base_copy));
-    int fd = mkstemp(tmp);
+    snprintf(tmp, n, "%s/.%s.XXXXXX", dirname(dir_copy), basename(base_copy));
+    int fd = xp_temp_create(tmp); /* named as the target's temporary files: a killed pack's is removed later */
     if (fd >= 0) close(fd);
     else {
       free(tmp);
@@ -165,8 +168,16 @@ int cmd_pack(int argc, char** argv) {
   }
   xpack_status finished = xpack_writer_finish(writer, &err);
   xpack_transport_stats transport = {0};
-  if (finished == XPACK_OK && level) finished = xpack_compress_file(mappable_path, out_path, level, &transport, &err);
-  if (mappable_path) unlink(mappable_path);
+  if (finished == XPACK_OK && level) {
+    /* Locked, so that the output's temporary-file cleanup (temp_files.h) does not take it for a leftover. */
+    int hold = open(mappable_path, O_RDONLY | O_CLOEXEC);
+    if (hold >= 0) flock(hold, LOCK_EX | LOCK_NB);
+    finished = xpack_compress_file(mappable_path, out_path, level, &transport, &err);
+    unlink(mappable_path);
+    if (hold >= 0) close(hold);
+  } else if (mappable_path) {
+    unlink(mappable_path);
+  }
   free(mappable_path);
   if (finished != XPACK_OK) {
     cli_error("%s", err.message);

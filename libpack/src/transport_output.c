@@ -1,5 +1,6 @@
 /* An output file that appears at its path complete or not at all: written as a temporary file in the same
- * directory, synced, renamed into place, and the directory synced so that the rename itself is durable. */
+ * directory, synced, renamed into place, and the directory synced so that the rename itself is durable.
+ * The temporary file is named and locked as the writer's are (temp_files.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "temp_files.h"
 #include "transport.h"
 
 xpack_status xt_output_create(xt_output* o, const char* path, xpack_error* err) {
@@ -29,7 +31,7 @@ xpack_status xt_output_create(xt_output* o, const char* path, xpack_error* err) 
   snprintf(o->tmp_path, n, "%s/.%s.XXXXXX", dirname(dir_copy), basename(base_copy));
   free(dir_copy);
   free(base_copy);
-  o->fd = mkstemp(o->tmp_path);
+  o->fd = xp_temp_create(o->tmp_path); /* locked while written: a killed run's leftover is removed later */
   if (o->fd < 0) {
     int e = errno;
     free(o->tmp_path);

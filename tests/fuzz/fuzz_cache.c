@@ -14,6 +14,7 @@
 #include <string.h>
 #include <xxhash.h>
 
+#include "cache_repair.h"
 #include "cache_view.h"
 #include "le.h"
 #include "xpc_format.h"
@@ -117,69 +118,6 @@ static void walk(const xpc_view* v) {
   lookups(v);
 }
 
-/* ---- checksum repair (best effort: anything out of bounds is left alone) ---- */
-
-static int in_file(uint64_t offset, uint64_t n, uint64_t size) { return offset <= size && n <= size - offset; }
-
-/* A NUL-terminated string at `offset` of a byte table [t, t + count). */
-static int table_string(const uint8_t* t, uint64_t count, uint32_t offset, const char** s, size_t* len) {
-  if (offset >= count) return -1;
-  const uint8_t* nul = memchr(t + offset, 0, (size_t)(count - offset));
-  if (nul == NULL) return -1;
-  *s = (const char*)(t + offset);
-  *len = (size_t)(nul - (t + offset));
-  return 0;
-}
-
-static void repair(uint8_t* b, uint64_t size) {
-  if (size >= XPC_HEADER_SIZE) xp_put64(b + XPC_H_CHECKSUM, XXH3_64bits(b, XPC_H_CHECKSUM));
-  if (size < XPC_HEADER_SIZE + XPC_FOOTER_SIZE) return;
-  uint8_t* f = b + size - XPC_FOOTER_SIZE;
-  uint64_t dir = xp_le64(f + XPC_F_DIR_OFFSET), dir_count = xp_le32(f + XPC_F_DIR_COUNT);
-  if (dir_count <= 64 && in_file(dir, dir_count * XPC_DIR_ENTRY_SIZE, size)) {
-    uint8_t *regn = NULL, *entr = NULL, *strs = NULL;
-    uint64_t regn_count = 0, entr_count = 0, strs_count = 0;
-    uint32_t regn_stride = 0, entr_stride = 0;
-    for (uint64_t i = 0; i < dir_count; i++) {
-      const uint8_t* d = b + dir + i * XPC_DIR_ENTRY_SIZE;
-      uint32_t tag = xp_le32(d + XPC_D_TAG), stride = xp_le32(d + XPC_D_RECORD_SIZE);
-      uint64_t off = xp_le64(d + XPC_D_OFFSET), count = xp_le64(d + XPC_D_COUNT);
-      if (stride == 0 || count > size / stride || !in_file(off, count * stride, size)) continue;
-      if (tag == XPC_TAG_REGIONS && stride >= XPC_REGION_SIZE) regn = b + off, regn_count = count, regn_stride = stride;
-      if (tag == XPC_TAG_ENTRIES && stride >= XPC_ENTRY_SIZE) entr = b + off, entr_count = count, entr_stride = stride;
-      if (tag == XPC_TAG_STRINGS && stride == 1) strs = b + off, strs_count = count;
-    }
-    for (uint64_t i = 0; entr && i < entr_count; i++) {
-      uint8_t* e = entr + i * entr_stride;
-      const char *kernel, *bias = NULL;
-      size_t kernel_len, bias_len = 0;
-      uint32_t bias_offset = xp_le32(e + XPC_E_BIAS);
-      if (strs && table_string(strs, strs_count, xp_le32(e + XPC_E_KERNEL), &kernel, &kernel_len) == 0 &&
-          (bias_offset == XPC_NONE || table_string(strs, strs_count, bias_offset, &bias, &bias_len) == 0)) {
-        xp_put64(e + XPC_E_KEY_HASH, xpc_key_hash(xp_le32(e + XPC_E_SEED), kernel, kernel_len, bias, bias_len));
-      }
-      uint32_t region = xp_le32(e + XPC_E_REGION);
-      if (regn && region < regn_count) {
-        uint8_t buf[XPC_E_CHECK + XPC_REGION_SIZE];
-        memcpy(buf, e, XPC_E_CHECK);
-        memcpy(buf + XPC_E_CHECK, regn + (uint64_t)region * regn_stride, XPC_REGION_SIZE);
-        xp_put64(e + XPC_E_CHECK, XXH3_64bits(buf, sizeof buf));
-      }
-    }
-    for (uint64_t i = 0; i < dir_count; i++) {
-      uint8_t* d = b + dir + i * XPC_DIR_ENTRY_SIZE;
-      uint32_t stride = xp_le32(d + XPC_D_RECORD_SIZE);
-      uint64_t off = xp_le64(d + XPC_D_OFFSET), count = xp_le64(d + XPC_D_COUNT);
-      if (stride == 0 || count > size / stride || !in_file(off, count * stride, size)) continue;
-      xp_put64(d + XPC_D_HASH, XXH3_64bits(b + off, (size_t)(count * stride)));
-    }
-    xp_put64(f + XPC_F_DIR_HASH, XXH3_64bits(b + dir, (size_t)(dir_count * XPC_DIR_ENTRY_SIZE)));
-  }
-  uint64_t meta = xp_le64(f + XPC_F_METADATA_OFFSET), meta_size = xp_le64(f + XPC_F_METADATA_SIZE);
-  if (in_file(meta, meta_size, size)) xp_put64(f + XPC_F_METADATA_HASH, XXH3_64bits(b + meta, (size_t)meta_size));
-  xp_put64(f + XPC_F_CHECKSUM, XXH3_64bits(f, XPC_F_CHECKSUM));
-}
-
 static void open_and_walk(const uint8_t* base, size_t size) {
   for (int allow_transport = 0; allow_transport < 2; allow_transport++) {
     xpc_view v;
@@ -197,7 +135,7 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   uint8_t* copy = malloc(size ? size : 1);
   if (copy == NULL) return 0;
   memcpy(copy, data, size);
-  repair(copy, size);
+  xpc_fuzz_repair(copy, size);
   if (size == 0 || memcmp(copy, data, size) != 0) open_and_walk(copy, size);
   free(copy);
   return 0;

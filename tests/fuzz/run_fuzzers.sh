@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer harnesses with clang (tests/fuzz/CMakeLists.txt), makes seed corpora from real
-# and generated files, runs each fuzzer for XPACK_FUZZ_SECONDS (default 60) and fails on any finding.
+# and generated files, runs each fuzzer for XPACK_FUZZ_SECONDS (default 45) and fails on any finding.
 #
 # usage: run_fuzzers.sh --work DIR [--real DIR] [--xpack PATH] [--subgraphs PATH] [--et-dump PATH]
 #                       [--genmodel PATH] [--only NAME]
 #   --work       build dir, seeds, growing corpora and crash artifacts go under DIR
 #   --real       the real .pte/.ptd folder (seeds; optional)
-#   --xpack      the xpack CLI: `xpack pack` makes cache seeds from the real files
+#   --xpack      the xpack CLI: `xpack pack` makes cache seeds from the real files, `--zstd` inflate seeds
 #   --subgraphs  tests/core's xpack-subgraphs: `pack OUT.xpc` makes a cache seed
 #   --et-dump    tests/et's et_dump: `--blobs DIR model.pte` cuts XNNPACK delegate blobs out (seeds)
 #   --genmodel   the fixture generator: generated .pte/.ptd seeds
-#   --only NAME  run one fuzzer (pte, xnngraph or cache)
-# Environment: XPACK_FUZZ_SECONDS (per fuzzer, default 60), CC_FUZZ (default clang),
+#   --only NAME  run one fuzzer (pte, xnngraph, cache or inflate)
+# Environment: XPACK_FUZZ_SECONDS (per fuzzer, default 45: four fuzzers share the three minutes), CC_FUZZ (default clang),
 #              XPACK_FUZZ_ARGS (extra libFuzzer flags, e.g. "-jobs=4 -workers=4").
 # Exit: 0 clean, 1 a fuzzer found something (or the build failed), 77 skipped (no clang).
 set -u
@@ -30,7 +30,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ -n "$work" ] || { echo "run_fuzzers.sh: --work DIR is required" >&2; exit 2; }
-seconds=${XPACK_FUZZ_SECONDS:-60}
+seconds=${XPACK_FUZZ_SECONDS:-45}
 cc=${CC_FUZZ:-clang}
 if ! command -v "$cc" >/dev/null 2>&1; then
   echo "skipped: $cc not found (the fuzzers need clang with libFuzzer)"
@@ -51,8 +51,8 @@ cmake --build "$work/build" >"$work/build.log" 2>&1 || { cat "$work/build.log"; 
 # ---- seeds (remade every run) and corpora (kept: they grow across runs) ----
 seeds=$work/seeds
 rm -rf "$seeds"
-mkdir -p "$seeds/pte" "$seeds/xnngraph" "$seeds/cache" "$work/corpus/pte" "$work/corpus/xnngraph" \
-  "$work/corpus/cache" "$work/artifacts"
+mkdir -p "$seeds/pte" "$seeds/xnngraph" "$seeds/cache" "$seeds/inflate" "$work/corpus/pte" \
+  "$work/corpus/xnngraph" "$work/corpus/cache" "$work/corpus/inflate" "$work/artifacts"
 small_real=()
 if [ -n "$real" ] && [ -d "$real" ]; then
   for f in "$real"/*.pte "$real"/*.ptd; do
@@ -85,13 +85,16 @@ if [ -n "$xpack" ] && [ -x "$xpack" ]; then
     extra=()
     [ -f "${f%.pte}.ptd" ] && extra=(--data "${f%.pte}.ptd")
     "$xpack" -q pack "$f" "${extra[@]}" -o "$seeds/cache/$b.xpc" >/dev/null 2>&1
+    # The transport form (zstd frames): the inflate seeds, and the cache fuzzer's transport-form views.
+    "$xpack" -q pack "$f" "${extra[@]}" --zstd=3 -o "$seeds/inflate/$b.z.xpc" >/dev/null 2>&1
+    [ -f "$seeds/inflate/$b.z.xpc" ] && cp "$seeds/inflate/$b.z.xpc" "$seeds/cache/"
   done
   [ -f "$real/small_cnn.pte" ] &&
     "$xpack" -q pack "$real/small_cnn.pte" --page-size 16384 -o "$seeds/cache/small_cnn_16k.xpc" >/dev/null 2>&1
 fi
 # Real programs as cache seeds too (wrong magic: they exercise the first checks).
 for f in "${small_real[@]:0:3}"; do cp "$f" "$seeds/cache/"; done
-for d in pte xnngraph cache; do
+for d in pte xnngraph cache inflate; do
   echo "seeds $d: $(find "$seeds/$d" -type f | wc -l) files"
 done
 
@@ -100,7 +103,7 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-halt_on_error=1:detect_leaks=1:abort_on_erro
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 status=0
 summary=""
-for name in pte xnngraph cache; do
+for name in pte xnngraph cache inflate; do
   [ -n "$only" ] && [ "$only" != "$name" ] && continue
   max_len=300000
   [ "$name" = xnngraph ] && max_len=65536
