@@ -2,7 +2,7 @@
 # xpack export --executorch refuses what it must: usage errors exit 2; a missing, foreign, truncated,
 # damaged or transport-form cache exits 3 with a message naming the file; an unwritable output exits 4.
 # Never a crash, never an output file (an existing one is left as it was), never a temporary file left.
-XPACK=$1; FIXTURE=$2
+XPACK=$1; FIXTURE=$2; GEN=$3
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../model/lib.sh"
 d=$(mktemp -d); trap 'rm -rf "$d"' EXIT
@@ -47,8 +47,15 @@ region=$("$XPACK" dump --json good.xpc | python3 -c 'import json,sys; r=json.loa
 cp good.xpc region.xpc
 printf '\xa5' | dd of=region.xpc bs=1 seek="$region" conv=notrunc status=none
 expect_refusal 3 "region.xpc: damaged, nothing exported: region 0 .*xpack verify" region.xpc
-"$FIXTURE" transport good.xpc transport.xpc || fail "transport fixture"
-expect_refusal 3 "xpack inflate" transport.xpc
+# The transport form (zstd regions): refused with the command that fixes it; once inflated, the export is
+# byte for byte that of the cache packed without --zstd.
+"$GEN" llm --size 1M -o m.pte > /dev/null
+"$XPACK" pack m.pte -o m.xpc > /dev/null && "$XPACK" pack m.pte --zstd -o transport.xpc > /dev/null || fail "pack"
+expect_refusal 3 "transport form; run \`xpack inflate transport.xpc" transport.xpc
+"$XPACK" inflate transport.xpc inflated.xpc > /dev/null || fail "inflate"
+"$XPACK" export --executorch inflated.xpc inflated.xpwc > /dev/null 2>&1 || fail "export of the inflated cache"
+"$XPACK" export --executorch m.xpc m.xpwc > /dev/null 2>&1 || fail "export of the mappable cache"
+cmp -s inflated.xpwc m.xpwc || fail "the inflated cache exports differently"
 
 echo "== unwritable output"
 expect_refusal 4 "no/such/dir/out.xpwc" good.xpc no/such/dir/out.xpwc

@@ -1,11 +1,9 @@
-/* interop-fixture: inputs for the ExecuTorch export tests that xpack pack cannot make from a program.
+/* interop-fixture: a cache for the ExecuTorch export tests that xpack pack cannot make from a program.
  *
- *   interop-fixture cache OUT.xpc      a cache whose entries cover every naming case of the export: content
- *                                      keys, module paths, unnamed constants, C API identities, a name that
- *                                      two different weights produce, two entries that are one record, two
- *                                      names sharing packed bytes, regions above and below a page
- *   interop-fixture transport IN OUT   IN with the transport flag set (checksums fixed), as a compressed
- *                                      cache would be marked
+ *   interop-fixture cache OUT.xpc   entries covering every naming case of the export: content keys, module
+ *                                   paths, unnamed constants, C API identities, a name that two different
+ *                                   weights produce, two entries that are one record, two names sharing
+ *                                   packed bytes, regions above and below a page
  *
  * Every weight is packed by the real XNNPACK through xpack's recording writer. */
 #include <math.h>
@@ -13,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <xnnpack.h>
-#include <xxhash.h>
 
 #include "xpack.h"
+#include "xpack_family.h"
 
 typedef struct fc_case {
   const char* kernel_identity;
@@ -80,6 +78,13 @@ static int pack_case(xpack_writer* w, const fc_case* c, void** keep) {
   keep[1] = bias;
   if (kernel == NULL || (c->bias_identity && bias == NULL)) return 1;
   xpack_writer_bind(w, kernel, c->kernel_identity, strlen(c->kernel_identity));
+  const xpack_family family = {XPACK_OP_FULLY_CONNECTED, xnn_datatype_fp32, xnn_datatype_fp32,
+                               bias ? xnn_datatype_fp32 : xnn_datatype_invalid, xnn_datatype_fp32, 0, 0};
+  xpack_error err;
+  if (xpack_writer_bind_family(w, kernel, &family, &err) != XPACK_OK) {
+    fprintf(stderr, "interop-fixture: %s\n", err.message);
+    return 1;
+  }
   if (bias) xpack_writer_bind(w, bias, c->bias_identity, strlen(c->bias_identity));
   size_t in_dims[2] = {1, c->in}, out_dims[2] = {1, c->out}, k_dims[2] = {c->out, c->in}, b_dims[1] = {c->out};
   uint32_t in_id, out_id, k_id, b_id = XNN_INVALID_VALUE_ID;
@@ -119,36 +124,6 @@ static int make_cache(const char* out) {
   return bad;
 }
 
-static void put64(uint8_t* p, uint64_t v) {
-  for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
-}
-
-/* Sets flags bit 0 in header (offset 16) and footer (offset 60 of the last 80 bytes) and re-seals both. */
-static int make_transport(const char* in, const char* out) {
-  FILE* f = fopen(in, "rb");
-  if (f == NULL) return 1;
-  fseek(f, 0, SEEK_END);
-  long size = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  uint8_t* b = size >= 144 ? malloc((size_t)size) : NULL;
-  int bad = b == NULL || fread(b, 1, (size_t)size, f) != (size_t)size;
-  fclose(f);
-  if (bad) {
-    free(b);
-    return 1;
-  }
-  uint8_t* footer = b + size - 80;
-  b[16] |= 1;
-  footer[60] |= 1;
-  put64(b + 56, XXH3_64bits(b, 56));
-  put64(footer + 64, XXH3_64bits(footer, 64));
-  f = fopen(out, "wb");
-  bad = f == NULL || fwrite(b, 1, (size_t)size, f) != (size_t)size;
-  if (f) bad |= fclose(f) != 0;
-  free(b);
-  return bad;
-}
-
 int main(int argc, char** argv) {
   if (argc == 3 && strcmp(argv[1], "cache") == 0) {
     if (xnn_initialize(NULL) != xnn_status_success) {
@@ -157,7 +132,6 @@ int main(int argc, char** argv) {
     }
     return make_cache(argv[2]);
   }
-  if (argc == 4 && strcmp(argv[1], "transport") == 0) return make_transport(argv[2], argv[3]);
-  fprintf(stderr, "usage: interop-fixture cache OUT.xpc | transport IN OUT\n");
+  fprintf(stderr, "usage: interop-fixture cache OUT.xpc\n");
   return 2;
 }
