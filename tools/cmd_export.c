@@ -194,9 +194,11 @@ int cmd_export(int argc, char** argv) {
   xpack_file_get_info(f, &info);
   char build_id[2 * 256 + 1];
   hex(info.build_id, info.build_id_size < 256 ? info.build_id_size : 256, build_id);
-  char validity[1536], check[256];
+  char validity[1536], check[512];
   validity_text(cache, &info, build_id, validity, sizeof validity);
-  snprintf(check, sizeof check, "on the target device, `xpack verify %s --model MODEL.pte [--data W.ptd]` must pass",
+  snprintf(check, sizeof check,
+           "on the target device, `xpack verify %s` must say every entry is served (its packing families' probes "
+           "pack alike there); adding `--model MODEL.pte` re-packs every weight and compares",
            cache);
   if (as_json) print_json(cache, out, f, &info, &stats, outcomes, validity, check, build_id);
   else print_text(cache, out, &stats);

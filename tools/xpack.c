@@ -61,7 +61,7 @@ static const command kCommands[] = {
      "named as ExecuTorch names them (kernel named key + bias named key); entries it cannot name (unnamed constants,\n"
      "C API identities, names shared by other seeds or bytes) are skipped and counted. OUT is valid only when the\n"
      "app's XNNPACK packs like the one that packed CACHE (same build, same CPU kernel choice): ExecuTorch checks\n"
-     "only seeds. Check with `xpack verify CACHE --model MODEL.pte` on the target. A damaged cache is refused;\n"
+     "only seeds. Check with `xpack verify CACHE [--model MODEL.pte]` on the target. A damaged cache is refused;\n"
      "a transport-form cache needs `xpack inflate` first. With nothing to export, exits 0 and writes nothing."},
 };
 static const size_t kCommandCount = sizeof kCommands / sizeof kCommands[0];

@@ -224,7 +224,7 @@ typedef struct xpack_export_stats {
  *
  * The output is only valid for an app whose XNNPACK packs exactly like the one that packed the cache
  * (same build, same CPU kernel choice): ExecuTorch checks nothing but the seed. Nothing here can check
- * that; `xpack verify CACHE --model MODEL.pte` on the target can.
+ * that; `xpack verify CACHE` on the target can (packing-family probes; with --model, a full re-pack).
  *
  * The cache is verified in full first (every checksum and region hash); a damaged cache is not exported.
  * The output is written to a temporary file beside out_path, fsynced and renamed: on any error out_path

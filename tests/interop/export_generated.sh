@@ -15,7 +15,7 @@ export_and_compare() {
   "$XPACK" dump --json "$cache" > "$n.dump.json" || fail "$n: dump"
   "$XPACK" export --executorch "$cache" "$n.xpwc" --json > "$n.export.json" 2> "$n.err" || fail "$n: export: $(cat "$n.err")"
   grep -q "valid only in an app whose XNNPACK packs exactly like" "$n.err" || fail "$n: no validity warning: $(cat "$n.err")"
-  grep -q "xpack verify $cache --model" "$n.err" || fail "$n: the warning does not say how to check"
+  grep -q "xpack verify $cache\` must say every entry is served" "$n.err" || fail "$n: the warning does not say how to check"
   $READ compare --xpwc "$n.xpwc" --xpc "$cache" --dump "$n.dump.json" --export "$n.export.json" --expect "$expect" \
     || fail "$n: the export does not match the cache"
 }
