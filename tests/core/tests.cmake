@@ -33,3 +33,17 @@ add_executable(change_underneath ${CMAKE_CURRENT_LIST_DIR}/change_underneath.c $
 target_link_libraries(change_underneath PRIVATE xpack_pack xpack_xxhash)
 add_test(NAME core_change_underneath
          COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/change_underneath.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-subgraphs> $<TARGET_FILE:change_underneath>)
+
+# One change at a time (probe value, build id, family name, entries without family), every checksum re-sealed.
+add_executable(xpc_tamper ${CMAKE_CURRENT_LIST_DIR}/xpc_tamper.c)
+target_include_directories(xpc_tamper PRIVATE ${PROJECT_SOURCE_DIR}/libpack/src ${PROJECT_SOURCE_DIR}/format)
+target_link_libraries(xpc_tamper PRIVATE xpack_xxhash)
+add_test(NAME core_families
+         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/families.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>
+                 $<TARGET_FILE:xpack-subgraphs> $<TARGET_FILE:xpc_tamper>)
+
+# Another CPU for real: natively packed caches run in qemu-user with a CPU model without AVX.
+add_test(NAME core_qemu_families
+         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/qemu_families.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>
+                 ${XPACK_REAL_TESTDATA})
+set_tests_properties(core_qemu_families PROPERTIES SKIP_RETURN_CODE 77)
