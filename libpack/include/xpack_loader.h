@@ -39,7 +39,8 @@
  * Thread safety: the provider may be called from several threads at once, and bind/unbind may run
  * concurrently with look-ups. open/close are not concurrent with anything else on the same cache.
  *
- * Dependencies: libc, pthreads, XNNPACK's header, xxHash. No zstd, no flatbuffers.
+ * Dependencies: libc, pthreads, XNNPACK (its build identifier, and its subgraph API for the family probes),
+ * xxHash. No zstd, no flatbuffers.
  */
 #ifndef XPACK_LOADER_H
 #define XPACK_LOADER_H
