@@ -1,7 +1,8 @@
 # `cmake --install`: the xpack tool, libpack's static libraries, the public headers, a CMake package
-# (find_package(xpack): xpack::loader, xpack::pack, xpack::executorch, xpack::xpack, xpack_add_cache) and
-# pkg-config files (xpack-loader.pc: the loader alone; xpack.pc: everything). Included by the top-level
-# CMakeLists.txt after every target is defined. docs/INTEGRATION.md, "Installing and linking".
+# (find_package(xpack): xpack::loader, xpack::pack, xpack::executorch, xpack::inflate, xpack::xpack,
+# xpack_add_cache) and pkg-config files (xpack-loader.pc: the loader alone; xpack-inflate.pc: the transport
+# form's inflater; xpack.pc: everything). Included by the top-level CMakeLists.txt after every target is
+# defined. docs/INTEGRATION.md, "Installing and linking".
 #
 # The libraries to install are not listed here: they are every library xpack_pack links, found by walking
 # its link interface, so a library added to libpack is installed, exported and put in xpack.pc without an
@@ -196,6 +197,12 @@ configure_file(${CMAKE_CURRENT_LIST_DIR}/xpack-loader.pc.in ${PROJECT_BINARY_DIR
 configure_file(${CMAKE_CURRENT_LIST_DIR}/xpack.pc.in ${PROJECT_BINARY_DIR}/package/xpack.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/package/xpack-loader.pc ${PROJECT_BINARY_DIR}/package/xpack.pc
         DESTINATION "${CMAKE_INSTALL_LIBDIR}/pkgconfig")
+if(TARGET xpack_inflate)
+  _xpack_link_closure(xpack_inflate _xpack_inflate_links)
+  _xpack_pc_libs("${_xpack_inflate_links}" "${_xpack_loader_links}" XPACK_PC_INFLATE_LIBS)
+  configure_file(${CMAKE_CURRENT_LIST_DIR}/xpack-inflate.pc.in ${PROJECT_BINARY_DIR}/package/xpack-inflate.pc @ONLY)
+  install(FILES ${PROJECT_BINARY_DIR}/package/xpack-inflate.pc DESTINATION "${CMAKE_INSTALL_LIBDIR}/pkgconfig")
+endif()
 
 # xpack_add_cache in the build tree too (it packs with the xpack target through the xpack::xpack alias).
 include(${CMAKE_CURRENT_LIST_DIR}/XpackAddCache.cmake)

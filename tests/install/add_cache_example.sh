@@ -30,6 +30,7 @@ grep -q "xpack: packing" "$ex.build.log" || { cat "$ex.build.log"; fail "the fir
 "$ex/model_app" || fail "the app did not accept the built cache"
 if ldd "$ex/model_app" | grep zstd; then fail "the loader-only app (xpack::loader) needs zstd"; fi
 first=$(mtime "$cache")
+[ ! -e "$ex/model-transport.xpc" ] || fail "the default build made the EXCLUDE_FROM_ALL transport-form cache"
 
 build
 grep -q "ninja: no work to do." "$XP_TMP/build.log" || { cat "$XP_TMP/build.log"; fail "a rebuild with nothing changed did work"; }
@@ -55,6 +56,15 @@ build
 grep -q "xpack: packing" "$XP_TMP/build.log" || { cat "$XP_TMP/build.log"; fail "a newer xpack did not pack again"; }
 [ "$(mtime "$cache")" != "$second" ] || fail "a newer xpack left the cache as it was"
 echo "xpack reinstalled: packed again"
+
+# ZSTD: the transport form, on request. It verifies; the loader refuses it; inflated, it is the mappable cache.
+"$XP_NINJA" -C "$ex" model_cache_transport > "$XP_TMP/build.log" 2>&1 || { cat "$XP_TMP/build.log"; fail "ninja model_cache_transport"; }
+transport="$ex/model-transport.xpc"
+"$xpack" verify "$transport" > /dev/null || fail "the transport-form cache does not verify"
+if "$ex/model_app" "$model" "$transport" 2> /dev/null; then fail "the loader accepted the transport form"; fi
+"$xpack" inflate "$transport" "$XP_TMP/inflated.xpc" > /dev/null || fail "xpack inflate"
+cmp "$XP_TMP/inflated.xpc" "$cache" || fail "the inflated transport form differs from the mappable cache"
+echo "ZSTD: transport form $(stat -c %s "$transport") bytes, mappable $(stat -c %s "$cache") bytes; inflates to the same file"
 
 # A program with nothing that XNNPACK packs fails the build, and no older cache is left in its place.
 "$XP_GENMODEL" bmm -o "$XP_TMP/bmm.pte" > /dev/null
