@@ -58,8 +58,18 @@ xpack_status xpack_writer_bind(xpack_writer* w, const void* raw, const char* ide
 xpack_status xpack_writer_bind_family(xpack_writer* w, const void* kernel, const xpack_family* family,
                                       xpack_error* err);
 
-/* Forgets every identity and family binding. */
+/* Forgets every identity and family binding of the calling thread. */
 void xpack_writer_unbind_all(xpack_writer* w);
+
+/* Bindings (xpack_writer_bind, xpack_writer_bind_family, unbind_all) belong to the calling thread, and the
+ * provider resolves the pointers of a look-up with the bindings of the thread XNNPACK calls it on, which is
+ * the thread creating the runtime when no thread pool is given. So several threads may each bind and create
+ * runtimes through one writer at once. Call this on the thread before replaying the delegate numbered
+ * delegate_index (0, 1, ... in a fixed order): it forgets the thread's bindings, and makes the file the
+ * same bytes whichever threads pack which delegates and in what order they finish (regions and strings
+ * are laid out as if the delegates had been packed one after another by index). Without it a thread's
+ * events order as delegate -1. Errors: XPACK_ERR_ARG, XPACK_ERR_NOMEM. */
+xpack_status xpack_writer_begin_delegate(xpack_writer* w, uint32_t delegate_index);
 
 /* The provider to pass to xnn_create_runtime_v4; one writer serves any number of runtimes (a weight
  * XNNPACK asks for again is served from what was recorded, so it is packed once). The runtimes must be

@@ -18,7 +18,6 @@
 #include "writer_internal.h"
 #include "xpc_format.h"
 
-#define WR_MAX_IDENTITY 1024
 #define WR_COMPARE_CHUNK (1u << 20)
 
 static uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) & ~(a - 1); }
@@ -73,13 +72,14 @@ typedef struct key_ids {
 } key_ids;
 
 /* Resolves the pointers of a key to identities; 0 when both (or the kernel alone, without bias) are bound. */
-static int resolve(xpack_writer* w, const struct xnn_weights_cache_look_up_key* key, key_ids* ids) {
-  ids->kernel_len = xp_bindings_get(&w->bindings, key->kernel, ids->kernel, sizeof ids->kernel);
+static int resolve(wr_session* s, const struct xnn_weights_cache_look_up_key* key, key_ids* ids) {
+  if (s == NULL) return -1;
+  ids->kernel_len = xp_bindings_get(&s->bindings, key->kernel, ids->kernel, sizeof ids->kernel);
   if (ids->kernel_len == (size_t)-1 || ids->kernel_len >= sizeof ids->kernel) return -1;
   ids->has_bias = key->bias != NULL;
   ids->bias_len = 0;
   if (ids->has_bias) {
-    ids->bias_len = xp_bindings_get(&w->bindings, key->bias, ids->bias, sizeof ids->bias);
+    ids->bias_len = xp_bindings_get(&s->bindings, key->bias, ids->bias, sizeof ids->bias);
     if (ids->bias_len == (size_t)-1 || ids->bias_len >= sizeof ids->bias) return -1;
   }
   return 0;
@@ -110,22 +110,43 @@ static long find_entry(xpack_writer* w, uint32_t seed, const key_ids* ids, uint6
   return -1;
 }
 
+/* The ticket of the session's next event: a look-up, or an insert that follows none. */
+static uint64_t next_ticket(wr_session* s) {
+  return s == NULL ? UINT64_MAX - WR_TICKET_PARTS : s->ticket_base | (s->events++ * WR_TICKET_PARTS);
+}
+
+/* An event that found entry e: what it uses takes the event's ticket when smaller (its place in a serial
+ * run, where the earliest delegate records it). Lock held. */
+static void touch_entry(xpack_writer* w, long e, uint64_t ticket) {
+  const wr_entry* entry = &w->entries[e];
+  wr_region* r = &w->regions[entry->region];
+  if (ticket < r->ticket) r->ticket = ticket;
+  wr_string* family = &w->strings[w->families[entry->family].name];
+  if (ticket < family->ticket) family->ticket = ticket;
+  wr_string* kernel = &w->strings[entry->kernel];
+  if (ticket + 1 < kernel->ticket) kernel->ticket = ticket + 1;
+  if (entry->bias != XPC_NONE && ticket + 2 < w->strings[entry->bias].ticket) w->strings[entry->bias].ticket = ticket + 2;
+}
+
 static size_t provider_look_up(void* context, const struct xnn_weights_cache_look_up_key* key) {
   xpack_writer* w = context;
+  wr_session* s = wr_session_get(w);
   key_ids ids;
-  int bound = resolve(w, key, &ids) == 0;
+  int bound = resolve(s, key, &ids) == 0;
   pthread_mutex_lock(&w->lock);
+  const uint64_t ticket = next_ticket(s);
   w->stats.lookups++;
   size_t answer = SIZE_MAX;
   if (bound) {
     long e = find_entry(w, key->seed, &ids, key_hash_of(key->seed, &ids));
     if (e >= 0) {
+      touch_entry(w, e, ticket);
       w->stats.reused++;
       w->stats.reused_bytes += w->regions[w->entries[e].region].size;
       answer = (size_t)w->regions[w->entries[e].region].offset;
     }
   }
-  if (answer == SIZE_MAX) xp_pending_add(&w->pending, key);
+  if (answer == SIZE_MAX && s != NULL) xp_pending_add(&s->pending, key);
   pthread_mutex_unlock(&w->lock);
   return answer;
 }
@@ -136,12 +157,16 @@ static void* provider_reserve_space(void* context, size_t n) {
 }
 
 /* Stores bytes as a region unless an identical one exists; returns the region index or -1. Lock held. */
-static long store_region(xpack_writer* w, const uint8_t* bytes, size_t size, XXH128_hash_t h128, uint64_t h64) {
+static long store_region(xpack_writer* w, const uint8_t* bytes, size_t size, XXH128_hash_t h128, uint64_t h64,
+                         uint64_t ticket) {
   size_t cursor = 0;
   uint32_t idx;
   while (wr_index_next(&w->region_index, h128.low64, &cursor, &idx)) {
     const wr_region* r = &w->regions[idx];
-    if (r->hash128_hi == h128.high64 && r->size == size && region_equals(w, r, bytes, size)) return (long)idx;
+    if (r->hash128_hi == h128.high64 && r->size == size && region_equals(w, r, bytes, size)) {
+      if (ticket < w->regions[idx].ticket) w->regions[idx].ticket = ticket;
+      return (long)idx;
+    }
   }
   if (wr_reserve((void**)&w->regions, &w->region_cap, w->region_count + 1, sizeof *w->regions) != 0) return -1;
   uint64_t align = size >= w->page_alignment ? w->page_alignment : w->region_alignment;
@@ -152,7 +177,7 @@ static long store_region(xpack_writer* w, const uint8_t* bytes, size_t size, XXH
   }
   idx = (uint32_t)w->region_count;
   if (wr_index_put(&w->region_index, h128.low64, idx) != 0) return -1;
-  w->regions[w->region_count++] = (wr_region){offset, size, h64, h128.low64, h128.high64, NULL, 0, 0};
+  w->regions[w->region_count++] = (wr_region){offset, size, h64, h128.low64, h128.high64, NULL, 0, 0, ticket};
   w->data_end = offset + size;
   w->stats.regions++;
   w->stats.stored_bytes += size;
@@ -166,13 +191,16 @@ static size_t provider_look_up_or_insert(void* context, const struct xnn_weights
                                          size_t size) {
   xpack_writer* w = context;
   if (ptr == NULL) return provider_look_up(context, key);
+  wr_session* s = wr_session_get(w);
   key_ids ids;
-  int bound = resolve(w, key, &ids) == 0;
+  int bound = resolve(s, key, &ids) == 0;
   /* Hash outside the lock: it is the only per-byte work besides the write. */
   XXH128_hash_t h128 = XXH3_128bits(ptr, size);
   uint64_t h64 = XXH3_64bits(ptr, size);
   pthread_mutex_lock(&w->lock);
-  int after_look_up = xp_pending_take(&w->pending, key);
+  int after_look_up = s != NULL && xp_pending_take(&s->pending, key);
+  /* XNNPACK inserts right after the look-up that missed, on the same thread: the look-up's event. */
+  const uint64_t ticket = after_look_up ? s->ticket_base | ((s->events - 1) * WR_TICKET_PARTS) : next_ticket(s);
   w->stats.inserts++;
   size_t answer;
   if (!bound) {
@@ -185,6 +213,7 @@ static size_t provider_look_up_or_insert(void* context, const struct xnn_weights
   uint64_t kh = key_hash_of(key->seed, &ids);
   long e = find_entry(w, key->seed, &ids, kh);
   if (e >= 0) { /* packed again (XNNPACK packs some operators without asking): must be the same bytes */
+    touch_entry(w, e, ticket);
     wr_region* r = &w->regions[w->entries[e].region];
     if (r->hash64 == h64 && region_equals(w, r, ptr, size)) {
       w->stats.reused++;
@@ -199,7 +228,8 @@ static size_t provider_look_up_or_insert(void* context, const struct xnn_weights
     return answer;
   }
   /* An entry the loader could not vouch for on another machine is not worth storing (writer_families.c). */
-  const uint32_t family = wr_entry_family(w, key->kernel);
+  w->intern_ticket = ticket;
+  const uint32_t family = wr_entry_family(w, s, key->kernel);
   if (family == XPC_NONE) {
     w->stats.no_family++;
     w->stats.no_family_bytes += size;
@@ -207,8 +237,10 @@ static size_t provider_look_up_or_insert(void* context, const struct xnn_weights
     pthread_mutex_unlock(&w->lock);
     return answer;
   }
-  long region = store_region(w, ptr, size, h128, h64);
+  long region = store_region(w, ptr, size, h128, h64, ticket);
+  w->intern_ticket = ticket + 1;
   uint32_t kernel = wr_intern(w, ids.kernel, ids.kernel_len);
+  w->intern_ticket = ticket + 2;
   uint32_t bias = ids.has_bias ? wr_intern(w, ids.bias, ids.bias_len) : XPC_NONE;
   if (region < 0 || kernel == XPC_NONE || (ids.has_bias && bias == XPC_NONE) ||
       wr_reserve((void**)&w->entries, &w->entry_cap, w->entry_count + 1, sizeof *w->entries) != 0 ||
@@ -300,10 +332,13 @@ xpack_status xpack_writer_create(const char* out_path, const xpack_writer_option
   }
   fchmod(w->fd, 0644);
   pthread_mutex_init(&w->lock, NULL);
-  xp_bindings_init(&w->bindings);
-  xp_bindings_init(&w->family_bindings);
+  if (pthread_key_create(&w->session_key, NULL) != 0) {
+    pthread_mutex_destroy(&w->lock);
+    xpack_writer_abort(w);
+    return xpack_fail(err, XPACK_ERR_NOMEM, "no thread-specific key left for the writer's sessions");
+  }
+  w->has_session_key = 1;
   xp_heap_init(&w->heap, xp_target_xnn_alignment());
-  xp_pending_init(&w->pending);
   w->page_alignment = page;
   w->region_alignment = xp_target_xnn_alignment() > XPC_MIN_REGION_ALIGNMENT ? xp_target_xnn_alignment()
                                                                              : XPC_MIN_REGION_ALIGNMENT;
@@ -322,19 +357,6 @@ xpack_status xpack_writer_create(const char* out_path, const xpack_writer_option
   return XPACK_OK;
 }
 
-xpack_status xpack_writer_bind(xpack_writer* w, const void* raw, const char* identity, size_t identity_len) {
-  if (w == NULL || raw == NULL || identity == NULL || identity_len == 0 || identity_len >= WR_MAX_IDENTITY) {
-    return XPACK_ERR_ARG;
-  }
-  return xp_bindings_set(&w->bindings, raw, identity, identity_len);
-}
-
-void xpack_writer_unbind_all(xpack_writer* w) {
-  if (w == NULL) return;
-  xp_bindings_clear(&w->bindings);
-  xp_bindings_clear(&w->family_bindings);
-}
-
 struct xnn_weights_cache_provider* xpack_writer_provider(xpack_writer* w) { return w ? &w->provider : NULL; }
 
 xpack_status xpack_writer_add_input(xpack_writer* w, const char* name, uint32_t kind, uint64_t file_size,
@@ -342,6 +364,7 @@ xpack_status xpack_writer_add_input(xpack_writer* w, const char* name, uint32_t 
   if (w == NULL || name == NULL || kind < XPACK_INPUT_PTE || kind > XPACK_INPUT_OTHER) return XPACK_ERR_ARG;
   pthread_mutex_lock(&w->lock);
   xpack_status st = XPACK_ERR_NOMEM;
+  w->intern_ticket = w->outside_events++;
   uint32_t s = wr_intern(w, name, strlen(name));
   if (s != XPC_NONE &&
       wr_reserve((void**)&w->inputs, &w->input_cap, w->input_count + 1, sizeof *w->inputs) == 0) {
@@ -356,7 +379,9 @@ xpack_status xpack_writer_add_info(xpack_writer* w, const char* key, const char*
   if (w == NULL || key == NULL || value == NULL) return XPACK_ERR_ARG;
   pthread_mutex_lock(&w->lock);
   xpack_status st = XPACK_ERR_NOMEM;
+  w->intern_ticket = w->outside_events++;
   uint32_t k = wr_intern(w, key, strlen(key));
+  w->intern_ticket = w->outside_events++;
   uint32_t v = wr_intern(w, value, strlen(value));
   if (k != XPC_NONE && v != XPC_NONE &&
       wr_reserve((void**)&w->info, &w->info_cap, 2 * (w->info_count + 1), sizeof *w->info) == 0) {
@@ -389,11 +414,12 @@ static void destroy(xpack_writer* w) {
   }
   for (size_t i = 0; i < w->string_count; i++) free(w->strings[i].text);
   if (w->fd >= 0) close(w->fd);
+  if (w->has_session_key) {
+    wr_sessions_destroy(w);
+    pthread_key_delete(w->session_key);
+  }
   if (w->provider.context != NULL) {
-    xp_bindings_destroy(&w->bindings);
-    xp_bindings_destroy(&w->family_bindings);
     xp_heap_destroy(&w->heap);
-    xp_pending_destroy(&w->pending);
     pthread_mutex_destroy(&w->lock);
   }
   wr_index_free(&w->region_index);
@@ -423,7 +449,8 @@ xpack_status xpack_writer_finish(xpack_writer* w, xpack_error* err) {
     xpack_writer_abort(w);
     return st;
   }
-  xpack_status st = wr_write_metadata(w, err);
+  xpack_status st = wr_canonical_regions(w, err);
+  if (st == XPACK_OK) st = wr_write_metadata(w, err);
   if (st != XPACK_OK) {
     xpack_writer_abort(w);
     return st;

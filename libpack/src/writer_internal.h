@@ -10,6 +10,8 @@
 #include "pending_keys.h"
 #include "xpack.h"
 
+#define WR_MAX_IDENTITY 1024
+
 typedef struct wr_region {
   uint64_t offset, size;
   uint64_t hash64;
@@ -17,6 +19,7 @@ typedef struct wr_region {
   void* map; /* lazily made read-only mapping for offset_to_addr, or NULL */
   size_t map_len;
   size_t map_skew; /* offset - page-aligned start of map */
+  uint64_t ticket; /* smallest ticket of a look-up or insert that used it: its place in the file */
 } wr_region;
 
 typedef struct wr_entry {
@@ -38,6 +41,7 @@ typedef struct wr_string {
   char* text;
   uint32_t len;
   uint64_t hash;
+  uint64_t ticket; /* as wr_region's: strings are laid out in ticket order */
 } wr_string;
 
 typedef struct wr_input {
@@ -47,6 +51,21 @@ typedef struct wr_input {
 } wr_input;
 
 /* Open-addressing index from a 64-bit hash to an array position (value + 1; 0 = empty). */
+/* What one thread binds while it creates runtimes (writer_sessions.c). Runtimes created at the same time
+ * on several threads each see only their own thread's bindings, so delegates packed in parallel never see
+ * each other's pointers. Tickets order what each look-up and insert touches: (delegate << 40 | event << 2 |
+ * part), the same whichever thread gets there first, so the file does not depend on arrival order. */
+typedef struct wr_session {
+  struct wr_session* next; /* the writer's list, freed with the writer */
+  xp_bindings bindings;
+  xp_bindings family_bindings; /* kernel pointer -> family name, or a WR_NO_FAMILY_* marker */
+  xp_pending_keys pending;
+  uint64_t ticket_base; /* (delegate + 1) << 40, or 0 before xpack_writer_begin_delegate */
+  uint64_t events;      /* look-ups and inserts without a look-up, so far in this delegate */
+} wr_session;
+
+#define WR_TICKET_PARTS 4 /* within one event: 0 family name, 1 kernel, 2 bias */
+
 typedef struct wr_index {
   uint64_t* hashes;
   uint32_t* values;
@@ -61,8 +80,11 @@ struct xpack_writer {
   int fd;
   uint32_t page_alignment, region_alignment;
   uint64_t data_offset, data_end;
-  xp_bindings bindings;
-  xp_bindings family_bindings; /* kernel pointer -> family name, or a WR_NO_FAMILY_* marker */
+  pthread_key_t session_key;
+  int has_session_key;
+  wr_session* sessions;
+  uint64_t intern_ticket;  /* ticket given to strings interned now; caller holds the lock */
+  uint64_t outside_events; /* tickets of strings interned outside any delegate (inputs, info) */
   xp_heap_pool heap;
   wr_region* regions; size_t region_count, region_cap;
   wr_entry* entries; size_t entry_count, entry_cap;
@@ -73,7 +95,6 @@ struct xpack_writer {
   wr_index region_index; /* hash128_lo -> region */
   wr_index entry_index;  /* key_hash -> entry */
   wr_index string_index; /* string hash -> string */
-  xp_pending_keys pending;
   xpack_writer_stats stats;
   int failed; /* an I/O error happened inside a provider callback; finish reports it */
   char failure[256];
@@ -89,12 +110,24 @@ int wr_index_put(wr_index* ix, uint64_t hash, uint32_t value);
 /* Iterates the values stored under hash: start with *cursor = 0; returns 0 when done. */
 int wr_index_next(const wr_index* ix, uint64_t hash, size_t* cursor, uint32_t* value);
 
-/* Interns a string; returns its index or XPC_NONE on allocation failure. Caller holds the lock. */
+/* The calling thread's session, made on first use; NULL on allocation failure (writer_sessions.c). */
+wr_session* wr_session_get(xpack_writer* w);
+/* Frees every session (writer destruction). */
+void wr_sessions_destroy(xpack_writer* w);
+
+/* Lays regions out in ticket order when they arrived in another, copying them to a new temporary file,
+ * and gives the strings' order for the string table (writer_order.c). Errors: XPACK_ERR_IO, NOMEM. */
+xpack_status wr_canonical_regions(xpack_writer* w, xpack_error* err);
+/* Indices of the strings in ticket order (ties: index); caller frees. NULL on allocation failure. */
+uint32_t* wr_string_order(const xpack_writer* w);
+
+/* Interns a string with ticket w->intern_ticket (an existing string keeps the smaller ticket); returns its
+ * index or XPC_NONE on allocation failure. Caller holds the lock. */
 uint32_t wr_intern(xpack_writer* w, const char* s, size_t len);
 
 /* The family index for an entry whose kernel pointer is `kernel` (writer_families.c), or XPC_NONE when
  * the pointer has no single known family: then the entry is not recorded. Caller holds the lock. */
-uint32_t wr_entry_family(xpack_writer* w, const void* kernel);
+uint32_t wr_entry_family(xpack_writer* w, wr_session* s, const void* kernel);
 
 /* Writes metadata, footer and header, fsyncs and renames (writer_meta.c). */
 xpack_status wr_write_metadata(xpack_writer* w, xpack_error* err);

@@ -85,11 +85,20 @@ xpack_status wr_write_metadata(xpack_writer* w, xpack_error* err) {
     free(sorted);
     return xpack_fail(err, XPACK_ERR_NOMEM, "%s: out of memory writing the index", path);
   }
+  /* Laid out in ticket order (writer_order.c), not interning order, which depends on thread timing. */
+  uint32_t* string_order = wr_string_order(w);
+  if (string_order == NULL) {
+    free(string_offset);
+    free(sorted);
+    return xpack_fail(err, XPACK_ERR_NOMEM, "%s: out of memory writing the index", path);
+  }
   uint64_t strings_size = 0;
-  for (size_t i = 0; i < w->string_count; i++) {
+  for (size_t k = 0; k < w->string_count; k++) {
+    const uint32_t i = string_order[k];
     string_offset[i] = strings_size;
     strings_size += 4 + (uint64_t)w->strings[i].len + 1;
   }
+  free(string_order);
   const size_t build_id_size = xnn_experimental_get_build_identifier_size();
   /* family_rank[i]: the FAMI index of w->families[i] once sorted by name. */
   wr_family* families = malloc((w->family_count + 1) * sizeof *families);

@@ -82,7 +82,10 @@ uint32_t wr_intern(xpack_writer* w, const char* s, size_t len) {
   size_t cursor = 0;
   uint32_t idx;
   while (wr_index_next(&w->string_index, h, &cursor, &idx)) {
-    if (w->strings[idx].len == len && memcmp(w->strings[idx].text, s, len) == 0) return idx;
+    if (w->strings[idx].len == len && memcmp(w->strings[idx].text, s, len) == 0) {
+      if (w->intern_ticket < w->strings[idx].ticket) w->strings[idx].ticket = w->intern_ticket;
+      return idx;
+    }
   }
   if (wr_reserve((void**)&w->strings, &w->string_cap, w->string_count + 1, sizeof *w->strings) != 0) return XPC_NONE;
   char* copy = malloc(len + 1);
@@ -94,6 +97,6 @@ uint32_t wr_intern(xpack_writer* w, const char* s, size_t len) {
     free(copy);
     return XPC_NONE;
   }
-  w->strings[w->string_count++] = (wr_string){copy, (uint32_t)len, h};
+  w->strings[w->string_count++] = (wr_string){copy, (uint32_t)len, h, w->intern_ticket};
   return idx;
 }
