@@ -202,7 +202,7 @@ int cmd_export(int argc, char** argv) {
            cache);
   if (as_json) print_json(cache, out, f, &info, &stats, outcomes, validity, check, build_id);
   else print_text(cache, out, &stats);
-  if (stats.records > 0) fprintf(stderr, "%s: warning: %s is %s.\n  Check: %s.\n", g_program, out, validity, check);
+  if (stats.records > 0 && g_verbosity >= 0) fprintf(stderr, "%s: warning: %s is %s.\n  Check: %s.\n", g_program, out, validity, check);
   free(outcomes);
   xpack_file_close(f);
   return XPACK_EXIT_OK;

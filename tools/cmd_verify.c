@@ -61,8 +61,17 @@ int cmd_verify(int argc, char** argv) {
     cli_error("verify: missing FILE (usage: xpack verify FILE [--json])");
     return XPACK_EXIT_USAGE;
   }
+  /* The JSON report is held back until the end: when FILE cannot be read, stdout stays empty and the
+   * error goes to stderr, as for every command. */
+  char* held = NULL;
+  size_t held_size = 0;
+  FILE* held_out = as_json ? open_memstream(&held, &held_size) : NULL;
+  if (as_json && held_out == NULL) {
+    cli_error("verify: out of memory");
+    return XPACK_EXIT_FAILED;
+  }
   json j;
-  json_init(&j, stdout);
+  json_init(&j, as_json ? held_out : stdout);
   report r = {as_json, &j};
   if (as_json) {
     json_object(&j);
@@ -71,6 +80,8 @@ int cmd_verify(int argc, char** argv) {
   }
   if (model_argc > 0 && !with_model) {
     cli_error("verify: --data needs --model");
+    if (held_out) fclose(held_out);
+    free(held);
     return XPACK_EXIT_USAGE;
   }
   uint64_t problems = 0;
@@ -82,11 +93,8 @@ int cmd_verify(int argc, char** argv) {
     if (rc == 0) rc = verify_against_model(path, &set, on_problem, &r, &problems);
     model_set_close(&set);
     if (rc != 0) {
-      if (as_json) {
-        json_end_array(&j);
-        json_end_object(&j);
-        json_finish(&j);
-      }
+      if (held_out) fclose(held_out);
+      free(held); /* the models could not be read: an error, no report */
       return rc;
     }
   }
@@ -105,10 +113,16 @@ int cmd_verify(int argc, char** argv) {
     json_key(&j, "sound"); json_bool(&j, st == XPACK_OK && problems == 0);
     json_end_object(&j);
     json_finish(&j);
+    fclose(held_out);
   }
   if (st == XPACK_ERR_IO || st == XPACK_ERR_NOMEM) {
-    if (!as_json) cli_error("%s", err.message);
+    free(held);
+    cli_error("%s", err.message);
     return XPACK_EXIT_BAD_INPUT;
+  }
+  if (held) {
+    fwrite(held, 1, held_size, stdout);
+    free(held);
   }
   return (st == XPACK_OK && problems == 0 && !refused_here) ? XPACK_EXIT_OK : XPACK_EXIT_CHECK_FAILED;
 }

@@ -5,6 +5,7 @@
 
 #include "cli_common.h"
 #include "commands.h"
+#include "json.h"
 #include "xpack.h"
 
 typedef struct command {
@@ -66,20 +67,36 @@ static const command kCommands[] = {
 };
 static const size_t kCommandCount = sizeof kCommands / sizeof kCommands[0];
 
-static void print_version(void) {
+static void print_version(int as_json) {
   const uint8_t* id = xnn_experimental_get_build_identifier_data();
   size_t n = xnn_experimental_get_build_identifier_size();
-  printf("xpack %s\nXNNPACK %s, build identifier ", XPACK_VERSION_STRING, XPACK_XNNPACK_VERSION);
-  for (size_t i = 0; i < n; i++) printf("%02x", id[i]);
-  printf("\n");
+  char hex[2 * 64 + 1] = "";
+  for (size_t i = 0; i < n && i < 64; i++) snprintf(hex + 2 * i, 3, "%02x", id[i]);
+  if (as_json) {
+    json j;
+    json_init(&j, stdout);
+    json_object(&j);
+    json_key(&j, "xpack_version"); json_string(&j, XPACK_VERSION_STRING);
+    json_key(&j, "xnnpack_version"); json_string(&j, XPACK_XNNPACK_VERSION);
+    json_key(&j, "xnnpack_build_identifier"); json_string(&j, hex);
+    json_end_object(&j);
+    json_finish(&j);
+    return;
+  }
+  printf("xpack %s\nXNNPACK %s, build identifier %s\n", XPACK_VERSION_STRING, XPACK_XNNPACK_VERSION, hex);
 }
 
 static void print_help(void) {
-  printf("usage: xpack [-q|-v] COMMAND [ARGS]\n\n"
+  printf("usage: xpack [-q|-v] COMMAND [ARGS] [-q|-v]\n\n"
          "Packs XNNPACK weights of ExecuTorch programs ahead of time into a cache file that the xpack loader\n"
          "serves to XNNPACK, so that creating a runtime packs nothing.\n\ncommands:\n");
   for (size_t i = 0; i < kCommandCount; i++) printf("  %s\n", kCommands[i].usage);
-  printf("  xpack help COMMAND\n  xpack --version\n\n"
+  printf("  xpack help COMMAND          (or xpack COMMAND --help)\n  xpack --version [--json]\n\n"
+         "options of every command:\n"
+         "  -q, --quiet    no notes, warnings or summaries (errors still go to stderr)\n"
+         "  -v, --verbose  more detail on stderr (e.g. one line per delegate packed)\n"
+         "  --json         one JSON document on stdout instead of text\n"
+         "  -h, --help     this command's help\n\n"
          "exit codes:\n"
          "  0  success\n"
          "  1  a check failed (verify found a problem)\n"
@@ -95,21 +112,52 @@ static const command* find_command(const char* name) {
   return NULL;
 }
 
+static void print_command_help(const command* c) { printf("usage: %s\n\n%s\n", c->usage, c->help); }
+
+static int is_quiet(const char* a) { return strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0; }
+static int is_verbose(const char* a) { return strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0; }
+static int is_help(const char* a) { return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0; }
+
+/* -q/-v are accepted before and after the command name (`xpack pack -q M.pte`): they are taken out of the
+ * command's arguments here, so no command parses them. Returns the new argument count. */
+static int take_global_options(int argc, char** argv) {
+  int kept = 0;
+  for (int i = 0; i < argc; i++) {
+    if (is_quiet(argv[i])) g_verbosity = -1;
+    else if (is_verbose(argv[i])) g_verbosity = 1;
+    else argv[kept++] = argv[i];
+  }
+  argv[kept] = NULL;
+  return kept;
+}
+
 int main(int argc, char** argv) {
   int i = 1;
+  int version = 0, version_json = 0;
   for (; i < argc && argv[i][0] == '-'; i++) {
-    if (strcmp(argv[i], "-q") == 0) g_verbosity = -1;
-    else if (strcmp(argv[i], "-v") == 0) g_verbosity = 1;
-    else if (strcmp(argv[i], "--version") == 0) {
-      print_version();
-      return XPACK_EXIT_OK;
-    } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+    if (is_quiet(argv[i])) g_verbosity = -1;
+    else if (is_verbose(argv[i])) g_verbosity = 1;
+    else if (strcmp(argv[i], "--version") == 0) version = 1;
+    else if (strcmp(argv[i], "--json") == 0) version_json = 1;
+    else if (is_help(argv[i])) {
       print_help();
       return XPACK_EXIT_OK;
     } else {
       cli_error("unknown option %s (see xpack --help)", argv[i]);
       return XPACK_EXIT_USAGE;
     }
+  }
+  if (version) {
+    if (i < argc) {
+      cli_error("--version takes no command (see xpack --help)");
+      return XPACK_EXIT_USAGE;
+    }
+    print_version(version_json);
+    return XPACK_EXIT_OK;
+  }
+  if (version_json) {
+    cli_error("--json goes after the command: xpack COMMAND ... --json (or xpack --version --json)");
+    return XPACK_EXIT_USAGE;
   }
   if (i >= argc) {
     print_help();
@@ -125,7 +173,7 @@ int main(int argc, char** argv) {
       cli_error("no command '%s' (see xpack --help)", argv[i + 1]);
       return XPACK_EXIT_USAGE;
     }
-    printf("usage: %s\n\n%s\n", c->usage, c->help);
+    print_command_help(c);
     return XPACK_EXIT_OK;
   }
   const command* c = find_command(argv[i]);
@@ -133,9 +181,16 @@ int main(int argc, char** argv) {
     cli_error("no command '%s' (see xpack --help)", argv[i]);
     return XPACK_EXIT_USAGE;
   }
+  int cmd_argc = take_global_options(argc - i - 1, argv + i + 1);
+  for (int k = 0; k < cmd_argc; k++) {
+    if (is_help(argv[i + 1 + k])) {
+      print_command_help(c);
+      return XPACK_EXIT_OK;
+    }
+  }
   if (xnn_initialize(NULL) != xnn_status_success) {
     cli_error("xnn_initialize failed: this CPU is not supported by XNNPACK");
     return XPACK_EXIT_FAILED;
   }
-  return c->run(argc - i - 1, argv + i + 1);
+  return c->run(cmd_argc, argv + i + 1);
 }

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# The command line itself, for every command: `xpack help CMD` and `xpack CMD --help` print the usage and exit 0;
+# an unknown option is a usage error (exit 2) naming the option; --json output parses as one JSON document;
+# an error leaves stdout empty and says why on stderr; -q (before or after the command) silences notes and
+# warnings but not errors; -v adds per-delegate lines; --version [--json].
+XPACK=$1; GEN=$2
+. "$(dirname "$0")/../model/lib.sh"
+d=$(mktemp -d); trap 'rm -rf "$d"' EXIT
+cd "$d"
+
+"$GEN" llm -o m.pte --size 4M > /dev/null
+"$XPACK" pack m.pte -o m.xpc > /dev/null || fail "pack"
+"$XPACK" pack m.pte -o m.z.xpc --zstd=3 > /dev/null || fail "pack --zstd"
+
+COMMANDS="pack run inspect dump verify bench inflate export"
+for c in $COMMANDS; do
+  "$XPACK" help "$c" > help.txt 2> err.txt || fail "xpack help $c exits $?"
+  grep -q "^usage: xpack $c" help.txt || fail "xpack help $c: no usage line: $(head -2 help.txt)"
+  [ -s err.txt ] && fail "xpack help $c writes to stderr: $(cat err.txt)"
+  for h in --help -h; do
+    "$XPACK" "$c" m.pte "$h" > help2.txt || fail "xpack $c $h exits $?"
+    cmp -s help.txt help2.txt || fail "xpack $c $h differs from xpack help $c"
+  done
+  set +e; "$XPACK" "$c" m.pte --no-such-option > out.txt 2> err.txt; s=$?; set -e
+  [ "$s" = 2 ] || fail "$c --no-such-option: exit $s, expected 2"
+  grep -q -- "--no-such-option" err.txt || fail "$c: the usage error does not name the option: $(cat err.txt)"
+  [ -s out.txt ] && fail "$c: usage error wrote to stdout: $(cat out.txt)"
+  # A missing input: exit 3, stdout empty even with --json, the file named on stderr.
+  case $c in
+    inflate) args="nope.xpc out.xpc" ;;
+    export) args="--executorch nope.xpc out.xpwc" ;;
+    *) args="nope.xpc" ;;
+  esac
+  set +e; "$XPACK" "$c" $args --json > out.txt 2> err.txt; s=$?; set -e
+  [ "$s" = 3 ] || fail "$c $args: exit $s, expected 3"
+  [ -s out.txt ] && fail "$c $args --json: an error wrote to stdout: $(cat out.txt)"
+  grep -q "nope.xpc" err.txt || fail "$c $args: the error does not name the file: $(cat err.txt)"
+  # -q silences notes and warnings, never errors.
+  set +e; "$XPACK" "$c" -q $args > /dev/null 2> err.txt; set -e
+  grep -q "nope.xpc" err.txt || fail "$c -q: the error is gone"
+done
+set +e; "$XPACK" help nosuch > out.txt 2> err.txt; s=$?; set -e
+[ "$s" = 2 ] && [ ! -s out.txt ] && grep -q nosuch err.txt || fail "xpack help nosuch: exit $s"
+[ "$(status_of "$XPACK" --no-such-option)" = 2 ] || fail "xpack --no-such-option"
+[ "$(status_of "$XPACK")" = 2 ] || fail "xpack without a command"
+"$XPACK" --help | grep -q "^exit codes:" || fail "xpack --help lists no exit codes"
+
+# --json on every command: one JSON document on stdout.
+json_ok() { python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$1" || fail "$2: --json output does not parse: $(head -c 300 "$1")"; }
+run_json() { local name=$1; shift; "$XPACK" "$@" --json > "$name.json" || fail "$name exits $?"; json_ok "$name.json" "$name"; }
+run_json pack pack m.pte -o j.xpc
+run_json run run m.pte --cache m.xpc
+run_json inspect inspect m.pte
+run_json dump dump m.xpc
+run_json verify verify m.xpc
+run_json bench bench m.pte --reps 1 --variants nocache,cache_warm
+run_json inflate inflate m.z.xpc i.xpc
+run_json export -q export --executorch m.xpc m.xpwc
+"$XPACK" --version > v.txt || fail "--version"
+grep -q "^xpack [0-9]" v.txt && grep -q "build identifier [0-9a-f]\{16,\}" v.txt || fail "--version: $(cat v.txt)"
+"$XPACK" --version --json > v.json || fail "--version --json"
+python3 - <<'PY' || fail "--version --json keys"
+import json, re
+v = json.load(open("v.json"))
+assert re.fullmatch(r"[0-9a-f]{16,}", v["xnnpack_build_identifier"]) and v["xpack_version"] and v["xnnpack_version"], v
+PY
+
+# -q and -v, before and after the command name. A .ptd given as a program is a note; export warns.
+"$GEN" llm -o w.pte --ptd w.ptd --size 4M > /dev/null
+for q in "-q pack" "pack -q" "pack --quiet"; do
+  "$XPACK" $q w.pte w.ptd -o w.xpc > out.txt 2> err.txt || fail "xpack $q exits $?"
+  [ -s err.txt ] && fail "xpack $q: notes not silenced: $(cat err.txt)"
+  [ -s out.txt ] && fail "xpack $q: summary not silenced: $(cat out.txt)"
+done
+"$XPACK" pack w.pte w.ptd -o w.xpc > /dev/null 2> err.txt || fail "pack (notes)"
+grep -q "^note: " err.txt || fail "pack without -q shows no note for a .ptd given as a program: $(cat err.txt)"
+"$XPACK" export --executorch m.xpc e.xpwc > /dev/null 2> err.txt || fail "export"
+grep -q "warning" err.txt || fail "export without -q gives no warning"
+"$XPACK" export --executorch m.xpc e.xpwc -q > /dev/null 2> err.txt || fail "export -q"
+[ -s err.txt ] && fail "export -q: warning not silenced: $(cat err.txt)"
+"$XPACK" pack m.pte -o v.xpc -v > /dev/null 2> err.txt || fail "pack -v"
+grep -q "^packed m.pte: method" err.txt || fail "pack -v adds no per-delegate line: $(cat err.txt)"
+"$XPACK" -v pack m.pte -o v.xpc > /dev/null 2> err.txt || fail "-v pack"
+grep -q "^packed m.pte: method" err.txt || fail "-v pack adds no per-delegate line"
+echo "cli: every command's help, usage errors, --json, errors on stderr, -q and -v"
