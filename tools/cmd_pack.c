@@ -10,11 +10,14 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "pack_models.h"
+#include "progress.h"
 #include "temp_files.h"
 #include "json.h"
 #include "xpack.h"
 
-static int takes_value(const char* a) { return strcmp(a, "-o") == 0 || strcmp(a, "--page-size") == 0; }
+static int takes_value(const char* a) {
+  return strcmp(a, "-o") == 0 || strcmp(a, "--page-size") == 0 || strcmp(a, "--jobs") == 0;
+}
 static int is_zstd(const char* a) { return strcmp(a, "--zstd") == 0 || strncmp(a, "--zstd=", 7) == 0; }
 static int is_flag(const char* a) { return strcmp(a, "--json") == 0 || is_zstd(a); }
 
@@ -68,6 +71,8 @@ int cmd_pack(int argc, char** argv) {
   uint32_t page = 0;
   int as_json = 0;
   int level = 0; /* 0: the mappable form; else the zstd level of the transport form */
+  long online = sysconf(_SC_NPROCESSORS_ONLN);
+  int jobs = online > 0 ? (int)online : 1; /* delegates replayed at once (pack_model_set_jobs) */
   for (int i = 0; i < argc; i++) {
     if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) out_path = argv[++i];
     else if (is_zstd(argv[i])) {
@@ -80,6 +85,15 @@ int cmd_pack(int argc, char** argv) {
     }
     else if (strcmp(argv[i], "--page-size") == 0 && i + 1 < argc) page = (uint32_t)strtoul(argv[++i], NULL, 10);
     else if (strcmp(argv[i], "--json") == 0) as_json = 1;
+    else if (strcmp(argv[i], "--jobs") == 0 && i + 1 < argc) {
+      char* end = NULL;
+      long n = strtol(argv[++i], &end, 10);
+      if (end == argv[i] || *end != 0 || n < 1 || n > 1024) {
+        cli_error("pack: --jobs %s: N must be a whole number from 1 to 1024", argv[i]);
+        return XPACK_EXIT_USAGE;
+      }
+      jobs = (int)n;
+    }
     else if (takes_value(argv[i])) {
       cli_error("pack: %s needs a value", argv[i]);
       return XPACK_EXIT_USAGE;
@@ -122,7 +136,9 @@ int cmd_pack(int argc, char** argv) {
     free(default_path);
     return XPACK_EXIT_FAILED;
   }
-  rc = pack_model_set(&set, writer, &job);
+  progress* bar = progress_start("xpack pack", "delegates", !as_json); /* a terminal only, and not with -q */
+  rc = pack_model_set_jobs(&set, writer, bar, jobs, &job);
+  progress_finish(bar);
   xpack_writer_stats stats;
   xpack_writer_stats_get(writer, &stats);
   if (rc == 0 && !job.bad_input && xpack_writer_check(writer, &err) != XPACK_OK) {

@@ -1,19 +1,42 @@
 #include "pack_models.h"
 
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli_common.h"
+#include "progress.h"
 
 typedef struct pack_job {
   xpack_writer* writer;
   pack_counts* counts;
+  progress* progress; /* NULL: no progress line */
+  size_t next_index;  /* of the next delegate, in for_each_delegate order */
 } pack_job;
 
 
-static int pack_one(void* context, const model_set* set, const delegate_ref* ref) {
-  pack_job* job = context;
-  pack_counts* c = job->counts;
+/* What replaying one delegate gave; reported in delegate order, whichever worker ran it. */
+typedef struct delegate_outcome {
+  delegate_ref ref;
+  int done;
+  xpack_status status;
+  run_result result;
+  xpack_error err;
+} delegate_outcome;
+
+static void replay_into_writer(xpack_writer* writer, const model_set* set, delegate_outcome* o, uint32_t index) {
+  xpack_writer_begin_delegate(writer, index);
+  if (o->ref.info->is_xnnpack) {
+    o->status = run_delegate(set, &o->ref, xpack_writer_provider(writer), bind_to_writer, writer, unbind_from_writer,
+                             0, &o->result, &o->err);
+  }
+  o->done = 1;
+}
+
+/* Counts and reports one replayed delegate; returns an exit code when it was malformed. */
+static int report_one(pack_counts* c, const delegate_outcome* o) {
+  const delegate_ref* ref = &o->ref;
   if (!ref->info->is_xnnpack) {
     c->skipped++;
     if (g_verbosity >= 0) {
@@ -23,29 +46,138 @@ static int pack_one(void* context, const model_set* set, const delegate_ref* ref
     return 0;
   }
   c->xnnpack++;
-  run_result result;
-  xpack_error err;
-  xpack_status st = run_delegate(set, ref, xpack_writer_provider(job->writer), bind_to_writer, job->writer,
-                                 unbind_from_writer, 0, &result, &err);
-  if (st == XPACK_OK) {
+  if (o->status == XPACK_OK) {
     c->packed++;
     if (g_verbosity > 0) {
       fprintf(stderr, "packed %s: method '%s' delegate %zu in %.2f ms\n", ref->file, ref->method_name, ref->delegate,
-              result.create_ms);
+              o->result.create_ms);
     }
     return 0;
   }
-  if (c->not_packed++ == 0) c->first_error = err;
-  if (st == XPACK_ERR_BAD_INPUT || st == XPACK_ERR_IO) {
+  if (c->not_packed++ == 0) c->first_error = o->err;
+  if (o->status == XPACK_ERR_BAD_INPUT || o->status == XPACK_ERR_IO) {
     c->bad_input = 1;
-    cli_error("%s", err.message);
+    cli_error("%s", o->err.message);
     return XPACK_EXIT_BAD_INPUT;
   }
-  cli_error("not packed: %s", err.message);
+  cli_error("not packed: %s", o->err.message);
+  return 0;
+}
+
+static int pack_one(void* context, const model_set* set, const delegate_ref* ref) {
+  pack_job* job = context;
+  delegate_outcome o;
+  memset(&o, 0, sizeof o);
+  o.ref = *ref;
+  replay_into_writer(job->writer, set, &o, (uint32_t)job->next_index++);
+  return report_one(job->counts, &o);
+}
+
+/* Advances the progress line once per finished delegate, whatever became of it. */
+static int pack_one_counted(void* context, const model_set* set, const delegate_ref* ref) {
+  pack_job* job = context;
+  int rc = pack_one(context, set, ref);
+  if (job->progress) {
+    xpack_writer_stats stats;
+    xpack_writer_stats_get(job->writer, &stats);
+    progress_item_done(job->progress, stats.packed_bytes);
+  }
+  return rc;
+}
+
+static int count_one(void* context, const model_set* set, const delegate_ref* ref) {
+  (void)set;
+  (void)ref;
+  ++*(uint64_t*)context;
   return 0;
 }
 
 int pack_model_set(const model_set* set, xpack_writer* writer, pack_counts* counts) {
+  return pack_model_set_jobs(set, writer, NULL, 1, counts);
+}
+
+int pack_model_set_progress(const model_set* set, xpack_writer* writer, progress* bar, pack_counts* counts) {
+  return pack_model_set_jobs(set, writer, bar, 1, counts);
+}
+
+/* The worker pool: delegates are taken in order; each worker replays into the one writer, whose bindings
+ * are per thread and whose layout follows delegate indices (xpack_writer_begin_delegate), so the file does
+ * not depend on which worker took which delegate. */
+typedef struct pool {
+  pthread_mutex_t lock;
+  const model_set* set;
+  xpack_writer* writer;
+  progress* bar;
+  delegate_outcome* outcomes;
+  size_t count, next;
+  int stop; /* a malformed delegate: later ones are not started (the run fails with exit 3) */
+} pool;
+
+static void* pool_worker(void* arg) {
+  pool* p = arg;
+  for (;;) {
+    pthread_mutex_lock(&p->lock);
+    size_t i = p->stop ? p->count : p->next++;
+    pthread_mutex_unlock(&p->lock);
+    if (i >= p->count) return NULL;
+    delegate_outcome* o = &p->outcomes[i];
+    replay_into_writer(p->writer, p->set, o, (uint32_t)i);
+    const int malformed = o->status == XPACK_ERR_BAD_INPUT || o->status == XPACK_ERR_IO;
+    pthread_mutex_lock(&p->lock);
+    if (malformed) p->stop = 1;
+    pthread_mutex_unlock(&p->lock);
+    if (p->bar) {
+      xpack_writer_stats stats;
+      xpack_writer_stats_get(p->writer, &stats);
+      progress_item_done(p->bar, stats.packed_bytes);
+    }
+  }
+}
+
+typedef struct ref_list {
+  delegate_outcome* items;
+  size_t count, cap;
+} ref_list;
+
+static int collect_one(void* context, const model_set* set, const delegate_ref* ref) {
+  (void)set;
+  ref_list* l = context;
+  if (l->count == l->cap) {
+    size_t cap = l->cap ? 2 * l->cap : 64;
+    delegate_outcome* grown = realloc(l->items, cap * sizeof *grown);
+    if (grown == NULL) return XPACK_EXIT_FAILED;
+    l->items = grown;
+    l->cap = cap;
+  }
+  memset(&l->items[l->count], 0, sizeof *l->items);
+  l->items[l->count++].ref = *ref;
+  return 0;
+}
+
+static int pack_parallel(const model_set* set, xpack_writer* writer, progress* bar, int jobs, pack_counts* counts) {
+  ref_list refs = {0};
+  if (for_each_delegate(set, NULL, collect_one, &refs) != 0) {
+    free(refs.items);
+    cli_error("out of memory listing the delegates");
+    return XPACK_EXIT_FAILED;
+  }
+  progress_set_total(bar, refs.count);
+  pool p = {PTHREAD_MUTEX_INITIALIZER, set, writer, bar, refs.items, refs.count, 0, 0};
+  size_t workers = (size_t)jobs < refs.count ? (size_t)jobs : refs.count;
+  pthread_t* threads = calloc(workers + 1, sizeof *threads);
+  size_t started = 0;
+  /* The calling thread is one of the workers. */
+  while (threads && started + 1 < workers && pthread_create(&threads[started], NULL, pool_worker, &p) == 0) started++;
+  pool_worker(&p);
+  for (size_t i = 0; i < started; i++) pthread_join(threads[i], NULL);
+  free(threads);
+  int rc = 0;
+  for (size_t i = 0; i < refs.count && rc == 0 && refs.items[i].done; i++) rc = report_one(counts, &refs.items[i]);
+  free(refs.items);
+  return rc;
+}
+
+int pack_model_set_jobs(const model_set* set, xpack_writer* writer, progress* bar, int jobs, pack_counts* counts) {
   memset(counts, 0, sizeof *counts);
   for (size_t i = 0; i < set->program_count; i++) {
     const model_file* f = &set->program_files[i];
@@ -58,6 +190,12 @@ int pack_model_set(const model_set* set, xpack_writer* writer, pack_counts* coun
   }
   xpack_writer_add_info(writer, "xpack.version", XPACK_VERSION_STRING);
   xpack_writer_add_info(writer, "xnnpack.version", XPACK_XNNPACK_VERSION);
-  pack_job job = {writer, counts};
-  return for_each_delegate(set, NULL, pack_one, &job);
+  if (jobs > 1) return pack_parallel(set, writer, bar, jobs, counts);
+  pack_job job = {writer, counts, bar, 0};
+  if (bar) {
+    uint64_t total = 0;
+    for_each_delegate(set, NULL, count_one, &total);
+    progress_set_total(bar, total);
+  }
+  return for_each_delegate(set, NULL, pack_one_counted, &job);
 }

@@ -16,7 +16,7 @@ typedef struct command {
 } command;
 
 static const command kCommands[] = {
-    {"pack", cmd_pack, "xpack pack MODEL.pte [MODEL2.pte ...] [--data FILE.ptd ...] [-o OUT.xpc] [--page-size N] [--zstd[=LEVEL]] [--json]",
+    {"pack", cmd_pack, "xpack pack MODEL.pte [MODEL2.pte ...] [--data FILE.ptd ...] [-o OUT.xpc] [--page-size N] [--zstd[=LEVEL]] [--jobs N] [--json]",
      "Replays every XNNPACK delegate of every method of every program through one recording weights cache and\n"
      "writes each packed weight once into OUT (default: the first model with .xpc). Weights shared by methods or\n"
      "programs are packed and stored once. Non-XNNPACK delegates are skipped with a note; a delegate xpack cannot\n"
@@ -24,10 +24,11 @@ static const command kCommands[] = {
      "--page-size 16384 aligns large regions for Apple targets.\n"
      "--zstd[=LEVEL] writes the transport form for downloads and app bundles instead: every region one zstd frame\n"
      "(LEVEL 1 to 19, default 19), the index unchanged. The loader refuses it; `xpack inflate` makes it mappable."},
-    {"run", cmd_run, "xpack run MODEL.pte [--data FILE.ptd ...] [--cache FILE] [--method NAME] [--json]",
+    {"run", cmd_run, "xpack run MODEL.pte [--data FILE.ptd ...] [--cache FILE [--read]] [--method NAME] [--json]",
      "Builds and runs every XNNPACK delegate with seeded pseudo-random inputs and prints, per delegate, the\n"
      "create-runtime and first-inference times, look-ups, hits, misses, heap-fallback bytes and the XXH3-64 of\n"
-     "every output. With --cache the weights come from the cache; outputs must be bit-identical to a run without."},
+     "every output. With --cache the weights come from the cache; outputs must be bit-identical to a run without.\n"
+     "--read reads the cache into memory instead of mapping it (XPACK_OPEN_READ)."},
     {"inspect", cmd_inspect, "xpack inspect MODEL.pte [--data FILE.ptd ...] [--json]",
      "Methods, delegates (backend, location, size), XNNPACK node counts by type, datatypes, constants (identity,\n"
      "size, where they live), and what xpack can and cannot replay."},
