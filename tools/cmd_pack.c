@@ -1,5 +1,6 @@
 /* xpack pack: replay every XNNPACK delegate through one recording weights cache and write the cache file. */
 #include <fcntl.h>
+#include <stdarg.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,6 +67,33 @@ static char* default_output(const char* model) {
   return out;
 }
 
+/* "Nothing to pack" is a result, not an error (exit 0, no file): text, or with --json
+ * {"output": null, "written": false, "nothing_to_pack": why}. */
+static void report_nothing(int as_json, const char* fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static void report_nothing(int as_json, const char* fmt, ...) {
+  char why[256];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(why, sizeof why, fmt, ap);
+  va_end(ap);
+  if (as_json) {
+    json j;
+    json_init(&j, stdout);
+    json_object(&j);
+    json_key(&j, "output"); json_null(&j);
+    json_key(&j, "written"); json_bool(&j, 0);
+    json_key(&j, "nothing_to_pack"); json_string(&j, why);
+    json_end_object(&j);
+    json_finish(&j);
+  } else if (g_verbosity >= 0) {
+    printf("nothing to pack: %s\n", why);
+  }
+}
+
 int cmd_pack(int argc, char** argv) {
   const char* out_path = NULL;
   uint32_t page = 0;
@@ -110,7 +138,7 @@ int cmd_pack(int argc, char** argv) {
     return rc;
   }
   if (set.program_count == 0) {
-    if (g_verbosity >= 0) printf("nothing to pack: no program given\n");
+    report_nothing(as_json, "no program given");
     model_set_close(&set);
     return XPACK_EXIT_OK;
   }
@@ -158,12 +186,12 @@ int cmd_pack(int argc, char** argv) {
   }
   if (job.packed > 0 && stats.entries == 0 && stats.unbound == 0) {
     xpack_writer_abort(writer);
-    if (g_verbosity >= 0 && stats.no_family > 0) {
-      printf("nothing to pack: the %llu weight%s XNNPACK packs belong to no packing family a loader could check "
-             "(e.g. batch matrix multiply)\n", (unsigned long long)stats.no_family, stats.no_family == 1 ? "" : "s");
-    } else if (g_verbosity >= 0) {
-      printf("nothing to pack: the %zu XNNPACK delegate%s hold%s no weights that XNNPACK packs\n", job.packed,
-             job.packed == 1 ? "" : "s", job.packed == 1 ? "s" : "");
+    if (stats.no_family > 0) {
+      report_nothing(as_json, "the %llu weight%s XNNPACK packs belong to no packing family a loader could check "
+                     "(e.g. batch matrix multiply)", (unsigned long long)stats.no_family, stats.no_family == 1 ? "" : "s");
+    } else {
+      report_nothing(as_json, "the %zu XNNPACK delegate%s hold%s no weights that XNNPACK packs", job.packed,
+                     job.packed == 1 ? "" : "s", job.packed == 1 ? "s" : "");
     }
     model_set_close(&set);
     free(default_path);
@@ -172,7 +200,7 @@ int cmd_pack(int argc, char** argv) {
   if (job.xnnpack == 0 || job.packed == 0) {
     xpack_writer_abort(writer);
     if (job.xnnpack == 0) {
-      if (g_verbosity >= 0) printf("nothing to pack: no XNNPACK delegate in the given program%s\n", set.program_count > 1 ? "s" : "");
+      report_nothing(as_json, "no XNNPACK delegate in the given program%s", set.program_count > 1 ? "s" : "");
       rc = XPACK_EXIT_OK;
     } else {
       cli_error("no delegate could be packed; first error: %s", job.first_error.message);

@@ -56,6 +56,12 @@ run_json verify verify m.xpc
 run_json bench bench m.pte --reps 1 --variants nocache,cache_warm
 run_json inflate inflate m.z.xpc i.xpc
 run_json export -q export --executorch m.xpc m.xpwc
+# Nothing to pack is a result: exit 0, no file, and with --json still a JSON document.
+"$GEN" bmm -o bmm.pte > /dev/null
+"$XPACK" pack bmm.pte -o bmm.xpc --json > nothing.json || fail "pack with nothing to pack exits $?"
+python3 -c 'import json,sys; v=json.load(open("nothing.json")); assert v["written"] is False and v["output"] is None and v["nothing_to_pack"], v' ||
+  fail "nothing to pack --json: $(cat nothing.json)"
+[ -e bmm.xpc ] && fail "nothing to pack wrote a file"
 "$XPACK" --version > v.txt || fail "--version"
 grep -q "^xpack [0-9]" v.txt && grep -q "build identifier [0-9a-f]\{16,\}" v.txt || fail "--version: $(cat v.txt)"
 "$XPACK" --version --json > v.json || fail "--version --json"
