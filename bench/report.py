@@ -16,6 +16,11 @@ def mib(b):
     return f"{b / 2**20:.1f}"
 
 
+def size(b):
+    """A byte count for prose: KiB below 1 MiB, MiB above."""
+    return f"{b / 2**10:.1f} KiB" if b < 2**20 else f"{b / 2**20:.1f} MiB"
+
+
 def ms(x):
     return f"{x:.3f}" if x < 10 else f"{x:.1f}"
 
@@ -25,11 +30,13 @@ def model_table(path, label):
     if b.get("nothing_to_pack"):
         return [f"### {label}", "", "Nothing to pack (no XNNPACK weight reaches a weights cache): not measured.", ""]
     out = [f"### {label}", ""]
-    out.append(f"Model files {mib(b['model_bytes'])} MiB; cache {mib(b['cache_file_bytes'])} MiB, {b['entries']} "
-               f"entries, {mib(b['packed_bytes'])} MiB packed (largest weight {mib(b['largest_packed_bytes'])} MiB); "
+    out.append(f"Model files {size(b['model_bytes'])}; cache {size(b['cache_file_bytes'])}, {b['entries']} "
+               f"entries, {size(b['packed_bytes'])} packed (largest weight {size(b['largest_packed_bytes'])}); "
                f"medians of {b['reps']} runs, each in a fresh process.")
     if b["pack"]:
-        out.append(f"`xpack pack`: {ms(b['pack']['wall_ms'])} ms wall, peak RSS {mib(b['pack']['peak_rss_bytes'])} MiB.")
+        p = b["pack"]
+        runs = f" (median of {len(p['runs'])}; largest peak {size(p['peak_rss_max_bytes'])})" if "runs" in p else ""
+        out.append(f"`xpack pack`: {ms(p['wall_ms'])} ms wall, peak RSS {size(p['peak_rss_bytes'])}{runs}.")
     out += ["", "| variant | open ms | create ms | 1st inference ms | TTFI ms | TTFI vs nocache | RSS MiB | "
             "Private_Dirty MiB | peak RSS MiB | major faults | minor faults | hits/look-ups |",
             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
@@ -45,7 +52,7 @@ def model_table(path, label):
     cold = []
     for v, pc in b["page_cache"].items():
         if "dropped" in pc:
-            cold.append(f"{v}: {mib(pc['resident_bytes'])} of {mib(pc['file_bytes'])} MiB still cached after "
+            cold.append(f"{v}: {size(pc['resident_bytes'])} of {size(pc['file_bytes'])} still cached after "
                         f"POSIX_FADV_DONTNEED" + ("" if pc["dropped"] else " (NOT dropped: not cold)"))
     if cold:
         out += ["", "Page cache before the cold runs (mincore): " + "; ".join(cold) + "."]
