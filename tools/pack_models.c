@@ -110,6 +110,7 @@ typedef struct pool {
   progress* bar;
   delegate_outcome* outcomes;
   size_t count, next;
+  int reverse; /* tests: take delegates last first, so regions arrive out of file order */
   int stop; /* a malformed delegate: later ones are not started (the run fails with exit 3) */
 } pool;
 
@@ -120,6 +121,7 @@ static void* pool_worker(void* arg) {
     size_t i = p->stop ? p->count : p->next++;
     pthread_mutex_unlock(&p->lock);
     if (i >= p->count) return NULL;
+    if (p->reverse) i = p->count - 1 - i;
     delegate_outcome* o = &p->outcomes[i];
     replay_into_writer(p->writer, p->set, o, (uint32_t)i);
     const int malformed = o->status == XPACK_ERR_BAD_INPUT || o->status == XPACK_ERR_IO;
@@ -162,7 +164,9 @@ static int pack_parallel(const model_set* set, xpack_writer* writer, progress* b
     return XPACK_EXIT_FAILED;
   }
   progress_set_total(bar, refs.count);
-  pool p = {PTHREAD_MUTEX_INITIALIZER, set, writer, bar, refs.items, refs.count, 0, 0};
+  const char* order = getenv("XPACK_TEST_PACK_ORDER");
+  pool p = {PTHREAD_MUTEX_INITIALIZER, set, writer, bar, refs.items, refs.count, 0,
+            order != NULL && strcmp(order, "reverse") == 0, 0};
   size_t workers = (size_t)jobs < refs.count ? (size_t)jobs : refs.count;
   pthread_t* threads = calloc(workers + 1, sizeof *threads);
   size_t started = 0;
