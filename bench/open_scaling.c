@@ -138,7 +138,10 @@ static int measure(const char* dir, size_t entries, size_t payload, int reps, po
   snprintf(path, sizeof path, "%s/open_%zu_%zu.xpc", dir, entries, payload);
   if (write_cache(path, entries, payload) != 0) return -1;
   double* t = malloc((size_t)reps * sizeof *t);
-  if (t == NULL) return -1;
+  if (t == NULL) {
+    unlink(path);
+    return -1;
+  }
   xpack_error err;
   xpack_cache* c;
   memset(out, 0, sizeof *out);
@@ -151,6 +154,7 @@ static int measure(const char* dir, size_t entries, size_t payload, int reps, po
     if (st != XPACK_OK) {
       fprintf(stderr, "xpack-bench-open: %s\n", err.message);
       free(t);
+      unlink(path);
       return -1;
     }
     out->allocations = g_allocations - before; /* the same every time: the last one is kept */
@@ -160,6 +164,7 @@ static int measure(const char* dir, size_t entries, size_t payload, int reps, po
               (unsigned long long)xpack_cache_entry_count(c), entries);
       xpack_cache_close(c);
       free(t);
+      unlink(path);
       return -1;
     }
     out->file_bytes = xpack_cache_file_size(c);
