@@ -39,8 +39,10 @@ int cmd_inflate(int argc, char** argv) {
   double seconds = seconds_now() - start;
   if (st != XPACK_OK) {
     cli_error("%s", err.message);
-    return st == XPACK_ERR_IO && strstr(err.message, paths[1]) == err.message ? XPACK_EXIT_FAILED
-                                                                               : cli_exit_for_status(st);
+    /* Messages start with the file they are about: an I/O error on OUT is "could not complete" (4). */
+    size_t n = strlen(paths[1]);
+    int about_output = strncmp(err.message, paths[1], n) == 0 && err.message[n] == ':';
+    return st == XPACK_ERR_IO && about_output ? XPACK_EXIT_FAILED : cli_exit_for_status(st);
   }
   /* Throughput in bytes of mappable file produced per second (10^6 bytes = 1 MB). */
   double mb_per_s = seconds > 0 ? (double)stats.output_size / seconds / 1e6 : 0.0;

@@ -86,6 +86,10 @@ done
 set +e; "$XPACK" run llm.pte --cache llm.z.xpc --json > c.json 2> err.txt; st=$?; set -e
 [ "$st" = 3 ] || fail "run --cache on the transport form: exit $st"
 grep -q "xpack inflate" err.txt || fail "run --cache message does not name xpack inflate: $(cat err.txt)"
+set +e; "$XPACK" verify llm.z.xpc --model llm.pte > v.txt 2>&1; st=$?; set -e
+[ "$st" = 1 ] && grep -q "inflate" v.txt || fail "verify --model on the transport form: exit $st: $(cat v.txt)"
+grep -q "packed bytes differ" v.txt && fail "verify --model compared frames with packed bytes: $(cat v.txt)"
+"$XPACK" verify llm.back.xpc --model llm.pte > /dev/null || fail "verify --model of the inflated file"
 "$XPACK" run llm.pte --cache llm.back.xpc --json > c.json || fail "run --cache on the inflated file"
 compare_runs n.json c.json
 "$XPACK" run llm-q4.pte --json > n.json
