@@ -137,7 +137,9 @@ static void report_families(xpack_cache* cache, json* j) {
 }
 
 static int takes_value(const char* a) { return strcmp(a, "--cache") == 0 || strcmp(a, "--method") == 0; }
-static int is_flag(const char* a) { return strcmp(a, "--json") == 0 || strcmp(a, "--read") == 0; }
+static int is_flag(const char* a) {
+  return strcmp(a, "--json") == 0 || strcmp(a, "--read") == 0 || strcmp(a, "--check-regions") == 0;
+}
 
 int cmd_run(int argc, char** argv) {
   const char* cache_path = NULL;
@@ -149,6 +151,7 @@ int cmd_run(int argc, char** argv) {
     else if (strcmp(argv[i], "--method") == 0 && i + 1 < argc) method = argv[++i];
     else if (strcmp(argv[i], "--json") == 0) job.as_json = 1;
     else if (strcmp(argv[i], "--read") == 0) open_flags |= XPACK_OPEN_READ;
+    else if (strcmp(argv[i], "--check-regions") == 0) open_flags |= XPACK_OPEN_CHECK_REGIONS;
     else if (takes_value(argv[i])) {
       cli_error("run: %s needs a value", argv[i]);
       return XPACK_EXIT_USAGE;

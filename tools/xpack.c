@@ -24,11 +24,12 @@ static const command kCommands[] = {
      "--page-size 16384 aligns large regions for Apple targets.\n"
      "--zstd[=LEVEL] writes the transport form for downloads and app bundles instead: every region one zstd frame\n"
      "(LEVEL 1 to 19, default 19), the index unchanged. The loader refuses it; `xpack inflate` makes it mappable."},
-    {"run", cmd_run, "xpack run MODEL.pte [--data FILE.ptd ...] [--cache FILE [--read]] [--method NAME] [--json]",
+    {"run", cmd_run, "xpack run MODEL.pte [--data FILE.ptd ...] [--cache FILE [--read] [--check-regions]] [--method NAME] [--json]",
      "Builds and runs every XNNPACK delegate with seeded pseudo-random inputs and prints, per delegate, the\n"
      "create-runtime and first-inference times, look-ups, hits, misses, heap-fallback bytes and the XXH3-64 of\n"
      "every output. With --cache the weights come from the cache; outputs must be bit-identical to a run without.\n"
-     "--read reads the cache into memory instead of mapping it (XPACK_OPEN_READ)."},
+     "--read reads the cache into memory instead of mapping it (XPACK_OPEN_READ). --check-regions checks each\n"
+     "region's XXH3 before serving it (XPACK_OPEN_CHECK_REGIONS): a damaged region is refused, not served."},
     {"inspect", cmd_inspect, "xpack inspect MODEL.pte [--data FILE.ptd ...] [--json]",
      "Methods, delegates (backend, location, size), XNNPACK node counts by type, datatypes, constants (identity,\n"
      "size, where they live), and what xpack can and cannot replay."},

@@ -66,6 +66,9 @@ typedef struct xpack_cache xpack_cache;
  * cache. docs/BENCHMARKS.md shows what each does to a cold first inference. */
 #define XPACK_OPEN_SEQUENTIAL 0x4u /* madvise(MADV_SEQUENTIAL): larger read-ahead on each page fault */
 #define XPACK_OPEN_WILLNEED 0x8u   /* madvise(MADV_WILLNEED): start reading the whole file at open */
+/* Check each region's XXH3-64 before serving it (refused_corrupt when it fails). Off by default: it reads
+ * every packed weight at start-up, which is what `xpack verify` after a download or copy avoids. */
+#define XPACK_OPEN_CHECK_REGIONS 0x10u
 
 /* Opens and validates a cache file: footer, header, table directory, bounds, version, small-table
  * checksums and compatibility (architecture, XNN_ALLOCATION_ALIGNMENT, XNNPACK build identifier).

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include "bindings.h"
 #include "cache_families.h"
@@ -28,6 +29,7 @@ struct xpack_cache {
   uint8_t* base;
   uint64_t size;
   int mapped;
+  int check_regions; /* XPACK_OPEN_CHECK_REGIONS */
   xpc_view view;
   char refusal[256]; /* empty = served */
   xp_bindings bindings;
@@ -76,6 +78,11 @@ static answer find(xpack_cache* c, const struct xnn_weights_cache_look_up_key* k
   if (slot->refusal != XPACK_FAMILY_SERVED) {
     BUMP(c, refused_probe);
     BUMP(slot, refused);
+    return ANSWER_REFUSED;
+  }
+  /* Region bytes are covered by verify, not by open; this opt-in reads them before serving. */
+  if (c->check_regions && XXH3_64bits(c->base + region->offset, (size_t)region->size) != region->hash) {
+    BUMP(c, refused_corrupt);
     return ANSWER_REFUSED;
   }
   *family = slot;
@@ -234,13 +241,15 @@ static void check_compatibility(xpack_cache* c) {
 }
 
 xpack_status xpack_cache_open(const char* path, unsigned flags, xpack_cache** out, xpack_error* err) {
-  const unsigned known = XPACK_OPEN_READ | XPACK_OPEN_STRICT | XPACK_OPEN_SEQUENTIAL | XPACK_OPEN_WILLNEED;
+  const unsigned known =
+      XPACK_OPEN_READ | XPACK_OPEN_STRICT | XPACK_OPEN_SEQUENTIAL | XPACK_OPEN_WILLNEED | XPACK_OPEN_CHECK_REGIONS;
   if (path == NULL || out == NULL || (flags & ~known) != 0) {
     return xpack_fail(err, XPACK_ERR_ARG, "xpack_cache_open: NULL path or output, or unknown flags");
   }
   *out = NULL;
   xpack_cache* c = calloc(1, sizeof *c);
   if (c == NULL) return xpack_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", path);
+  c->check_regions = (flags & XPACK_OPEN_CHECK_REGIONS) != 0;
   xpack_status st = load_file(c, path, flags, err);
   if (st == XPACK_OK) st = xpc_view_open(&c->view, c->base, c->size, path, 0, err);
   if (st == XPACK_OK) {

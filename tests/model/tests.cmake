@@ -17,3 +17,4 @@ add_test(NAME model_pack_failures COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/pack_fa
 add_test(NAME model_concurrent_runs COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/concurrent_runs.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel> ${XPACK_REAL_TESTDATA})
 # xpack pack --jobs 1, 2 and 4 give the same bytes (generated programs, several at once, real files if present).
 add_test(NAME model_parallel_pack COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/parallel_pack.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel> ${XPACK_REAL_TESTDATA})
+add_test(NAME model_check_regions COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/check_regions.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel> $<TARGET_FILE:flipbyte>)
