@@ -3,9 +3,9 @@
 #
 # It damages a sound cache in every way below and checks each damaged file with real processes:
 #   - every byte of the header, of the metadata area (tables and directory) and of the footer, one at a
-#     time: `xpack verify` must exit 1 with a message; `xpack dump` either opens it or refuses it with a
-#     message naming the file; the workload run with the damaged cache must either be refused at open (exit
-#     3, a message) or finish with outputs identical to the run without a cache;
+#     time: `xpack verify` must exit 1 with a message; the workload run with the damaged cache must either
+#     be refused at open (exit 3, with a message naming the file) or finish with outputs identical to the
+#     run without a cache;
 #   - five bytes of every region: verify must name that region. Region bytes are not hashed when served
 #     (docs/FORMAT.md, section 8), so a run that uses them may compute other outputs: those runs are only
 #     checked for crashes, and counted;
@@ -14,18 +14,21 @@
 # No process may crash (exit status >= 128) or print a sanitizer report.
 #
 # The caller sets XPACK (the xpack tool) and FLIP (tests/core/flipbyte), has `fail` defined, and defines
-#   cache_run FILE OUT ERR   runs the workload with cache FILE, stdout to OUT, stderr to ERR; returns its status
+#   cache_run FILE OUT       runs the workload with cache FILE, stdout to OUT (stderr is captured); returns its status
 #   outputs_match OUT        succeeds when OUT holds the outputs of the run without a cache
-# then calls  matrix_run GOOD.xpc WORKDIR LABEL [RUN_EVERY]  (WORKDIR: an existing scratch directory; RUN_EVERY=N runs the workload on every Nth damaged file
-# that opens, for slow workloads; every damaged file is still verified and opened, and every one refused
-# at open is still run). matrix_run fails the test on any violation and prints one line of counts.
+# then calls  matrix_run GOOD.xpc WORKDIR LABEL [RUN_EVERY]  (WORKDIR: an existing scratch directory).
+# RUN_EVERY=N, for slow workloads, runs the workload on every Nth damaged file that opens: `xpack dump`
+# then opens every file, and every file it refuses is still run. matrix_run fails the test on any
+# violation and prints one line of counts.
 
 # Runs "$@" with stdout to $MX/out and stderr to $MX/err; sets ST. Counts a crash on a signal exit or a
 # sanitizer report.
 mx_exec() {
   local what=$1; shift
   set +e; "$@" > "$MX/out" 2> "$MX/err"; ST=$?; set -e
-  if [ "$ST" -ge 128 ] || grep -qE 'Sanitizer|runtime error:' "$MX/err"; then
+  MX_ERR=()
+  [ -s "$MX/err" ] && mapfile -t MX_ERR < "$MX/err"   # a builtin: no process per check
+  if [ "$ST" -ge 128 ] || [[ "${MX_ERR[*]}" == *Sanitizer* || "${MX_ERR[*]}" == *"runtime error:"* ]]; then
     echo "CRASH (exit $ST) $what: $*" >&2; sed -n 1,5p "$MX/err" >&2
     mx_crashes=$((mx_crashes + 1))
   fi
@@ -34,36 +37,46 @@ mx_exec() {
 mx_problem() { echo "PROBLEM: $*" >&2; mx_problems=$((mx_problems + 1)); }
 
 # Checks $MX/bad.xpc. $1: description; $2: "flip" or "short" (truncated or otherwise resized: must not open).
+# Whether the file opens is what the run says (exit 3: refused at open); when runs are sampled
+# (RUN_EVERY > 1), `xpack dump` says it for the files not run.
 mx_check() {
-  local desc=$1 kind=$2 opened
+  local desc=$1 kind=$2 opened=
   mx_damaged=$((mx_damaged + 1))
   mx_exec "verify, $desc" "$XPACK" verify "$MX/bad.xpc"
   if [ "$ST" = 1 ] && [ -s "$MX/out" ]; then mx_verify_rejected=$((mx_verify_rejected + 1))
   else mx_problem "verify exit $ST without a problem line on $desc: $(head -c 300 "$MX/out")"; fi
-  mx_exec "dump, $desc" "$XPACK" dump "$MX/bad.xpc"
-  if [ "$ST" = 0 ]; then opened=1
-  else
-    opened=0; mx_open_rejected=$((mx_open_rejected + 1))
-    grep -q "bad.xpc" "$MX/err" || mx_problem "refusal without a message naming the file on $desc: $(head -c 300 "$MX/err")"
+  if [ "$mx_run_every" -gt 1 ]; then
+    mx_exec "dump, $desc" "$XPACK" dump "$MX/bad.xpc"
+    if [ "$ST" = 0 ]; then
+      opened=1; mx_opened=$((mx_opened + 1))
+      [ $((mx_opened % mx_run_every)) = 0 ] || { mx_check_opened "$desc" "$kind"; return 0; }
+    else
+      opened=0; mx_refused "$desc" "dump"
+    fi
   fi
-  if [ "$kind" = short ] && [ "$opened" = 1 ]; then mx_problem "a resized file opens: $desc"; fi
-  if [ "$opened" = 1 ]; then
-    mx_opened=$((mx_opened + 1))
-    [ $((mx_opened % mx_run_every)) = 0 ] || return 0
-  fi
-  mx_exec "run, $desc" cache_run "$MX/bad.xpc" "$MX/run.out" "$MX/run.err"
+  mx_exec "run, $desc" cache_run "$MX/bad.xpc" "$MX/run.out"
   if [ "$ST" = 3 ]; then
     mx_run_refused=$((mx_run_refused + 1))
-    [ -s "$MX/run.err" ] || mx_problem "run refused the cache without a message on $desc"
+    [ -n "$opened" ] || mx_refused "$desc" "run"
+    [ "$opened" != 1 ] || mx_problem "the loader refuses a file that dump opens: $desc"
   elif [ "$ST" = 0 ]; then
-    [ "$opened" = 1 ] || mx_problem "the loader opened a file that dump refuses: $desc"
+    [ "$opened" != 0 ] || mx_problem "the loader opened a file that dump refuses: $desc"
+    [ -n "$opened" ] || mx_opened=$((mx_opened + 1))
+    mx_check_opened "$desc" "$kind"
     mx_runs=$((mx_runs + 1))
     if outputs_match "$MX/run.out"; then mx_identical=$((mx_identical + 1))
     else echo "WRONG OUTPUT: $desc" >&2; mx_wrong=$((mx_wrong + 1)); fi
   elif [ "$ST" -lt 128 ]; then
-    mx_problem "run exit $ST on $desc: $(head -c 300 "$MX/run.err")"
+    mx_problem "run exit $ST on $desc: $(head -c 300 "$MX/err")"
   fi
 }
+
+# A file was refused at open ($2: by which process): counted, and the message must name the file.
+mx_refused() {
+  mx_open_rejected=$((mx_open_rejected + 1))
+  [[ "${MX_ERR[*]}" == *bad.xpc* ]] || mx_problem "$2 refused $1 without a message naming the file: ${MX_ERR[*]:0:300}"
+}
+mx_check_opened() { [ "$2" != short ] || mx_problem "a resized file opens: $1"; }
 
 # Prints the distinct values of "$@" below $mx_size, ascending.
 mx_points() { printf '%s\n' "$@" | awk -v n="$mx_size" '$1 >= 0 && $1 < n' | sort -n -u; }
@@ -95,12 +108,15 @@ PY
   "$XPACK" verify "$good" > /dev/null || fail "$label: the cache to damage is not sound"
   cp "$good" "$MX/bad.xpc"
 
-  # Every byte of the header, the metadata area and the footer, flipped in place and flipped back.
+  # Every byte of the header, the metadata area and the footer, flipped in place; one flipbyte process
+  # undoes the previous flip and makes the next.
+  local undo=()
   for off in $(seq 0 63) $(seq "$meta" $((mx_size - 1))); do
-    "$FLIP" "$MX/bad.xpc" "$off" $((1 << (off % 8)))
+    "$FLIP" "$MX/bad.xpc" "${undo[@]}" "$off" $((1 << (off % 8)))
+    undo=("$off" $((1 << (off % 8))))
     mx_check "byte $off flipped" flip
-    "$FLIP" "$MX/bad.xpc" "$off" $((1 << (off % 8)))
   done
+  "$FLIP" "$MX/bad.xpc" "${undo[@]}"
   cmp -s "$good" "$MX/bad.xpc" || fail "$label: the working copy was not restored"
 
   # Bytes of every region: verify names the region.
@@ -111,7 +127,7 @@ PY
       mx_exec "verify, region $idx byte $off" "$XPACK" verify "$MX/bad.xpc"
       if [ "$ST" = 1 ] && grep -q "^region $idx at offset $ro: XXH3-64" "$MX/out"; then mx_region_named=$((mx_region_named + 1))
       else mx_problem "verify does not name region $idx for byte $off: $(head -c 300 "$MX/out")"; fi
-      mx_exec "run, region $idx byte $off" cache_run "$MX/bad.xpc" "$MX/run.out" "$MX/run.err"
+      mx_exec "run, region $idx byte $off" cache_run "$MX/bad.xpc" "$MX/run.out"
       if [ "$ST" = 0 ]; then
         mx_region_runs=$((mx_region_runs + 1))
         outputs_match "$MX/run.out" || mx_region_differ=$((mx_region_differ + 1))
