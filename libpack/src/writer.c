@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -128,6 +129,28 @@ static void touch_entry(xpack_writer* w, long e, uint64_t ticket) {
   if (entry->bias != XPC_NONE && ticket + 2 < w->strings[entry->bias].ticket) w->strings[entry->bias].ticket = ticket + 2;
 }
 
+/* Whether a thread other than s is packing the key with hash kh. Lock held. */
+static int packing_elsewhere(const xpack_writer* w, const wr_session* s, uint64_t kh) {
+  for (const wr_session* o = w->sessions; o != NULL; o = o->next) {
+    if (o != s && o->packing && o->packing_key == kh) return 1;
+  }
+  return 0;
+}
+
+/* Ends s's in-flight key, waking threads waiting for it. Lock held. */
+static void packing_done(xpack_writer* w, wr_session* s) {
+  if (s != NULL && s->packing) {
+    s->packing = 0;
+    pthread_cond_broadcast(&w->packed);
+  }
+}
+
+/* Parallel packing: when another thread is packing this very key, wait for its insert and answer from the
+ * file instead of packing the weight a second time. A thread with a key of its own in flight never waits
+ * (no cycle of waiters), and a wait gives up after 2 s (a thread whose XNNPACK call failed between look-up
+ * and insert) and packs the weight itself: both outcomes give the same file. */
+#define WR_WAIT_SECONDS 2
+
 static size_t provider_look_up(void* context, const struct xnn_weights_cache_look_up_key* key) {
   xpack_writer* w = context;
   wr_session* s = wr_session_get(w);
@@ -138,12 +161,27 @@ static size_t provider_look_up(void* context, const struct xnn_weights_cache_loo
   w->stats.lookups++;
   size_t answer = SIZE_MAX;
   if (bound) {
-    long e = find_entry(w, key->seed, &ids, key_hash_of(key->seed, &ids));
-    if (e >= 0) {
-      touch_entry(w, e, ticket);
-      w->stats.reused++;
-      w->stats.reused_bytes += w->regions[w->entries[e].region].size;
-      answer = (size_t)w->regions[w->entries[e].region].offset;
+    const uint64_t kh = key_hash_of(key->seed, &ids);
+    struct timespec deadline = {0, 0};
+    for (;;) {
+      long e = find_entry(w, key->seed, &ids, kh);
+      if (e >= 0) {
+        touch_entry(w, e, ticket);
+        w->stats.reused++;
+        w->stats.reused_bytes += w->regions[w->entries[e].region].size;
+        answer = (size_t)w->regions[w->entries[e].region].offset;
+        break;
+      }
+      if (s == NULL || s->packing || !packing_elsewhere(w, s, kh)) break;
+      if (deadline.tv_sec == 0) {
+        clock_gettime(CLOCK_REALTIME, &deadline);
+        deadline.tv_sec += WR_WAIT_SECONDS;
+      }
+      if (pthread_cond_timedwait(&w->packed, &w->lock, &deadline) != 0) break;
+    }
+    if (answer == SIZE_MAX && s != NULL) {
+      s->packing = 1;
+      s->packing_key = kh;
     }
   }
   if (answer == SIZE_MAX && s != NULL) xp_pending_add(&s->pending, key);
@@ -198,6 +236,7 @@ static size_t provider_look_up_or_insert(void* context, const struct xnn_weights
   XXH128_hash_t h128 = XXH3_128bits(ptr, size);
   uint64_t h64 = XXH3_64bits(ptr, size);
   pthread_mutex_lock(&w->lock);
+  packing_done(w, s);
   int after_look_up = s != NULL && xp_pending_take(&s->pending, key);
   /* XNNPACK inserts right after the look-up that missed, on the same thread: the look-up's event. */
   const uint64_t ticket = after_look_up ? s->ticket_base | ((s->events - 1) * WR_TICKET_PARTS) : next_ticket(s);
@@ -332,8 +371,10 @@ xpack_status xpack_writer_create(const char* out_path, const xpack_writer_option
   }
   fchmod(w->fd, 0644);
   pthread_mutex_init(&w->lock, NULL);
+  pthread_cond_init(&w->packed, NULL);
   if (pthread_key_create(&w->session_key, NULL) != 0) {
     pthread_mutex_destroy(&w->lock);
+    pthread_cond_destroy(&w->packed);
     xpack_writer_abort(w);
     return xpack_fail(err, XPACK_ERR_NOMEM, "no thread-specific key left for the writer's sessions");
   }
@@ -421,6 +462,7 @@ static void destroy(xpack_writer* w) {
   if (w->provider.context != NULL) {
     xp_heap_destroy(&w->heap);
     pthread_mutex_destroy(&w->lock);
+    pthread_cond_destroy(&w->packed);
   }
   wr_index_free(&w->region_index);
   wr_index_free(&w->entry_index);

@@ -62,6 +62,9 @@ typedef struct wr_session {
   xp_pending_keys pending;
   uint64_t ticket_base; /* (delegate + 1) << 40, or 0 before xpack_writer_begin_delegate */
   uint64_t events;      /* look-ups and inserts without a look-up, so far in this delegate */
+  int packing;          /* this thread missed a look-up and XNNPACK is packing that key (parallel packing:
+                           another thread asking for the same key waits instead of packing it again) */
+  uint64_t packing_key; /* its key hash */
 } wr_session;
 
 #define WR_TICKET_PARTS 4 /* within one event: 0 family name, 1 kernel, 2 bias */
@@ -75,6 +78,7 @@ typedef struct wr_index {
 struct xpack_writer {
   struct xnn_weights_cache_provider provider;
   pthread_mutex_t lock;
+  pthread_cond_t packed; /* a session's in-flight key was inserted (or given up) */
   char* out_path;
   char* tmp_path;
   int fd;

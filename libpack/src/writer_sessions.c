@@ -47,6 +47,12 @@ xpack_status xpack_writer_begin_delegate(xpack_writer* w, uint32_t delegate_inde
   xp_bindings_clear(&s->family_bindings);
   s->ticket_base = ((uint64_t)delegate_index + 1) << 40;
   s->events = 0;
+  pthread_mutex_lock(&w->lock); /* a key left in flight by a failed delegate: nobody waits for it any more */
+  if (s->packing) {
+    s->packing = 0;
+    pthread_cond_broadcast(&w->packed);
+  }
+  pthread_mutex_unlock(&w->lock);
   return XPACK_OK;
 }
 
