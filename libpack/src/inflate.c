@@ -3,16 +3,15 @@
 #include <string.h>
 
 #include "error.h"
-#include "file_map.h"
 #include "transport.h"
 #include "xpc_format.h"
 
-#define ALREADY_MAPPABLE "%s: already in the mappable form (header flags bit 0 clear): nothing to inflate"
+#define ALREADY_MAPPABLE "already in the mappable form (header flags bit 0 clear): nothing to inflate"
 
 xpack_status xt_inflate_view(const xpc_view* v, const char* name, const xt_sink* sink, int input_is_mapped,
                              uint64_t* file_size, xpack_transport_stats* stats, xpack_error* err) {
   if (!(v->flags & XPC_FLAG_TRANSPORT)) {
-    return xpack_fail(err, XPACK_ERR_ARG, ALREADY_MAPPABLE, name);
+    return xpack_fail(err, XPACK_ERR_ARG, "%s: " ALREADY_MAPPABLE, name);
   }
   xpack_status st = xt_check_source(v, name, err);
   if (st != XPACK_OK) return st;
@@ -65,27 +64,15 @@ done:
   return st;
 }
 
+static xpack_status inflate_view(void* context, const xpc_view* v, const char* name, int input_is_mapped,
+                                 const xt_sink* sink, uint64_t* file_size, xpack_transport_stats* stats,
+                                 xpack_error* err) {
+  (void)context;
+  return xt_inflate_view(v, name, sink, input_is_mapped, file_size, stats, err);
+}
+
 xpack_status xpack_inflate_file(const char* in_path, const char* out_path, xpack_transport_stats* stats,
                                 xpack_error* err) {
   if (in_path == NULL || out_path == NULL) return xpack_fail(err, XPACK_ERR_ARG, "xpack_inflate_file: NULL path");
-  xp_file_map map;
-  xpack_status st = xp_map_file(in_path, &map, err);
-  if (st != XPACK_OK) return st;
-  static const uint8_t kEmpty[1];
-  xpc_view v;
-  st = xpc_view_open(&v, map.data ? map.data : kEmpty, map.size, in_path, 1, err);
-  if (st == XPACK_OK && !(v.flags & XPC_FLAG_TRANSPORT)) {
-    st = xpack_fail(err, XPACK_ERR_ARG, ALREADY_MAPPABLE, in_path);
-  }
-  xt_output out;
-  if (st == XPACK_OK) st = xt_output_create(&out, out_path, err);
-  if (st == XPACK_OK) {
-    xt_sink sink = xt_output_sink(&out);
-    uint64_t file_size = 0;
-    st = xt_inflate_view(&v, in_path, &sink, map.data != NULL, &file_size, stats, err);
-    if (st == XPACK_OK) st = xt_output_commit(&out, file_size, err);
-    else xt_output_abort(&out);
-  }
-  xp_unmap_file(&map);
-  return st;
+  return xt_convert_file(in_path, out_path, 1, ALREADY_MAPPABLE, inflate_view, NULL, stats, err);
 }

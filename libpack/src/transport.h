@@ -99,4 +99,18 @@ xpack_status xt_output_commit(xt_output* o, uint64_t file_size, xpack_error* err
 /* Removes the temporary file and closes o. Safe on an output already committed or never created. */
 void xt_output_abort(xt_output* o);
 
+/* ---- a whole conversion, file to file (transport_convert.c) ---- */
+
+/* Converts view v (named name; input_is_mapped as for xt_inflate_view) into sink, setting *file_size. */
+typedef xpack_status (*xt_convert_fn)(void* context, const xpc_view* v, const char* name, int input_is_mapped,
+                                      const xt_sink* sink, uint64_t* file_size, xpack_transport_stats* stats,
+                                      xpack_error* err);
+
+/* Maps in_path, checks that it is a cache in the transport form (input_is_transport) or the mappable one
+ * (else XPACK_ERR_ARG "<in_path>: <wrong_form>"), converts it with convert into a temporary file beside
+ * out_path and renames that into place; on any failure out_path is left as it was. */
+xpack_status xt_convert_file(const char* in_path, const char* out_path, int input_is_transport,
+                             const char* wrong_form, xt_convert_fn convert, void* context,
+                             xpack_transport_stats* stats, xpack_error* err);
+
 #endif

@@ -6,7 +6,6 @@
 #include <zstd.h>
 
 #include "error.h"
-#include "file_map.h"
 #include "transport.h"
 #include "xpc_format.h"
 
@@ -122,6 +121,13 @@ static xpack_status compress_view(const xpc_view* v, const char* name, int level
   return st;
 }
 
+static xpack_status compress_with_level(void* context, const xpc_view* v, const char* name, int input_is_mapped,
+                                        const xt_sink* sink, uint64_t* file_size, xpack_transport_stats* stats,
+                                        xpack_error* err) {
+  (void)input_is_mapped;
+  return compress_view(v, name, *(const int*)context, sink, file_size, stats, err);
+}
+
 xpack_status xpack_compress_file(const char* in_path, const char* out_path, int level, xpack_transport_stats* stats,
                                  xpack_error* err) {
   if (in_path == NULL || out_path == NULL) return xpack_fail(err, XPACK_ERR_ARG, "xpack_compress_file: NULL path");
@@ -129,24 +135,6 @@ xpack_status xpack_compress_file(const char* in_path, const char* out_path, int 
     return xpack_fail(err, XPACK_ERR_ARG, "zstd level %d: expected %d to %d", level, XPACK_ZSTD_LEVEL_MIN,
                       XPACK_ZSTD_LEVEL_MAX);
   }
-  xp_file_map map;
-  xpack_status st = xp_map_file(in_path, &map, err);
-  if (st != XPACK_OK) return st;
-  static const uint8_t kEmpty[1];
-  xpc_view v;
-  st = xpc_view_open(&v, map.data ? map.data : kEmpty, map.size, in_path, 1, err);
-  if (st == XPACK_OK && (v.flags & XPC_FLAG_TRANSPORT)) {
-    st = xpack_fail(err, XPACK_ERR_ARG, "%s: already in the transport form", in_path);
-  }
-  xt_output out;
-  if (st == XPACK_OK) st = xt_output_create(&out, out_path, err);
-  if (st == XPACK_OK) {
-    xt_sink sink = xt_output_sink(&out);
-    uint64_t file_size = 0;
-    st = compress_view(&v, in_path, level, &sink, &file_size, stats, err);
-    if (st == XPACK_OK) st = xt_output_commit(&out, file_size, err);
-    else xt_output_abort(&out);
-  }
-  xp_unmap_file(&map);
-  return st;
+  return xt_convert_file(in_path, out_path, 0, "already in the transport form", compress_with_level, &level, stats,
+                         err);
 }
