@@ -12,7 +12,8 @@ const char* model_base_name(const char* path) {
   return slash ? slash + 1 : path;
 }
 
-static int hash_file(const char* path, model_file* f) {
+/* Opens the file to learn its size; the bytes are not read (run and inspect never need the weights). */
+static int measure_file(const char* path, model_file* f) {
   xp_file_map map;
   xpack_error err;
   if (xp_map_file(path, &map, &err) != XPACK_OK) {
@@ -21,9 +22,16 @@ static int hash_file(const char* path, model_file* f) {
   }
   f->path = path;
   f->size = map.size;
-  f->hash = map.data ? XXH3_64bits(map.data, (size_t)map.size) : 0;
   xp_unmap_file(&map);
   return 0;
+}
+
+uint64_t model_file_hash(const model_file* f) {
+  xp_file_map map;
+  if (xp_map_file(f->path, &map, NULL) != XPACK_OK) return 0;
+  uint64_t hash = map.data ? XXH3_64bits(map.data, (size_t)map.size) : 0;
+  xp_unmap_file(&map);
+  return hash;
 }
 
 int model_set_open(model_set* set, int argc, char** argv, int (*is_option_with_value)(const char*),
@@ -42,7 +50,7 @@ int model_set_open(model_set* set, int argc, char** argv, int (*is_option_with_v
         cli_error("at most %d .ptd files", MODEL_SET_MAX_FILES);
         return XPACK_EXIT_USAGE;
       }
-      int rc = hash_file(path, &set->ptd_files[set->ptd_count]);
+      int rc = measure_file(path, &set->ptd_files[set->ptd_count]);
       if (rc) return rc;
       xpack_status st = xpack_et_ptd_open(path, &set->ptds[set->ptd_count], &err);
       if (st != XPACK_OK) {
@@ -63,7 +71,7 @@ int model_set_open(model_set* set, int argc, char** argv, int (*is_option_with_v
         return XPACK_EXIT_USAGE;
       }
       model_file* f = &set->program_files[set->program_count];
-      int rc = hash_file(a, f);
+      int rc = measure_file(a, f);
       if (rc) return rc;
       xpack_status st = xpack_et_program_open(a, &set->programs[set->program_count], &err);
       if (st != XPACK_OK) {

@@ -11,7 +11,7 @@
 
 typedef struct model_file {
   const char* path;
-  uint64_t size, hash;                 /* XXH3-64 of the whole file */
+  uint64_t size;
   uint64_t program_size, program_hash; /* .pte: the program flatbuffer region */
 } model_file;
 
@@ -33,6 +33,10 @@ void model_set_close(model_set* set);
 
 /* The named-key sources for program i: the .ptd files, then the program. */
 xpack_et_named_sources model_set_sources(const model_set* set, size_t program);
+
+/* XXH3-64 of the whole file (provenance in a cache), 0 if it cannot be read now. Reads every byte: only
+ * pack asks for it. */
+uint64_t model_file_hash(const model_file* f);
 
 /* A short name for messages: the path's base name. */
 const char* model_base_name(const char* path);

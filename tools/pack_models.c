@@ -185,12 +185,12 @@ int pack_model_set_jobs(const model_set* set, xpack_writer* writer, progress* ba
   memset(counts, 0, sizeof *counts);
   for (size_t i = 0; i < set->program_count; i++) {
     const model_file* f = &set->program_files[i];
-    xpack_writer_add_input(writer, model_base_name(f->path), XPACK_INPUT_PTE, f->size, f->hash, f->program_size,
+    xpack_writer_add_input(writer, model_base_name(f->path), XPACK_INPUT_PTE, f->size, model_file_hash(f), f->program_size,
                            f->program_hash);
   }
   for (size_t i = 0; i < set->ptd_count; i++) {
     const model_file* f = &set->ptd_files[i];
-    xpack_writer_add_input(writer, model_base_name(f->path), XPACK_INPUT_PTD, f->size, f->hash, 0, 0);
+    xpack_writer_add_input(writer, model_base_name(f->path), XPACK_INPUT_PTD, f->size, model_file_hash(f), 0, 0);
   }
   xpack_writer_add_info(writer, "xpack.version", XPACK_VERSION_STRING);
   xpack_writer_add_info(writer, "xnnpack.version", XPACK_XNNPACK_VERSION);
