@@ -289,6 +289,20 @@ int xpc_region_is_sound(const xpc_view* v, const xpc_region* r) {
 }
 
 uint64_t xpc_key_hash(uint32_t seed, const char* kernel, size_t kernel_len, const char* bias, size_t bias_len) {
+  /* One call over the concatenation when it fits on the stack: the loader hashes a key per look-up, and
+   * XXH3's streaming state costs more than the hash itself for short keys. Same bytes, same hash. */
+  uint8_t flat[1024];
+  const size_t total = 12 + kernel_len + (bias != NULL ? bias_len : 0);
+  if (total <= sizeof flat) {
+    uint8_t* p = flat;
+    xp_put32(p, seed);
+    xp_put32(p + 4, (uint32_t)kernel_len);
+    memcpy(p + 8, kernel, kernel_len);
+    p += 8 + kernel_len;
+    xp_put32(p, bias != NULL ? (uint32_t)bias_len : XPC_NONE);
+    if (bias != NULL) memcpy(p + 4, bias, bias_len);
+    return XXH3_64bits(flat, total);
+  }
   XXH3_state_t st;
   uint8_t word[4];
   XXH3_64bits_reset(&st);

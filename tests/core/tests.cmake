@@ -47,3 +47,9 @@ add_test(NAME core_qemu_families
          COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/qemu_families.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>
                  ${XPACK_REAL_TESTDATA})
 set_tests_properties(core_qemu_families PROPERTIES SKIP_RETURN_CODE 77)
+
+# The key hash against FORMAT.md 5.9, recomputed independently, across libpack's stack-buffer limit.
+add_executable(key_hash ${CMAKE_CURRENT_LIST_DIR}/key_hash.c)
+target_include_directories(key_hash PRIVATE ${PROJECT_SOURCE_DIR}/libpack/src ${PROJECT_SOURCE_DIR}/format)
+target_link_libraries(key_hash PRIVATE xpack_loader xpack_xxhash)
+add_test(NAME core_key_hash COMMAND key_hash)
