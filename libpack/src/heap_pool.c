@@ -9,18 +9,44 @@ void xp_heap_init(xp_heap_pool* pool, size_t alignment) {
   pool->alignment = alignment < sizeof(void*) ? sizeof(void*) : alignment;
 }
 
+void xp_heap_set_spares(xp_heap_pool* pool, size_t limit) {
+  pthread_mutex_lock(&pool->lock);
+  pool->spare_limit = limit < XP_HEAP_MAX_SPARES ? limit : XP_HEAP_MAX_SPARES;
+  while (pool->spare_count > pool->spare_limit) free(pool->spares[--pool->spare_count].ptr);
+  pthread_mutex_unlock(&pool->lock);
+}
+
 void xp_heap_destroy(xp_heap_pool* pool) {
   for (size_t i = 0; i < pool->count; i++) free(pool->blocks[i].ptr);
+  for (size_t i = 0; i < pool->spare_count; i++) free(pool->spares[i].ptr);
   free(pool->blocks);
   pthread_mutex_destroy(&pool->lock);
   memset(pool, 0, sizeof *pool);
 }
 
+/* The smallest spare that holds `rounded` bytes, taken out of the spares; or NULL. Caller holds the lock. */
+static void* take_spare(xp_heap_pool* pool, size_t rounded, size_t* capacity) {
+  size_t best = pool->spare_count;
+  for (size_t i = 0; i < pool->spare_count; i++) {
+    const size_t c = pool->spares[i].capacity;
+    if (c >= rounded && (best == pool->spare_count || c < pool->spares[best].capacity)) best = i;
+  }
+  if (best == pool->spare_count) return NULL;
+  void* p = pool->spares[best].ptr;
+  *capacity = pool->spares[best].capacity;
+  pool->spares[best] = pool->spares[--pool->spare_count];
+  pool->spare_reuses++;
+  return p;
+}
+
 void* xp_heap_reserve(xp_heap_pool* pool, size_t n) {
   size_t rounded = (n + pool->alignment - 1) & ~(pool->alignment - 1);
   if (rounded < n || rounded == 0) rounded = pool->alignment;
-  void* p = NULL;
-  if (posix_memalign(&p, pool->alignment, rounded) != 0) return NULL;
+  size_t capacity = rounded;
+  pthread_mutex_lock(&pool->lock);
+  void* p = take_spare(pool, rounded, &capacity);
+  pthread_mutex_unlock(&pool->lock);
+  if (p == NULL && posix_memalign(&p, pool->alignment, rounded) != 0) return NULL;
   memset(p, 0, rounded);
   pthread_mutex_lock(&pool->lock);
   if (pool->count == pool->capacity) {
@@ -34,7 +60,7 @@ void* xp_heap_reserve(xp_heap_pool* pool, size_t n) {
     pool->blocks = grown;
     pool->capacity = cap;
   }
-  pool->blocks[pool->count++] = (xp_heap_block){p, n, 0};
+  pool->blocks[pool->count++] = (xp_heap_block){p, n, capacity, 0};
   pthread_mutex_unlock(&pool->lock);
   return p;
 }
@@ -75,10 +101,29 @@ void xp_heap_release(xp_heap_pool* pool, const void* ptr) {
   pthread_mutex_lock(&pool->lock);
   ptrdiff_t i = index_of(pool, ptr);
   if (i >= 0 && !pool->blocks[i].kept) {
-    free(pool->blocks[i].ptr);
+    xp_heap_block* b = &pool->blocks[i];
+    if (pool->spare_count < pool->spare_limit) {
+      pool->spares[pool->spare_count++] = (xp_heap_spare){b->ptr, b->capacity};
+    } else {
+      /* Full: the smallest of the spares and this block is the one freed. */
+      size_t smallest = pool->spare_count;
+      for (size_t k = 0; k < pool->spare_count; k++) {
+        if (pool->spares[k].capacity < b->capacity &&
+            (smallest == pool->spare_count || pool->spares[k].capacity < pool->spares[smallest].capacity)) {
+          smallest = k;
+        }
+      }
+      if (smallest < pool->spare_count) {
+        free(pool->spares[smallest].ptr);
+        pool->spares[smallest] = (xp_heap_spare){b->ptr, b->capacity};
+      } else {
+        free(b->ptr);
+      }
+    }
     /* Keep indices of kept blocks stable: the slot stays, empty. */
-    pool->blocks[i].ptr = NULL;
-    pool->blocks[i].size = 0;
+    b->ptr = NULL;
+    b->size = 0;
+    b->capacity = 0;
   }
   pthread_mutex_unlock(&pool->lock);
 }

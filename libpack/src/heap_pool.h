@@ -3,7 +3,11 @@
  * A block starts as scratch (XNNPACK packs into it). When the packed weight is then served from a file
  * the scratch is released at once; when it is not (a miss), the block is kept for the life of the pool
  * and becomes a heap fallback, addressed by an offset at or above XP_HEAP_OFFSET_BASE so it can never
- * collide with a file offset. Thread safe. */
+ * collide with a file offset. Thread safe.
+ *
+ * A pool may keep a few released scratch blocks as spares and hand them out again (xp_heap_set_spares): the
+ * writer packs weight after weight into scratch that it releases at once, and reusing the blocks keeps its
+ * pages faulted in and its heap from growing in holes. The loader keeps none: what it releases goes back. */
 #ifndef XPACK_SRC_HEAP_POOL_H
 #define XPACK_SRC_HEAP_POOL_H
 
@@ -15,9 +19,17 @@
 
 typedef struct xp_heap_block {
   void* ptr;
-  size_t size;
+  size_t size;     /* as asked for */
+  size_t capacity; /* as allocated (a spare may be larger than asked for) */
   int kept;
 } xp_heap_block;
+
+#define XP_HEAP_MAX_SPARES 8
+
+typedef struct xp_heap_spare {
+  void* ptr;
+  size_t capacity;
+} xp_heap_spare;
 
 typedef struct xp_heap_pool {
   pthread_mutex_t lock;
@@ -25,10 +37,16 @@ typedef struct xp_heap_pool {
   size_t count, capacity;
   size_t alignment;
   uint64_t kept_count, kept_bytes;
+  xp_heap_spare spares[XP_HEAP_MAX_SPARES];
+  size_t spare_count, spare_limit;
+  uint64_t spare_reuses; /* reserves answered with a spare */
 } xp_heap_pool;
 
 void xp_heap_init(xp_heap_pool* pool, size_t alignment);
-void xp_heap_destroy(xp_heap_pool* pool); /* frees every block */
+void xp_heap_destroy(xp_heap_pool* pool); /* frees every block and spare */
+/* Keeps up to `limit` (at most XP_HEAP_MAX_SPARES) released scratch blocks for reuse, the largest ones
+ * released; 0, the default, frees them at once. A reserve takes the smallest spare that is large enough. */
+void xp_heap_set_spares(xp_heap_pool* pool, size_t limit);
 /* A new zero-initialised scratch block of n bytes aligned to the pool's alignment, or NULL. */
 void* xp_heap_reserve(xp_heap_pool* pool, size_t n);
 /* Whether ptr is the start of a scratch block of this pool that is not yet kept. */
@@ -38,7 +56,7 @@ size_t xp_heap_keep(xp_heap_pool* pool, const void* ptr);
 /* Keeps ptr's block, first copying the size bytes into a new block when ptr is not one of our scratch blocks
  * (XNNPACK may hand over memory it did not get from reserve_space). Returns the offset, or SIZE_MAX. */
 size_t xp_heap_keep_bytes(xp_heap_pool* pool, const void* ptr, size_t size);
-/* Frees a scratch block now (no-op if ptr is not a scratch block of this pool). */
+/* Frees a scratch block now, or keeps it as a spare (no-op if ptr is not a scratch block of this pool). */
 void xp_heap_release(xp_heap_pool* pool, const void* ptr);
 /* The address of a kept block's offset, or NULL. */
 void* xp_heap_addr(xp_heap_pool* pool, size_t offset);

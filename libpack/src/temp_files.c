@@ -1,4 +1,7 @@
 /* Temporary files that say whether their writer still runs: see temp_files.h. */
+#ifdef __linux__
+#define _GNU_SOURCE /* sync_file_range */
+#endif
 #include "temp_files.h"
 
 #include <ctype.h>
@@ -100,4 +103,14 @@ int xp_temp_create(char* path_template) {
   }
   free(pattern);
   return fd;
+}
+
+void xp_write_behind(int fd, unsigned long long* started, unsigned long long end) {
+  if (end < *started + XP_WRITE_BEHIND_STEP) return;
+#if defined(__linux__) && defined(SYNC_FILE_RANGE_WRITE)
+  (void)sync_file_range(fd, (off_t)*started, (off_t)(end - *started), SYNC_FILE_RANGE_WRITE);
+#else
+  (void)fd;
+#endif
+  *started = end;
 }

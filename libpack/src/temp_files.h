@@ -14,4 +14,12 @@
  * offers no locks the file is still created, but nothing is removed. */
 int xp_temp_create(char* path_template);
 
+/* Write-behind: starts the kernel's write-back of [*started, end) of fd once at least `XP_WRITE_BEHIND_STEP`
+ * bytes have been written past *started, without waiting for it, and advances *started. A writer calls it
+ * after each append so the disk writes while it keeps producing, and the fsync before the rename finds
+ * little left to do. Advice only: nothing is reported, and it does nothing where sync_file_range(2) does
+ * not exist. */
+#define XP_WRITE_BEHIND_STEP (8u << 20)
+void xp_write_behind(int fd, unsigned long long* started, unsigned long long end);
+
 #endif

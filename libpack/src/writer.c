@@ -217,6 +217,7 @@ static long store_region(xpack_writer* w, const uint8_t* bytes, size_t size, XXH
   if (wr_index_put(&w->region_index, h128.low64, idx) != 0) return -1;
   w->regions[w->region_count++] = (wr_region){offset, size, h64, h128.low64, h128.high64, NULL, 0, 0, ticket};
   w->data_end = offset + size;
+  xp_write_behind(w->fd, &w->written_behind, w->data_end);
   w->stats.regions++;
   w->stats.stored_bytes += size;
   return (long)idx;

@@ -84,9 +84,11 @@ struct xpack_writer {
   int fd;
   uint32_t page_alignment, region_alignment;
   uint64_t data_offset, data_end;
+  unsigned long long written_behind; /* xp_write_behind's progress over the temporary file */
   pthread_key_t session_key;
   int has_session_key;
   wr_session* sessions;
+  size_t session_count;
   uint64_t intern_ticket;  /* ticket given to strings interned now; caller holds the lock */
   uint64_t outside_events; /* tickets of strings interned outside any delegate (inputs, info) */
   xp_heap_pool heap;

@@ -24,6 +24,9 @@ wr_session* wr_session_get(xpack_writer* w) {
   pthread_mutex_lock(&w->lock);
   s->next = w->sessions;
   w->sessions = s;
+  w->session_count++;
+  /* One spare scratch block per packing thread: each packs weight after weight into the same pages. */
+  xp_heap_set_spares(&w->heap, w->session_count);
   pthread_mutex_unlock(&w->lock);
   return s;
 }

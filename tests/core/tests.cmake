@@ -53,3 +53,9 @@ add_executable(key_hash ${CMAKE_CURRENT_LIST_DIR}/key_hash.c)
 target_include_directories(key_hash PRIVATE ${PROJECT_SOURCE_DIR}/libpack/src ${PROJECT_SOURCE_DIR}/format)
 target_link_libraries(key_hash PRIVATE xpack_loader xpack_xxhash)
 add_test(NAME core_key_hash COMMAND key_hash)
+
+# The heap pool's spare scratch blocks: reuse, zeroing, the limit, kept blocks never reused.
+add_executable(heap_spares ${CMAKE_CURRENT_LIST_DIR}/heap_spares.c)
+target_include_directories(heap_spares PRIVATE ${PROJECT_SOURCE_DIR}/libpack/src)
+target_link_libraries(heap_spares PRIVATE xpack_loader)
+add_test(NAME core_heap_spares COMMAND heap_spares)
