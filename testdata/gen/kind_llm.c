@@ -123,18 +123,24 @@ static uint32_t llm_fc(xg_graph* g, uint32_t x, uint32_t T, const llm_proj* pr, 
   return out;
 }
 
-static uint32_t llm_binary(xg_graph* g, uint8_t type, uint32_t a, uint32_t b, uint32_t T, uint32_t n) {
-  uint32_t dims[2] = {T, n};
-  uint32_t out = xg_tensor(g, XDT_FP32, dims, 2);
+static uint32_t llm_binary_to(xg_graph* g, uint8_t type, uint32_t a, uint32_t b, uint32_t out) {
   xg_node_2x1(g, type, a, b, out);
   return out;
 }
 
-static void llm_graph(xg_graph* g, const llm_model* m, uint32_t T) {
+static uint32_t llm_binary(xg_graph* g, uint8_t type, uint32_t a, uint32_t b, uint32_t T, uint32_t n) {
+  uint32_t dims[2] = {T, n};
+  return llm_binary_to(g, type, a, b, xg_tensor(g, XDT_FP32, dims, 2));
+}
+
+/* Layers [first, end) as one delegate; the slice that ends the stack also holds the head. The slice's
+ * input is [T, dim]; its output is the head's [T, vocab], or [T, dim] for the next slice. */
+static void llm_graph(xg_graph* g, const llm_model* m, uint32_t T, uint32_t first, uint32_t end) {
   xg_init(g, 1, 1, 1);
   uint32_t x_dims[2] = {T, m->dim};
   uint32_t x = xg_input(g, 0, XDT_FP32, x_dims, 2);
-  for (uint32_t l = 0; l < m->layers; l++) {
+  const int with_head = end == m->layers;
+  for (uint32_t l = first; l < end; l++) {
     const llm_proj* p = m->proj[l];
     uint32_t D = m->dim, F = m->ffn;
     uint32_t q = llm_fc(g, x, T, &p[ROLE_Q], 0);
@@ -149,26 +155,51 @@ static void llm_graph(xg_graph* g, const llm_model* m, uint32_t T) {
     xg_node_1x1(g, XN_SIGMOID, gate, sig, 0);
     uint32_t silu = llm_binary(g, XN_MULTIPLY, gate, sig, T, F);
     uint32_t mlp = llm_fc(g, llm_binary(g, XN_MULTIPLY, silu, up, T, F), T, &p[ROLE_DOWN], 0);
-    x = llm_binary(g, XN_ADD, h, mlp, T, D);
+    const int slice_output = !with_head && l + 1 == end;
+    x = slice_output ? llm_binary_to(g, XN_ADD, h, mlp, xg_output(g, 0, XDT_FP32, x_dims, 2))
+                     : llm_binary(g, XN_ADD, h, mlp, T, D);
   }
-  llm_fc(g, x, T, &m->head, 1);
+  if (with_head) llm_fc(g, x, T, &m->head, 1);
 }
 
-static int llm_method(pte_program* p, const llm_model* m, const char* name, uint32_t T) {
-  xg_graph g;
-  llm_graph(&g, m, T);
-  uint32_t in_dims[1][XG_MAX_DIMS] = {{T, m->dim}}, out_dims[1][XG_MAX_DIMS] = {{T, m->vocab}};
-  uint32_t nd[1] = {2};
-  int ok = add_single_delegate_method(p, name, &g, ST_FLOAT, in_dims, nd, 1, out_dims, nd, 1);
-  xg_free(&g);
-  return ok;
+/* One method, its layers cut into `delegates` consecutive slices chained through method values, as
+ * ExecuTorch lowers a graph that something outside XNNPACK interrupts. */
+static int llm_method(pte_program* p, const llm_model* m, const char* name, uint32_t T, uint32_t delegates) {
+  if (delegates <= 1) {
+    xg_graph g;
+    llm_graph(&g, m, T, 0, m->layers);
+    uint32_t in_dims[1][XG_MAX_DIMS] = {{T, m->dim}}, out_dims[1][XG_MAX_DIMS] = {{T, m->vocab}};
+    uint32_t nd[1] = {2};
+    int ok = add_single_delegate_method(p, name, &g, ST_FLOAT, in_dims, nd, 1, out_dims, nd, 1);
+    xg_free(&g);
+    return ok;
+  }
+  if (delegates > m->layers) delegates = m->layers;
+  pte_method* method = pte_add_method(p, name);
+  if (!method) return 0;
+  int values[PTE_MAX_CALLS + 1];
+  for (uint32_t i = 0; i <= delegates; i++) {
+    int32_t sizes[2] = {(int32_t)T, (int32_t)(i == delegates ? m->vocab : m->dim)};
+    if ((values[i] = pte_add_value(method, ST_FLOAT, sizes, 2)) < 0) return 0;
+  }
+  pte_method_io(method, &values[0], 1, &values[delegates], 1);
+  for (uint32_t i = 0; i < delegates; i++) {
+    xg_graph g;
+    llm_graph(&g, m, T, m->layers * i / delegates, m->layers * (i + 1) / delegates);
+    int args[2] = {values[i], values[i + 1]};
+    int ok = pte_add_delegate(p, method, &g, args, 2);
+    xg_free(&g);
+    if (!ok) return 0;
+  }
+  return 1;
 }
 
 static int build(const gen_options* o, weight_pool* pool, pte_program* p, int quantized) {
   llm_model* m = calloc(1, sizeof *m);
   if (!m) return 0;
-  int ok = llm_model_init(o, pool, m, quantized) && llm_method(p, m, "prefill", LLM_PREFILL_TOKENS) &&
-           llm_method(p, m, "decode", 1) && (!o->alias_decode || llm_method(p, m, "decode_alias", 1));
+  const uint32_t d = o->delegates;
+  int ok = llm_model_init(o, pool, m, quantized) && llm_method(p, m, "prefill", LLM_PREFILL_TOKENS, d) &&
+           llm_method(p, m, "decode", 1, d) && (!o->alias_decode || llm_method(p, m, "decode_alias", 1, d));
   free(m);
   return ok;
 }

@@ -15,6 +15,7 @@ typedef struct gen_options {
   char variant;    /* 'A' default; other letters change only unshared tensors (the llm head) */
   int alias_decode;
   int name_keys; /* llm kinds: key weights by a module-path name, not by content */
+  uint32_t delegates; /* llm kinds: XNNPACK delegates per method, each a slice of the layers; 0 = 1 */
   uint32_t group_size;
 } gen_options;
 

@@ -14,7 +14,7 @@ static void usage(FILE* f) {
   fprintf(f,
           "usage: xpack-genmodel KIND -o OUT.pte [--ptd OUT.ptd] [--size BYTES | --scale N] [--seed N]\n"
           "                      [--variant LETTER] [--alias-decode] [--group-size N] [--scale-keys prefixed|plain]\n"
-          "                      [--name-keys]\n"
+          "                      [--name-keys] [--delegates N]\n"
           "       xpack-genmodel --list\n"
           "  --size BYTES   total weight bytes of llm kinds (suffix K, M or G = KiB, MiB, GiB)\n"
           "  --scale N      width multiplier (other kinds) or size multiplier (llm kinds), default 1\n"
@@ -26,7 +26,9 @@ static void usage(FILE* f) {
           "  --group-size N llm-q4: qbint4 block size (default 32)\n"
           "  --scale-keys   named keys of quantization scales: \"scale_\"+sha256 (prefixed, default) or sha256\n"
           "  --name-keys    llm kinds: key weights by module path (layers.N.q.weight) instead of by content,\n"
-          "                 so programs with other weights reuse the same keys\n");
+          "                 so programs with other weights reuse the same keys\n"
+          "  --delegates N  llm kinds: N XNNPACK delegates per method (1..8), each a slice of the layers, the\n"
+          "                 last with the head; no two delegates of a method share a weight\n");
 }
 
 static int bad_usage(const char* msg, const char* arg) {
@@ -113,6 +115,9 @@ int main(int argc, char** argv) {
       o.alias_decode = 1;
     } else if (!strcmp(a, "--name-keys")) {
       o.name_keys = 1;
+    } else if (!strcmp(a, "--delegates")) {
+      if (!parse_u64(v, &n, 0) || n == 0 || n > 8) return bad_usage("bad --delegates (1..8)", v);
+      o.delegates = (uint32_t)n, i++;
     } else if (!strcmp(a, "--group-size")) {
       if (!parse_u64(v, &n, 0) || n < 16 || n > 4096 || (n & (n - 1))) return bad_usage("bad --group-size", v);
       o.group_size = (uint32_t)n, i++;
@@ -136,8 +141,8 @@ int main(int argc, char** argv) {
   if (have_size && have_scale) return bad_usage("--size and --scale exclude each other", NULL);
   int is_llm = !strncmp(o.kind, "llm", 3);
   if (have_size && !is_llm) return bad_usage("--size applies to llm kinds only; use --scale", NULL);
-  if (!is_llm && (o.variant != 'A' || o.alias_decode || o.name_keys))
-    return bad_usage("--variant/--alias-decode/--name-keys: llm kinds only", NULL);
+  if (!is_llm && (o.variant != 'A' || o.alias_decode || o.name_keys || o.delegates))
+    return bad_usage("--variant/--alias-decode/--name-keys/--delegates: llm kinds only", NULL);
   if (o.group_size && strcmp(o.kind, "llm-q4")) return bad_usage("--group-size applies to llm-q4 only", NULL);
 
   char* derived_ptd = NULL;

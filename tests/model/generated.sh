@@ -53,6 +53,19 @@ for k in llm-q4 qd8-qc8w fp16 deconv conv ptd; do
   "$XPACK" verify $k.xpc --model $k.pte $D > /dev/null || fail "$k: verify --model"
 done
 "$XPACK" verify ab.xpc --model a.pte b.pte > /dev/null || fail "two programs: verify --model"
+# Several delegates per method (xpack-genmodel --delegates): each method's slices chain through method
+# values; every delegate of both methods is served, outputs identical.
+echo "== llm --delegates 3"
+"$GEN" llm --delegates 3 -o d3.pte > /dev/null
+"$XPACK" inspect d3.pte --json | python3 -c '
+import json, sys
+m = json.load(sys.stdin)["programs"][0]["methods"]
+n = [len(x["delegates"]) for x in m]
+assert n == [3, 3], f"delegates per method: {n}, expected [3, 3]"' || fail "llm --delegates 3: not 3 delegates per method"
+"$XPACK" pack d3.pte -o d3.xpc > /dev/null || fail "llm --delegates 3: pack"
+"$XPACK" run d3.pte --json > n.json || fail "llm --delegates 3: run"
+"$XPACK" run d3.pte --cache d3.xpc --json > c.json || fail "llm --delegates 3: run --cache"
+compare_runs n.json c.json || fail "llm --delegates 3"
 # Without its .ptd the program cannot resolve its weights: a clear error, exit 3.
 set +e; "$XPACK" pack ptd.pte -o x.xpc 2> err.txt; st=$?; set -e
 [ "$st" = 3 ] || fail "ptd without --data: exit $st"
