@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli_common.h"
+#include "pack_schedule.h"
 #include "progress.h"
 
 typedef struct pack_job {
@@ -100,34 +101,27 @@ int pack_model_set_progress(const model_set* set, xpack_writer* writer, progress
   return pack_model_set_jobs(set, writer, bar, 1, counts);
 }
 
-/* The worker pool: delegates are taken in order; each worker replays into the one writer, whose bindings
- * are per thread and whose layout follows delegate indices (xpack_writer_begin_delegate), so the file does
- * not depend on which worker took which delegate. */
+/* The worker pool: each worker takes what pack_schedule gives it and replays it into the one writer, whose
+ * bindings are per thread and whose layout follows delegate indices (xpack_writer_begin_delegate), so the
+ * file does not depend on which worker took which delegate. */
 typedef struct pool {
-  pthread_mutex_t lock;
+  pack_schedule schedule;
   const model_set* set;
   xpack_writer* writer;
   progress* bar;
   delegate_outcome* outcomes;
-  size_t count, next;
-  int reverse; /* tests: take delegates last first, so regions arrive out of file order */
-  int stop; /* a malformed delegate: later ones are not started (the run fails with exit 3) */
 } pool;
 
 static void* pool_worker(void* arg) {
   pool* p = arg;
   for (;;) {
-    pthread_mutex_lock(&p->lock);
-    size_t i = p->stop ? p->count : p->next++;
-    pthread_mutex_unlock(&p->lock);
-    if (i >= p->count) return NULL;
-    if (p->reverse) i = p->count - 1 - i;
+    const size_t i = pack_schedule_take(&p->schedule);
+    if (i == SIZE_MAX) return NULL;
     delegate_outcome* o = &p->outcomes[i];
     replay_into_writer(p->writer, p->set, o, (uint32_t)i);
+    /* A malformed delegate: later ones are not started (the run fails with exit 3). */
     const int malformed = o->status == XPACK_ERR_BAD_INPUT || o->status == XPACK_ERR_IO;
-    pthread_mutex_lock(&p->lock);
-    if (malformed) p->stop = 1;
-    pthread_mutex_unlock(&p->lock);
+    pack_schedule_done(&p->schedule, i, malformed);
     if (p->bar) {
       xpack_writer_stats stats;
       xpack_writer_stats_get(p->writer, &stats);
@@ -165,8 +159,21 @@ static int pack_parallel(const model_set* set, xpack_writer* writer, progress* b
   }
   progress_set_total(bar, refs.count);
   const char* order = getenv("XPACK_TEST_PACK_ORDER");
-  pool p = {PTHREAD_MUTEX_INITIALIZER, set, writer, bar, refs.items, refs.count, 0,
-            order != NULL && strcmp(order, "reverse") == 0, 0};
+  pool p = {.set = set, .writer = writer, .bar = bar, .outcomes = refs.items};
+  pack_schedule_ref* sched = calloc(refs.count + 1, sizeof *sched);
+  for (size_t i = 0; sched != NULL && i < refs.count; i++) {
+    const delegate_ref* r = &refs.items[i].ref;
+    sched[i] = (pack_schedule_ref){r->program, r->method, r->delegate, r->info->is_xnnpack};
+  }
+  if (sched == NULL ||
+      pack_schedule_init(&p.schedule, set, sched, refs.count, order != NULL && strcmp(order, "reverse") == 0) != 0) {
+    free(sched);
+    pack_schedule_destroy(&p.schedule);
+    free(refs.items);
+    cli_error("out of memory planning the delegates");
+    return XPACK_EXIT_FAILED;
+  }
+  free(sched);
   size_t workers = (size_t)jobs < refs.count ? (size_t)jobs : refs.count;
   pthread_t* threads = calloc(workers + 1, sizeof *threads);
   size_t started = 0;
@@ -175,6 +182,7 @@ static int pack_parallel(const model_set* set, xpack_writer* writer, progress* b
   pool_worker(&p);
   for (size_t i = 0; i < started; i++) pthread_join(threads[i], NULL);
   free(threads);
+  pack_schedule_destroy(&p.schedule);
   int rc = 0;
   for (size_t i = 0; i < refs.count && rc == 0 && refs.items[i].done; i++) rc = report_one(counts, &refs.items[i]);
   free(refs.items);

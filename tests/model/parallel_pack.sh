@@ -47,9 +47,16 @@ same_for_any_jobs() {
 "$GEN" llm -o "$T/llm2.pte" --size 8M --seed 2 >/dev/null || exit 1
 "$GEN" llm-q4 -o "$T/q4.pte" --size 8M >/dev/null || exit 1
 "$GEN" conv -o "$T/conv.pte" >/dev/null || exit 1
+# Many delegates: within a method none share a weight (packed side by side), across methods all do (each
+# waits for its twin in the other method: pack_schedule).
+"$GEN" llm -o "$T/d4.pte" --size 8M --delegates 4 >/dev/null || exit 1
+"$GEN" llm-q4 -o "$T/q4d3.pte" --size 8M --delegates 3 >/dev/null || exit 1
 same_for_any_jobs llm "$T/llm.pte"
 same_for_any_jobs llm_q4 "$T/q4.pte"
 same_for_any_jobs conv "$T/conv.pte"
+same_for_any_jobs llm_4_delegates "$T/d4.pte"
+same_for_any_jobs llm_q4_3_delegates "$T/q4d3.pte"
+same_for_any_jobs delegates_and_programs "$T/d4.pte" "$T/llm.pte" "$T/q4d3.pte"
 same_for_any_jobs two_programs "$T/llm.pte" "$T/llmb.pte"
 same_for_any_jobs many_programs "$T/llm2.pte" "$T/conv.pte" "$T/q4.pte" "$T/llm.pte" "$T/llmb.pte"
 

@@ -1,0 +1,45 @@
+/* Which delegate a packing worker takes next (xpack pack --jobs N).
+ *
+ * Delegates that share a raw weight (prefill and decode of one model, say) pack it once: the second finds it
+ * in the writer. Packing them at the same time gains nothing, because the writer makes one wait for the
+ * other, and costs memory, because both hold their replayed subgraphs. So a worker takes the first delegate,
+ * in file order, that shares no raw weight with a delegate in flight, and waits when there is none. Which
+ * worker packs what never changes the file (the writer orders regions by delegate index). */
+#ifndef XPACK_TOOLS_PACK_SCHEDULE_H
+#define XPACK_TOOLS_PACK_SCHEDULE_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model_set.h"
+
+typedef struct pack_schedule {
+  pthread_mutex_t lock;
+  pthread_cond_t changed; /* a delegate finished, or the schedule stopped */
+  size_t count;
+  uintptr_t** weights;  /* per delegate: the addresses of its raw constants in the mapped files, sorted */
+  size_t* weight_count; /* per delegate */
+  unsigned char* state; /* per delegate: 0 waiting, 1 in flight, 2 done */
+  size_t in_flight;
+  int reverse; /* take the last waiting delegate first (tests: regions arrive out of file order) */
+  int stop;
+} pack_schedule;
+
+typedef struct pack_schedule_ref {
+  size_t program, method, delegate;
+  int is_xnnpack;
+} pack_schedule_ref;
+
+/* Lists each delegate's raw constants (a delegate that cannot be parsed gets none: its replay reports the
+ * error). Returns 0, or -1 when out of memory. */
+int pack_schedule_init(pack_schedule* s, const model_set* set, const pack_schedule_ref* refs, size_t count,
+                       int reverse);
+void pack_schedule_destroy(pack_schedule* s);
+/* The next delegate for this worker, waiting while every waiting delegate shares a weight with one in flight;
+ * SIZE_MAX when none is left or the schedule stopped. */
+size_t pack_schedule_take(pack_schedule* s);
+/* Marks a delegate taken by pack_schedule_take as done; stop = 1 starts no further delegates. */
+void pack_schedule_done(pack_schedule* s, size_t index, int stop);
+
+#endif
