@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every benchmark of docs/BENCHMARKS.md, on a quiet machine: open scaling, the generated LLM-like programs (fp32
-# and 4-bit), every file of the real test data, pack and load against size; then the markdown tables and the PNG
+# and 4-bit), every file of the real test data, pack and load against size, parallel packing; then the tables and PNG
 # plot. With --docs it also rewrites the measured part of docs/BENCHMARKS.md (between its bench:begin and
 # bench:end markers; nothing else in the file is touched) and docs/benchmarks.png.
 #
@@ -82,8 +82,14 @@ if [ $DO_SIZES = 1 ]; then
   size_args=(--sizes "$OUT/sizes/size_scaling.json")
 fi
 
+say "parallel packing: --jobs 1 against --jobs 2, and two processes at once"
+bash "$ROOT/bench/parallel_pack.sh" --xpack "$XPACK" --genmodel "$GEN" --out "$OUT/parallel" --size "$LLM_SIZE" \
+  --delegates 8 --reps 3 > /dev/null
+
 python3 "$ROOT/bench/report.py" "${models[@]}" "${names[@]}" --open "$OUT/open_scaling.json" "${size_args[@]}" \
   > "$OUT/tables.md"
+{ printf '\n### Parallel packing (bench/parallel_pack.sh, medians of 3; same bytes for every --jobs)\n\n'
+  cat "$OUT/parallel/parallel_pack.md"; } >> "$OUT/tables.md"
 [ -f "$OUT/nothing_to_pack.txt" ] && printf '\nNothing to pack (not measured): %s.\n' \
   "$(paste -sd, "$OUT/nothing_to_pack.txt" | sed 's/,/, /g')" >> "$OUT/tables.md"
 $PY "$ROOT/bench/plot.py" -o "$OUT/benchmarks.png" "${models[@]}" "${names[@]}"
