@@ -165,15 +165,7 @@ static void llm_graph(xg_graph* g, const llm_model* m, uint32_t T, uint32_t firs
 /* One method, its layers cut into `delegates` consecutive slices chained through method values, as
  * ExecuTorch lowers a graph that something outside XNNPACK interrupts. */
 static int llm_method(pte_program* p, const llm_model* m, const char* name, uint32_t T, uint32_t delegates) {
-  if (delegates <= 1) {
-    xg_graph g;
-    llm_graph(&g, m, T, 0, m->layers);
-    uint32_t in_dims[1][XG_MAX_DIMS] = {{T, m->dim}}, out_dims[1][XG_MAX_DIMS] = {{T, m->vocab}};
-    uint32_t nd[1] = {2};
-    int ok = add_single_delegate_method(p, name, &g, ST_FLOAT, in_dims, nd, 1, out_dims, nd, 1);
-    xg_free(&g);
-    return ok;
-  }
+  if (delegates == 0) delegates = 1;
   if (delegates > m->layers) delegates = m->layers;
   pte_method* method = pte_add_method(p, name);
   if (!method) return 0;
