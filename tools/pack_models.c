@@ -160,20 +160,16 @@ static int pack_parallel(const model_set* set, xpack_writer* writer, progress* b
   progress_set_total(bar, refs.count);
   const char* order = getenv("XPACK_TEST_PACK_ORDER");
   pool p = {.set = set, .writer = writer, .bar = bar, .outcomes = refs.items};
-  pack_schedule_ref* sched = calloc(refs.count + 1, sizeof *sched);
-  for (size_t i = 0; sched != NULL && i < refs.count; i++) {
-    const delegate_ref* r = &refs.items[i].ref;
-    sched[i] = (pack_schedule_ref){r->program, r->method, r->delegate, r->info->is_xnnpack};
+  int planned = pack_schedule_init(&p.schedule, refs.count, order != NULL && strcmp(order, "reverse") == 0) == 0;
+  for (size_t i = 0; planned && i < refs.count; i++) {
+    planned = pack_schedule_list(&p.schedule, i, set, &refs.items[i].ref) == 0;
   }
-  if (sched == NULL ||
-      pack_schedule_init(&p.schedule, set, sched, refs.count, order != NULL && strcmp(order, "reverse") == 0) != 0) {
-    free(sched);
+  if (!planned) {
     pack_schedule_destroy(&p.schedule);
     free(refs.items);
     cli_error("out of memory planning the delegates");
     return XPACK_EXIT_FAILED;
   }
-  free(sched);
   size_t workers = (size_t)jobs < refs.count ? (size_t)jobs : refs.count;
   pthread_t* threads = calloc(workers + 1, sizeof *threads);
   size_t started = 0;

@@ -10,21 +10,18 @@ static int by_address(const void* a, const void* b) {
   return x < y ? -1 : x > y;
 }
 
-static int add_constant(const xpack_et_xnn_graph* graph, uint32_t idx, const xpack_et_named_sources* sources,
-                        uintptr_t* list, size_t* n) {
-  if (idx == 0) return 0;
+static void add_constant(const xpack_et_xnn_graph* graph, uint32_t idx, const xpack_et_named_sources* sources,
+                         uintptr_t* list, size_t* n) {
+  if (idx == 0) return;
   xpack_et_constant c;
   xpack_error err;
-  if (xpack_et_xnn_resolve_constant(graph, idx, sources, &c, &err) != XPACK_OK || c.data == NULL) return 0;
-  list[(*n)++] = (uintptr_t)c.data;
-  return 1;
+  if (xpack_et_xnn_resolve_constant(graph, idx, sources, &c, &err) == XPACK_OK && c.data != NULL) {
+    list[(*n)++] = (uintptr_t)c.data;
+  }
 }
 
-/* The sorted raw-constant addresses of one delegate (NULL and 0 when it has none or cannot be parsed). */
-static int list_weights(const model_set* set, const pack_schedule_ref* ref, uintptr_t** out, size_t* count) {
-  *out = NULL;
-  *count = 0;
-  if (!ref->is_xnnpack) return 0;
+int pack_schedule_list(pack_schedule* s, size_t index, const model_set* set, const delegate_ref* ref) {
+  if (!ref->info->is_xnnpack) return 0;
   xpack_et_xnn_graph* graph = NULL;
   xpack_error err;
   if (xpack_et_xnn_graph_open(set->programs[ref->program], ref->method, ref->delegate, &graph, &err) != XPACK_OK) {
@@ -43,24 +40,19 @@ static int list_weights(const model_set* set, const pack_schedule_ref* ref, uint
   }
   xpack_et_xnn_graph_free(graph);
   qsort(list, n, sizeof *list, by_address);
-  *out = list;
-  *count = n;
+  s->weights[index] = list;
+  s->weight_count[index] = n;
   return 0;
 }
 
-int pack_schedule_init(pack_schedule* s, const model_set* set, const pack_schedule_ref* refs, size_t count,
-                       int reverse) {
+int pack_schedule_init(pack_schedule* s, size_t count, int reverse) {
   *s = (pack_schedule){.count = count, .reverse = reverse};
   pthread_mutex_init(&s->lock, NULL);
   pthread_cond_init(&s->changed, NULL);
   s->weights = calloc(count + 1, sizeof *s->weights);
   s->weight_count = calloc(count + 1, sizeof *s->weight_count);
   s->state = calloc(count + 1, 1);
-  if (s->weights == NULL || s->weight_count == NULL || s->state == NULL) return -1;
-  for (size_t i = 0; i < count; i++) {
-    if (list_weights(set, &refs[i], &s->weights[i], &s->weight_count[i]) != 0) return -1;
-  }
-  return 0;
+  return s->weights == NULL || s->weight_count == NULL || s->state == NULL ? -1 : 0;
 }
 
 void pack_schedule_destroy(pack_schedule* s) {
@@ -106,10 +98,7 @@ size_t pack_schedule_take(pack_schedule* s) {
     /* Every waiting delegate shares a weight with one in flight, which will finish and signal. */
     pthread_cond_wait(&s->changed, &s->lock);
   }
-  if (i != SIZE_MAX) {
-    s->state[i] = 1;
-    s->in_flight++;
-  }
+  if (i != SIZE_MAX) s->state[i] = 1;
   pthread_mutex_unlock(&s->lock);
   return i;
 }
@@ -117,7 +106,6 @@ size_t pack_schedule_take(pack_schedule* s) {
 void pack_schedule_done(pack_schedule* s, size_t index, int stop) {
   pthread_mutex_lock(&s->lock);
   s->state[index] = 2;
-  s->in_flight--;
   if (stop) s->stop = 1;
   pthread_cond_broadcast(&s->changed);
   pthread_mutex_unlock(&s->lock);

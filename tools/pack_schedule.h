@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "delegate_runner.h"
 #include "model_set.h"
 
 typedef struct pack_schedule {
@@ -21,20 +22,16 @@ typedef struct pack_schedule {
   uintptr_t** weights;  /* per delegate: the addresses of its raw constants in the mapped files, sorted */
   size_t* weight_count; /* per delegate */
   unsigned char* state; /* per delegate: 0 waiting, 1 in flight, 2 done */
-  size_t in_flight;
   int reverse; /* take the last waiting delegate first (tests: regions arrive out of file order) */
   int stop;
 } pack_schedule;
 
-typedef struct pack_schedule_ref {
-  size_t program, method, delegate;
-  int is_xnnpack;
-} pack_schedule_ref;
-
-/* Lists each delegate's raw constants (a delegate that cannot be parsed gets none: its replay reports the
- * error). Returns 0, or -1 when out of memory. */
-int pack_schedule_init(pack_schedule* s, const model_set* set, const pack_schedule_ref* refs, size_t count,
-                       int reverse);
+/* A schedule of `count` delegates, none of them listed yet. Returns 0, or -1 when out of memory. */
+int pack_schedule_init(pack_schedule* s, size_t count, int reverse);
+/* Lists the raw constants of delegate `index` (a delegate that cannot be parsed gets none: its replay reports
+ * the error). Call it for every delegate before the first pack_schedule_take. Returns 0, or -1 when out of
+ * memory. */
+int pack_schedule_list(pack_schedule* s, size_t index, const model_set* set, const delegate_ref* ref);
 void pack_schedule_destroy(pack_schedule* s);
 /* The next delegate for this worker, waiting while every waiting delegate shares a weight with one in flight;
  * SIZE_MAX when none is left or the schedule stopped. */
