@@ -47,7 +47,6 @@ void* xp_heap_reserve(xp_heap_pool* pool, size_t n) {
   void* p = take_spare(pool, rounded, &capacity);
   pthread_mutex_unlock(&pool->lock);
   if (p == NULL && posix_memalign(&p, pool->alignment, rounded) != 0) return NULL;
-  memset(p, 0, rounded);
   pthread_mutex_lock(&pool->lock);
   if (pool->count == pool->capacity) {
     size_t cap = pool->capacity ? pool->capacity * 2 : 32;

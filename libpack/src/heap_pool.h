@@ -47,7 +47,10 @@ void xp_heap_destroy(xp_heap_pool* pool); /* frees every block and spare */
 /* Keeps up to `limit` (at most XP_HEAP_MAX_SPARES) released scratch blocks for reuse, the largest ones
  * released; 0, the default, frees them at once. A reserve takes the smallest spare that is large enough. */
 void xp_heap_set_spares(xp_heap_pool* pool, size_t limit);
-/* A new zero-initialised scratch block of n bytes aligned to the pool's alignment, or NULL. */
+/* A scratch block of n bytes aligned to the pool's alignment, or NULL. Its bytes are not initialised (a
+ * spare holds what was packed into it before): XNNPACK, the only caller through reserve_space, fills the
+ * whole block with its padding byte before packing (xnn_get_pointer_to_write_weights), so zeroing it here
+ * too would write every packed byte one more time. */
 void* xp_heap_reserve(xp_heap_pool* pool, size_t n);
 /* Whether ptr is the start of a scratch block of this pool that is not yet kept. */
 int xp_heap_is_scratch(xp_heap_pool* pool, const void* ptr);
