@@ -32,6 +32,7 @@ static void replay_into_writer(xpack_writer* writer, const model_set* set, deleg
     o->status = run_delegate(set, &o->ref, xpack_writer_provider(writer), bind_to_writer, writer, unbind_from_writer,
                              0, &o->result, &o->err);
   }
+  xpack_writer_end_delegate(writer);
   o->done = 1;
 }
 

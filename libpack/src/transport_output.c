@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "file_io.h"
 #include "temp_files.h"
 #include "transport.h"
 
@@ -45,18 +46,9 @@ xpack_status xt_output_create(xt_output* o, const char* path, xpack_error* err) 
 
 static xpack_status write_at(void* context, const uint8_t* bytes, size_t n, uint64_t offset, xpack_error* err) {
   xt_output* o = context;
-  while (n > 0) {
-    ssize_t k = pwrite(o->fd, bytes, n, (off_t)offset);
-    if (k < 0) {
-      if (errno == EINTR) continue;
-      return xpack_fail(err, XPACK_ERR_IO, "%s: write of %zu bytes at offset %llu failed: %s", o->path, n,
-                        (unsigned long long)offset, strerror(errno));
-    }
-    bytes += k;
-    n -= (size_t)k;
-    offset += (uint64_t)k;
-  }
-  return XPACK_OK;
+  if (xp_write_at(o->fd, bytes, n, offset) == 0) return XPACK_OK;
+  return xpack_fail(err, XPACK_ERR_IO, "%s: write of %zu bytes at offset %llu failed: %s", o->path, n,
+                    (unsigned long long)offset, strerror(errno));
 }
 
 xt_sink xt_output_sink(xt_output* o) { return (xt_sink){write_at, o}; }

@@ -21,39 +21,24 @@
 
 #define WR_COMPARE_CHUNK (1u << 20)
 
-static uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) & ~(a - 1); }
-
-static void fail_inside(xpack_writer* w, const char* fmt, const char* detail) {
+void wr_fail(xpack_writer* w, const char* fmt, const char* detail) {
   if (!w->failed) {
     w->failed = 1;
     snprintf(w->failure, sizeof w->failure, fmt, detail);
   }
 }
 
-static int write_all(int fd, const void* buf, size_t n, uint64_t offset) {
-  const uint8_t* p = buf;
-  while (n > 0) {
-    ssize_t k = pwrite(fd, p, n, (off_t)offset);
-    if (k < 0) {
-      if (errno == EINTR) continue;
-      return -1;
-    }
-    p += k;
-    n -= (size_t)k;
-    offset += (uint64_t)k;
-  }
-  return 0;
-}
-
-/* Whether the stored region holds exactly bytes[0, size). Reads the temporary file back in chunks. */
+/* Whether the stored region holds exactly bytes[0, size). Reads the file that holds it back in chunks, or
+ * compares with the bytes still being written. Lock held. */
 static int region_equals(xpack_writer* w, const wr_region* r, const uint8_t* bytes, size_t size) {
   if (r->size != size) return 0;
+  if (r->pending_bytes != NULL) return memcmp(r->pending_bytes, bytes, size) == 0; /* being written */
   uint8_t* buf = malloc(WR_COMPARE_CHUNK);
   if (buf == NULL) return 0;
   int same = 1;
   for (size_t done = 0; same && done < size;) {
     size_t n = size - done < WR_COMPARE_CHUNK ? size - done : WR_COMPARE_CHUNK;
-    ssize_t k = pread(w->fd, buf, n, (off_t)(r->offset + done));
+    ssize_t k = pread(wr_region_fd(w, r), buf, n, (off_t)(r->offset + done));
     if (k <= 0) {
       if (k < 0 && errno == EINTR) continue;
       same = 0;
@@ -169,7 +154,7 @@ static size_t provider_look_up(void* context, const struct xnn_weights_cache_loo
         touch_entry(w, e, ticket);
         w->stats.reused++;
         w->stats.reused_bytes += w->regions[w->entries[e].region].size;
-        answer = (size_t)w->regions[w->entries[e].region].offset;
+        answer = WR_REGION_ID_BASE + w->entries[e].region;
         break;
       }
       if (s == NULL || s->packing || !packing_elsewhere(w, s, kh)) break;
@@ -194,32 +179,37 @@ static void* provider_reserve_space(void* context, size_t n) {
   return xp_heap_reserve(&w->heap, n);
 }
 
-/* Stores bytes as a region unless an identical one exists; returns the region index or -1. Lock held. */
-static long store_region(xpack_writer* w, const uint8_t* bytes, size_t size, XXH128_hash_t h128, uint64_t h64,
-                         uint64_t ticket) {
+/* The region holding exactly bytes[0, size) and stored by an earlier insert, or -1. Lock held. */
+static long find_region(xpack_writer* w, const uint8_t* bytes, size_t size, uint64_t h64) {
   size_t cursor = 0;
   uint32_t idx;
-  while (wr_index_next(&w->region_index, h128.low64, &cursor, &idx)) {
-    const wr_region* r = &w->regions[idx];
-    if (r->hash128_hi == h128.high64 && r->size == size && region_equals(w, r, bytes, size)) {
-      if (ticket < w->regions[idx].ticket) w->regions[idx].ticket = ticket;
-      return (long)idx;
-    }
+  while (wr_index_next(&w->region_index, h64, &cursor, &idx)) {
+    if (w->regions[idx].size == size && region_equals(w, &w->regions[idx], bytes, size)) return (long)idx;
+  }
+  return -1;
+}
+
+/* The region for bytes: an identical stored one, or a new one whose place is reserved (*fresh = 1: the
+ * caller writes it with wr_write_reserved). Returns its index, or -1. Lock held. */
+static long store_region(xpack_writer* w, const uint8_t* bytes, size_t size, uint64_t h64, uint64_t ticket,
+                         int* fresh) {
+  *fresh = 0;
+  if (w->failed) return -1; /* nothing more is recorded after a failure: finish reports it */
+  long found = find_region(w, bytes, size, h64);
+  if (found >= 0) {
+    if (ticket < w->regions[found].ticket) w->regions[found].ticket = ticket;
+    return found;
   }
   if (wr_reserve((void**)&w->regions, &w->region_cap, w->region_count + 1, sizeof *w->regions) != 0) return -1;
-  uint64_t align = size >= w->page_alignment ? w->page_alignment : w->region_alignment;
-  uint64_t offset = align_up(w->data_end, align);
-  if (write_all(w->fd, bytes, size, offset) != 0) {
-    fail_inside(w, "cannot write the temporary file: %s", strerror(errno));
-    return -1;
-  }
-  idx = (uint32_t)w->region_count;
-  if (wr_index_put(&w->region_index, h128.low64, idx) != 0) return -1;
-  w->regions[w->region_count++] = (wr_region){offset, size, h64, h128.low64, h128.high64, NULL, 0, 0, ticket};
-  w->data_end = offset + size;
-  xp_write_behind(w->fd, &w->written_behind, w->data_end);
+  const uint32_t idx = (uint32_t)w->region_count;
+  if (wr_index_put(&w->region_index, h64, idx) != 0) return -1;
+  wr_region* r = &w->regions[idx];
+  *r = (wr_region){.size = size, .hash64 = h64, .ticket = ticket};
+  wr_reserve_region(w, ticket >> WR_SLOT_SHIFT, r, bytes);
+  w->region_count++;
   w->stats.regions++;
   w->stats.stored_bytes += size;
+  *fresh = 1;
   return (long)idx;
 }
 
@@ -233,8 +223,8 @@ static size_t provider_look_up_or_insert(void* context, const struct xnn_weights
   wr_session* s = wr_session_get(w);
   key_ids ids;
   int bound = resolve(s, key, &ids) == 0;
-  /* Hash outside the lock: it is the only per-byte work besides the write. */
-  XXH128_hash_t h128 = XXH3_128bits(ptr, size);
+  /* Hash outside the lock: it is the only per-byte work besides the write. It is also the region's checksum
+   * in the file; regions that share it are compared byte for byte before one stands for the other. */
   uint64_t h64 = XXH3_64bits(ptr, size);
   pthread_mutex_lock(&w->lock);
   packing_done(w, s);
@@ -258,7 +248,7 @@ static size_t provider_look_up_or_insert(void* context, const struct xnn_weights
     if (r->hash64 == h64 && region_equals(w, r, ptr, size)) {
       w->stats.reused++;
       w->stats.reused_bytes += r->size;
-      answer = (size_t)r->offset;
+      answer = WR_REGION_ID_BASE + w->entries[e].region;
       xp_heap_release(&w->heap, ptr);
     } else {
       w->stats.nondeterministic++;
@@ -277,25 +267,32 @@ static size_t provider_look_up_or_insert(void* context, const struct xnn_weights
     pthread_mutex_unlock(&w->lock);
     return answer;
   }
-  long region = store_region(w, ptr, size, h128, h64, ticket);
+  int fresh;
+  long region = store_region(w, ptr, size, h64, ticket, &fresh);
   w->intern_ticket = ticket + 1;
   uint32_t kernel = wr_intern(w, ids.kernel, ids.kernel_len);
   w->intern_ticket = ticket + 2;
   uint32_t bias = ids.has_bias ? wr_intern(w, ids.bias, ids.bias_len) : XPC_NONE;
-  if (region < 0 || kernel == XPC_NONE || (ids.has_bias && bias == XPC_NONE) ||
-      wr_reserve((void**)&w->entries, &w->entry_cap, w->entry_count + 1, sizeof *w->entries) != 0 ||
-      wr_index_put(&w->entry_index, kh, (uint32_t)w->entry_count) != 0) {
-    fail_inside(w, "%s", w->failed ? w->failure : "out of memory while recording a packed weight");
-    answer = keep_in_heap(w, ptr, size);
-    pthread_mutex_unlock(&w->lock);
-    return answer;
+  const int recorded = region >= 0 && kernel != XPC_NONE && (!ids.has_bias || bias != XPC_NONE) &&
+                       wr_reserve((void**)&w->entries, &w->entry_cap, w->entry_count + 1, sizeof *w->entries) == 0 &&
+                       wr_index_put(&w->entry_index, kh, (uint32_t)w->entry_count) == 0;
+  if (recorded) {
+    w->entries[w->entry_count++] = (wr_entry){kh, key->seed, kernel, bias, (uint32_t)region, family,
+                                              after_look_up ? 0u : XPC_ENTRY_PACKED_ON_INSERT};
+    w->stats.entries++;
+    w->stats.packed_bytes += size;
+  } else {
+    wr_fail(w, "%s", w->failed ? w->failure : "out of memory while recording a packed weight");
   }
-  w->entries[w->entry_count++] = (wr_entry){kh, key->seed, kernel, bias, (uint32_t)region, family,
-                                            after_look_up ? 0u : XPC_ENTRY_PACKED_ON_INSERT};
-  w->stats.entries++;
-  w->stats.packed_bytes += size;
-  answer = (size_t)w->regions[region].offset;
-  xp_heap_release(&w->heap, ptr);
+  /* The entry is visible before its bytes are written: the write drops the lock, so threads packing other
+   * delegates go on meanwhile. Until it is done the region's bytes are read from ptr (region_equals). */
+  if (fresh) wr_write_reserved(w, (uint32_t)region);
+  if (recorded) {
+    answer = WR_REGION_ID_BASE + (size_t)region;
+    xp_heap_release(&w->heap, ptr);
+  } else {
+    answer = keep_in_heap(w, ptr, size);
+  }
   pthread_mutex_unlock(&w->lock);
   return answer;
 }
@@ -303,23 +300,21 @@ static size_t provider_look_up_or_insert(void* context, const struct xnn_weights
 static bool provider_is_finalized(void* context) { return true; }
 
 /* XNNPACK reads packed weights only when a runtime is set up; pack never does that, but a caller may.
- * Regions are mapped read-only from the temporary file on first use. */
+ * Regions are mapped read-only on first use, from where they are then (the spool or the temporary file);
+ * a mapping stays valid when the region moves on. */
 static void* provider_offset_to_addr(void* context, size_t offset) {
   xpack_writer* w = context;
   if (offset >= XP_HEAP_OFFSET_BASE) return xp_heap_addr(&w->heap, offset);
+  if (offset < WR_REGION_ID_BASE) return NULL;
   void* addr = NULL;
   pthread_mutex_lock(&w->lock);
-  size_t lo = 0, hi = w->region_count;
-  while (lo < hi) { /* regions are appended in offset order */
-    size_t mid = lo + (hi - lo) / 2;
-    if (w->regions[mid].offset < offset) lo = mid + 1; else hi = mid;
-  }
-  if (lo < w->region_count && w->regions[lo].offset == offset) {
-    wr_region* r = &w->regions[lo];
+  if (offset - WR_REGION_ID_BASE < w->region_count) {
+    while (w->regions[offset - WR_REGION_ID_BASE].io_busy) pthread_cond_wait(&w->io_done, &w->lock);
+    wr_region* r = &w->regions[offset - WR_REGION_ID_BASE];
     if (r->map == NULL) {
       long page = sysconf(_SC_PAGESIZE);
       size_t skew = (size_t)(r->offset % (uint64_t)page);
-      void* m = mmap(NULL, (size_t)r->size + skew, PROT_READ, MAP_SHARED, w->fd, (off_t)(r->offset - skew));
+      void* m = mmap(NULL, (size_t)r->size + skew, PROT_READ, MAP_SHARED, wr_region_fd(w, r), (off_t)(r->offset - skew));
       if (m != MAP_FAILED) {
         r->map = m;
         r->map_len = (size_t)r->size + skew;
@@ -345,6 +340,7 @@ xpack_status xpack_writer_create(const char* out_path, const xpack_writer_option
   xpack_writer* w = calloc(1, sizeof *w);
   if (w == NULL) return xpack_fail(err, XPACK_ERR_NOMEM, "out of memory");
   w->fd = -1;
+  w->spool_fd = -1;
   w->out_path = strdup(out_path);
   size_t n = strlen(out_path) + 32;
   w->tmp_path = malloc(n);
@@ -373,9 +369,11 @@ xpack_status xpack_writer_create(const char* out_path, const xpack_writer_option
   fchmod(w->fd, 0644);
   pthread_mutex_init(&w->lock, NULL);
   pthread_cond_init(&w->packed, NULL);
+  pthread_cond_init(&w->io_done, NULL);
   if (pthread_key_create(&w->session_key, NULL) != 0) {
     pthread_mutex_destroy(&w->lock);
     pthread_cond_destroy(&w->packed);
+    pthread_cond_destroy(&w->io_done);
     xpack_writer_abort(w);
     return xpack_fail(err, XPACK_ERR_NOMEM, "no thread-specific key left for the writer's sessions");
   }
@@ -456,6 +454,7 @@ static void destroy(xpack_writer* w) {
   }
   for (size_t i = 0; i < w->string_count; i++) free(w->strings[i].text);
   if (w->fd >= 0) close(w->fd);
+  wr_spool_close(w);
   if (w->has_session_key) {
     wr_sessions_destroy(w);
     pthread_key_delete(w->session_key);
@@ -464,10 +463,12 @@ static void destroy(xpack_writer* w) {
     xp_heap_destroy(&w->heap);
     pthread_mutex_destroy(&w->lock);
     pthread_cond_destroy(&w->packed);
+    pthread_cond_destroy(&w->io_done);
   }
   wr_index_free(&w->region_index);
   wr_index_free(&w->entry_index);
   wr_index_free(&w->string_index);
+  free(w->slots);
   free(w->regions);
   free(w->entries);
   free(w->strings);

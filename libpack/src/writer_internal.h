@@ -14,13 +14,27 @@
 
 typedef struct wr_region {
   uint64_t offset, size;
-  uint64_t hash64;
-  uint64_t hash128_lo, hash128_hi;
+  uint64_t hash64; /* XXH3-64 of the bytes */
   void* map; /* lazily made read-only mapping for offset_to_addr, or NULL */
   size_t map_len;
   size_t map_skew; /* offset - page-aligned start of map */
   uint64_t ticket; /* smallest ticket of a look-up or insert that used it: its place in the file */
+  uint64_t slot;   /* the delegate slot that stored it (writer_layout.c) */
+  uint32_t next_spooled; /* the next region spooled for the same slot, or XPC_NONE */
+  uint8_t in_spool;      /* offset is in the spool file, not yet in the temporary file */
+  uint8_t io_busy;              /* its bytes are being written, with the lock dropped */
+  const uint8_t* pending_bytes; /* meanwhile, where its bytes are in memory */
+  uint64_t move_to;             /* a spooled region's place in the temporary file, once given one */
 } wr_region;
+
+/* A delegate slot: 0 for events outside any delegate, delegate index + 1 otherwise (a ticket's bits from
+ * 40 up). Regions are written to the temporary file in slot order; those of a slot that cannot be placed
+ * yet wait in the spool file (writer_layout.c). */
+typedef struct wr_slot {
+  uint32_t users;                       /* sessions replaying this delegate now */
+  uint8_t begun;                        /* some session began it */
+  uint32_t first_spooled, last_spooled; /* its regions waiting in the spool, in arrival order, or XPC_NONE */
+} wr_slot;
 
 typedef struct wr_entry {
   uint64_t key_hash;
@@ -65,8 +79,11 @@ typedef struct wr_session {
   int packing;          /* this thread missed a look-up and XNNPACK is packing that key (parallel packing:
                            another thread asking for the same key waits instead of packing it again) */
   uint64_t packing_key; /* its key hash */
+  uint64_t slot;        /* the slot it replays now, when in_slot */
+  int in_slot;
 } wr_session;
 
+#define WR_SLOT_SHIFT 40 /* a ticket's bits from here up are its delegate slot (wr_slot) */
 #define WR_TICKET_PARTS 4 /* within one event: 0 family name, 1 kernel, 2 bias */
 
 typedef struct wr_index {
@@ -78,7 +95,8 @@ typedef struct wr_index {
 struct xpack_writer {
   struct xnn_weights_cache_provider provider;
   pthread_mutex_t lock;
-  pthread_cond_t packed; /* a session's in-flight key was inserted (or given up) */
+  pthread_cond_t packed;  /* a session's in-flight key was inserted (or given up) */
+  pthread_cond_t io_done; /* a region's write or move finished */
   char* out_path;
   char* tmp_path;
   int fd;
@@ -92,13 +110,18 @@ struct xpack_writer {
   uint64_t intern_ticket;  /* ticket given to strings interned now; caller holds the lock */
   uint64_t outside_events; /* tickets of strings interned outside any delegate (inputs, info) */
   xp_heap_pool heap;
+  wr_slot* slots; size_t slot_cap;
+  uint64_t head_slot; /* regions of this slot (and earlier ones) go straight into the temporary file */
+  int spool_fd;       /* unnamed file beside the target, or -1 until needed */
+  int spool_unusable; /* it could not be made: regions go straight in, out of order (put in order at the end) */
+  uint64_t spool_end;
   wr_region* regions; size_t region_count, region_cap;
   wr_entry* entries; size_t entry_count, entry_cap;
   wr_string* strings; size_t string_count, string_cap;
   wr_input* inputs; size_t input_count, input_cap;
   uint32_t* info; size_t info_count, info_cap; /* pairs of string indices */
   wr_family* families; size_t family_count, family_cap;
-  wr_index region_index; /* hash128_lo -> region */
+  wr_index region_index; /* hash64 -> region */
   wr_index entry_index;  /* key_hash -> entry */
   wr_index string_index; /* string hash -> string */
   xpack_writer_stats stats;
@@ -120,6 +143,40 @@ int wr_index_next(const wr_index* ix, uint64_t hash, size_t* cursor, uint32_t* v
 wr_session* wr_session_get(xpack_writer* w);
 /* Frees every session (writer destruction). */
 void wr_sessions_destroy(xpack_writer* w);
+
+/* Records an I/O failure inside a provider callback; the first one is kept for xpack_writer_finish. */
+void wr_fail(xpack_writer* w, const char* fmt, const char* detail);
+
+/* The answer the provider gives XNNPACK for region i: an id, not an offset, because a region may move while
+ * the writer runs (offset_to_addr resolves it). Below XP_HEAP_OFFSET_BASE, so the two never collide. */
+#define WR_REGION_ID_BASE ((size_t)1 << 61)
+
+/* Where a region that starts no earlier than `end` is placed: page-aligned when it is at least a page. */
+static inline uint64_t wr_region_place(const xpack_writer* w, uint64_t end, uint64_t size) {
+  const uint64_t a = size >= w->page_alignment ? w->page_alignment : w->region_alignment;
+  return (end + a - 1) & ~(a - 1);
+}
+
+/* Region placement (writer_layout.c). Every function takes the lock held, and those that write or copy
+ * drop it while they do: the caller must not keep pointers into the writer's arrays across them.
+ * wr_slot_enter moves session s into `slot` (leaving the one it was in), wr_slot_leave takes it out of its
+ * slot; either may bring later slots' spooled regions into the temporary file, copying them. */
+void wr_slot_enter(xpack_writer* w, wr_session* s, uint64_t slot);
+void wr_slot_leave(xpack_writer* w, wr_session* s);
+/* Gives r, the new region number region_count stored by a session in `slot`, its place: in the temporary
+ * file when its slot's turn has come, else in the spool, where it waits for it. The caller then writes
+ * `bytes` there with wr_write_reserved; until that is done, they are what region_equals compares with. */
+void wr_reserve_region(xpack_writer* w, uint64_t slot, wr_region* r, const uint8_t* bytes);
+/* Writes region idx's bytes to their reserved place, dropping the lock meanwhile; a failure is recorded
+ * with wr_fail. */
+void wr_write_reserved(xpack_writer* w, uint32_t idx);
+/* The descriptor that holds r's bytes at r->offset now. */
+int wr_region_fd(const xpack_writer* w, const wr_region* r);
+/* Moves every spooled region into the temporary file, in slot order, and closes the spool. Takes the lock
+ * itself (no other thread may use the writer any more). Returns 0, or -1 after wr_fail. */
+int wr_spool_drain_all(xpack_writer* w);
+/* Closes the spool file, if any (its mapped regions stay readable). */
+void wr_spool_close(xpack_writer* w);
 
 /* Lays regions out in ticket order when they arrived in another, copying them to a new temporary file,
  * and gives the strings' order for the string table (writer_order.c). Errors: XPACK_ERR_IO, NOMEM. */

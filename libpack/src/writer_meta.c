@@ -11,6 +11,7 @@
 #include <xxhash.h>
 
 #include "error.h"
+#include "file_io.h"
 #include "le.h"
 #include "target.h"
 #include "writer_internal.h"
@@ -54,18 +55,9 @@ typedef struct table_out {
 
 static xpack_status write_all(int fd, const uint8_t* p, size_t n, uint64_t offset, const char* path,
                               xpack_error* err) {
-  while (n > 0) {
-    ssize_t k = pwrite(fd, p, n, (off_t)offset);
-    if (k < 0) {
-      if (errno == EINTR) continue;
-      return xpack_fail(err, XPACK_ERR_IO, "%s: write failed at offset %llu: %s", path, (unsigned long long)offset,
-                        strerror(errno));
-    }
-    p += k;
-    n -= (size_t)k;
-    offset += (uint64_t)k;
-  }
-  return XPACK_OK;
+  if (xp_write_at(fd, p, n, offset) == 0) return XPACK_OK;
+  return xpack_fail(err, XPACK_ERR_IO, "%s: write failed at offset %llu: %s", path, (unsigned long long)offset,
+                    strerror(errno));
 }
 
 static void put_region(uint8_t* r, const wr_region* src) {

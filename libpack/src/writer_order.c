@@ -1,6 +1,7 @@
 /* The canonical order of a writer's regions and strings: by ticket (writer_internal.h), which is the order a
- * serial run would have made. Packing delegates in parallel stores regions in arrival order; when that
- * differs, the regions are copied once, in ticket order, into a new temporary file beside the target. */
+ * serial run would have made. writer_layout.c writes regions in that order while delegates are packed in
+ * parallel, as far as it can foresee it; when the temporary file still differs from the serial layout, the
+ * regions are copied once, in ticket order, into a new temporary file beside the target. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,10 +10,9 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "file_io.h"
 #include "temp_files.h"
 #include "writer_internal.h"
-
-#define WR_COPY_CHUNK (1u << 20)
 
 static _Thread_local const xpack_writer* order_writer;
 
@@ -39,88 +39,64 @@ uint32_t* wr_string_order(const xpack_writer* w) {
   return order;
 }
 
-static uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) & ~(a - 1); }
-
-static int copy_range(int from, uint64_t from_offset, int to, uint64_t to_offset, uint64_t size, uint8_t* buf) {
-  while (size > 0) {
-    size_t n = size < WR_COPY_CHUNK ? (size_t)size : WR_COPY_CHUNK;
-    ssize_t k = pread(from, buf, n, (off_t)from_offset);
-    if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) {
-      if (k == 0) errno = EIO;
-      return -1;
-    }
-    for (ssize_t done = 0; done < k;) {
-      ssize_t m = pwrite(to, buf + done, (size_t)(k - done), (off_t)(to_offset + (uint64_t)done));
-      if (m < 0 && errno == EINTR) continue;
-      if (m < 0) return -1;
-      done += m;
-    }
-    from_offset += (uint64_t)k;
-    to_offset += (uint64_t)k;
-    size -= (uint64_t)k;
-  }
-  return 0;
-}
-
 xpack_status wr_canonical_regions(xpack_writer* w, xpack_error* err) {
+  if (wr_spool_drain_all(w) != 0) return xpack_fail(err, XPACK_ERR_IO, "%s: %s", w->out_path, w->failure);
   uint32_t* order = malloc((w->region_count + 1) * sizeof *order);
   uint32_t* new_index = malloc((w->region_count + 1) * sizeof *new_index);
-  wr_region* moved = malloc((w->region_count + 1) * sizeof *moved);
-  uint8_t* buf = NULL;
+  wr_region* placed = malloc((w->region_count + 1) * sizeof *placed);
   char* tmp_path = NULL;
   int fd = -1;
   xpack_status st = XPACK_OK;
-  if (order == NULL || new_index == NULL || moved == NULL) {
+  if (order == NULL || new_index == NULL || placed == NULL) {
     st = xpack_fail(err, XPACK_ERR_NOMEM, "out of memory");
     goto done;
   }
   for (size_t i = 0; i < w->region_count; i++) order[i] = (uint32_t)i;
   order_writer = w;
   qsort(order, w->region_count, sizeof *order, by_region_ticket);
-  size_t first_moved = 0;
-  while (first_moved < w->region_count && order[first_moved] == first_moved) first_moved++;
-  if (first_moved == w->region_count) goto done; /* arrived in ticket order (always so with one thread) */
-  buf = malloc(WR_COPY_CHUNK);
-  size_t n = strlen(w->tmp_path) + 1;
-  tmp_path = malloc(n);
-  if (buf == NULL || tmp_path == NULL) {
-    st = xpack_fail(err, XPACK_ERR_NOMEM, "out of memory");
-    goto done;
-  }
-  memcpy(tmp_path, w->tmp_path, n);
-  memcpy(tmp_path + n - 7, "XXXXXX", 6); /* ".<name>.XXXXXX": the same pattern, so a killed run's is removed */
-  fd = xp_temp_create(tmp_path);
-  if (fd < 0) {
-    st = xpack_fail(err, XPACK_ERR_IO, "%s: cannot create a temporary file beside it: %s", w->out_path,
-                    strerror(errno));
-    goto done;
-  }
-  fchmod(fd, 0644);
+  /* The serial layout, and whether the temporary file already is it (always so with one thread). */
+  int in_place = 1;
   uint64_t end = w->data_offset;
   for (size_t i = 0; i < w->region_count; i++) {
-    wr_region r = w->regions[order[i]];
-    uint64_t align = r.size >= w->page_alignment ? w->page_alignment : w->region_alignment;
-    uint64_t offset = align_up(end, align);
-    if (copy_range(w->fd, r.offset, fd, offset, r.size, buf) != 0) {
-      st = xpack_fail(err, XPACK_ERR_IO, "%s: cannot copy packed weights into a temporary file beside it: %s",
-                      w->out_path, strerror(errno));
+    placed[i] = w->regions[order[i]];
+    placed[i].offset = wr_region_place(w, end, placed[i].size);
+    in_place &= placed[i].offset == w->regions[order[i]].offset;
+    new_index[order[i]] = (uint32_t)i;
+    end = placed[i].offset + placed[i].size;
+  }
+  if (!in_place) {
+    size_t n = strlen(w->tmp_path) + 1;
+    tmp_path = malloc(n);
+    if (tmp_path == NULL) {
+      st = xpack_fail(err, XPACK_ERR_NOMEM, "out of memory");
       goto done;
     }
-    r.offset = offset;
-    moved[i] = r;
-    new_index[order[i]] = (uint32_t)i;
-    end = offset + r.size;
+    memcpy(tmp_path, w->tmp_path, n);
+    memcpy(tmp_path + n - 7, "XXXXXX", 6); /* ".<name>.XXXXXX": the same pattern, so a killed run's is removed */
+    fd = xp_temp_create(tmp_path);
+    if (fd < 0) {
+      st = xpack_fail(err, XPACK_ERR_IO, "%s: cannot create a temporary file beside it: %s", w->out_path,
+                      strerror(errno));
+      goto done;
+    }
+    fchmod(fd, 0644);
+    for (size_t i = 0; i < w->region_count; i++) {
+      if (xp_copy_range(w->fd, w->regions[order[i]].offset, fd, placed[i].offset, placed[i].size) != 0) {
+        st = xpack_fail(err, XPACK_ERR_IO, "%s: cannot copy packed weights into a temporary file beside it: %s",
+                        w->out_path, strerror(errno));
+        goto done;
+      }
+    }
+    unlink(w->tmp_path);
+    close(w->fd);
+    w->fd = fd;
+    fd = -1;
+    free(w->tmp_path);
+    w->tmp_path = tmp_path;
+    tmp_path = NULL;
   }
   for (size_t i = 0; i < w->entry_count; i++) w->entries[i].region = new_index[w->entries[i].region];
-  memcpy(w->regions, moved, w->region_count * sizeof *moved);
-  unlink(w->tmp_path);
-  close(w->fd);
-  w->fd = fd;
-  fd = -1;
-  free(w->tmp_path);
-  w->tmp_path = tmp_path;
-  tmp_path = NULL;
+  memcpy(w->regions, placed, w->region_count * sizeof *placed);
   w->data_end = end;
 done:
   if (fd >= 0) {
@@ -128,8 +104,7 @@ done:
     unlink(tmp_path);
   }
   free(tmp_path);
-  free(buf);
-  free(moved);
+  free(placed);
   free(new_index);
   free(order);
   return st;

@@ -27,6 +27,7 @@ wr_session* wr_session_get(xpack_writer* w) {
   w->session_count++;
   /* One spare scratch block per packing thread: each packs weight after weight into the same pages. */
   xp_heap_set_spares(&w->heap, w->session_count);
+  wr_slot_enter(w, s, 0);
   pthread_mutex_unlock(&w->lock);
   return s;
 }
@@ -48,13 +49,24 @@ xpack_status xpack_writer_begin_delegate(xpack_writer* w, uint32_t delegate_inde
   if (s == NULL) return XPACK_ERR_NOMEM;
   xp_bindings_clear(&s->bindings);
   xp_bindings_clear(&s->family_bindings);
-  s->ticket_base = ((uint64_t)delegate_index + 1) << 40;
+  s->ticket_base = ((uint64_t)delegate_index + 1) << WR_SLOT_SHIFT;
   s->events = 0;
   pthread_mutex_lock(&w->lock); /* a key left in flight by a failed delegate: nobody waits for it any more */
   if (s->packing) {
     s->packing = 0;
     pthread_cond_broadcast(&w->packed);
   }
+  wr_slot_enter(w, s, (uint64_t)delegate_index + 1);
+  pthread_mutex_unlock(&w->lock);
+  return XPACK_OK;
+}
+
+xpack_status xpack_writer_end_delegate(xpack_writer* w) {
+  if (w == NULL) return XPACK_ERR_ARG;
+  wr_session* s = wr_session_get(w);
+  if (s == NULL) return XPACK_ERR_NOMEM;
+  pthread_mutex_lock(&w->lock);
+  wr_slot_leave(w, s);
   pthread_mutex_unlock(&w->lock);
   return XPACK_OK;
 }

@@ -54,8 +54,14 @@ target_include_directories(key_hash PRIVATE ${PROJECT_SOURCE_DIR}/libpack/src ${
 target_link_libraries(key_hash PRIVATE xpack_loader xpack_xxhash)
 add_test(NAME core_key_hash COMMAND key_hash)
 
-# The heap pool's spare scratch blocks: reuse, zeroing, the limit, kept blocks never reused.
+# The heap pool's spare scratch blocks: reuse of the smallest that fits, the limit, kept blocks never reused.
 add_executable(heap_spares ${CMAKE_CURRENT_LIST_DIR}/heap_spares.c)
 target_include_directories(heap_spares PRIVATE ${PROJECT_SOURCE_DIR}/libpack/src)
 target_link_libraries(heap_spares PRIVATE xpack_loader)
 add_test(NAME core_heap_spares COMMAND heap_spares)
+
+# Parallel packing's layout: delegates ending in any order, spooled regions mapped, bytes a later delegate
+# stored first, delegates never ended; every file compared with the serial one.
+add_executable(writer_layout ${CMAKE_CURRENT_LIST_DIR}/writer_layout.c)
+target_link_libraries(writer_layout PRIVATE xpack_pack Threads::Threads)
+add_test(NAME core_writer_layout COMMAND writer_layout)
