@@ -26,12 +26,10 @@ static int measure_file(const char* path, model_file* f) {
   return 0;
 }
 
-uint64_t model_file_hash(const model_file* f) {
-  xp_file_map map;
-  if (xp_map_file(f->path, &map, NULL) != XPACK_OK) return 0;
-  uint64_t hash = map.data ? XXH3_64bits(map.data, (size_t)map.size) : 0;
-  xp_unmap_file(&map);
-  return hash;
+uint64_t model_set_file_hash(const model_set* set, int ptd, size_t i) {
+  size_t size = 0;
+  const uint8_t* bytes = ptd ? xpack_et_ptd_bytes(set->ptds[i], &size) : xpack_et_program_bytes(set->programs[i], &size);
+  return XXH3_64bits(bytes, size);
 }
 
 int model_set_open(model_set* set, int argc, char** argv, int (*is_option_with_value)(const char*),

@@ -34,9 +34,9 @@ void model_set_close(model_set* set);
 /* The named-key sources for program i: the .ptd files, then the program. */
 xpack_et_named_sources model_set_sources(const model_set* set, size_t program);
 
-/* XXH3-64 of the whole file (provenance in a cache), 0 if it cannot be read now. Reads every byte: only
- * pack asks for it. */
-uint64_t model_file_hash(const model_file* f);
+/* XXH3-64 of the whole of program i (ptd == 0) or .ptd file i, as mapped: provenance in a cache. Reads
+ * every byte: only pack asks for it. */
+uint64_t model_set_file_hash(const model_set* set, int ptd, size_t i);
 
 /* A short name for messages: the path's base name. */
 const char* model_base_name(const char* path);

@@ -186,19 +186,21 @@ static int pack_parallel(const model_set* set, xpack_writer* writer, progress* b
   return rc;
 }
 
-int pack_model_set_jobs(const model_set* set, xpack_writer* writer, progress* bar, int jobs, pack_counts* counts) {
-  memset(counts, 0, sizeof *counts);
-  for (size_t i = 0; i < set->program_count; i++) {
-    const model_file* f = &set->program_files[i];
-    xpack_writer_add_input(writer, model_base_name(f->path), XPACK_INPUT_PTE, f->size, model_file_hash(f), f->program_size,
-                           f->program_hash);
-  }
-  for (size_t i = 0; i < set->ptd_count; i++) {
-    const model_file* f = &set->ptd_files[i];
-    xpack_writer_add_input(writer, model_base_name(f->path), XPACK_INPUT_PTD, f->size, model_file_hash(f), 0, 0);
-  }
-  xpack_writer_add_info(writer, "xpack.version", XPACK_VERSION_STRING);
-  xpack_writer_add_info(writer, "xnnpack.version", XPACK_XNNPACK_VERSION);
+/* The input files' hashes, computed on a thread of their own while the delegates are packed: it reads every
+ * byte of the inputs, and pack has a core to spare for it whenever a delegate waits. */
+typedef struct input_hashes {
+  const model_set* set;
+  uint64_t programs[MODEL_SET_MAX_FILES], ptds[MODEL_SET_MAX_FILES];
+} input_hashes;
+
+static void* hash_inputs(void* arg) {
+  input_hashes* h = arg;
+  for (size_t i = 0; i < h->set->program_count; i++) h->programs[i] = model_set_file_hash(h->set, 0, i);
+  for (size_t i = 0; i < h->set->ptd_count; i++) h->ptds[i] = model_set_file_hash(h->set, 1, i);
+  return NULL;
+}
+
+static int pack_delegates(const model_set* set, xpack_writer* writer, progress* bar, int jobs, pack_counts* counts) {
   if (jobs > 1) return pack_parallel(set, writer, bar, jobs, counts);
   pack_job job = {writer, counts, bar, 0};
   if (bar) {
@@ -207,4 +209,28 @@ int pack_model_set_jobs(const model_set* set, xpack_writer* writer, progress* ba
     progress_set_total(bar, total);
   }
   return for_each_delegate(set, NULL, pack_one_counted, &job);
+}
+
+int pack_model_set_jobs(const model_set* set, xpack_writer* writer, progress* bar, int jobs, pack_counts* counts) {
+  memset(counts, 0, sizeof *counts);
+  input_hashes hashes = {.set = set};
+  pthread_t hasher;
+  const int hashing = pthread_create(&hasher, NULL, hash_inputs, &hashes) == 0;
+  if (!hashing) hash_inputs(&hashes);
+  int rc = pack_delegates(set, writer, bar, jobs, counts);
+  if (hashing) pthread_join(hasher, NULL);
+  /* Recorded after the delegates, which changes no byte: the writer lays out what is recorded outside any
+   * delegate in the order it was recorded, before everything of the delegates. */
+  for (size_t i = 0; i < set->program_count; i++) {
+    const model_file* f = &set->program_files[i];
+    xpack_writer_add_input(writer, model_base_name(f->path), XPACK_INPUT_PTE, f->size, hashes.programs[i],
+                           f->program_size, f->program_hash);
+  }
+  for (size_t i = 0; i < set->ptd_count; i++) {
+    const model_file* f = &set->ptd_files[i];
+    xpack_writer_add_input(writer, model_base_name(f->path), XPACK_INPUT_PTD, f->size, hashes.ptds[i], 0, 0);
+  }
+  xpack_writer_add_info(writer, "xpack.version", XPACK_VERSION_STRING);
+  xpack_writer_add_info(writer, "xnnpack.version", XPACK_XNNPACK_VERSION);
+  return rc;
 }

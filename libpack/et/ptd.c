@@ -358,6 +358,11 @@ void xpack_et_ptd_close(xpack_et_ptd* p) {
 
 const xpack_et_ptd_info* xpack_et_ptd_get_info(const xpack_et_ptd* p) { return p ? &p->info : NULL; }
 
+const uint8_t* xpack_et_ptd_bytes(const xpack_et_ptd* p, size_t* size) {
+  if (size) *size = p ? p->map.size : 0;
+  return p ? p->map.data : NULL;
+}
+
 const xpack_et_ptd_entry* xpack_et_ptd_find(const xpack_et_ptd* p, const char* key, size_t key_len) {
   if (!p || !key || p->info.entry_count == 0) return NULL;
   size_t i = xp_et_find_key(p->sorted, p->info.entry_count, p->entries, sizeof *p->entries,

@@ -172,6 +172,8 @@ xpack_status xpack_et_ptd_open_memory(const void* data, size_t size, const char*
                                       xpack_error* err);
 void xpack_et_ptd_close(xpack_et_ptd* ptd);
 const xpack_et_ptd_info* xpack_et_ptd_get_info(const xpack_et_ptd* ptd);
+/* The whole file as mapped. */
+const uint8_t* xpack_et_ptd_bytes(const xpack_et_ptd* ptd, size_t* size);
 /* Exact-bytes key lookup; NULL when absent. */
 const xpack_et_ptd_entry* xpack_et_ptd_find(const xpack_et_ptd* ptd, const char* key, size_t key_len);
 
