@@ -29,9 +29,10 @@ if [[ ,$OUTPUTS, == *,memory,* ]]; then
 fi
 trap 'rm -rf "$inputs" "$disk" ${memory:+"$memory"}' EXIT
 
-# Wall seconds of "$@" (outputs removed first: every run writes a new file).
+# Wall seconds of "$@" after removing the output(s) named first (every run writes a new file) and a sync, so
+# no run pays for write-back left by the one before.
 timed() {
-  local t0 t1; rm -f "$work"/*.xpc; t0=$(date +%s%N); "$@"; t1=$(date +%s%N)
+  local t0 t1; rm -f $1; shift; sync; t0=$(date +%s%N); "$@"; t1=$(date +%s%N)
   printf '%d.%09d\n' $(((t1 - t0) / 1000000000)) $(((t1 - t0) % 1000000000))
 }
 
@@ -45,15 +46,15 @@ for kind in ${KINDS//,/ }; do
     a=$inputs/a.pte b=$inputs/b.pte
     j1=(); j2=(); one=(); two=()
     for r in $(seq "$REPS"); do  # interleaved, so a change of machine load hits every variant alike
-      j1+=("$(timed "$XPACK" pack "$a" -o "$work/j1.xpc" --jobs 1 -q)")
-      cp "$work/j1.xpc" "$inputs/ref.xpc"
-      j2+=("$(timed "$XPACK" pack "$a" -o "$work/j2.xpc" --jobs 2 -q)")
-      cmp -s "$inputs/ref.xpc" "$work/j2.xpc" || { echo "--jobs 2 wrote other bytes than --jobs 1" >&2; exit 1; }
-      one+=("$(timed "$XPACK" pack "$b" -o "$work/b.xpc" --jobs 1 -q)")
-      two+=("$(timed bash -c "'$XPACK' pack '$a' -o '$work/a.xpc' --jobs 1 -q & \
+      j1+=("$(timed "$work/j1.xpc" "$XPACK" pack "$a" -o "$work/j1.xpc" --jobs 1 -q)")
+      j2+=("$(timed "$work/j2.xpc" "$XPACK" pack "$a" -o "$work/j2.xpc" --jobs 2 -q)")
+      cmp -s "$work/j1.xpc" "$work/j2.xpc" || { echo "--jobs 2 wrote other bytes than --jobs 1" >&2; exit 1; }
+      rm -f "$work/j1.xpc" "$work/j2.xpc"
+      one+=("$(timed "$work/b.xpc" "$XPACK" pack "$b" -o "$work/b.xpc" --jobs 1 -q)")
+      two+=("$(timed "$work/a.xpc $work/b.xpc" bash -c "'$XPACK' pack '$a' -o '$work/a.xpc' --jobs 1 -q & \
                               '$XPACK' pack '$b' -o '$work/b.xpc' --jobs 1 -q & wait")")
     done
-    rm -f "$work"/*.xpc "$inputs/ref.xpc"
+    rm -f "$work"/*.xpc
     rows+=("$(python3 - "$kind" "$SIZE" "$DELEGATES" "$where" "${j1[*]}" "${j2[*]}" "${one[*]}" "${two[*]}" <<'PY'
 import json, statistics, sys
 kind, size, delegates, where = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]

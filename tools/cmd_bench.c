@@ -49,7 +49,8 @@ static double median(const double* values, int n) {
 }
 
 /* `xpack pack` into dir/bench.xpc, in a child, once per repetition (each run replaces the file atomically):
- * the median wall time and peak RSS are the pack figures. */
+ * the median wall time and peak RSS are the pack figures. After each, the disk's floor: a file of the
+ * cache's size written beside it. */
 static int pack_cache(bench_run* run, const char* dir, char* path, size_t path_size) {
   snprintf(path, path_size, "%s/bench.xpc", dir);
   char* argv[BENCH_MAX_ARGS];
@@ -73,12 +74,14 @@ static int pack_cache(bench_run* run, const char* dir, char* path, size_t path_s
     if (bench_file_size(path) < 0) return BENCH_NOTHING_TO_PACK;
     run->pack_wall[i] = child.wall_ms;
     run->pack_rss[i] = (uint64_t)child.usage.ru_maxrss * 1024u;
+    run->disk_write[i] = bench_disk_write_ms(dir, (uint64_t)bench_file_size(path));
     rss[i] = (double)run->pack_rss[i];
     if (run->pack_rss[i] > run->pack_peak_rss_max_bytes) run->pack_peak_rss_max_bytes = run->pack_rss[i];
     run->pack_runs = i + 1;
   }
   run->packed_here = 1;
   run->pack_wall_ms = median(run->pack_wall, run->pack_runs);
+  run->disk_write_ms = median(run->disk_write, run->pack_runs);
   run->pack_peak_rss_bytes = (uint64_t)median(rss, run->pack_runs);
   return 0;
 }

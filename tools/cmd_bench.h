@@ -118,12 +118,18 @@ typedef struct bench_run {
   double pack_wall[BENCH_MAX_REPS]; /* each in a child: fork to reaped, ms */
   uint64_t pack_rss[BENCH_MAX_REPS];/* each one's ru_maxrss, bytes */
   double pack_wall_ms;              /* medians of those */
+  double disk_write[BENCH_MAX_REPS];/* after each: writing a file of the cache's size beside it (cmd_bench_disk.c) */
+  double disk_write_ms;             /* median; < 0 when it could not be measured */
   uint64_t pack_peak_rss_bytes, pack_peak_rss_max_bytes;
   uint64_t model_bytes;             /* .pte and .ptd files */
   uint64_t cache_file_bytes, packed_bytes, referenced_bytes, entries, largest_packed_bytes;
   bench_variant_result v[BENCH_VARIANT_COUNT];
   char problem[512]; /* the first inconsistency (a child failed, outputs differ); empty when none */
 } bench_run;
+
+/* Milliseconds to write `bytes` into a new file in dir as pack writes a cache, fsync included (the file is
+ * removed); -1 when that fails. */
+double bench_disk_write_ms(const char* dir, uint64_t bytes);
 
 typedef struct bench_target {
   const char* name;

@@ -4,7 +4,9 @@
  * measured variant, medians over the repetitions):
  *   {"models": [...], "data": [...], "reps": N, "machine": {"cpu", "cpus", "memory_bytes", "kernel"},
  *    "model_bytes", "cache_file_bytes", "packed_bytes", "referenced_bytes", "entries", "largest_packed_bytes",
- *    "pack": {"wall_ms", "peak_rss_bytes" (medians), "peak_rss_max_bytes", "runs": [{"wall_ms", "peak_rss_bytes"}]}
+ *    "pack": {"wall_ms", "peak_rss_bytes" (medians), "peak_rss_max_bytes", "disk_write_ms" (median: the same
+ *             bytes written and fsynced beside the cache, no packing), "runs": [{"wall_ms", "peak_rss_bytes",
+ *             "disk_write_ms"}]}
  *            | null (with --cache; `xpack pack` runs once per repetition),
  *    "open_us": cache_warm open,
  *    "open_ms", "load_ms", "create_ms", "first_inference_ms", "ttfi_ms", "rss_bytes", "private_dirty_bytes",
@@ -64,6 +66,10 @@ void bench_report_text(const bench_run* run, FILE* out) {
   if (run->packed_here) {
     fprintf(out, "xpack pack (median of %d runs): wall %.1f ms, peak RSS %s (largest %s)\n", run->pack_runs,
             run->pack_wall_ms, cli_bytes(run->pack_peak_rss_bytes, b1), cli_bytes(run->pack_peak_rss_max_bytes, b2));
+    if (run->disk_write_ms > 0) {
+      fprintf(out, "disk floor: writing and fsyncing the cache's size beside it, no packing: %.1f ms (median); "
+                   "pack wall / disk floor %.2f\n", run->disk_write_ms, run->pack_wall_ms / run->disk_write_ms);
+    }
   }
   const bench_sample* base = median_of(run, BENCH_NOCACHE);
   fprintf(out, "\n%-20s %9s %10s %10s %10s %7s %9s %9s %9s %8s %8s %13s\n", "variant", "open ms", "create ms",
@@ -191,10 +197,12 @@ void bench_report_json(const bench_run* run, FILE* out) {
     json_key(&j, "wall_ms"); json_double(&j, run->pack_wall_ms);
     json_key(&j, "peak_rss_bytes"); json_uint(&j, run->pack_peak_rss_bytes);
     json_key(&j, "peak_rss_max_bytes"); json_uint(&j, run->pack_peak_rss_max_bytes);
+    json_key(&j, "disk_write_ms"); json_double(&j, run->disk_write_ms);
     json_key(&j, "runs"); json_array(&j);
     for (int i = 0; i < run->pack_runs; i++) {
       json_object(&j);
       json_key(&j, "wall_ms"); json_double(&j, run->pack_wall[i]);
+      json_key(&j, "disk_write_ms"); json_double(&j, run->disk_write[i]);
       json_key(&j, "peak_rss_bytes"); json_uint(&j, run->pack_rss[i]);
       json_end_object(&j);
     }
