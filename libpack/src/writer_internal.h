@@ -19,7 +19,6 @@ typedef struct wr_region {
   size_t map_len;
   size_t map_skew; /* offset - page-aligned start of map */
   uint64_t ticket; /* smallest ticket of a look-up or insert that used it: its place in the file */
-  uint64_t slot;   /* the delegate slot that stored it (writer_layout.c) */
   uint32_t next_spooled; /* the next region spooled for the same slot, or XPC_NONE */
   uint8_t in_spool;      /* offset is in the spool file, not yet in the temporary file */
   uint8_t io_busy;              /* its bytes are being written, with the lock dropped */
@@ -79,8 +78,7 @@ typedef struct wr_session {
   int packing;          /* this thread missed a look-up and XNNPACK is packing that key (parallel packing:
                            another thread asking for the same key waits instead of packing it again) */
   uint64_t packing_key; /* its key hash */
-  uint64_t slot;        /* the slot it replays now, when in_slot */
-  int in_slot;
+  int in_slot;          /* counted among the users of its slot (ticket_base's, writer_layout.c) */
 } wr_session;
 
 #define WR_SLOT_SHIFT 40 /* a ticket's bits from here up are its delegate slot (wr_slot) */
@@ -159,9 +157,10 @@ static inline uint64_t wr_region_place(const xpack_writer* w, uint64_t end, uint
 
 /* Region placement (writer_layout.c). Every function takes the lock held, and those that write or copy
  * drop it while they do: the caller must not keep pointers into the writer's arrays across them.
- * wr_slot_enter moves session s into `slot` (leaving the one it was in), wr_slot_leave takes it out of its
- * slot; either may bring later slots' spooled regions into the temporary file, copying them. */
-void wr_slot_enter(xpack_writer* w, wr_session* s, uint64_t slot);
+ * A session is in the slot of its ticket_base. wr_slot_enter counts s among the users of that slot;
+ * wr_slot_leave takes it out again (before ticket_base changes), which may bring later slots' spooled
+ * regions into the temporary file, copying them. Entering never does: it cannot end a slot. */
+void wr_slot_enter(xpack_writer* w, wr_session* s);
 void wr_slot_leave(xpack_writer* w, wr_session* s);
 /* Gives r, the new region number region_count stored by a session in `slot`, its place: in the temporary
  * file when its slot's turn has come, else in the spool, where it waits for it. The caller then writes

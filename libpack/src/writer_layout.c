@@ -76,7 +76,6 @@ static void link_waiting(xpack_writer* w, wr_slot* sl, uint32_t idx) {
 
 void wr_reserve_region(xpack_writer* w, uint64_t slot, wr_region* r, const uint8_t* bytes) {
   const uint32_t idx = (uint32_t)(r - w->regions);
-  r->slot = slot;
   r->next_spooled = XPC_NONE;
   r->pending_bytes = bytes;
   r->io_busy = 1;
@@ -179,27 +178,21 @@ static void advance_head(xpack_writer* w) {
   perform_moves(w, first);
 }
 
-static void leave(xpack_writer* w, wr_session* s) {
+void wr_slot_leave(xpack_writer* w, wr_session* s) {
   if (!s->in_slot) return;
   s->in_slot = 0;
-  if (s->slot < w->slot_cap && w->slots[s->slot].users > 0) w->slots[s->slot].users--;
-}
-
-void wr_slot_leave(xpack_writer* w, wr_session* s) {
-  leave(w, s);
+  const uint64_t slot = s->ticket_base >> WR_SLOT_SHIFT;
+  if (slot < w->slot_cap && w->slots[slot].users > 0) w->slots[slot].users--;
   advance_head(w);
 }
 
-void wr_slot_enter(xpack_writer* w, wr_session* s, uint64_t slot) {
-  leave(w, s);
-  s->slot = slot;
-  wr_slot* sl = slot_at(w, slot);
+void wr_slot_enter(xpack_writer* w, wr_session* s) {
+  wr_slot* sl = slot_at(w, s->ticket_base >> WR_SLOT_SHIFT);
   if (sl != NULL) {
     sl->users++;
     sl->begun = 1;
     s->in_slot = 1;
   }
-  advance_head(w);
 }
 
 int wr_spool_drain_all(xpack_writer* w) {

@@ -27,7 +27,7 @@ wr_session* wr_session_get(xpack_writer* w) {
   w->session_count++;
   /* One spare scratch block per packing thread: each packs weight after weight into the same pages. */
   xp_heap_set_spares(&w->heap, w->session_count);
-  wr_slot_enter(w, s, 0);
+  wr_slot_enter(w, s); /* slot 0, outside any delegate, until it begins one */
   pthread_mutex_unlock(&w->lock);
   return s;
 }
@@ -49,14 +49,15 @@ xpack_status xpack_writer_begin_delegate(xpack_writer* w, uint32_t delegate_inde
   if (s == NULL) return XPACK_ERR_NOMEM;
   xp_bindings_clear(&s->bindings);
   xp_bindings_clear(&s->family_bindings);
-  s->ticket_base = ((uint64_t)delegate_index + 1) << WR_SLOT_SHIFT;
-  s->events = 0;
   pthread_mutex_lock(&w->lock); /* a key left in flight by a failed delegate: nobody waits for it any more */
   if (s->packing) {
     s->packing = 0;
     pthread_cond_broadcast(&w->packed);
   }
-  wr_slot_enter(w, s, (uint64_t)delegate_index + 1);
+  wr_slot_leave(w, s);
+  s->ticket_base = ((uint64_t)delegate_index + 1) << WR_SLOT_SHIFT;
+  s->events = 0;
+  wr_slot_enter(w, s);
   pthread_mutex_unlock(&w->lock);
   return XPACK_OK;
 }
