@@ -7,16 +7,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "expect.h"
 #include "xpack.h"
 
-static int failures;
-#define EXPECT(cond)                                                   \
-  do {                                                                 \
-    if (!(cond)) {                                                     \
-      fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #cond); \
-      failures++;                                                      \
-    }                                                                  \
-  } while (0)
 
 static size_t pack_like_xnnpack(struct xnn_weights_cache_provider* p, const struct xnn_weights_cache_look_up_key* key,
                                 size_t n, unsigned char fill, int look_up_first) {

@@ -13,16 +13,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "expect.h"
 #include "xpack.h"
 
-static int failures;
-#define EXPECT(cond)                                                       \
-  do {                                                                     \
-    if (!(cond)) {                                                         \
-      fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #cond); \
-      failures++;                                                          \
-    }                                                                      \
-  } while (0)
 
 /* A weight: its identity, packed size and the byte its packed form is filled with. */
 typedef struct weight {
