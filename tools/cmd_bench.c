@@ -71,10 +71,11 @@ static int pack_cache(bench_run* run, const char* dir, char* path, size_t path_s
       cli_error("bench: xpack pack failed (exit %d)", child.exit_code);
       return child.exit_code == XPACK_EXIT_BAD_INPUT ? XPACK_EXIT_BAD_INPUT : XPACK_EXIT_FAILED;
     }
-    if (bench_file_size(path) < 0) return BENCH_NOTHING_TO_PACK;
+    const int64_t cache_bytes = bench_file_size(path);
+    if (cache_bytes < 0) return BENCH_NOTHING_TO_PACK;
     run->pack_wall[i] = child.wall_ms;
     run->pack_rss[i] = (uint64_t)child.usage.ru_maxrss * 1024u;
-    run->disk_write[i] = bench_disk_write_ms(dir, (uint64_t)bench_file_size(path));
+    run->disk_write[i] = bench_disk_write_ms(dir, (uint64_t)cache_bytes);
     rss[i] = (double)run->pack_rss[i];
     if (run->pack_rss[i] > run->pack_peak_rss_max_bytes) run->pack_peak_rss_max_bytes = run->pack_rss[i];
     run->pack_runs = i + 1;

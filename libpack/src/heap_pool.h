@@ -3,7 +3,7 @@
  * A block starts as scratch (XNNPACK packs into it). When the packed weight is then served from a file
  * the scratch is released at once; when it is not (a miss), the block is kept for the life of the pool
  * and becomes a heap fallback, addressed by an offset at or above XP_HEAP_OFFSET_BASE so it can never
- * collide with a file offset. Thread safe.
+ * collide with a file offset (the loader's answers) or a region id (the writer's). Thread safe.
  *
  * A pool may keep a few released scratch blocks as spares and hand them out again (xp_heap_set_spares): the
  * writer packs weight after weight into scratch that it releases at once, and reusing the blocks keeps its
