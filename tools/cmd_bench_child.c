@@ -112,6 +112,10 @@ static double create_all(child* c, struct xnn_weights_cache_provider* provider) 
     const double t0 = now_ms();
     enum xnn_status xs = xnn_create_runtime_v4(d->replay.subgraph, provider, NULL, NULL, 0, &d->runtime);
     total += now_ms() - t0;
+    /* What ExecuTorch frees once a delegate is compiled, freed here too, or memory would count it. */
+    xpack_replay_drop_definition(&d->replay);
+    xpack_et_xnn_graph_free(d->graph);
+    d->graph = NULL;
     if (xs != xnn_status_success) {
       char message[256];
       snprintf(message, sizeof message, "%s: method '%s' delegate %zu: xnn_create_runtime_v4 failed (status %d)",

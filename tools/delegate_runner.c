@@ -123,6 +123,7 @@ xpack_status run_delegate(const model_set* set, const delegate_ref* ref, struct 
   enum xnn_status xs = xnn_create_runtime_v4(replay.subgraph, provider, NULL, NULL, 0, &runtime);
   out->create_ms = now_ms() - t0;
   if (unbind) unbind(bind_context);
+  xpack_replay_drop_definition(&replay); /* as ExecuTorch, before the first inference */
   if (xs != xnn_status_success) {
     st = xpack_fail(err, XPACK_ERR_XNNPACK, "%s: method '%s' delegate %zu: xnn_create_runtime_v4 failed (status %d)",
                     ref->file, ref->method_name, ref->delegate, (int)xs);

@@ -46,7 +46,7 @@ typedef struct xpack_replay_subgraph {
   xpack_replay_weight_family* weight_families; /* owned: one per fully-connected, convolution and
                                                   deconvolution node with a static filter */
   size_t num_weight_families;
-  void* scratch;                     /* converted scales etc.; must outlive xnn_create_runtime */
+  void* scratch;                     /* converted scales etc.; must outlive xnn_create_runtime, no longer */
 } xpack_replay_subgraph;
 
 /* Defines `graph`'s values and nodes into a new subgraph. Constants resolve through `sources`.
@@ -58,6 +58,13 @@ typedef struct xpack_replay_subgraph {
 xpack_status xpack_replay_define(const xpack_et_xnn_graph* graph, const xpack_et_named_sources* sources,
                                  xpack_bind_fn bind, void* bind_context, xpack_replay_subgraph* out, xpack_error* err);
 
+/* Once xnn_create_runtime has returned, deletes the subgraph and frees the converted scales, as
+ * ExecuTorch does when it has compiled a delegate: the runtime holds what it needs, and keeping them
+ * would count their pages against the running model. externals and weight_families stay until
+ * xpack_replay_release. Safe to call twice. */
+void xpack_replay_drop_definition(xpack_replay_subgraph* replay);
+
+/* Frees everything the replay owns (the subgraph, unless dropped already). Safe on a zeroed replay. */
 void xpack_replay_release(xpack_replay_subgraph* replay);
 
 #ifdef __cplusplus

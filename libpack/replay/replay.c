@@ -77,11 +77,18 @@ xpack_status xpack_replay_define(const xpack_et_xnn_graph* graph, const xpack_et
   return XPACK_OK;
 }
 
-void xpack_replay_release(xpack_replay_subgraph* r) {
+void xpack_replay_drop_definition(xpack_replay_subgraph* r) {
   if (r == NULL) return;
   if (r->subgraph) xnn_delete_subgraph(r->subgraph);
+  r->subgraph = NULL;
+  free_scratch(r->scratch);
+  r->scratch = NULL;
+}
+
+void xpack_replay_release(xpack_replay_subgraph* r) {
+  if (r == NULL) return;
+  xpack_replay_drop_definition(r);
   free(r->externals);
   free(r->weight_families);
-  free_scratch(r->scratch);
   memset(r, 0, sizeof *r);
 }

@@ -40,6 +40,8 @@ typedef struct rp_state {
 } rp_state;
 
 void* rp_scratch_alloc(rp_state* s, size_t bytes);
+/* One fp32 blockwise scale as ExecuTorch's XNNPACK backend turns it into bf16 (replay_values.c). */
+uint16_t rp_bf16_as_executorch(float f);
 enum xnn_datatype rp_datatype(int serialized);
 xpack_status rp_map_id(rp_state* s, uint32_t serialized, uint32_t defined, xpack_error* err);
 /* Remembers what XNNPACK value `id` is. Returns XPACK_OK or XPACK_ERR_NOMEM. */

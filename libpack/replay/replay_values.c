@@ -48,13 +48,15 @@ static size_t element_bits(int serialized) {
   }
 }
 
-/* bf16 with round-to-nearest-even, as c10::BFloat16 converts. */
-static uint16_t to_bf16(float f) {
-  uint32_t u;
-  memcpy(&u, &f, sizeof u);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40); /* quiet NaN */
-  u += 0x7fffu + ((u >> 16) & 1u);
-  return (uint16_t)(u >> 16);
+/* fp32 to bf16 exactly as ExecuTorch's XNNPACK backend converts blockwise scales
+ * (convertF32TensorToBF16): scale by 1.00389105f, then keep the high half. It is not c10::BFloat16's
+ * round-to-nearest-even (a tie such as 1 + 2^-8 goes up here, to even there); any other rounding would
+ * pack different bytes than ExecuTorch packs at run time, and a cache would then serve them. */
+uint16_t rp_bf16_as_executorch(float f) {
+  const float adjusted = f * 1.00389105f;
+  uint32_t bits;
+  memcpy(&bits, &adjusted, sizeof bits);
+  return (uint16_t)(bits >> 16);
 }
 
 /* Resolves a constant, binds its identity, and returns its bytes (NULL for index 0). */
@@ -90,7 +92,12 @@ static xpack_status channel_scales(rp_state* s, const xpack_et_xnn_value* v, siz
       return xpack_fail(err, XPACK_ERR_BAD_INPUT, "%s: value %u: scale constant has %zu bytes, expected %zu floats",
                         s->graph->name, v->index, c.size, expected);
     }
-    float* copy = rp_scratch_alloc(s, expected * sizeof(float)); /* constants need not be 4-aligned */
+    /* Used in place, as ExecuTorch does, unless the constant is not 4-aligned. */
+    if (((uintptr_t)c.data & (_Alignof(float) - 1)) == 0) {
+      *out = (const float*)(const void*)c.data;
+      return XPACK_OK;
+    }
+    float* copy = rp_scratch_alloc(s, expected * sizeof(float));
     if (copy == NULL) return xpack_fail(err, XPACK_ERR_NOMEM, "out of memory");
     memcpy(copy, c.data, expected * sizeof(float));
     *out = copy;
@@ -104,25 +111,21 @@ static xpack_status channel_scales(rp_state* s, const xpack_et_xnn_value* v, siz
   return XPACK_OK;
 }
 
-/* Blockwise (qbint4) scales as bf16: a bf16 constant is used as it is; fp32 scales are converted. */
+/* Blockwise (qbint4) scales as bf16: a bf16 constant is used in place as ExecuTorch uses it (copied only
+ * when it is not 2-aligned); fp32 scales, in a constant or inline, are converted as ExecuTorch converts. */
 static xpack_status block_scales(rp_state* s, const xpack_et_xnn_value* v, size_t expected, const uint16_t** out,
                                  xpack_error* err) {
   const xpack_et_xnn_quant* q = &v->quant;
-  uint16_t* bf = rp_scratch_alloc(s, expected * sizeof(uint16_t));
-  if (bf == NULL) return xpack_fail(err, XPACK_ERR_NOMEM, "out of memory");
+  const float* inline_scales = NULL;
+  xpack_et_constant c = {0};
   if (q->scale_buffer_idx != 0) {
-    xpack_et_constant c;
     xpack_status st = constant_of(s, q->scale_buffer_idx, "scale", v->index, &c, err);
     if (st != XPACK_OK) return st;
-    if (c.size == expected * sizeof(uint16_t)) {
-      memcpy(bf, c.data, c.size);
-    } else if (c.size == expected * sizeof(float)) {
-      for (size_t i = 0; i < expected; i++) {
-        float f;
-        memcpy(&f, c.data + 4 * i, sizeof f);
-        bf[i] = to_bf16(f);
-      }
-    } else {
+    if (c.size == expected * sizeof(uint16_t) && ((uintptr_t)c.data & (_Alignof(uint16_t) - 1)) == 0) {
+      *out = (const uint16_t*)(const void*)c.data;
+      return XPACK_OK;
+    }
+    if (c.size != expected * sizeof(uint16_t) && c.size != expected * sizeof(float)) {
       return xpack_fail(err, XPACK_ERR_BAD_INPUT, "%s: value %u: blockwise scale constant has %zu bytes, expected %zu "
                         "bf16 or fp32 scales", s->graph->name, v->index, c.size, expected);
     }
@@ -131,7 +134,20 @@ static xpack_status block_scales(rp_state* s, const xpack_et_xnn_value* v, size_
       return xpack_fail(err, XPACK_ERR_BAD_INPUT, "%s: value %u: %u blockwise scales, expected %zu", s->graph->name,
                         v->index, q->scales ? q->scale_count : 0, expected);
     }
-    for (size_t i = 0; i < expected; i++) bf[i] = to_bf16(q->scales[i]);
+    inline_scales = q->scales;
+  }
+  uint16_t* bf = rp_scratch_alloc(s, expected * sizeof(uint16_t));
+  if (bf == NULL) return xpack_fail(err, XPACK_ERR_NOMEM, "out of memory");
+  if (inline_scales != NULL) {
+    for (size_t i = 0; i < expected; i++) bf[i] = rp_bf16_as_executorch(inline_scales[i]);
+  } else if (c.size == expected * sizeof(uint16_t)) {
+    memcpy(bf, c.data, c.size);
+  } else {
+    for (size_t i = 0; i < expected; i++) {
+      float f;
+      memcpy(&f, c.data + 4 * i, sizeof f);
+      bf[i] = rp_bf16_as_executorch(f);
+    }
   }
   *out = bf;
   return XPACK_OK;

@@ -65,3 +65,9 @@ add_test(NAME core_heap_spares COMMAND heap_spares)
 add_executable(writer_layout ${CMAKE_CURRENT_LIST_DIR}/writer_layout.c)
 target_link_libraries(writer_layout PRIVATE xpack_pack Threads::Threads)
 add_test(NAME core_writer_layout COMMAND writer_layout)
+
+# Blockwise fp32 scales to bf16 as ExecuTorch converts them, at the values where RNE would differ.
+add_executable(bf16_scales ${CMAKE_CURRENT_LIST_DIR}/bf16_scales.c)
+target_include_directories(bf16_scales PRIVATE ${PROJECT_SOURCE_DIR}/libpack/replay)
+target_link_libraries(bf16_scales PRIVATE xpack_pack)
+add_test(NAME core_bf16_scales COMMAND bf16_scales)
