@@ -37,6 +37,10 @@ def model_table(path, label):
         p = b["pack"]
         runs = f" (median of {len(p['runs'])}; largest peak {size(p['peak_rss_max_bytes'])})" if "runs" in p else ""
         out.append(f"`xpack pack`: {ms(p['wall_ms'])} ms wall, peak RSS {size(p['peak_rss_bytes'])}{runs}.")
+        if p.get("disk_write_ms"):
+            out.append(f"The disk's floor for that pack, measured in the same run: writing and fsyncing a file of the "
+                       f"cache's size beside it, without packing, {ms(p['disk_write_ms'])} ms (median; pack wall / "
+                       f"floor {p['wall_ms'] / p['disk_write_ms']:.2f}).")
     out += ["", "| variant | open ms | create ms | 1st inference ms | TTFI ms | TTFI vs nocache | RSS MiB | "
             "Private_Dirty MiB | peak RSS MiB | major faults | minor faults | hits/look-ups |",
             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
