@@ -216,7 +216,7 @@ int cmd_pack(int argc, char** argv) {
     /* Locked, so that the output's temporary-file cleanup (temp_files.h) does not take it for a leftover. */
     int hold = open(mappable_path, O_RDONLY | O_CLOEXEC);
     if (hold >= 0) flock(hold, LOCK_EX | LOCK_NB);
-    finished = xpack_compress_file(mappable_path, out_path, level, &transport, &err);
+    finished = xpack_compress_file_threads(mappable_path, out_path, level, jobs, &transport, &err);
     unlink(mappable_path);
     if (hold >= 0) close(hold);
   } else if (mappable_path) {

@@ -52,6 +52,14 @@ typedef struct xpack_transport_stats {
 xpack_status xpack_compress_file(const char* in_path, const char* out_path, int level, xpack_transport_stats* stats,
                                  xpack_error* err);
 
+/* xpack_compress_file with regions compressed by up to `threads` threads (1..XPACK_COMPRESS_THREADS_MAX).
+ * The output is the same bytes for every thread count. Each thread holds one zstd context and the frame
+ * it is making (regions above 64 MiB are streamed by one thread, never held). Errors: as
+ * xpack_compress_file, and XPACK_ERR_ARG for a thread count out of range. */
+#define XPACK_COMPRESS_THREADS_MAX 1024
+xpack_status xpack_compress_file_threads(const char* in_path, const char* out_path, int level, int threads,
+                                         xpack_transport_stats* stats, xpack_error* err);
+
 /* Turns the transport-form cache in_path into the mappable form at out_path, laid out exactly as the
  * writer lays out a cache (so inflating the transport form of a file gives that file back byte for byte).
  * Checks the structure (as xpack_file_open), the metadata checksum, every table checksum and entry check

@@ -1,4 +1,7 @@
-/* xpack_compress_file: a mappable cache into the transport form, each region one zstd frame. */
+/* xpack_compress_file: a mappable cache into the transport form, each region one zstd frame. Regions are
+ * compressed by several threads at once when asked, each frame by the same streaming calls whichever thread
+ * makes it, so the file is the same bytes for every thread count. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <xxhash.h>
@@ -48,42 +51,157 @@ static xpack_status compress_region(compressor* c, const uint8_t* bytes, uint64_
   return XPACK_OK;
 }
 
-/* Every region of v, checked against its XXH3-64 and compressed back to back from data_offset. */
-static xpack_status compress_regions(const xpc_view* v, const char* name, int level, const xt_sink* sink,
-                                     uint64_t data_offset, uint64_t* offsets, uint64_t* stored, uint64_t* data_end,
-                                     xpack_error* err) {
-  compressor c = {ZSTD_createCCtx(), malloc(XT_BUFFER_SIZE), level};
-  xpack_status st = XPACK_OK;
-  if (c.cctx == NULL || c.buffer == NULL ||
-      ZSTD_isError(ZSTD_CCtx_setParameter(c.cctx, ZSTD_c_compressionLevel, level)) ||
-      ZSTD_isError(ZSTD_CCtx_setParameter(c.cctx, ZSTD_c_contentSizeFlag, 1)) ||
-      ZSTD_isError(ZSTD_CCtx_setParameter(c.cctx, ZSTD_c_checksumFlag, 0))) {
-    st = xpack_fail(err, XPACK_ERR_NOMEM, "%s: out of memory for a zstd compression context", name);
+/* A region at most this large is compressed into memory by a worker and written by the caller in order;
+ * a larger one is streamed to the output by the caller alone, so memory stays bounded by threads times this. */
+#define FRAME_IN_MEMORY_MAX ((uint64_t)64 << 20)
+
+typedef struct memory_frame {
+  uint8_t* bytes;
+  size_t size, capacity;
+} memory_frame;
+
+static xpack_status memory_write(void* context, const uint8_t* bytes, size_t n, uint64_t offset, xpack_error* err) {
+  memory_frame* f = context;
+  (void)offset; /* frames are appended in order */
+  if (f->size + n > f->capacity) {
+    size_t capacity = f->capacity ? f->capacity : XT_BUFFER_SIZE;
+    while (capacity < f->size + n) capacity *= 2;
+    uint8_t* bigger = realloc(f->bytes, capacity);
+    if (bigger == NULL) return xpack_fail(err, XPACK_ERR_NOMEM, "out of memory for a compressed frame");
+    f->bytes = bigger;
+    f->capacity = capacity;
   }
-  uint64_t cursor = data_offset;
-  for (uint64_t i = 0; i < v->regions.count && st == XPACK_OK; i++) {
-    xpc_region r;
-    xpc_view_region(v, i, &r);
-    const uint8_t* bytes = v->base + r.offset;
-    uint64_t h = XXH3_64bits(bytes, (size_t)r.size);
-    if (h != r.hash) {
-      st = xpack_fail(err, XPACK_ERR_CORRUPT,
-                      "%s: region %llu at offset %llu: XXH3-64 of its %llu bytes is %016llx, the record says %016llx",
-                      name, (unsigned long long)i, (unsigned long long)r.offset, (unsigned long long)r.size,
-                      (unsigned long long)h, (unsigned long long)r.hash);
+  memcpy(f->bytes + f->size, bytes, n);
+  f->size += n;
+  return XPACK_OK;
+}
+
+/* One region's work: its bytes checked against the region's XXH3-64, then compressed into frame. */
+typedef struct frame_job {
+  compressor c;
+  const xpc_view* v;
+  const char* name;
+  uint64_t index;
+  memory_frame frame;
+  xpack_status status;
+  xpack_error err;
+} frame_job;
+
+static xpack_status check_region(const xpc_view* v, const char* name, uint64_t i, const xpc_region* r,
+                                 xpack_error* err) {
+  uint64_t h = XXH3_64bits(v->base + r->offset, (size_t)r->size);
+  if (h == r->hash) return XPACK_OK;
+  return xpack_fail(err, XPACK_ERR_CORRUPT,
+                    "%s: region %llu at offset %llu: XXH3-64 of its %llu bytes is %016llx, the record says %016llx",
+                    name, (unsigned long long)i, (unsigned long long)r->offset, (unsigned long long)r->size,
+                    (unsigned long long)h, (unsigned long long)r->hash);
+}
+
+static void* run_frame_job(void* arg) {
+  frame_job* j = arg;
+  xpc_region r;
+  xpc_view_region(j->v, j->index, &r);
+  j->frame.size = 0;
+  j->status = check_region(j->v, j->name, j->index, &r, &j->err);
+  if (j->status == XPACK_OK) {
+    const xt_sink memory = {memory_write, &j->frame};
+    uint64_t frame_size = 0;
+    j->status = compress_region(&j->c, j->v->base + r.offset, r.size, &memory, 0, &frame_size, j->name, j->index,
+                                &j->err);
+  }
+  return NULL;
+}
+
+static int compressor_init(compressor* c, int level) {
+  *c = (compressor){ZSTD_createCCtx(), malloc(XT_BUFFER_SIZE), level};
+  return c->cctx != NULL && c->buffer != NULL &&
+         !ZSTD_isError(ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_compressionLevel, level)) &&
+         !ZSTD_isError(ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_contentSizeFlag, 1)) &&
+         !ZSTD_isError(ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_checksumFlag, 0));
+}
+
+static void compressor_free(compressor* c) {
+  ZSTD_freeCCtx(c->cctx);
+  free(c->buffer);
+}
+
+/* Every region of v, checked against its XXH3-64 and compressed back to back from data_offset, by up to
+ * `threads` threads: consecutive regions of at most FRAME_IN_MEMORY_MAX bytes are compressed in batches,
+ * one per thread, and written in region order. */
+static xpack_status compress_regions(const xpc_view* v, const char* name, int level, int threads,
+                                     const xt_sink* sink, uint64_t data_offset, uint64_t* offsets,
+                                     uint64_t* stored, uint64_t* data_end, xpack_error* err) {
+  if (threads < 1) threads = 1;
+  if ((uint64_t)threads > v->regions.count) threads = v->regions.count > 0 ? (int)v->regions.count : 1;
+  frame_job* jobs = calloc((size_t)threads, sizeof *jobs);
+  pthread_t* ids = calloc((size_t)threads, sizeof *ids);
+  xpack_status st = XPACK_OK;
+  int ready = 0;
+  if (jobs == NULL || ids == NULL) {
+    st = xpack_fail(err, XPACK_ERR_NOMEM, "%s: out of memory for %d compression threads", name, threads);
+  }
+  for (; st == XPACK_OK && ready < threads; ready++) {
+    if (!compressor_init(&jobs[ready].c, level)) {
+      compressor_free(&jobs[ready].c);
+      st = xpack_fail(err, XPACK_ERR_NOMEM, "%s: out of memory for a zstd compression context", name);
       break;
     }
-    offsets[i] = cursor;
-    st = compress_region(&c, bytes, r.size, sink, cursor, &stored[i], name, i, err);
-    cursor += stored[i];
+    jobs[ready].v = v;
+    jobs[ready].name = name;
+  }
+  uint64_t cursor = data_offset;
+  for (uint64_t i = 0; i < v->regions.count && st == XPACK_OK;) {
+    xpc_region r;
+    xpc_view_region(v, i, &r);
+    if (r.size > FRAME_IN_MEMORY_MAX || threads == 1) { /* streamed straight to the output */
+      offsets[i] = cursor;
+      st = check_region(v, name, i, &r, err);
+      if (st == XPACK_OK) {
+        st = compress_region(&jobs[0].c, v->base + r.offset, r.size, sink, cursor, &stored[i], name, i, err);
+      }
+      if (st == XPACK_OK) cursor += stored[i];
+      i++;
+      continue;
+    }
+    int batch = 0;
+    for (uint64_t k = i; k < v->regions.count && batch < threads; k++, batch++) {
+      xpc_region next;
+      xpc_view_region(v, k, &next);
+      if (next.size > FRAME_IN_MEMORY_MAX) break;
+      jobs[batch].index = k;
+    }
+    int started = 1; /* jobs[0] runs on this thread */
+    for (; started < batch; started++) {
+      if (pthread_create(&ids[started], NULL, run_frame_job, &jobs[started]) != 0) break;
+    }
+    run_frame_job(&jobs[0]);
+    for (int t = 1; t < started; t++) pthread_join(ids[t], NULL);
+    for (int t = started; t < batch; t++) run_frame_job(&jobs[t]); /* a thread could not start: do it here */
+    for (int t = 0; t < batch && st == XPACK_OK; t++) {
+      frame_job* j = &jobs[t];
+      if (j->status != XPACK_OK) {
+        if (err != NULL) *err = j->err;
+        st = j->status;
+        break;
+      }
+      offsets[j->index] = cursor;
+      stored[j->index] = j->frame.size;
+      st = sink->write(sink->context, j->frame.bytes, j->frame.size, cursor, err);
+      cursor += j->frame.size;
+    }
+    i += (uint64_t)batch;
   }
   *data_end = cursor;
-  ZSTD_freeCCtx(c.cctx);
-  free(c.buffer);
+  for (int t = 0; t < ready; t++) {
+    compressor_free(&jobs[t].c);
+    free(jobs[t].frame.bytes);
+  }
+  free(jobs);
+  free(ids);
   return st;
 }
 
-static xpack_status compress_view(const xpc_view* v, const char* name, int level, const xt_sink* sink,
+static xpack_status compress_view(const xpc_view* v, const char* name, int level, int threads, const xt_sink* sink,
                                   uint64_t* file_size, xpack_transport_stats* stats, xpack_error* err) {
   xpack_status st = xt_check_source(v, name, err);
   if (st != XPACK_OK) return st;
@@ -98,7 +216,7 @@ static xpack_status compress_view(const xpc_view* v, const char* name, int level
   }
   uint64_t data_end = 0;
   xt_layout layout = {0};
-  st = compress_regions(v, name, level, sink, XPC_HEADER_SIZE, offsets, stored, &data_end, err);
+  st = compress_regions(v, name, level, threads, sink, XPC_HEADER_SIZE, offsets, stored, &data_end, err);
   if (st == XPACK_OK) {
     st = xt_build_layout(v, name, offsets, stored, XPC_HEADER_SIZE, data_end, XPC_FLAG_TRANSPORT, &layout, err);
   }
@@ -121,20 +239,36 @@ static xpack_status compress_view(const xpc_view* v, const char* name, int level
   return st;
 }
 
-static xpack_status compress_with_level(void* context, const xpc_view* v, const char* name, int input_is_mapped,
-                                        const xt_sink* sink, uint64_t* file_size, xpack_transport_stats* stats,
-                                        xpack_error* err) {
+typedef struct compress_settings {
+  int level;
+  int threads;
+} compress_settings;
+
+static xpack_status compress_with_settings(void* context, const xpc_view* v, const char* name, int input_is_mapped,
+                                           const xt_sink* sink, uint64_t* file_size, xpack_transport_stats* stats,
+                                           xpack_error* err) {
   (void)input_is_mapped;
-  return compress_view(v, name, *(const int*)context, sink, file_size, stats, err);
+  const compress_settings* settings = context;
+  return compress_view(v, name, settings->level, settings->threads, sink, file_size, stats, err);
 }
 
-xpack_status xpack_compress_file(const char* in_path, const char* out_path, int level, xpack_transport_stats* stats,
-                                 xpack_error* err) {
+xpack_status xpack_compress_file_threads(const char* in_path, const char* out_path, int level, int threads,
+                                         xpack_transport_stats* stats, xpack_error* err) {
   if (in_path == NULL || out_path == NULL) return xpack_fail(err, XPACK_ERR_ARG, "xpack_compress_file: NULL path");
   if (level < XPACK_ZSTD_LEVEL_MIN || level > XPACK_ZSTD_LEVEL_MAX) {
     return xpack_fail(err, XPACK_ERR_ARG, "zstd level %d: expected %d to %d", level, XPACK_ZSTD_LEVEL_MIN,
                       XPACK_ZSTD_LEVEL_MAX);
   }
-  return xt_convert_file(in_path, out_path, 0, "already in the transport form", compress_with_level, &level, stats,
-                         err);
+  if (threads < 1 || threads > XPACK_COMPRESS_THREADS_MAX) {
+    return xpack_fail(err, XPACK_ERR_ARG, "compression threads %d: expected 1 to %d", threads,
+                      XPACK_COMPRESS_THREADS_MAX);
+  }
+  compress_settings settings = {level, threads};
+  return xt_convert_file(in_path, out_path, 0, "already in the transport form", compress_with_settings, &settings,
+                         stats, err);
+}
+
+xpack_status xpack_compress_file(const char* in_path, const char* out_path, int level, xpack_transport_stats* stats,
+                                 xpack_error* err) {
+  return xpack_compress_file_threads(in_path, out_path, level, 1, stats, err);
 }

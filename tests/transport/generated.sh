@@ -80,6 +80,10 @@ for l in 19 1; do
   "$XPACK" -q inflate llm.z$l.xpc llm.back$l.xpc || fail "inflate level $l"
   cmp llm.back$l.xpc llm.xpc || fail "level $l: inflate differs from pack"
 done
+# Regions compressed by one thread or several: the same transport file.
+"$XPACK" pack llm.pte -o llm.z1j1.xpc --zstd=1 --jobs 1 > /dev/null || fail "pack --zstd=1 --jobs 1"
+"$XPACK" pack llm.pte -o llm.z1j3.xpc --zstd=1 --jobs 3 > /dev/null || fail "pack --zstd=1 --jobs 3"
+cmp llm.z1j1.xpc llm.z1j3.xpc || fail "pack --zstd: --jobs 3 made other bytes than --jobs 1"
 
 # The loader refuses the transport form, naming inflate; the inflated file serves every weight.
 "$XPACK" run llm.pte --json > n.json

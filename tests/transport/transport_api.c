@@ -121,6 +121,23 @@ int main(int argc, char** argv) {
     EXPECT(xpack_compress_file(z, bad, level, NULL, &err) == XPACK_ERR_ARG && strstr(err.message, "transport form"),
            "compress of a transport file: %s", err.message);
   }
+  /* Several compression threads make the same bytes as one (here z holds the level-19 file from the loop). */
+  {
+    size_t one_size = 0;
+    uint8_t* one = read_file(z, &one_size);
+    for (int threads = 2; threads <= 5; threads += 3) {
+      char many[4096];
+      snprintf(many, sizeof many, "%s/threads%d.xpc", dir, threads);
+      EXPECT(xpack_compress_file_threads(plain, many, XPACK_ZSTD_LEVEL_MAX, threads, NULL, &err) == XPACK_OK,
+             "compress with %d threads: %s", threads, err.message);
+      EXPECT(one != NULL && same_as(many, one, one_size), "%d threads made other bytes than one", threads);
+      unlink(many);
+    }
+    free(one);
+    EXPECT(xpack_compress_file_threads(plain, bad, 3, 0, NULL, &err) == XPACK_ERR_ARG && strstr(err.message, "threads 0"),
+           "0 threads: %s", err.message);
+    EXPECT(!exists(bad), "a thread-count error wrote %s", bad);
+  }
   /* The transport file opens for inspection, and every region record describes its frame. */
   xpack_file* f;
   EXPECT(xpack_file_open(z, &f, &err) == XPACK_OK, "xpack_file_open of the transport form: %s", err.message);
@@ -168,6 +185,19 @@ int main(int argc, char** argv) {
   EXPECT(xpack_compress_file(bad, z, 1, NULL, &err) == XPACK_ERR_CORRUPT && strstr(err.message, "region 0 at offset"),
          "compress of a damaged region: %s", err.message);
   EXPECT(!exists(z), "compress of a damaged file wrote output");
+  damaged[r0.offset + r0.size / 2] ^= 0x01; /* the last region damaged instead: found by a worker thread */
+  xpack_file_region last;
+  EXPECT(xpack_file_open(plain, &f, &err) == XPACK_OK, "open plain");
+  xpack_file_get_info(f, &info);
+  xpack_file_get_region(f, info.region_count - 1, &last);
+  xpack_file_close(f);
+  damaged[last.offset + last.size / 2] ^= 0x01;
+  write_file(bad, damaged, plain_size);
+  char region_name[64];
+  snprintf(region_name, sizeof region_name, "region %llu at offset", (unsigned long long)(info.region_count - 1));
+  EXPECT(xpack_compress_file_threads(bad, z, 1, 2, NULL, &err) == XPACK_ERR_CORRUPT && strstr(err.message, region_name),
+         "threaded compress of a damaged last region: %s", err.message);
+  EXPECT(!exists(z), "threaded compress of a damaged file wrote output");
   unlink(bad);
   static const char* const keep[] = {"back.xpc", "inplace.xpc"};
   EXPECT(strays(dir, keep, 2) == 0, "temporary files left behind");
