@@ -20,16 +20,16 @@ static const char* reason_name(xpack_export_outcome o) {
   return "?";
 }
 
-typedef struct outcomes {
+typedef struct outcome_list {
   xpack_export_outcome* of_entry;
   uint64_t count, cap;
   int out_of_memory;
-} outcomes;
+} outcome_list;
 
 static void keep_outcome(void* context, uint64_t entry, const char* name, size_t name_len, xpack_export_outcome o) {
   (void)name;
   (void)name_len;
-  outcomes* k = context;
+  outcome_list* k = context;
   if (entry >= k->cap) {
     uint64_t cap = k->cap ? 2 * k->cap : 256;
     while (cap <= entry) cap *= 2;
@@ -171,7 +171,7 @@ int cmd_export(int argc, char** argv) {
   /* The export checks the cache first (a transport-form cache is refused before anything else). */
   xpack_error err;
   xpack_export_stats stats;
-  outcomes kept = {0};
+  outcome_list kept = {0};
   xpack_status st = xpack_export_executorch(cache, out, keep_outcome, &kept, &stats, &err);
   xpack_file* f = NULL;
   if (st != XPACK_OK) {
