@@ -47,7 +47,10 @@ for round in $(seq 0 $((ROUNDS - 1))); do
     "at once") ;;
     "when the temporary file is complete")
       while kill -0 "$pid" 2> /dev/null; do
-        size=$(find . -maxdepth 1 -name '.target.xpc.*' -newer started -printf '%s\n' 2> /dev/null | sort -n | tail -n1)
+        # find fails when the pack removes an earlier round's temporary file between reading the directory
+        # and testing -newer; with pipefail that would end the script, so a failed find counts as no size.
+        size=$({ find . -maxdepth 1 -name '.target.xpc.*' -newer started -printf '%s\n' 2> /dev/null || :; } |
+          sort -n | tail -n1)
         [ "${size:-0}" -ge "$new_size" ] && break
       done ;;
     "when the target changes")
