@@ -86,12 +86,38 @@ int bench_child_main(int argc, char** argv);
 /* ---- the ideal provider (cmd_bench_ideal.c) ---- */
 
 typedef struct bench_ideal bench_ideal;
-/* A provider keyed by (seed, kernel pointer, bias pointer) that keeps every packed weight XNNPACK hands it in
- * heap memory: the floor of what any weights cache can do in-process. NULL when out of memory. */
+/* A provider keyed by (seed, kernel pointer, bias pointer) that answers from packed weights held in heap
+ * memory: the floor of what any weights cache can do in-process. What it is not given beforehand, XNNPACK
+ * packs and it keeps (counted as inserts). NULL when out of memory. */
 bench_ideal* bench_ideal_create(void);
 struct xnn_weights_cache_provider* bench_ideal_provider(bench_ideal* ideal);
+/* Filling it: a heap block of n bytes (NULL when out of memory), kept for the provider's life by
+ * bench_ideal_keep, which returns its offset (SIZE_MAX on failure); bench_ideal_add answers the key with that
+ * offset: 0 added, 1 the key already had an answer, -1 out of memory. */
+void* bench_ideal_reserve(bench_ideal* ideal, size_t n);
+size_t bench_ideal_keep(bench_ideal* ideal, void* block);
+int bench_ideal_add(bench_ideal* ideal, uint32_t seed, const void* kernel, const void* bias, size_t offset);
 void bench_ideal_counts(const bench_ideal* ideal, uint64_t* lookups, uint64_t* hits, uint64_t* inserts);
 void bench_ideal_destroy(bench_ideal* ideal);
+
+/* ---- filling it from a cache file (cmd_bench_ideal_fill.c) ---- */
+
+/* The weights the ideal's subgraphs use, collected while they are defined: bench_ideal_bind is an
+ * xpack_bind_fn whose context is a bench_ideal_bindings (zero-initialised; freed by
+ * bench_ideal_bindings_free). Allocation failures are remembered and reported by the fill. */
+typedef struct bench_ideal_bindings {
+  struct bench_ideal_binding* items;
+  size_t count, capacity;
+  int out_of_memory;
+} bench_ideal_bindings;
+void bench_ideal_bind(void* bindings, const void* raw, const char* identity, size_t identity_len);
+void bench_ideal_bindings_free(bench_ideal_bindings* bindings);
+
+/* Copies into the ideal every region of the cache file at cache_path that an entry keys to bound weights
+ * (read with pread, so the file is never mapped), answering each such entry's key by pointer. *bytes is what
+ * was copied. Returns 0, or -1 with why filled (an unreadable or invalid file, out of memory). */
+int bench_ideal_fill(bench_ideal* ideal, bench_ideal_bindings* bindings, const char* cache_path, uint64_t* bytes,
+                     char* why, size_t why_size);
 
 /* ---- the parent's results and the report (cmd_bench.c, cmd_bench_report.c) ---- */
 

@@ -207,7 +207,7 @@ int bench_child_main(int argc, char** argv) {
   for (int i = 0; i + 1 < argc; i++) {
     if (strcmp(argv[i], "--cache") == 0) cache_path = argv[i + 1];
   }
-  if (bench_variant_uses_cache(variant) && cache_path == NULL) {
+  if ((bench_variant_uses_cache(variant) || variant == BENCH_IDEAL) && cache_path == NULL) {
     cli_error("bench --child %s: needs --cache", kBenchVariantNames[variant]);
     return XPACK_EXIT_USAGE;
   }
@@ -224,24 +224,15 @@ int bench_child_main(int argc, char** argv) {
   s.delegates = c.count;
 
   bench_ideal* ideal = NULL;
-  if (variant == BENCH_IDEAL) { /* filled beforehand, in this process, by packing once */
-    ideal = bench_ideal_create();
-    if (ideal == NULL) {
-      cli_error("bench: out of memory");
-      return XPACK_EXIT_FAILED;
-    }
-    t0 = now_ms();
-    define_all(&c, NULL, NULL);
-    create_all(&c, bench_ideal_provider(ideal));
-    release_all(&c);
-    s.fill_ms = now_ms() - t0;
+  if (variant == BENCH_IDEAL && (ideal = bench_ideal_create()) == NULL) {
+    cli_error("bench: out of memory");
+    model_set_close(&c.set);
+    free(c.items);
+    return XPACK_EXIT_FAILED;
   }
-  uint64_t ideal_lookups_before = 0, ideal_hits_before = 0, ideal_inserts_before = 0;
-  if (ideal) bench_ideal_counts(ideal, &ideal_lookups_before, &ideal_hits_before, &ideal_inserts_before);
 
-  /* Filling the ideal provider created and deleted runtimes, which left already-faulted free memory in the
-   * heap for the timed create to reuse. Every variant gives free heap pages back to the kernel here, so each
-   * one times create on a heap like a fresh process's. */
+  /* Opening the programs left freed memory in the heap; every variant gives it back to the kernel here, so
+   * each one times create on a heap like a fresh process's. */
   malloc_trim(0);
 
   xpack_cache* cache = NULL;
@@ -260,9 +251,27 @@ int bench_child_main(int argc, char** argv) {
   }
   struct xnn_weights_cache_provider* provider = ideal ? bench_ideal_provider(ideal) : xpack_cache_provider(cache);
 
+  bench_ideal_bindings ideal_bindings = {0};
   t0 = now_ms();
-  define_all(&c, cache ? bind_to_cache : NULL, cache);
+  if (ideal) define_all(&c, bench_ideal_bind, &ideal_bindings);
+  else define_all(&c, cache ? bind_to_cache : NULL, cache);
   s.load_ms += now_ms() - t0;
+  if (ideal) { /* filled beforehand: copied from the cache file, no runtime created yet (cmd_bench_ideal_fill.c) */
+    char why[256];
+    uint64_t filled_bytes;
+    t0 = now_ms();
+    const int filled = bench_ideal_fill(ideal, &ideal_bindings, cache_path, &filled_bytes, why, sizeof why);
+    s.fill_ms = now_ms() - t0;
+    bench_ideal_bindings_free(&ideal_bindings);
+    if (filled != 0) {
+      cli_error("bench: filling the ideal provider from %s: %s", cache_path, why);
+      release_all(&c);
+      bench_ideal_destroy(ideal);
+      model_set_close(&c.set);
+      free(c.items);
+      return XPACK_EXIT_FAILED;
+    }
+  }
   s.create_ms = create_all(&c, provider);
   if (cache) xpack_cache_unbind_all(cache);
   s.first_inference_ms = run_all(&c);
@@ -283,9 +292,9 @@ int bench_child_main(int argc, char** argv) {
   } else if (ideal) {
     uint64_t lookups, hits, inserts;
     bench_ideal_counts(ideal, &lookups, &hits, &inserts);
-    s.lookups = lookups - ideal_lookups_before;
-    s.hits = hits - ideal_hits_before;
-    s.misses = inserts - ideal_inserts_before; /* weights the ideal provider did not have: packed now */
+    s.lookups = lookups;
+    s.hits = hits;
+    s.misses = inserts; /* weights the ideal provider was not given: packed now */
   }
   s.failed = c.failed;
   s.output_xxh3 = c.outputs;

@@ -1,10 +1,11 @@
 /* The "ideal" variant's provider: every packed weight in heap memory, found by pointer identity.
  *
- * It is the floor for creating a runtime with any weights cache: no packing (filled by an earlier creation in
- * the same process), no file, no identity strings, one hash probe per look-up. Keys are the raw pointers
- * XNNPACK passes, which stay valid because the programs stay mapped between filling and measuring. Storage
- * is libpack's heap pool (aligned blocks, offsets XNNPACK resolves through offset_to_addr). Single-threaded:
- * the bench creates runtimes without a thread pool. */
+ * It is the floor for creating a runtime with any weights cache: no packing, no file, no identity strings, one
+ * hash probe per look-up. It is filled beforehand with the packed bytes (cmd_bench_ideal_fill.c), without
+ * creating any XNNPACK runtime first, so the timed creation starts from the state a fresh process has, as the
+ * cache variants' does. Keys are the raw pointers XNNPACK passes, which stay valid because the programs stay
+ * mapped between filling and measuring. Storage is libpack's heap pool (aligned blocks, offsets XNNPACK
+ * resolves through offset_to_addr). Single-threaded: the bench creates runtimes without a thread pool. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -41,6 +42,17 @@ static ideal_slot* probe(bench_ideal* b, const struct xnn_weights_cache_look_up_
     if (s->offset == SIZE_MAX) return s;
     if (s->seed == key->seed && s->kernel == key->kernel && s->bias == key->bias) return s;
   }
+}
+
+static int grow(bench_ideal* b);
+
+static int insert(bench_ideal* b, const struct xnn_weights_cache_look_up_key* key, size_t offset) {
+  if ((b->used + 1) * 2 > b->capacity && grow(b) != 0) return -1;
+  ideal_slot* s = probe(b, key);
+  if (s->offset != SIZE_MAX) return 1;
+  *s = (ideal_slot){key->seed, key->kernel, key->bias, offset};
+  b->used++;
+  return 0;
 }
 
 static int grow(bench_ideal* b) {
@@ -85,14 +97,8 @@ static size_t ideal_look_up_or_insert(void* context, const struct xnn_weights_ca
     b->hits++;
     return s->offset;
   }
-  if ((b->used + 1) * 2 > b->capacity) {
-    if (grow(b) != 0) return SIZE_MAX;
-    s = probe(b, key);
-  }
   size_t offset = xp_heap_keep_bytes(&b->heap, ptr, size);
-  if (offset == SIZE_MAX) return SIZE_MAX;
-  *s = (ideal_slot){key->seed, key->kernel, key->bias, offset};
-  b->used++;
+  if (offset == SIZE_MAX || insert(b, key, offset) != 0) return SIZE_MAX;
   b->inserts++;
   return offset;
 }
@@ -126,6 +132,15 @@ bench_ideal* bench_ideal_create(void) {
 }
 
 struct xnn_weights_cache_provider* bench_ideal_provider(bench_ideal* b) { return &b->provider; }
+
+void* bench_ideal_reserve(bench_ideal* b, size_t n) { return xp_heap_reserve(&b->heap, n); }
+
+size_t bench_ideal_keep(bench_ideal* b, void* block) { return xp_heap_keep(&b->heap, block); }
+
+int bench_ideal_add(bench_ideal* b, uint32_t seed, const void* kernel, const void* bias, size_t offset) {
+  const struct xnn_weights_cache_look_up_key key = {.seed = seed, .kernel = kernel, .bias = bias};
+  return insert(b, &key, offset);
+}
 
 void bench_ideal_counts(const bench_ideal* b, uint64_t* lookups, uint64_t* hits, uint64_t* inserts) {
   *lookups = b->lookups;
