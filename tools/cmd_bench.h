@@ -114,10 +114,10 @@ void bench_ideal_bind(void* bindings, const void* raw, const char* identity, siz
 void bench_ideal_bindings_free(bench_ideal_bindings* bindings);
 
 /* Copies into the ideal every region of the cache file at cache_path that an entry keys to bound weights
- * (read with pread, so the file is never mapped), answering each such entry's key by pointer. *bytes is what
- * was copied. Returns 0, or -1 with why filled (an unreadable or invalid file, out of memory). */
-int bench_ideal_fill(bench_ideal* ideal, bench_ideal_bindings* bindings, const char* cache_path, uint64_t* bytes,
-                     char* why, size_t why_size);
+ * (read with pread, so the regions are never mapped), answering each such entry's key by pointer. Returns 0,
+ * or -1 with why filled (an unreadable or invalid file, out of memory). */
+int bench_ideal_fill(bench_ideal* ideal, bench_ideal_bindings* bindings, const char* cache_path, char* why,
+                     size_t why_size);
 
 /* ---- the parent's results and the report (cmd_bench.c, cmd_bench_report.c) ---- */
 

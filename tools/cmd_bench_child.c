@@ -258,9 +258,8 @@ int bench_child_main(int argc, char** argv) {
   s.load_ms += now_ms() - t0;
   if (ideal) { /* filled beforehand: copied from the cache file, no runtime created yet (cmd_bench_ideal_fill.c) */
     char why[256];
-    uint64_t filled_bytes;
     t0 = now_ms();
-    const int filled = bench_ideal_fill(ideal, &ideal_bindings, cache_path, &filled_bytes, why, sizeof why);
+    const int filled = bench_ideal_fill(ideal, &ideal_bindings, cache_path, why, sizeof why);
     s.fill_ms = now_ms() - t0;
     bench_ideal_bindings_free(&ideal_bindings);
     if (filled != 0) {

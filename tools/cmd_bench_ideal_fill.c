@@ -85,7 +85,7 @@ static int read_region(int fd, const xpc_region* r, void* into) {
 
 /* Copies entry i's region if any of its keys is bound; every bound (kernel, bias) pointer pair shares it. */
 static int fill_entry(bench_ideal* ideal, const bench_ideal_bindings* b, const xpc_view* view, int fd, uint64_t i,
-                      uint64_t* bytes, char* why, size_t why_size) {
+                      char* why, size_t why_size) {
   xpc_entry e;
   xpc_view_entry(view, i, &e);
   const char *kernel, *bias = NULL;
@@ -115,12 +115,11 @@ static int fill_entry(bench_ideal* ideal, const bench_ideal_bindings* b, const x
     snprintf(why, why_size, "cannot read region %u (offset %llu)", e.region, (unsigned long long)r.offset);
     return -1;
   }
-  const size_t offset = bench_ideal_keep(ideal, block);
-  *bytes += r.size;
+  const size_t offset = bench_ideal_keep(ideal, block); /* cannot fail: the block is the pool's own */
   for (size_t k = k_first; k < k_first + k_count; k++) {
     for (size_t j = b_first; j < b_first + b_count; j++) {
       const void* bias_raw = bias ? b->items[j].raw : NULL;
-      if (offset == SIZE_MAX || bench_ideal_add(ideal, e.seed, b->items[k].raw, bias_raw, offset) < 0) {
+      if (bench_ideal_add(ideal, e.seed, b->items[k].raw, bias_raw, offset) < 0) {
         snprintf(why, why_size, "out of memory");
         return -1;
       }
@@ -129,9 +128,7 @@ static int fill_entry(bench_ideal* ideal, const bench_ideal_bindings* b, const x
   return 0;
 }
 
-int bench_ideal_fill(bench_ideal* ideal, bench_ideal_bindings* b, const char* cache_path, uint64_t* bytes, char* why,
-                     size_t why_size) {
-  *bytes = 0;
+int bench_ideal_fill(bench_ideal* ideal, bench_ideal_bindings* b, const char* cache_path, char* why, size_t why_size) {
   if (b->out_of_memory) {
     snprintf(why, why_size, "out of memory while binding weights");
     return -1;
@@ -152,7 +149,7 @@ int bench_ideal_fill(bench_ideal* ideal, bench_ideal_bindings* b, const char* ca
   const xpc_view* view = xp_cache_view(cache);
   int rc = 0;
   for (uint64_t i = 0; rc == 0 && i < view->entries.count; i++) {
-    rc = fill_entry(ideal, b, view, fd, i, bytes, why, why_size);
+    rc = fill_entry(ideal, b, view, fd, i, why, why_size);
   }
   close(fd);
   xpack_cache_close(cache);
