@@ -176,6 +176,14 @@ static void release_all(child* c) {
   }
 }
 
+/* Everything the child holds besides the cache and the ideal provider; safe at any stage. */
+static void close_child(child* c) {
+  release_all(c);
+  model_set_close(&c->set);
+  free(c->items);
+  free(c->outputs);
+}
+
 static void write_sample(const bench_sample* s, const char* variant, const char* refusal) {
   json j;
   json_init(&j, stdout);
@@ -216,8 +224,7 @@ int bench_child_main(int argc, char** argv) {
   double t0 = now_ms();
   int rc = open_models(&c, argc, argv);
   if (rc) {
-    model_set_close(&c.set);
-    free(c.items);
+    close_child(&c);
     return rc;
   }
   s.load_ms = now_ms() - t0;
@@ -226,8 +233,7 @@ int bench_child_main(int argc, char** argv) {
   bench_ideal* ideal = NULL;
   if (variant == BENCH_IDEAL && (ideal = bench_ideal_create()) == NULL) {
     cli_error("bench: out of memory");
-    model_set_close(&c.set);
-    free(c.items);
+    close_child(&c);
     return XPACK_EXIT_FAILED;
   }
 
@@ -243,9 +249,7 @@ int bench_child_main(int argc, char** argv) {
     s.open_ms = now_ms() - t0;
     if (st != XPACK_OK) {
       cli_error("%s", err.message);
-      release_all(&c);
-      model_set_close(&c.set);
-      free(c.items);
+      close_child(&c);
       return cli_exit_for_status(st);
     }
   }
@@ -264,10 +268,8 @@ int bench_child_main(int argc, char** argv) {
     bench_ideal_bindings_free(&ideal_bindings);
     if (filled != 0) {
       cli_error("bench: filling the ideal provider from %s: %s", cache_path, why);
-      release_all(&c);
+      close_child(&c);
       bench_ideal_destroy(ideal);
-      model_set_close(&c.set);
-      free(c.items);
       return XPACK_EXIT_FAILED;
     }
   }
@@ -300,11 +302,8 @@ int bench_child_main(int argc, char** argv) {
   s.error = c.failed ? c.error : NULL;
   write_sample(&s, kBenchVariantNames[variant], xpack_cache_refusal(cache));
 
-  release_all(&c);
+  close_child(&c);
   xpack_cache_close(cache);
   bench_ideal_destroy(ideal);
-  model_set_close(&c.set);
-  free(c.items);
-  free(c.outputs);
   return XPACK_EXIT_OK;
 }

@@ -83,16 +83,49 @@ static int read_region(int fd, const xpc_region* r, void* into) {
   return 0;
 }
 
-/* Copies entry i's region if any of its keys is bound; every bound (kernel, bias) pointer pair shares it. */
-static int fill_entry(bench_ideal* ideal, const bench_ideal_bindings* b, const xpc_view* view, int fd, uint64_t i,
-                      char* why, size_t why_size) {
+typedef struct fill_state {
+  bench_ideal* ideal;
+  const bench_ideal_bindings* bindings;
+  const xpc_view* view;
+  int fd;
+  size_t* region_offsets; /* per region: its offset in the ideal, SIZE_MAX until read */
+} fill_state;
+
+/* Region `index` in the ideal's heap, read once however many entries share it (as the file stores it once). */
+static int region_in_heap(fill_state* f, uint32_t index, size_t* offset, char* why, size_t why_size) {
+  if (f->region_offsets[index] != SIZE_MAX) {
+    *offset = f->region_offsets[index];
+    return 0;
+  }
+  xpc_region r;
+  xpc_view_region(f->view, index, &r);
+  if (!xpc_region_is_sound(f->view, &r) || r.stored_size != r.size) {
+    snprintf(why, why_size, "region %u is out of bounds or compressed", index);
+    return -1;
+  }
+  void* block = bench_ideal_reserve(f->ideal, (size_t)r.size);
+  if (block == NULL) {
+    snprintf(why, why_size, "out of memory for %llu bytes", (unsigned long long)r.size);
+    return -1;
+  }
+  if (read_region(f->fd, &r, block) != 0) {
+    snprintf(why, why_size, "cannot read region %u (offset %llu)", index, (unsigned long long)r.offset);
+    return -1;
+  }
+  *offset = f->region_offsets[index] = bench_ideal_keep(f->ideal, block); /* cannot fail: the pool's own block */
+  return 0;
+}
+
+/* Answers entry i's keys if any is bound; every bound (kernel, bias) pointer pair shares its region. */
+static int fill_entry(fill_state* f, uint64_t i, char* why, size_t why_size) {
+  const bench_ideal_bindings* b = f->bindings;
   xpc_entry e;
-  xpc_view_entry(view, i, &e);
+  xpc_view_entry(f->view, i, &e);
   const char *kernel, *bias = NULL;
   uint32_t kernel_len, bias_len = 0;
-  if (xpc_view_string(view, e.kernel, &kernel, &kernel_len) != 0 ||
-      (e.bias != XPC_NONE && xpc_view_string(view, e.bias, &bias, &bias_len) != 0) ||
-      e.region >= view->regions.count) {
+  if (xpc_view_string(f->view, e.kernel, &kernel, &kernel_len) != 0 ||
+      (e.bias != XPC_NONE && xpc_view_string(f->view, e.bias, &bias, &bias_len) != 0) ||
+      e.region >= f->view->regions.count) {
     snprintf(why, why_size, "entry %llu: identity or region out of range", (unsigned long long)i);
     return -1;
   }
@@ -100,26 +133,12 @@ static int fill_entry(bench_ideal* ideal, const bench_ideal_bindings* b, const x
   const size_t k_count = bound_to(b, kernel, kernel_len, &k_first);
   const size_t b_count = bias ? bound_to(b, bias, bias_len, &b_first) : 1;
   if (k_count == 0 || b_count == 0) return 0; /* a weight of another program */
-  xpc_region r;
-  xpc_view_region(view, e.region, &r);
-  if (!xpc_region_is_sound(view, &r) || r.stored_size != r.size) {
-    snprintf(why, why_size, "entry %llu: region %u is out of bounds or compressed", (unsigned long long)i, e.region);
-    return -1;
-  }
-  void* block = bench_ideal_reserve(ideal, (size_t)r.size);
-  if (block == NULL) {
-    snprintf(why, why_size, "out of memory for %llu bytes", (unsigned long long)r.size);
-    return -1;
-  }
-  if (read_region(fd, &r, block) != 0) {
-    snprintf(why, why_size, "cannot read region %u (offset %llu)", e.region, (unsigned long long)r.offset);
-    return -1;
-  }
-  const size_t offset = bench_ideal_keep(ideal, block); /* cannot fail: the block is the pool's own */
+  size_t offset;
+  if (region_in_heap(f, e.region, &offset, why, why_size) != 0) return -1;
   for (size_t k = k_first; k < k_first + k_count; k++) {
     for (size_t j = b_first; j < b_first + b_count; j++) {
       const void* bias_raw = bias ? b->items[j].raw : NULL;
-      if (bench_ideal_add(ideal, e.seed, b->items[k].raw, bias_raw, offset) < 0) {
+      if (bench_ideal_add(f->ideal, e.seed, b->items[k].raw, bias_raw, offset) < 0) {
         snprintf(why, why_size, "out of memory");
         return -1;
       }
@@ -140,18 +159,20 @@ int bench_ideal_fill(bench_ideal* ideal, bench_ideal_bindings* b, const char* ca
     snprintf(why, why_size, "%s", err.message);
     return -1;
   }
-  const int fd = open(cache_path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    snprintf(why, why_size, "%s: cannot open: %s", cache_path, strerror(errno));
-    xpack_cache_close(cache);
-    return -1;
-  }
-  const xpc_view* view = xp_cache_view(cache);
+  fill_state f = {ideal, b, xp_cache_view(cache), open(cache_path, O_RDONLY | O_CLOEXEC), NULL};
   int rc = 0;
-  for (uint64_t i = 0; rc == 0 && i < view->entries.count; i++) {
-    rc = fill_entry(ideal, b, view, fd, i, why, why_size);
+  if (f.fd < 0) {
+    snprintf(why, why_size, "%s: cannot open: %s", cache_path, strerror(errno));
+    rc = -1;
+  } else if ((f.region_offsets = malloc((f.view->regions.count + 1) * sizeof *f.region_offsets)) == NULL) {
+    snprintf(why, why_size, "out of memory");
+    rc = -1;
+  } else {
+    for (uint64_t r = 0; r < f.view->regions.count; r++) f.region_offsets[r] = SIZE_MAX;
   }
-  close(fd);
+  for (uint64_t i = 0; rc == 0 && i < f.view->entries.count; i++) rc = fill_entry(&f, i, why, why_size);
+  free(f.region_offsets);
+  if (f.fd >= 0) close(f.fd);
   xpack_cache_close(cache);
   return rc;
 }
