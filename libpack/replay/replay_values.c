@@ -59,6 +59,9 @@ uint16_t rp_bf16_as_executorch(float f) {
   return (uint16_t)(bits >> 16);
 }
 
+/* Whether p may be read in place as an array of elements of this alignment. */
+static int aligned_for(const void* p, size_t alignment) { return ((uintptr_t)p & (alignment - 1)) == 0; }
+
 /* Resolves a constant, binds its identity, and returns its bytes (NULL for index 0). */
 static xpack_status constant_of(rp_state* s, uint32_t idx, const char* what, uint32_t value_index,
                                 xpack_et_constant* c, xpack_error* err) {
@@ -93,7 +96,7 @@ static xpack_status channel_scales(rp_state* s, const xpack_et_xnn_value* v, siz
                         s->graph->name, v->index, c.size, expected);
     }
     /* Used in place, as ExecuTorch does, unless the constant is not 4-aligned. */
-    if (((uintptr_t)c.data & (_Alignof(float) - 1)) == 0) {
+    if (aligned_for(c.data, _Alignof(float))) {
       *out = (const float*)(const void*)c.data;
       return XPACK_OK;
     }
@@ -121,7 +124,7 @@ static xpack_status block_scales(rp_state* s, const xpack_et_xnn_value* v, size_
   if (q->scale_buffer_idx != 0) {
     xpack_status st = constant_of(s, q->scale_buffer_idx, "scale", v->index, &c, err);
     if (st != XPACK_OK) return st;
-    if (c.size == expected * sizeof(uint16_t) && ((uintptr_t)c.data & (_Alignof(uint16_t) - 1)) == 0) {
+    if (c.size == expected * sizeof(uint16_t) && aligned_for(c.data, _Alignof(uint16_t))) {
       *out = (const uint16_t*)(const void*)c.data;
       return XPACK_OK;
     }

@@ -131,7 +131,6 @@ static void compressor_free(compressor* c) {
 static xpack_status compress_regions(const xpc_view* v, const char* name, int level, int threads,
                                      const xt_sink* sink, uint64_t data_offset, uint64_t* offsets,
                                      uint64_t* stored, uint64_t* data_end, xpack_error* err) {
-  if (threads < 1) threads = 1;
   if ((uint64_t)threads > v->regions.count) threads = v->regions.count > 0 ? (int)v->regions.count : 1;
   frame_job* jobs = calloc((size_t)threads, sizeof *jobs);
   pthread_t* ids = calloc((size_t)threads, sizeof *ids);
