@@ -11,8 +11,8 @@
 #include <stdlib.h>
 
 #include "cmd_bench.h"
-#include "heap_pool.h"
-#include "target.h"
+#include "loader/heap_pool.h"
+#include "common/target.h"
 
 typedef struct ideal_slot {
   uint32_t seed;

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "cmd_bench.h"
-#include "loader_internal.h"
+#include "loader/loader_internal.h"
 #include "xpc_format.h"
 
 struct bench_ideal_binding {

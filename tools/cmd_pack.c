@@ -12,7 +12,7 @@
 #include "commands.h"
 #include "pack_models.h"
 #include "progress.h"
-#include "temp_files.h"
+#include "common/temp_files.h"
 #include "json.h"
 #include "xpack.h"
 

@@ -6,7 +6,7 @@
 #include <time.h>
 #include <xxhash.h>
 
-#include "error.h"
+#include "common/error.h"
 #include "xpack.h"
 
 int for_each_delegate(const model_set* set, const char* only_method, delegate_fn fn, void* context) {

@@ -5,7 +5,7 @@
 #include <xxhash.h>
 
 #include "cli_common.h"
-#include "file_map.h"
+#include "common/file_map.h"
 
 const char* model_base_name(const char* path) {
   const char* slash = strrchr(path, '/');

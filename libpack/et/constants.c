@@ -6,8 +6,8 @@
 
 #include <xxhash.h>
 
-#include "error.h"
-#include "xnn_graph_internal.h"
+#include "common/error.h"
+#include "et/xnn_graph_internal.h"
 
 const char* xpack_et_constant_source_name(xpack_et_constant_source source) {
   switch (source) {

@@ -2,7 +2,7 @@
 #ifndef XPACK_ET_INTERNAL_H
 #define XPACK_ET_INTERNAL_H
 
-#include "et_map.h"
+#include "et/et_map.h"
 #include "xpack_executorch.h"
 
 typedef struct xp_et_legacy_buffer {

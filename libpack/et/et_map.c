@@ -1,10 +1,10 @@
-#include "et_map.h"
+#include "et/et_map.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
-#include "file_map.h"
+#include "common/file_map.h"
 
 xpack_status xp_et_map_file(const char* path, xp_et_map* out, xpack_error* err) {
   memset(out, 0, sizeof *out);

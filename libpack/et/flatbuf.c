@@ -1,11 +1,11 @@
 /* Verifying flatbuffer reader: see flatbuf.h for the contract. */
-#include "flatbuf.h"
+#include "et/flatbuf.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "le.h"
+#include "common/le.h"
 
 void xp_fb_init(xp_fb* fb, const uint8_t* data, size_t size, const char* name, xpack_error* err) {
   fb->data = data;

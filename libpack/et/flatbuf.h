@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "error.h"
+#include "common/error.h"
 #include "xpack_status.h"
 
 #define XP_FB_PATH_MAX 192

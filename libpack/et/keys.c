@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "et_internal.h"
+#include "et/et_internal.h"
 
 typedef struct sort_ctx {
   const uint8_t* items;

@@ -4,10 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
-#include "et_internal.h"
-#include "flatbuf.h"
-#include "le.h"
+#include "common/error.h"
+#include "et/et_internal.h"
+#include "et/flatbuf.h"
+#include "common/le.h"
 
 #define FH01_MIN_LENGTH 40
 

@@ -2,8 +2,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
-#include "et_internal.h"
+#include "common/error.h"
+#include "et/et_internal.h"
 
 static xpack_status add_constant(xpack_et_delegate_summary* d, const xpack_et_xnn_graph* g, uint32_t idx,
                                  const xpack_et_xnn_value* v, bool is_scale, const xpack_et_named_sources* src,

@@ -5,10 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
-#include "flatbuf.h"
-#include "le.h"
-#include "xnn_graph_internal.h"
+#include "common/error.h"
+#include "et/flatbuf.h"
+#include "common/le.h"
+#include "et/xnn_graph_internal.h"
 
 #define XH00_MIN_LENGTH 30
 

@@ -2,8 +2,8 @@
 #ifndef XPACK_ET_XNN_GRAPH_INTERNAL_H
 #define XPACK_ET_XNN_GRAPH_INTERNAL_H
 
-#include "arena.h"
-#include "et_internal.h"
+#include "et/arena.h"
+#include "et/et_internal.h"
 
 typedef struct xp_id_slot {
   uint32_t id;

@@ -2,8 +2,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
-#include "replay_internal.h"
+#include "common/error.h"
+#include "replay/replay_internal.h"
 
 xpack_status rp_map_id(rp_state* s, uint32_t serialized, uint32_t defined, xpack_error* err) {
   if (s->id_count == s->id_capacity) {

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "replay_internal.h"
+#include "replay/replay_internal.h"
 
 xpack_status rp_note_value(rp_state* s, uint32_t id, enum xnn_datatype datatype, const void* data,
                            uint32_t block_size) {

@@ -2,8 +2,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "error.h"
-#include "replay_internal.h"
+#include "common/error.h"
+#include "replay/replay_internal.h"
 #include "xpack.h"
 
 typedef struct ids {

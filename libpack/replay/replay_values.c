@@ -2,8 +2,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
-#include "replay_internal.h"
+#include "common/error.h"
+#include "replay/replay_internal.h"
 
 void* rp_scratch_alloc(rp_state* s, size_t bytes) {
   rp_scratch* block = malloc(sizeof *block + bytes);

@@ -1,8 +1,5 @@
-# Replay of XNNPACK delegates into XNNPACK subgraphs (part of xpack_pack).
-target_sources(xpack_pack PRIVATE
-  ${CMAKE_CURRENT_LIST_DIR}/replay.c
-  ${CMAKE_CURRENT_LIST_DIR}/replay_values.c
-  ${CMAKE_CURRENT_LIST_DIR}/replay_nodes.c
-  ${CMAKE_CURRENT_LIST_DIR}/replay_families.c)
-target_include_directories(xpack_pack PRIVATE ${CMAKE_CURRENT_LIST_DIR})
-set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/replay_nodes.c PROPERTIES COMPILE_OPTIONS "-Wno-deprecated-declarations")
+# Replay of XNNPACK delegates into XNNPACK subgraphs (include/xpack_replay.h).
+xpack_library(xpack_replay
+  SOURCES replay/replay.c replay/replay_values.c replay/replay_nodes.c replay/replay_families.c
+  PUBLIC xpack_et xpack_loader xpack_xnnpack PRIVATE m)
+set_source_files_properties(${_libpack}/replay/replay_nodes.c PROPERTIES COMPILE_OPTIONS "-Wno-deprecated-declarations")

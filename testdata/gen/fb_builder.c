@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "le.h"
+#include "common/le.h"
 
 void fb_init(fb_builder* b) {
   memset(b, 0, sizeof *b);

@@ -14,7 +14,7 @@ if(NOT TARGET xpack-genmodel)
     ${_xpack_gen_dir}/fb_builder.c
     ${_xpack_gen_dir}/sha256.c
     ${_xpack_gen_dir}/out_file.c)
-  target_include_directories(xpack-genmodel PRIVATE ${_xpack_gen_dir} ${_xpack_gen_dir}/../../libpack/src)
+  target_include_directories(xpack-genmodel PRIVATE ${_xpack_gen_dir} ${_xpack_gen_dir}/../../libpack)
   set_target_properties(xpack-genmodel PROPERTIES C_STANDARD 11 C_STANDARD_REQUIRED ON C_EXTENSIONS OFF)
   target_compile_definitions(xpack-genmodel PRIVATE _POSIX_C_SOURCE=200809L _FILE_OFFSET_BITS=64)
   if(CMAKE_C_COMPILER_ID MATCHES "GNU|Clang")

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "fb_builder.h"
-#include "le.h"
+#include "common/le.h"
 #include "out_file.h"
 
 #define PTE_SEGMENT_ALIGNMENT 128

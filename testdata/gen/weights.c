@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "le.h"
+#include "common/le.h"
 #include "rng.h"
 #include "sha256.h"
 

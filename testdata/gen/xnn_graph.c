@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "fb_builder.h"
-#include "le.h"
+#include "common/le.h"
 
 #define XNN_HEADER_LENGTH 30
 #define XNN_HEADER_PADDED 32

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "expect.h"
-#include "replay_internal.h"
+#include "replay/replay_internal.h"
 
 static float from_bits(uint32_t bits) {
   float f;

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "probe.h"
+#include "loader/probe.h"
 #include "xpack_family.h"
 
 static int failures;

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "heap_pool.h"
+#include "loader/heap_pool.h"
 
 static int failures;
 #define EXPECT(cond, what)                                  \

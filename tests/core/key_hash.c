@@ -8,7 +8,7 @@
 #include <string.h>
 #include <xxhash.h>
 
-#include "cache_view.h"
+#include "cachefile/cache_view.h"
 
 static void put32(uint8_t* p, uint32_t v) {
   for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));

@@ -24,7 +24,7 @@ add_test(NAME core_provider_quirks COMMAND provider_quirks)
 
 # Packing families: names, probes (deterministic within and across processes), names that are not families.
 add_executable(family_probes ${CMAKE_CURRENT_LIST_DIR}/family_probes.c)
-target_include_directories(family_probes PRIVATE ${PROJECT_SOURCE_DIR}/libpack/src)
+target_include_directories(family_probes PRIVATE ${PROJECT_SOURCE_DIR}/libpack)
 target_link_libraries(family_probes PRIVATE xpack_loader)
 add_test(NAME core_family_probes COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/family_probes.sh $<TARGET_FILE:family_probes>)
 
@@ -36,7 +36,7 @@ add_test(NAME core_change_underneath
 
 # One change at a time (probe value, build id, family name, entries without family), every checksum re-sealed.
 add_executable(xpc_tamper ${CMAKE_CURRENT_LIST_DIR}/xpc_tamper.c)
-target_include_directories(xpc_tamper PRIVATE ${PROJECT_SOURCE_DIR}/libpack/src ${PROJECT_SOURCE_DIR}/format)
+target_include_directories(xpc_tamper PRIVATE ${PROJECT_SOURCE_DIR}/libpack ${PROJECT_SOURCE_DIR}/format)
 target_link_libraries(xpc_tamper PRIVATE xpack_xxhash)
 add_test(NAME core_families
          COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/families.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>
@@ -50,13 +50,13 @@ set_tests_properties(core_qemu_families PROPERTIES SKIP_RETURN_CODE 77)
 
 # The key hash against FORMAT.md 5.9, recomputed independently, across libpack's stack-buffer limit.
 add_executable(key_hash ${CMAKE_CURRENT_LIST_DIR}/key_hash.c)
-target_include_directories(key_hash PRIVATE ${PROJECT_SOURCE_DIR}/libpack/src ${PROJECT_SOURCE_DIR}/format)
+target_include_directories(key_hash PRIVATE ${PROJECT_SOURCE_DIR}/libpack ${PROJECT_SOURCE_DIR}/format)
 target_link_libraries(key_hash PRIVATE xpack_loader xpack_xxhash)
 add_test(NAME core_key_hash COMMAND key_hash)
 
 # The heap pool's spare scratch blocks: reuse of the smallest that fits, the limit, kept blocks never reused.
 add_executable(heap_spares ${CMAKE_CURRENT_LIST_DIR}/heap_spares.c)
-target_include_directories(heap_spares PRIVATE ${PROJECT_SOURCE_DIR}/libpack/src)
+target_include_directories(heap_spares PRIVATE ${PROJECT_SOURCE_DIR}/libpack)
 target_link_libraries(heap_spares PRIVATE xpack_loader)
 add_test(NAME core_heap_spares COMMAND heap_spares)
 
@@ -68,6 +68,6 @@ add_test(NAME core_writer_layout COMMAND writer_layout)
 
 # Blockwise fp32 scales to bf16 as ExecuTorch converts them, at the values where RNE would differ.
 add_executable(bf16_scales ${CMAKE_CURRENT_LIST_DIR}/bf16_scales.c)
-target_include_directories(bf16_scales PRIVATE ${PROJECT_SOURCE_DIR}/libpack/replay)
+target_include_directories(bf16_scales PRIVATE ${PROJECT_SOURCE_DIR}/libpack)
 target_link_libraries(bf16_scales PRIVATE xpack_pack)
 add_test(NAME core_bf16_scales COMMAND bf16_scales)

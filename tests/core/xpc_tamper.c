@@ -15,7 +15,7 @@
 #include <string.h>
 #include <xxhash.h>
 
-#include "le.h"
+#include "common/le.h"
 #include "xpc_format.h"
 
 static uint8_t* g_file;

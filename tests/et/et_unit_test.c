@@ -5,7 +5,7 @@
 #include <stdint.h>
 
 #include "et_test_util.h"
-#include "flatbuf.h"
+#include "et/flatbuf.h"
 #include "xpack_executorch.h"
 
 /* A tiny forward flatbuffer assembler: callers place objects at increasing offsets by hand, which

@@ -20,7 +20,7 @@ set_tests_properties(et_real_files et_damaged_files PROPERTIES
 
 # White-box: includes libpack/et/flatbuf.h directly.
 add_executable(et_unit_test ${_et_dir}/et_unit_test.c)
-target_include_directories(et_unit_test PRIVATE ${PROJECT_SOURCE_DIR}/libpack/et ${PROJECT_SOURCE_DIR}/libpack/src)
+target_include_directories(et_unit_test PRIVATE ${PROJECT_SOURCE_DIR}/libpack)
 target_link_libraries(et_unit_test PRIVATE xpack_et)
 add_test(NAME et_unit COMMAND et_unit_test)
 

@@ -4,8 +4,8 @@
 #include <string.h>
 #include <xxhash.h>
 
-#include "cache_view.h"
-#include "le.h"
+#include "cachefile/cache_view.h"
+#include "common/le.h"
 #include "xpc_format.h"
 
 static int in_file(uint64_t offset, uint64_t n, uint64_t size) { return offset <= size && n <= size - offset; }

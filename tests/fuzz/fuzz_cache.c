@@ -15,8 +15,8 @@
 #include <xxhash.h>
 
 #include "cache_repair.h"
-#include "cache_view.h"
-#include "le.h"
+#include "cachefile/cache_view.h"
+#include "common/le.h"
 #include "xpc_format.h"
 
 static volatile uint64_t g_sink;

@@ -14,9 +14,9 @@
 #include <xxhash.h>
 
 #include "cache_repair.h"
-#include "cache_view.h"
-#include "error.h"
-#include "transport.h"
+#include "cachefile/cache_view.h"
+#include "common/error.h"
+#include "transport/transport.h"
 #include "xpc_format.h"
 
 #define FUZZ_MAX_OUTPUT (16u << 20)

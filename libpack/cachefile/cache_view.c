@@ -1,0 +1,357 @@
+#include "cachefile/cache_view.h"
+
+#include <string.h>
+#define XXH_STATIC_LINKING_ONLY /* XXH3_state_t on the stack */
+#include <xxhash.h>
+
+#include "common/error.h"
+#include "common/le.h"
+#include "xpc_format.h"
+
+/* a + b <= limit without overflow */
+static int fits(uint64_t a, uint64_t b, uint64_t limit) { return a <= limit && b <= limit - a; }
+
+typedef struct table_spec {
+  uint32_t tag;
+  uint32_t min_record_size;
+  int required;
+  int hash_at_open; /* small tables are hashed at open; REGN, ENTR, STRS are checked per use */
+  size_t field;     /* offsetof the xpc_table in xpc_view */
+} table_spec;
+
+static const table_spec kTables[] = {
+    {XPC_TAG_REGIONS, XPC_REGION_SIZE, 1, 0, offsetof(xpc_view, regions)},
+    {XPC_TAG_ENTRIES, XPC_ENTRY_SIZE, 1, 0, offsetof(xpc_view, entries)},
+    {XPC_TAG_STRINGS, 1, 1, 0, offsetof(xpc_view, strings)},
+    {XPC_TAG_PROVENANCE, XPC_PROVENANCE_SIZE, 1, 1, offsetof(xpc_view, provenance)},
+    {XPC_TAG_BUILD_ID, 1, 1, 1, offsetof(xpc_view, build_id)},
+    {XPC_TAG_INFO, XPC_INFO_SIZE, 1, 1, offsetof(xpc_view, info)},
+    {XPC_TAG_FAMILIES, XPC_FAMILY_SIZE, 1, 1, offsetof(xpc_view, families)},
+};
+
+static void tag_text(uint32_t tag, char out[5]) {
+  for (int i = 0; i < 4; i++) {
+    unsigned char c = (unsigned char)(tag >> (8 * i));
+    out[i] = (c >= 32 && c < 127) ? (char)c : '?';
+  }
+  out[4] = 0;
+}
+
+static xpack_status open_footer(xpc_view* v, const char* name, xpack_error* err) {
+  const uint8_t* f = v->base + v->size - XPC_FOOTER_SIZE;
+  if (memcmp(f + XPC_F_MAGIC, XPC_FOOTER_MAGIC, XPC_FOOTER_MAGIC_SIZE) != 0) {
+    if (memcmp(v->base, XPC_HEADER_MAGIC, XPC_HEADER_MAGIC_SIZE) == 0) {
+      /* A sound header knows where the data area ends: a file shorter than that plus a footer was cut. */
+      const uint64_t data_end = xp_le64(v->base + XPC_H_DATA_OFFSET) + xp_le64(v->base + XPC_H_DATA_SIZE);
+      if (XXH3_64bits(v->base, XPC_H_CHECKSUM) == xp_le64(v->base + XPC_H_CHECKSUM) &&
+          data_end >= xp_le64(v->base + XPC_H_DATA_OFFSET) && data_end < UINT64_MAX - XPC_FOOTER_SIZE &&
+          data_end + XPC_FOOTER_SIZE > v->size) {
+        return xpack_fail(err, XPACK_ERR_TRUNCATED,
+                          "%s: truncated: the file has %llu bytes, but its header puts the end of the data area at "
+                          "byte %llu, so it must have at least %llu (and its footer is missing)",
+                          name, (unsigned long long)v->size, (unsigned long long)data_end,
+                          (unsigned long long)(data_end + XPC_FOOTER_SIZE));
+      }
+      return xpack_fail(err, XPACK_ERR_TRUNCATED,
+                        "%s: footer magic \"XPACKEND\" missing at offset %llu: the file (%llu bytes) was truncated or "
+                        "appended to", name, (unsigned long long)(v->size - XPC_FOOTER_SIZE + XPC_F_MAGIC),
+                        (unsigned long long)v->size);
+    }
+    return xpack_fail(err, XPACK_ERR_NOT_XPACK, "%s: not an xpack cache (no magic at offset 0 or at the end)", name);
+  }
+  v->major = xp_le16(f + XPC_F_MAJOR);
+  v->minor = xp_le16(f + XPC_F_MINOR);
+  if (v->major != XPC_VERSION_MAJOR) {
+    return xpack_fail(err, XPACK_ERR_VERSION,
+                      "%s: footer: format version %u.%u, this xpack reads major version %u only", name, v->major,
+                      v->minor, XPC_VERSION_MAJOR);
+  }
+  uint64_t sum = XXH3_64bits(f, XPC_F_CHECKSUM);
+  if (sum != xp_le64(f + XPC_F_CHECKSUM)) {
+    return xpack_fail(err, XPACK_ERR_CORRUPT, "%s: footer checksum at offset %llu does not match (expected %016llx)",
+                      name, (unsigned long long)(v->size - XPC_FOOTER_SIZE + XPC_F_CHECKSUM),
+                      (unsigned long long)sum);
+  }
+  if (xp_le32(f + XPC_F_FOOTER_SIZE) != XPC_FOOTER_SIZE) {
+    return xpack_fail(err, XPACK_ERR_CORRUPT, "%s: footer: footer_size is %u, expected %u", name,
+                      xp_le32(f + XPC_F_FOOTER_SIZE), XPC_FOOTER_SIZE);
+  }
+  uint64_t file_size = xp_le64(f + XPC_F_FILE_SIZE);
+  if (file_size != v->size) {
+    return xpack_fail(err, file_size > v->size ? XPACK_ERR_TRUNCATED : XPACK_ERR_CORRUPT,
+                      "%s: footer: file_size says %llu bytes, the file has %llu", name,
+                      (unsigned long long)file_size, (unsigned long long)v->size);
+  }
+  v->flags = xp_le32(f + XPC_F_FLAGS);
+  v->metadata_offset = xp_le64(f + XPC_F_METADATA_OFFSET);
+  v->metadata_size = xp_le64(f + XPC_F_METADATA_SIZE);
+  v->metadata_hash = xp_le64(f + XPC_F_METADATA_HASH);
+  v->dir_offset = xp_le64(f + XPC_F_DIR_OFFSET);
+  v->dir_count = xp_le32(f + XPC_F_DIR_COUNT);
+  uint64_t footer_start = v->size - XPC_FOOTER_SIZE;
+  if (v->metadata_offset < XPC_HEADER_SIZE || !fits(v->metadata_offset, v->metadata_size, footer_start) ||
+      v->metadata_offset + v->metadata_size != footer_start) {
+    return xpack_fail(err, XPACK_ERR_CORRUPT,
+                      "%s: footer: metadata area [%llu, +%llu) must end where the footer starts (%llu)", name,
+                      (unsigned long long)v->metadata_offset, (unsigned long long)v->metadata_size,
+                      (unsigned long long)footer_start);
+  }
+  if (v->dir_count == 0 || v->dir_count > 4096 || v->dir_offset < v->metadata_offset ||
+      !fits(v->dir_offset, (uint64_t)v->dir_count * XPC_DIR_ENTRY_SIZE, footer_start)) {
+    return xpack_fail(err, XPACK_ERR_CORRUPT, "%s: footer: table directory (offset %llu, %u entries) is out of bounds",
+                      name, (unsigned long long)v->dir_offset, v->dir_count);
+  }
+  uint64_t dir_hash = XXH3_64bits(v->base + v->dir_offset, (size_t)v->dir_count * XPC_DIR_ENTRY_SIZE);
+  if (dir_hash != xp_le64(f + XPC_F_DIR_HASH)) {
+    return xpack_fail(err, XPACK_ERR_CORRUPT, "%s: table directory at offset %llu fails its checksum", name,
+                      (unsigned long long)v->dir_offset);
+  }
+  return XPACK_OK;
+}
+
+static xpack_status open_header(xpc_view* v, const char* name, int allow_transport, xpack_error* err) {
+  const uint8_t* h = v->base;
+  if (memcmp(h, XPC_HEADER_MAGIC, XPC_HEADER_MAGIC_SIZE) != 0) {
+    return xpack_fail(err, XPACK_ERR_CORRUPT, "%s: header magic at offset 0 is wrong (footer is present)", name);
+  }
+  uint64_t sum = XXH3_64bits(h, XPC_H_CHECKSUM);
+  if (sum != xp_le64(h + XPC_H_CHECKSUM)) {
+    return xpack_fail(err, XPACK_ERR_CORRUPT, "%s: header checksum at offset %d does not match", name, XPC_H_CHECKSUM);
+  }
+  if (xp_le16(h + XPC_H_MAJOR) != v->major || xp_le16(h + XPC_H_MINOR) != v->minor) {
+    return xpack_fail(err, XPACK_ERR_CORRUPT, "%s: header version %u.%u differs from footer version %u.%u", name,
+                      xp_le16(h + XPC_H_MAJOR), xp_le16(h + XPC_H_MINOR), v->major, v->minor);
+  }
+  if (xp_le32(h + XPC_H_HEADER_SIZE) != XPC_HEADER_SIZE) {
+    return xpack_fail(err, XPACK_ERR_CORRUPT, "%s: header: header_size is %u, expected %u", name,
+                      xp_le32(h + XPC_H_HEADER_SIZE), XPC_HEADER_SIZE);
+  }
+  if (xp_le32(h + XPC_H_FLAGS) != v->flags) {
+    return xpack_fail(err, XPACK_ERR_CORRUPT, "%s: header flags %#x differ from footer flags %#x", name,
+                      xp_le32(h + XPC_H_FLAGS), v->flags);
+  }
+  if (v->flags & ~XPC_FLAGS_KNOWN) {
+    return xpack_fail(err, XPACK_ERR_CORRUPT, "%s: header: unknown flags %#x", name, v->flags & ~XPC_FLAGS_KNOWN);
+  }
+  if ((v->flags & XPC_FLAG_TRANSPORT) && !allow_transport) {
+    return xpack_fail(err, XPACK_ERR_TRANSPORT,
+                      "%s: this is the compressed transport form; run `xpack inflate %s OUT.xpc` to make it mappable",
+                      name, name);
+  }
+  v->page_alignment = xp_le32(h + XPC_H_PAGE_ALIGNMENT);
+  v->xnn_alignment = xp_le32(h + XPC_H_XNN_ALIGNMENT);
+  v->arch = xp_le16(h + XPC_H_ARCH);
+  v->data_offset = xp_le64(h + XPC_H_DATA_OFFSET);
+  v->data_size = xp_le64(h + XPC_H_DATA_SIZE);
+  int pow2 = v->page_alignment >= 4096 && (v->page_alignment & (v->page_alignment - 1)) == 0 &&
+             v->xnn_alignment >= 1 && (v->xnn_alignment & (v->xnn_alignment - 1)) == 0 &&
+             v->xnn_alignment <= v->page_alignment;
+  if (!pow2) {
+    return xpack_fail(err, XPACK_ERR_CORRUPT,
+                      "%s: header: page_alignment %u / xnn_alignment %u must be powers of two, page >= 4096", name,
+                      v->page_alignment, v->xnn_alignment);
+  }
+  if (v->data_offset < XPC_HEADER_SIZE || !fits(v->data_offset, v->data_size, v->metadata_offset)) {
+    return xpack_fail(err, XPACK_ERR_CORRUPT, "%s: header: data area [%llu, +%llu) overlaps the header or metadata",
+                      name, (unsigned long long)v->data_offset, (unsigned long long)v->data_size);
+  }
+  return XPACK_OK;
+}
+
+static xpack_status open_directory(xpc_view* v, const char* name, xpack_error* err) {
+  const uint64_t meta_end = v->metadata_offset + v->metadata_size;
+  for (uint32_t i = 0; i < v->dir_count; i++) {
+    const uint8_t* d = v->base + v->dir_offset + (uint64_t)i * XPC_DIR_ENTRY_SIZE;
+    uint32_t tag = xp_le32(d + XPC_D_TAG);
+    xpc_table t = {1, tag, xp_le32(d + XPC_D_RECORD_SIZE), xp_le64(d + XPC_D_OFFSET), xp_le64(d + XPC_D_COUNT),
+                   xp_le64(d + XPC_D_HASH)};
+    char tt[5];
+    tag_text(tag, tt);
+    if (t.record_size == 0 || t.count > (UINT64_MAX / t.record_size) || t.offset < v->metadata_offset ||
+        !fits(t.offset, t.count * t.record_size, meta_end)) {
+      return xpack_fail(err, XPACK_ERR_CORRUPT,
+                        "%s: directory[%u] table %s (offset %llu, %llu x %u bytes) lies outside the metadata area",
+                        name, i, tt, (unsigned long long)t.offset, (unsigned long long)t.count, t.record_size);
+    }
+    for (size_t k = 0; k < sizeof kTables / sizeof kTables[0]; k++) {
+      if (kTables[k].tag != tag) continue;
+      xpc_table* slot = (xpc_table*)((char*)v + kTables[k].field);
+      if (slot->present) {
+        return xpack_fail(err, XPACK_ERR_CORRUPT, "%s: directory[%u]: table %s appears twice", name, i, tt);
+      }
+      if (t.record_size < kTables[k].min_record_size) {
+        return xpack_fail(err, XPACK_ERR_CORRUPT, "%s: directory[%u]: table %s record_size %u, expected >= %u", name,
+                          i, tt, t.record_size, kTables[k].min_record_size);
+      }
+      if (kTables[k].hash_at_open && XXH3_64bits(v->base + t.offset, (size_t)(t.count * t.record_size)) != t.hash) {
+        return xpack_fail(err, XPACK_ERR_CORRUPT, "%s: table %s at offset %llu fails its checksum", name, tt,
+                          (unsigned long long)t.offset);
+      }
+      *slot = t;
+    }
+    /* Unknown tags are tables of a later minor version: skipped on purpose. */
+  }
+  for (size_t k = 0; k < sizeof kTables / sizeof kTables[0]; k++) {
+    const xpc_table* slot = (const xpc_table*)((const char*)v + kTables[k].field);
+    if (kTables[k].required && !slot->present) {
+      char tt[5];
+      tag_text(kTables[k].tag, tt);
+      return xpack_fail(err, XPACK_ERR_CORRUPT, "%s: required table %s is missing from the directory", name, tt);
+    }
+  }
+  if (v->regions.count > UINT32_MAX || v->strings.count > UINT32_MAX || v->families.count > UINT32_MAX) {
+    return xpack_fail(err, XPACK_ERR_CORRUPT, "%s: a table has more than 2^32 records", name);
+  }
+  if (v->families.count > XPC_MAX_FAMILIES) {
+    return xpack_fail(err, XPACK_ERR_CORRUPT, "%s: table FAMI has %llu records, at most %u are allowed", name,
+                      (unsigned long long)v->families.count, XPC_MAX_FAMILIES);
+  }
+  return XPACK_OK;
+}
+
+xpack_status xpc_view_open(xpc_view* v, const uint8_t* base, uint64_t size, const char* name, int allow_transport,
+                           xpack_error* err) {
+  memset(v, 0, sizeof *v);
+  v->base = base;
+  v->size = size;
+  if (size < XPC_HEADER_MAGIC_SIZE || memcmp(base, XPC_HEADER_MAGIC, XPC_HEADER_MAGIC_SIZE) != 0) {
+    if (size >= XPC_FOOTER_SIZE && memcmp(base + size - XPC_FOOTER_MAGIC_SIZE, XPC_FOOTER_MAGIC, 8) == 0) {
+      /* footer intact, header damaged: report it as corruption, with the footer's view */
+    } else {
+      return xpack_fail(err, XPACK_ERR_NOT_XPACK, "%s: not an xpack cache (expected magic 89 58 50 43 0d 0a 1a 0a at offset 0)",
+                        name);
+    }
+  }
+  if (size < XPC_HEADER_SIZE + XPC_FOOTER_SIZE) {
+    return xpack_fail(err, XPACK_ERR_TRUNCATED, "%s: %llu bytes is shorter than a header and a footer (%d bytes)", name,
+                      (unsigned long long)size, XPC_HEADER_SIZE + XPC_FOOTER_SIZE);
+  }
+  xpack_status st = open_footer(v, name, err);
+  if (st == XPACK_OK) st = open_header(v, name, allow_transport, err);
+  if (st == XPACK_OK) st = open_directory(v, name, err);
+  return st;
+}
+
+int xpc_view_string(const xpc_view* v, uint32_t offset, const char** s, uint32_t* len) {
+  const uint64_t n = v->strings.count;
+  if ((uint64_t)offset + 4 > n) return -1;
+  const uint8_t* p = v->base + v->strings.offset + offset;
+  uint32_t l = xp_le32(p);
+  if ((uint64_t)offset + 4 + l + 1 > n || p[4 + l] != 0) return -1;
+  *s = (const char*)p + 4;
+  *len = l;
+  return 0;
+}
+
+void xpc_view_region(const xpc_view* v, uint64_t index, xpc_region* out) {
+  const uint8_t* r = v->base + v->regions.offset + index * v->regions.record_size;
+  out->offset = xp_le64(r + XPC_R_OFFSET);
+  out->stored_size = xp_le64(r + XPC_R_STORED_SIZE);
+  out->size = xp_le64(r + XPC_R_SIZE);
+  out->hash = xp_le64(r + XPC_R_HASH);
+}
+
+void xpc_view_entry(const xpc_view* v, uint64_t index, xpc_entry* out) {
+  const uint8_t* e = v->base + v->entries.offset + index * v->entries.record_size;
+  out->key_hash = xp_le64(e + XPC_E_KEY_HASH);
+  out->seed = xp_le32(e + XPC_E_SEED);
+  out->kernel = xp_le32(e + XPC_E_KERNEL);
+  out->bias = xp_le32(e + XPC_E_BIAS);
+  out->region = xp_le32(e + XPC_E_REGION);
+  out->family = xp_le32(e + XPC_E_FAMILY);
+  out->flags = xp_le32(e + XPC_E_FLAGS);
+  out->check = xp_le64(e + XPC_E_CHECK);
+}
+
+void xpc_view_family(const xpc_view* v, uint64_t index, xpc_family* out) {
+  const uint8_t* m = v->base + v->families.offset + index * v->families.record_size;
+  out->name = xp_le32(m + XPC_M_NAME);
+  out->flags = xp_le32(m + XPC_M_FLAGS);
+  out->probe_hash = xp_le64(m + XPC_M_PROBE_HASH);
+}
+
+uint64_t xpc_entry_check(const xpc_view* v, uint64_t index, const xpc_region* region) {
+  uint8_t buf[XPC_E_CHECK + XPC_REGION_SIZE];
+  memcpy(buf, v->base + v->entries.offset + index * v->entries.record_size, XPC_E_CHECK);
+  xp_put64(buf + XPC_E_CHECK + XPC_R_OFFSET, region->offset);
+  xp_put64(buf + XPC_E_CHECK + XPC_R_STORED_SIZE, region->stored_size);
+  xp_put64(buf + XPC_E_CHECK + XPC_R_SIZE, region->size);
+  xp_put64(buf + XPC_E_CHECK + XPC_R_HASH, region->hash);
+  return XXH3_64bits(buf, sizeof buf);
+}
+
+int xpc_region_is_sound(const xpc_view* v, const xpc_region* r) {
+  uint64_t stored = (v->flags & XPC_FLAG_TRANSPORT) ? r->stored_size : r->size;
+  if (!(v->flags & XPC_FLAG_TRANSPORT) && r->stored_size != r->size) return 0;
+  if (r->size == 0 || r->offset < v->data_offset || !fits(r->offset, stored, v->data_offset + v->data_size)) return 0;
+  uint64_t align = v->xnn_alignment > XPC_MIN_REGION_ALIGNMENT ? v->xnn_alignment : XPC_MIN_REGION_ALIGNMENT;
+  return (v->flags & XPC_FLAG_TRANSPORT) || (r->offset % align) == 0;
+}
+
+uint64_t xpc_key_hash(uint32_t seed, const char* kernel, size_t kernel_len, const char* bias, size_t bias_len) {
+  /* One call over the concatenation when it fits on the stack: the loader hashes a key per look-up, and
+   * XXH3's streaming state costs more than the hash itself for short keys. Same bytes, same hash. */
+  uint8_t flat[1024];
+  const size_t total = 12 + kernel_len + (bias != NULL ? bias_len : 0);
+  if (total <= sizeof flat) {
+    uint8_t* p = flat;
+    xp_put32(p, seed);
+    xp_put32(p + 4, (uint32_t)kernel_len);
+    memcpy(p + 8, kernel, kernel_len);
+    p += 8 + kernel_len;
+    xp_put32(p, bias != NULL ? (uint32_t)bias_len : XPC_NONE);
+    if (bias != NULL) memcpy(p + 4, bias, bias_len);
+    return XXH3_64bits(flat, total);
+  }
+  XXH3_state_t st;
+  uint8_t word[4];
+  XXH3_64bits_reset(&st);
+  xp_put32(word, seed);
+  XXH3_64bits_update(&st, word, 4);
+  xp_put32(word, (uint32_t)kernel_len);
+  XXH3_64bits_update(&st, word, 4);
+  XXH3_64bits_update(&st, kernel, kernel_len);
+  xp_put32(word, bias != NULL ? (uint32_t)bias_len : XPC_NONE);
+  XXH3_64bits_update(&st, word, 4);
+  if (bias != NULL) XXH3_64bits_update(&st, bias, bias_len);
+  return XXH3_64bits_digest(&st);
+}
+
+static int same_string(const xpc_view* v, uint32_t offset, const char* s, size_t len) {
+  const char* stored;
+  uint32_t stored_len;
+  if (xpc_view_string(v, offset, &stored, &stored_len) != 0) return 0;
+  return stored_len == len && memcmp(stored, s, len) == 0;
+}
+
+xpc_find_result xpc_view_find(const xpc_view* v, uint32_t seed, const char* kernel, size_t kernel_len,
+                              const char* bias, size_t bias_len, xpc_entry* entry, xpc_region* region,
+                              uint64_t* index) {
+  const uint64_t h = xpc_key_hash(seed, kernel, kernel_len, bias, bias_len);
+  const uint8_t* table = v->base + v->entries.offset;
+  const uint32_t stride = v->entries.record_size;
+  uint64_t lo = 0, hi = v->entries.count;
+  while (lo < hi) { /* first index whose key_hash >= h */
+    uint64_t mid = lo + (hi - lo) / 2;
+    if (xp_le64(table + mid * stride + XPC_E_KEY_HASH) < h) lo = mid + 1; else hi = mid;
+  }
+  xpc_find_result result = XPC_NOT_FOUND;
+  for (uint64_t i = lo; i < v->entries.count && xp_le64(table + i * stride + XPC_E_KEY_HASH) == h; i++) {
+    xpc_entry e;
+    xpc_view_entry(v, i, &e);
+    if (e.seed != seed || !same_string(v, e.kernel, kernel, kernel_len)) continue;
+    if (bias == NULL ? e.bias != XPC_NONE : !same_string(v, e.bias, bias, bias_len)) continue;
+    if (e.region >= v->regions.count) return XPC_ENTRY_CORRUPT;
+    xpc_region r;
+    xpc_view_region(v, e.region, &r);
+    if (xpc_entry_check(v, i, &r) != e.check || !xpc_region_is_sound(v, &r)) {
+      result = XPC_ENTRY_CORRUPT;
+      continue;
+    }
+    *entry = e;
+    *region = r;
+    if (index != NULL) *index = i;
+    return XPC_FOUND;
+  }
+  return result;
+}

@@ -1,0 +1,15 @@
+#include "common/error.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+xpack_status xpack_fail(xpack_error* err, xpack_status status, const char* fmt, ...) {
+  if (err != NULL) {
+    va_list ap;
+    va_start(ap, fmt);
+    err->status = status;
+    vsnprintf(err->message, sizeof(err->message), fmt, ap);
+    va_end(ap);
+  }
+  return status;
+}

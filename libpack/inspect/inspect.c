@@ -1,0 +1,157 @@
+/* Read-only access to every field of a cache file, for `xpack dump` and tests. */
+#include <stdlib.h>
+#include <string.h>
+#include <xnnpack.h>
+
+#include "cachefile/cache_view.h"
+#include "common/error.h"
+#include "common/file_map.h"
+#include "common/le.h"
+#include "common/target.h"
+#include "xpack.h"
+#include "xpc_format.h"
+
+struct xpack_file {
+  xp_file_map map;
+  xpc_view view;
+};
+
+static const char kBadString[] = "<bad string>";
+
+static const char* string_at(const xpc_view* v, uint32_t offset) {
+  const char* s;
+  uint32_t len;
+  return xpc_view_string(v, offset, &s, &len) == 0 ? s : kBadString;
+}
+
+xpack_status xpack_file_open(const char* path, xpack_file** out, xpack_error* err) {
+  *out = NULL;
+  xpack_file* f = calloc(1, sizeof *f);
+  if (f == NULL) return xpack_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", path);
+  xpack_status st = xp_map_file(path, &f->map, err);
+  if (st == XPACK_OK) {
+    static const uint8_t kEmpty[1];
+    st = xpc_view_open(&f->view, f->map.data ? f->map.data : kEmpty, f->map.size, path, 1, err);
+  }
+  if (st != XPACK_OK) {
+    xp_unmap_file(&f->map);
+    free(f);
+    return st;
+  }
+  *out = f;
+  return XPACK_OK;
+}
+
+void xpack_file_close(xpack_file* f) {
+  if (f == NULL) return;
+  xp_unmap_file(&f->map);
+  free(f);
+}
+
+void xpack_file_get_info(const xpack_file* f, xpack_file_info* o) {
+  const xpc_view* v = &f->view;
+  memset(o, 0, sizeof *o);
+  o->major = v->major;
+  o->minor = v->minor;
+  o->flags = v->flags;
+  o->page_alignment = v->page_alignment;
+  o->xnn_alignment = v->xnn_alignment;
+  o->arch = v->arch;
+  o->arch_name = xp_arch_name(v->arch);
+  o->file_size = v->size;
+  o->data_offset = v->data_offset;
+  o->data_size = v->data_size;
+  o->metadata_offset = v->metadata_offset;
+  o->metadata_size = v->metadata_size;
+  o->region_count = v->regions.count;
+  o->entry_count = v->entries.count;
+  o->input_count = v->provenance.count;
+  o->info_count = v->info.count;
+  o->family_count = v->families.count;
+  o->build_id = v->base + v->build_id.offset;
+  o->build_id_size = (size_t)v->build_id.count;
+  o->build_id_matches = o->build_id_size == xnn_experimental_get_build_identifier_size() &&
+                        xnn_experimental_check_build_identifier(o->build_id, o->build_id_size);
+  for (uint64_t i = 0; i < v->regions.count; i++) {
+    xpc_region r;
+    xpc_view_region(v, i, &r);
+    o->stored_bytes += r.size;
+  }
+  for (uint64_t i = 0; i < v->entries.count; i++) {
+    xpc_entry e;
+    xpc_view_entry(v, i, &e);
+    if (e.region < v->regions.count) {
+      xpc_region r;
+      xpc_view_region(v, e.region, &r);
+      o->referenced_bytes += r.size;
+    }
+  }
+}
+
+void xpack_file_get_region(const xpack_file* f, uint64_t index, xpack_file_region* out) {
+  xpc_region r;
+  xpc_view_region(&f->view, index, &r);
+  *out = (xpack_file_region){r.offset, r.stored_size, r.size, r.hash};
+}
+
+const uint8_t* xpack_file_region_bytes(const xpack_file* f, uint64_t index) {
+  xpc_region r;
+  if (index >= f->view.regions.count) return NULL;
+  xpc_view_region(&f->view, index, &r);
+  return xpc_region_is_sound(&f->view, &r) ? f->view.base + r.offset : NULL;
+}
+
+void xpack_file_get_entry(const xpack_file* f, uint64_t index, xpack_file_entry* out) {
+  const xpc_view* v = &f->view;
+  xpc_entry e;
+  xpc_view_entry(v, index, &e);
+  out->seed = e.seed;
+  out->kernel = string_at(v, e.kernel);
+  out->bias = e.bias == XPC_NONE ? NULL : string_at(v, e.bias);
+  out->region = e.region;
+  out->family = e.family;
+  out->flags = e.flags;
+  out->sound = 0;
+  if (e.region < v->regions.count) {
+    xpc_region r;
+    xpc_view_region(v, e.region, &r);
+    out->sound = xpc_entry_check(v, index, &r) == e.check && xpc_region_is_sound(v, &r);
+  }
+}
+
+void xpack_file_get_family(const xpack_file* f, uint64_t index, xpack_file_family* out) {
+  xpc_family m;
+  xpc_view_family(&f->view, index, &m);
+  out->name = string_at(&f->view, m.name);
+  out->flags = m.flags;
+  out->probe_hash = m.probe_hash;
+}
+
+void xpack_file_get_input(const xpack_file* f, uint64_t index, xpack_file_input* out) {
+  const xpc_view* v = &f->view;
+  const uint8_t* p = v->base + v->provenance.offset + index * v->provenance.record_size;
+  out->name = string_at(v, xp_le32(p + XPC_P_NAME));
+  out->kind = xp_le32(p + XPC_P_KIND);
+  out->file_size = xp_le64(p + XPC_P_FILE_SIZE);
+  out->file_hash = xp_le64(p + XPC_P_FILE_HASH);
+  out->program_size = xp_le64(p + XPC_P_PROGRAM_SIZE);
+  out->program_hash = xp_le64(p + XPC_P_PROGRAM_HASH);
+}
+
+void xpack_file_get_info_pair(const xpack_file* f, uint64_t index, const char** key, const char** value) {
+  const xpc_view* v = &f->view;
+  const uint8_t* p = v->base + v->info.offset + index * v->info.record_size;
+  *key = string_at(v, xp_le32(p + XPC_I_KEY));
+  *value = string_at(v, xp_le32(p + XPC_I_VALUE));
+}
+
+int64_t xpack_file_find(const xpack_file* f, uint32_t seed, const char* kernel, const char* bias) {
+  xpc_entry e;
+  xpc_region r;
+  uint64_t index;
+  if (xpc_view_find(&f->view, seed, kernel, strlen(kernel), bias, bias ? strlen(bias) : 0, &e, &r, &index) !=
+      XPC_FOUND) {
+    return -1;
+  }
+  return (int64_t)index;
+}

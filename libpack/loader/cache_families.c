@@ -1,0 +1,77 @@
+#include "loader/cache_families.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "loader/probe.h"
+
+int xp_families_init(xp_cache_families* f, uint32_t count) {
+  memset(f, 0, sizeof *f);
+  if (count > 0 && (f->slots = calloc(count, sizeof *f->slots)) == NULL) return -1;
+  f->count = count;
+  pthread_mutex_init(&f->lock, NULL);
+  return 0;
+}
+
+void xp_families_destroy(xp_cache_families* f) {
+  free(f->slots);
+  pthread_mutex_destroy(&f->lock);
+  memset(f, 0, sizeof *f);
+}
+
+static void decide(xp_family_slot* slot, const xpc_view* view, const char* file_refusal, uint32_t index) {
+  slot->local_probe = 0;
+  if (file_refusal != NULL) {
+    slot->refusal = XPACK_FAMILY_FILE_REFUSED;
+    snprintf(slot->reason, sizeof slot->reason, "the whole file is refused: %s", file_refusal);
+    return;
+  }
+  xpc_family record;
+  xpc_view_family(view, index, &record);
+  const char* name;
+  uint32_t len;
+  if (xpc_view_string(view, record.name, &name, &len) != 0) {
+    slot->refusal = XPACK_FAMILY_UNKNOWN;
+    snprintf(slot->reason, sizeof slot->reason, "family record %u: name offset %u is not a string of STRS", index,
+             record.name);
+    return;
+  }
+  if (record.flags != 0) {
+    slot->refusal = XPACK_FAMILY_UNKNOWN;
+    snprintf(slot->reason, sizeof slot->reason, "family record %u: flags %#x that this xpack does not know", index,
+             record.flags);
+    return;
+  }
+  xpack_error err;
+  xpack_status st = xp_probe_family(name, len, &slot->local_probe, &err);
+  if (st == XPACK_ERR_UNSUPPORTED) {
+    slot->refusal = XPACK_FAMILY_UNKNOWN;
+    snprintf(slot->reason, sizeof slot->reason, "not a packing family this xpack knows");
+  } else if (st != XPACK_OK) {
+    slot->refusal = XPACK_FAMILY_PROBE_FAILED;
+    snprintf(slot->reason, sizeof slot->reason, "the probe cannot run here: %s", err.message);
+  } else if (slot->local_probe != record.probe_hash) {
+    slot->refusal = XPACK_FAMILY_PROBE_DIFFERS;
+    snprintf(slot->reason, sizeof slot->reason,
+             "this machine packs the family's probe differently (probe %016llx when packed, %016llx here): "
+             "XNNPACK chose other kernels on this CPU",
+             (unsigned long long)record.probe_hash, (unsigned long long)slot->local_probe);
+  } else {
+    slot->refusal = XPACK_FAMILY_SERVED;
+    slot->reason[0] = 0;
+  }
+}
+
+xp_family_slot* xp_families_decide(xp_cache_families* f, const xpc_view* view, const char* file_refusal,
+                                   uint32_t index) {
+  xp_family_slot* slot = &f->slots[index];
+  if (atomic_load_explicit(&slot->decided, memory_order_acquire)) return slot;
+  pthread_mutex_lock(&f->lock);
+  if (!atomic_load_explicit(&slot->decided, memory_order_relaxed)) {
+    decide(slot, view, file_refusal, index);
+    atomic_store_explicit(&slot->decided, 1, memory_order_release);
+  }
+  pthread_mutex_unlock(&f->lock);
+  return slot;
+}

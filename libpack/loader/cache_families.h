@@ -1,0 +1,39 @@
+/* The loader's verdict on each packing family of an open cache: served, or refused and why.
+ *
+ * A verdict is decided once per cache and family, on first need (the first look-up that finds an entry
+ * of the family, or a caller asking for it), by comparing the file's probe hash with this process's
+ * (probe.h, once per process). Nothing is decided at open, so opening costs nothing per family beyond
+ * one zeroed slot. Thread safe. */
+#ifndef XPACK_SRC_CACHE_FAMILIES_H
+#define XPACK_SRC_CACHE_FAMILIES_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "cachefile/cache_view.h"
+#include "xpack_loader.h"
+
+typedef struct xp_family_slot {
+  _Atomic int decided; /* set (release) once refusal, local_probe and reason are final */
+  xpack_family_refusal refusal;
+  uint64_t local_probe;
+  char reason[XPACK_ERROR_MESSAGE_SIZE + 64];
+  _Atomic uint64_t hits, refused;
+} xp_family_slot;
+
+typedef struct xp_cache_families {
+  pthread_mutex_t lock; /* held while deciding (probes run under it) */
+  xp_family_slot* slots;
+  uint32_t count;
+} xp_cache_families;
+
+/* count: the FAMI records of the file (at most XPC_MAX_FAMILIES). Returns 0, or -1 when out of memory. */
+int xp_families_init(xp_cache_families* families, uint32_t count);
+void xp_families_destroy(xp_cache_families* families);
+
+/* The slot of family `index` (< count), decided. file_refusal: why the whole file is refused, or NULL. */
+xp_family_slot* xp_families_decide(xp_cache_families* families, const xpc_view* view, const char* file_refusal,
+                                   uint32_t index);
+
+#endif

@@ -1,0 +1,370 @@
+/* The runtime loader: a read-only mapping of a cache file and an XNNPACK weights-cache provider over it. */
+#include "xpack_loader.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "loader/bindings.h"
+#include "loader/cache_families.h"
+#include "cachefile/cache_view.h"
+#include "common/error.h"
+#include "common/file_map.h"
+#include "loader/heap_pool.h"
+#include "loader/pending_keys.h"
+#include "common/target.h"
+#include "xpc_format.h"
+
+#define XP_MAX_IDENTITY 1024
+
+struct xpack_cache {
+  struct xnn_weights_cache_provider provider;
+  uint8_t* base;
+  uint64_t size;
+  int mapped;
+  int check_regions; /* XPACK_OPEN_CHECK_REGIONS */
+  xpc_view view;
+  char refusal[256]; /* empty = served */
+  xp_bindings bindings;
+  xp_heap_pool heap;
+  xp_pending_keys pending;
+  xp_cache_families families;
+  _Atomic uint64_t lookups, hits, hits_after_packing, misses, misses_unbound, misses_not_found, misses_refused,
+      refused_incompatible, refused_corrupt, refused_mismatch, refused_probe, refused_no_family, served_bytes;
+};
+
+#define BUMP(c, field) atomic_fetch_add_explicit(&(c)->field, 1, memory_order_relaxed)
+
+typedef enum answer { ANSWER_HIT, ANSWER_UNBOUND, ANSWER_NOT_FOUND, ANSWER_REFUSED } answer;
+
+/* Resolves a key to a region of the file, counting the refusal reason if any. On a hit *family is the
+ * entry's family slot, for the caller to count the hit in. */
+static answer find(xpack_cache* c, const struct xnn_weights_cache_look_up_key* key, xpc_region* region,
+                   xp_family_slot** family) {
+  char kernel[XP_MAX_IDENTITY], bias[XP_MAX_IDENTITY];
+  size_t kernel_len = xp_bindings_get(&c->bindings, key->kernel, kernel, sizeof kernel);
+  if (kernel_len == (size_t)-1 || kernel_len >= sizeof kernel) return ANSWER_UNBOUND;
+  size_t bias_len = 0;
+  if (key->bias != NULL) {
+    bias_len = xp_bindings_get(&c->bindings, key->bias, bias, sizeof bias);
+    if (bias_len == (size_t)-1 || bias_len >= sizeof bias) return ANSWER_UNBOUND;
+  }
+  xpc_entry entry;
+  xpc_find_result r = xpc_view_find(&c->view, key->seed, kernel, kernel_len, key->bias ? bias : NULL, bias_len,
+                                    &entry, region, NULL);
+  if (r == XPC_NOT_FOUND) return ANSWER_NOT_FOUND;
+  if (r == XPC_ENTRY_CORRUPT) {
+    BUMP(c, refused_corrupt);
+    return ANSWER_REFUSED;
+  }
+  if (c->refusal[0] != 0) {
+    BUMP(c, refused_incompatible);
+    return ANSWER_REFUSED;
+  }
+  if (entry.family >= c->families.count) { /* XPC_NONE included */
+    BUMP(c, refused_no_family);
+    return ANSWER_REFUSED;
+  }
+  /* The first look-up to reach a family runs its probe here, inside XNNPACK's runtime creation: the
+   * probe builds its own subgraph and runtime and shares no state with the caller's (probe.h). */
+  xp_family_slot* slot = xp_families_decide(&c->families, &c->view, NULL, entry.family);
+  if (slot->refusal != XPACK_FAMILY_SERVED) {
+    BUMP(c, refused_probe);
+    BUMP(slot, refused);
+    return ANSWER_REFUSED;
+  }
+  /* Region bytes are covered by verify, not by open; this opt-in reads them before serving. */
+  if (c->check_regions && XXH3_64bits(c->base + region->offset, (size_t)region->size) != region->hash) {
+    BUMP(c, refused_corrupt);
+    return ANSWER_REFUSED;
+  }
+  *family = slot;
+  return ANSWER_HIT;
+}
+
+static void count_miss(xpack_cache* c, answer a) {
+  BUMP(c, misses);
+  if (a == ANSWER_UNBOUND) BUMP(c, misses_unbound);
+  else if (a == ANSWER_NOT_FOUND) BUMP(c, misses_not_found);
+  else BUMP(c, misses_refused);
+}
+
+static size_t provider_look_up(void* context, const struct xnn_weights_cache_look_up_key* key) {
+  xpack_cache* c = context;
+  BUMP(c, lookups);
+  xpc_region region;
+  xp_family_slot* family = NULL;
+  answer a = find(c, key, &region, &family);
+  if (a == ANSWER_HIT) {
+    BUMP(c, hits);
+    BUMP(family, hits);
+    atomic_fetch_add_explicit(&c->served_bytes, region.size, memory_order_relaxed);
+    return (size_t)region.offset;
+  }
+  count_miss(c, a);
+  xp_pending_add(&c->pending, key);
+  return SIZE_MAX;
+}
+
+static void* provider_reserve_space(void* context, size_t n) {
+  xpack_cache* c = context;
+  return xp_heap_reserve(&c->heap, n);
+}
+
+static size_t provider_look_up_or_insert(void* context, const struct xnn_weights_cache_look_up_key* key, void* ptr,
+                                         size_t size) {
+  xpack_cache* c = context;
+  if (ptr == NULL) { /* seen after a hit in some XNNPACK versions: a plain look-up */
+    return provider_look_up(context, key);
+  }
+  if (xp_pending_take(&c->pending, key)) { /* the insert after our own miss: already counted */
+    return xp_heap_keep_bytes(&c->heap, ptr, size);
+  }
+  /* XNNPACK packed without asking first (depthwise convolution, deconvolution, ...). Serve the file's copy
+   * only if it is exactly what XNNPACK just produced: a free end-to-end check. */
+  BUMP(c, lookups);
+  xpc_region region;
+  xp_family_slot* family = NULL;
+  answer a = find(c, key, &region, &family);
+  if (a == ANSWER_HIT) {
+    if (region.size == size && memcmp(c->base + region.offset, ptr, size) == 0) {
+      BUMP(c, hits);
+      BUMP(family, hits);
+      BUMP(c, hits_after_packing);
+      atomic_fetch_add_explicit(&c->served_bytes, region.size, memory_order_relaxed);
+      xp_heap_release(&c->heap, ptr);
+      return (size_t)region.offset;
+    }
+    BUMP(c, refused_mismatch);
+    a = ANSWER_REFUSED;
+  }
+  count_miss(c, a);
+  return xp_heap_keep_bytes(&c->heap, ptr, size);
+}
+
+static bool provider_is_finalized(void* context) { return true; }
+
+static void* provider_offset_to_addr(void* context, size_t offset) {
+  xpack_cache* c = context;
+  if (offset < c->size) return c->base + offset;
+  return xp_heap_addr(&c->heap, offset);
+}
+
+static enum xnn_status provider_delete_cache(void* context) {
+  /* The cache is owned by the caller and closed with xpack_cache_close, never by XNNPACK. */
+  return xnn_status_success;
+}
+
+static xpack_status read_whole_file(xpack_cache* c, const char* path, xpack_error* err) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return xpack_fail(err, XPACK_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return xpack_fail(err, XPACK_ERR_IO, "%s: not a regular file", path);
+  }
+  c->size = (uint64_t)st.st_size;
+  void* buf = NULL;
+  if (posix_memalign(&buf, 16384, c->size ? (size_t)c->size : 1) != 0) {
+    close(fd);
+    return xpack_fail(err, XPACK_ERR_NOMEM, "%s: cannot allocate %llu bytes to read the file", path,
+                      (unsigned long long)c->size);
+  }
+  for (uint64_t done = 0; done < c->size;) {
+    ssize_t n = pread(fd, (uint8_t*)buf + done, (size_t)(c->size - done), (off_t)done);
+    if (n <= 0) {
+      if (n < 0 && errno == EINTR) continue;
+      free(buf);
+      close(fd);
+      return xpack_fail(err, XPACK_ERR_IO, "%s: read failed at offset %llu: %s", path, (unsigned long long)done,
+                        n < 0 ? strerror(errno) : "file shrank while reading");
+    }
+    done += (uint64_t)n;
+  }
+  close(fd);
+  c->base = buf;
+  return XPACK_OK;
+}
+
+static xpack_status load_file(xpack_cache* c, const char* path, unsigned flags, xpack_error* err) {
+  xpack_status st;
+  if (flags & XPACK_OPEN_READ) {
+    st = read_whole_file(c, path, err);
+  } else {
+    xp_file_map map;
+    const unsigned advice = ((flags & XPACK_OPEN_SEQUENTIAL) ? XP_MAP_SEQUENTIAL : 0u) |
+                            ((flags & XPACK_OPEN_WILLNEED) ? XP_MAP_WILLNEED : 0u);
+    st = xp_map_file_advised(path, advice, &map, err);
+    c->base = (uint8_t*)map.data;
+    c->size = map.size;
+    c->mapped = st == XPACK_OK && map.data != NULL;
+  }
+  if (st == XPACK_OK && c->size < XPC_HEADER_SIZE + XPC_FOOTER_SIZE) {
+    /* Checked before anything reads the bytes: a shorter file cannot hold a header and a footer. */
+    return xpack_fail(err, c->size == 0 ? XPACK_ERR_NOT_XPACK : XPACK_ERR_TRUNCATED,
+                      "%s: %llu bytes is too short for an xpack cache (at least %d)", path,
+                      (unsigned long long)c->size, XPC_HEADER_SIZE + XPC_FOOTER_SIZE);
+  }
+  return st;
+}
+
+static void unload_file(xpack_cache* c) {
+  if (c->mapped) {
+    xp_file_map map = {c->base, c->size};
+    xp_unmap_file(&map);
+  } else {
+    free(c->base);
+  }
+  c->base = NULL;
+}
+
+/* Decides whether this process may be served from the file at all. */
+static void check_compatibility(xpack_cache* c) {
+  const xpc_view* v = &c->view;
+  if (v->arch != xp_target_arch()) {
+    snprintf(c->refusal, sizeof c->refusal, "packed for %s, this process runs on %s", xp_arch_name(v->arch),
+             xp_arch_name(xp_target_arch()));
+  } else if (v->xnn_alignment != xp_target_xnn_alignment()) {
+    snprintf(c->refusal, sizeof c->refusal, "packed with XNN_ALLOCATION_ALIGNMENT %u, this build uses %u",
+             v->xnn_alignment, xp_target_xnn_alignment());
+  } else if (v->build_id.count != xnn_experimental_get_build_identifier_size() ||
+             !xnn_experimental_check_build_identifier(c->base + v->build_id.offset, (size_t)v->build_id.count)) {
+    snprintf(c->refusal, sizeof c->refusal, "packed by another XNNPACK build (build identifier differs)");
+  }
+}
+
+xpack_status xpack_cache_open(const char* path, unsigned flags, xpack_cache** out, xpack_error* err) {
+  const unsigned known =
+      XPACK_OPEN_READ | XPACK_OPEN_STRICT | XPACK_OPEN_SEQUENTIAL | XPACK_OPEN_WILLNEED | XPACK_OPEN_CHECK_REGIONS;
+  if (path == NULL || out == NULL || (flags & ~known) != 0) {
+    return xpack_fail(err, XPACK_ERR_ARG, "xpack_cache_open: NULL path or output, or unknown flags");
+  }
+  *out = NULL;
+  xpack_cache* c = calloc(1, sizeof *c);
+  if (c == NULL) return xpack_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", path);
+  c->check_regions = (flags & XPACK_OPEN_CHECK_REGIONS) != 0;
+  xpack_status st = load_file(c, path, flags, err);
+  if (st == XPACK_OK) st = xpc_view_open(&c->view, c->base, c->size, path, 0, err);
+  if (st == XPACK_OK) {
+    check_compatibility(c);
+    if (c->refusal[0] != 0 && (flags & XPACK_OPEN_STRICT)) {
+      st = xpack_fail(err, XPACK_ERR_INCOMPATIBLE, "%s: %s", path, c->refusal);
+    }
+  }
+  if (st != XPACK_OK) {
+    unload_file(c);
+    free(c);
+    return st;
+  }
+  if (xp_families_init(&c->families, (uint32_t)c->view.families.count) != 0) {
+    unload_file(c);
+    free(c);
+    return xpack_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", path);
+  }
+  xp_bindings_init(&c->bindings);
+  xp_heap_init(&c->heap, xp_target_xnn_alignment());
+  xp_pending_init(&c->pending);
+  c->provider = (struct xnn_weights_cache_provider){
+      .context = c,
+      .look_up = provider_look_up,
+      .reserve_space = provider_reserve_space,
+      .look_up_or_insert = provider_look_up_or_insert,
+      .is_finalized = provider_is_finalized,
+      .offset_to_addr = provider_offset_to_addr,
+      .delete_cache = provider_delete_cache,
+  };
+  *out = c;
+  return XPACK_OK;
+}
+
+void xpack_cache_close(xpack_cache* c) {
+  if (c == NULL) return;
+  xp_bindings_destroy(&c->bindings);
+  xp_heap_destroy(&c->heap);
+  xp_pending_destroy(&c->pending);
+  xp_families_destroy(&c->families);
+  unload_file(c);
+  free(c);
+}
+
+xpack_status xpack_cache_bind(xpack_cache* c, const void* raw, const char* identity, size_t identity_len) {
+  if (c == NULL || raw == NULL || identity == NULL || identity_len == 0 || identity_len >= XP_MAX_IDENTITY) {
+    return XPACK_ERR_ARG;
+  }
+  return xp_bindings_set(&c->bindings, raw, identity, identity_len);
+}
+
+void xpack_cache_unbind_all(xpack_cache* c) {
+  if (c != NULL) xp_bindings_clear(&c->bindings);
+}
+
+struct xnn_weights_cache_provider* xpack_cache_provider(xpack_cache* c) { return c ? &c->provider : NULL; }
+
+const char* xpack_cache_refusal(const xpack_cache* c) { return c && c->refusal[0] ? c->refusal : NULL; }
+
+#define LOAD(c, field) atomic_load_explicit(&(c)->field, memory_order_relaxed)
+
+void xpack_cache_stats(const xpack_cache* cc, xpack_stats* out) {
+  xpack_cache* c = (xpack_cache*)cc; /* the heap pool's lock is taken for a consistent byte count */
+  memset(out, 0, sizeof *out);
+  if (c == NULL) return;
+  out->lookups = LOAD(c, lookups);
+  out->hits = LOAD(c, hits);
+  out->hits_after_packing = LOAD(c, hits_after_packing);
+  out->misses = LOAD(c, misses);
+  out->misses_unbound = LOAD(c, misses_unbound);
+  out->misses_not_found = LOAD(c, misses_not_found);
+  out->misses_refused = LOAD(c, misses_refused);
+  out->refused_incompatible = LOAD(c, refused_incompatible);
+  out->refused_corrupt = LOAD(c, refused_corrupt);
+  out->refused_mismatch = LOAD(c, refused_mismatch);
+  out->refused_probe = LOAD(c, refused_probe);
+  out->refused_no_family = LOAD(c, refused_no_family);
+  out->served_bytes = LOAD(c, served_bytes);
+  pthread_mutex_lock(&c->heap.lock);
+  out->heap_fallbacks = c->heap.kept_count;
+  out->heap_fallback_bytes = c->heap.kept_bytes;
+  pthread_mutex_unlock(&c->heap.lock);
+}
+
+const char* xpack_family_refusal_name(xpack_family_refusal refusal) {
+  switch (refusal) {
+    case XPACK_FAMILY_SERVED: return "served";
+    case XPACK_FAMILY_PROBE_DIFFERS: return "probe_differs";
+    case XPACK_FAMILY_PROBE_FAILED: return "probe_failed";
+    case XPACK_FAMILY_UNKNOWN: return "unknown_family";
+    case XPACK_FAMILY_FILE_REFUSED: return "file_refused";
+    default: return "unknown";
+  }
+}
+
+uint32_t xpack_cache_family_count(const xpack_cache* c) { return c ? c->families.count : 0; }
+
+xpack_status xpack_cache_family(xpack_cache* c, uint32_t index, xpack_cache_family_info* out) {
+  if (c == NULL || out == NULL || index >= c->families.count) return XPACK_ERR_ARG;
+  xp_family_slot* slot = xp_families_decide(&c->families, &c->view, c->refusal[0] ? c->refusal : NULL, index);
+  xpc_family record;
+  xpc_view_family(&c->view, index, &record);
+  const char* name;
+  uint32_t len;
+  out->name = xpc_view_string(&c->view, record.name, &name, &len) == 0 ? name : "<bad string>";
+  out->packed_probe = record.probe_hash;
+  out->local_probe = slot->local_probe;
+  out->refusal = slot->refusal;
+  out->reason = slot->refusal == XPACK_FAMILY_SERVED ? NULL : slot->reason;
+  out->hits = LOAD(slot, hits);
+  out->refused = LOAD(slot, refused);
+  return XPACK_OK;
+}
+
+uint64_t xpack_cache_entry_count(const xpack_cache* c) { return c ? c->view.entries.count : 0; }
+uint64_t xpack_cache_file_size(const xpack_cache* c) { return c ? c->size : 0; }
+
+const xpc_view* xp_cache_view(const xpack_cache* c) { return &c->view; }

@@ -1,0 +1,11 @@
+/* What other parts of the loader library may see of an open cache. */
+#ifndef XPACK_SRC_LOADER_INTERNAL_H
+#define XPACK_SRC_LOADER_INTERNAL_H
+
+#include "cachefile/cache_view.h"
+#include "xpack_loader.h"
+
+/* The validated view of the cache's file; valid until xpack_cache_close. */
+const xpc_view* xp_cache_view(const xpack_cache* cache);
+
+#endif

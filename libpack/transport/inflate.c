@@ -1,0 +1,78 @@
+/* xpack_inflate_file: the transport form back into the mappable form, laid out as the writer lays it out. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/error.h"
+#include "transport/transport.h"
+#include "xpc_format.h"
+
+#define ALREADY_MAPPABLE "already in the mappable form (header flags bit 0 clear): nothing to inflate"
+
+xpack_status xt_inflate_view(const xpc_view* v, const char* name, const xt_sink* sink, int input_is_mapped,
+                             uint64_t* file_size, xpack_transport_stats* stats, xpack_error* err) {
+  if (!(v->flags & XPC_FLAG_TRANSPORT)) {
+    return xpack_fail(err, XPACK_ERR_ARG, "%s: " ALREADY_MAPPABLE, name);
+  }
+  xpack_status st = xt_check_source(v, name, err);
+  if (st != XPACK_OK) return st;
+  const uint64_t count = v->regions.count;
+  uint64_t* offsets = malloc((size_t)(count + 1) * sizeof *offsets);
+  uint64_t* sizes = malloc((size_t)(count + 1) * sizeof *sizes);
+  xt_layout layout = {0};
+  xt_decoder decoder = {0};
+  uint64_t data_end = 0, region_bytes = 0, frame_bytes = 0;
+  if (offsets == NULL || sizes == NULL) {
+    st = xpack_fail(err, XPACK_ERR_NOMEM, "%s: out of memory for %llu region records", name, (unsigned long long)count);
+    goto done;
+  }
+  st = xt_mappable_offsets(v, name, offsets, &data_end, err);
+  if (st != XPACK_OK) goto done;
+  for (uint64_t i = 0; i < count; i++) {
+    xpc_region r;
+    xpc_view_region(v, i, &r);
+    sizes[i] = r.size;
+    region_bytes += r.size;
+    frame_bytes += r.stored_size;
+  }
+  st = xt_build_layout(v, name, offsets, sizes, v->page_alignment, data_end, 0, &layout, err);
+  if (st == XPACK_OK) st = xt_decoder_init(&decoder, err);
+  if (st != XPACK_OK) goto done;
+  decoder.release_input = input_is_mapped;
+  for (uint64_t i = 0; i < count && st == XPACK_OK; i++) {
+    xpc_region r;
+    xpc_view_region(v, i, &r);
+    char what[256];
+    st = xt_decode_region(&decoder, v, &r, sink, offsets[i], what, sizeof what, err);
+    if (st == XPACK_ERR_CORRUPT) {
+      xpack_fail(err, st, "%s: region %llu at offset %llu: %s", name, (unsigned long long)i,
+                 (unsigned long long)r.offset, what);
+    }
+  }
+  if (st == XPACK_OK) st = sink->write(sink->context, layout.header, sizeof layout.header, 0, err);
+  if (st == XPACK_OK) st = sink->write(sink->context, layout.tail, layout.tail_size, layout.metadata_offset, err);
+  if (st == XPACK_OK) {
+    *file_size = layout.file_size;
+    if (stats != NULL) {
+      *stats = (xpack_transport_stats){count, region_bytes, frame_bytes, v->size, layout.file_size};
+    }
+  }
+done:
+  xt_decoder_free(&decoder);
+  free(layout.tail);
+  free(offsets);
+  free(sizes);
+  return st;
+}
+
+static xpack_status inflate_view(void* context, const xpc_view* v, const char* name, int input_is_mapped,
+                                 const xt_sink* sink, uint64_t* file_size, xpack_transport_stats* stats,
+                                 xpack_error* err) {
+  (void)context;
+  return xt_inflate_view(v, name, sink, input_is_mapped, file_size, stats, err);
+}
+
+xpack_status xpack_inflate_file(const char* in_path, const char* out_path, xpack_transport_stats* stats,
+                                xpack_error* err) {
+  if (in_path == NULL || out_path == NULL) return xpack_fail(err, XPACK_ERR_ARG, "xpack_inflate_file: NULL path");
+  return xt_convert_file(in_path, out_path, 1, ALREADY_MAPPABLE, inflate_view, NULL, stats, err);
+}

@@ -1,0 +1,121 @@
+/* Decoding one region of a transport-form file: one zstd frame, streamed through a fixed buffer, its bytes
+ * hashed and handed on as they come, so memory does not grow with the region. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#define XXH_STATIC_LINKING_ONLY /* XXH3_state_t on the stack */
+#include <xxhash.h>
+#include <zstd.h>
+
+#include "common/error.h"
+#include "common/le.h"
+#include "transport/transport.h"
+
+xpack_status xt_decoder_init(xt_decoder* d, xpack_error* err) {
+  d->dctx = ZSTD_createDCtx();
+  d->buffer = malloc(XT_BUFFER_SIZE);
+  if (d->dctx == NULL || d->buffer == NULL ||
+      ZSTD_isError(ZSTD_DCtx_setParameter(d->dctx, ZSTD_d_windowLogMax, XT_WINDOW_LOG_MAX))) {
+    xt_decoder_free(d);
+    return xpack_fail(err, XPACK_ERR_NOMEM, "out of memory for a zstd decompression context");
+  }
+  return XPACK_OK;
+}
+
+void xt_decoder_free(xt_decoder* d) {
+  ZSTD_freeDCtx(d->dctx);
+  free(d->buffer);
+  d->dctx = NULL;
+  d->buffer = NULL;
+}
+
+/* Drops the whole pages of [p, p + n) from this process's read-only file mapping: zstd has read them and
+ * never goes back (matches refer to its window, not to the input). They stay in the page cache. */
+static void release_pages(const uint8_t* p, size_t n) {
+  const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+  uintptr_t start = ((uintptr_t)p + page - 1) / page * page, end = ((uintptr_t)p + n) / page * page;
+  if (end > start) madvise((void*)start, end - start, MADV_DONTNEED);
+}
+
+#define FAULT(...) (snprintf(what, what_size, __VA_ARGS__), XPACK_ERR_CORRUPT)
+
+/* The frame's header and extent, before any byte is decoded. */
+static xpack_status check_frame(const uint8_t* frame, const xpc_region* r, char* what, size_t what_size) {
+  const size_t n = (size_t)r->stored_size;
+  if (n < 4 || xp_le32(frame) != ZSTD_MAGICNUMBER) {
+    return FAULT("does not start with the zstd frame magic 28 b5 2f fd");
+  }
+  unsigned long long content = ZSTD_getFrameContentSize(frame, n);
+  if (content == ZSTD_CONTENTSIZE_ERROR) return FAULT("the zstd frame header is malformed or cut short");
+  if (content == ZSTD_CONTENTSIZE_UNKNOWN) return FAULT("the zstd frame header does not declare its content size");
+  if (content != r->size) {
+    return FAULT("the zstd frame declares %llu bytes of content, the region record says %llu", content,
+                 (unsigned long long)r->size);
+  }
+  unsigned dict = ZSTD_getDictID_fromFrame(frame, n);
+  if (dict != 0) return FAULT("the zstd frame needs dictionary %u; regions use none", dict);
+  size_t extent = ZSTD_findFrameCompressedSize(frame, n);
+  if (ZSTD_isError(extent)) {
+    return FAULT("the zstd frame is damaged or longer than the %llu bytes stored: %s",
+                 (unsigned long long)r->stored_size, ZSTD_getErrorName(extent));
+  }
+  if (extent != n) {
+    return FAULT("the zstd frame is %zu bytes, stored_size says %llu (one frame and nothing after it)", extent,
+                 (unsigned long long)r->stored_size);
+  }
+  return XPACK_OK;
+}
+
+xpack_status xt_decode_region(xt_decoder* d, const xpc_view* v, const xpc_region* r, const xt_sink* sink,
+                              uint64_t out_offset, char* what, size_t what_size, xpack_error* err) {
+  const uint8_t* frame = v->base + r->offset;
+  xpack_status st = check_frame(frame, r, what, what_size);
+  if (st != XPACK_OK) return st;
+  ZSTD_DCtx* dctx = d->dctx;
+  ZSTD_DCtx_reset(dctx, ZSTD_reset_session_only);
+  XXH3_state_t hash;
+  XXH3_64bits_reset(&hash);
+  ZSTD_inBuffer in = {frame, (size_t)r->stored_size, 0};
+  uint64_t produced = 0;
+  size_t released = 0;
+  for (;;) {
+    ZSTD_outBuffer out = {d->buffer, XT_BUFFER_SIZE, 0};
+    size_t more = ZSTD_decompressStream(dctx, &out, &in);
+    if (ZSTD_isError(more)) {
+      return FAULT("zstd: %s (after %llu of %llu bytes)", ZSTD_getErrorName(more), (unsigned long long)produced,
+                   (unsigned long long)r->size);
+    }
+    if (out.pos > r->size - produced) {
+      return FAULT("the zstd frame decodes to more than %llu bytes", (unsigned long long)r->size);
+    }
+    if (out.pos > 0) {
+      XXH3_64bits_update(&hash, d->buffer, out.pos);
+      if (sink != NULL) {
+        st = sink->write(sink->context, d->buffer, out.pos, out_offset + produced, err);
+        if (st != XPACK_OK) return st;
+      }
+      produced += out.pos;
+    }
+    if (d->release_input && in.pos - released >= XT_BUFFER_SIZE) {
+      release_pages(frame + released, in.pos - released);
+      released = in.pos;
+    }
+    if (more == 0) break; /* the frame is complete */
+    if (in.pos == in.size && out.pos < out.size) {
+      return FAULT("the zstd frame ends after %llu of its %llu bytes of content", (unsigned long long)produced,
+                   (unsigned long long)r->size);
+    }
+  }
+  if (d->release_input) release_pages(frame + released, in.pos - released);
+  if (produced != r->size) {
+    return FAULT("the zstd frame decodes to %llu bytes, the region record says %llu", (unsigned long long)produced,
+                 (unsigned long long)r->size);
+  }
+  uint64_t h = XXH3_64bits_digest(&hash);
+  if (h != r->hash) {
+    return FAULT("XXH3-64 of its %llu decoded bytes is %016llx, the record says %016llx", (unsigned long long)r->size,
+                 (unsigned long long)h, (unsigned long long)r->hash);
+  }
+  return XPACK_OK;
+}

@@ -1,0 +1,67 @@
+/* The writer's packing families: which family each kernel pointer belongs to, and the FAMI records
+ * (name and this process's probe) of the families that recorded entries use. */
+#include <stdio.h>
+#include <string.h>
+
+#include "common/error.h"
+#include "loader/probe.h"
+#include "writer/writer_internal.h"
+#include "xpc_format.h"
+
+/* Markers bound instead of a name: the pointer's entries are not recorded (counted as no_family). */
+#define WR_NO_FAMILY_CONFLICT "!two families"
+#define WR_NO_FAMILY_UNPROBEABLE "!unprobeable"
+
+xpack_status xpack_writer_bind_family(xpack_writer* w, const void* kernel, const xpack_family* family,
+                                      xpack_error* err) {
+  if (w == NULL || kernel == NULL || family == NULL) {
+    return xpack_fail(err, XPACK_ERR_ARG, "xpack_writer_bind_family: NULL argument");
+  }
+  wr_session* s = wr_session_get(w);
+  if (s == NULL) return xpack_fail(err, XPACK_ERR_NOMEM, "out of memory");
+  char name[XPACK_FAMILY_NAME_MAX];
+  size_t len = 0;
+  xpack_status st = xpack_family_format(family, name, sizeof name, &len);
+  if (st == XPACK_ERR_UNSUPPORTED) {
+    xp_bindings_set(&s->family_bindings, kernel, WR_NO_FAMILY_UNPROBEABLE, strlen(WR_NO_FAMILY_UNPROBEABLE));
+    return xpack_fail(err, st, "%s: not a packing family this xpack can probe; its weights are not recorded", name);
+  }
+  if (st != XPACK_OK) return xpack_fail(err, st, "xpack_writer_bind_family: cannot name the family");
+  uint64_t probe = 0;
+  xpack_error probe_err;
+  st = xp_probe_family(name, len, &probe, &probe_err);
+  if (st != XPACK_OK) {
+    xp_bindings_set(&s->family_bindings, kernel, WR_NO_FAMILY_UNPROBEABLE, strlen(WR_NO_FAMILY_UNPROBEABLE));
+    return xpack_fail(err, st, "%s; its weights are not recorded", probe_err.message);
+  }
+  char bound[XPACK_FAMILY_NAME_MAX];
+  size_t bound_len = xp_bindings_get(&s->family_bindings, kernel, bound, sizeof bound);
+  if (bound_len != (size_t)-1 && !(bound_len == len && memcmp(bound, name, len) == 0)) {
+    if (bound[0] == '!') return XPACK_OK; /* already excluded */
+    xp_bindings_set(&s->family_bindings, kernel, WR_NO_FAMILY_CONFLICT, strlen(WR_NO_FAMILY_CONFLICT));
+    return xpack_fail(err, XPACK_ERR_MISMATCH,
+                      "one weight is used by two packing families (%.*s and %s); its entries are not recorded",
+                      (int)bound_len, bound, name);
+  }
+  return xp_bindings_set(&s->family_bindings, kernel, name, len);
+}
+
+uint32_t wr_entry_family(xpack_writer* w, wr_session* session, const void* kernel) {
+  char name[XPACK_FAMILY_NAME_MAX];
+  if (session == NULL) return XPC_NONE;
+  size_t len = xp_bindings_get(&session->family_bindings, kernel, name, sizeof name);
+  if (len == (size_t)-1 || len >= sizeof name || name[0] == '!') return XPC_NONE;
+  uint32_t s = wr_intern(w, name, len);
+  if (s == XPC_NONE) return XPC_NONE;
+  for (size_t i = 0; i < w->family_count; i++) {
+    if (w->families[i].name == s) return (uint32_t)i;
+  }
+  uint64_t probe = 0;
+  if (xp_probe_family(name, len, &probe, NULL) != XPACK_OK) return XPC_NONE; /* remembered from the bind */
+  if (w->family_count >= XPC_MAX_FAMILIES ||
+      wr_reserve((void**)&w->families, &w->family_cap, w->family_count + 1, sizeof *w->families) != 0) {
+    return XPC_NONE;
+  }
+  w->families[w->family_count] = (wr_family){s, probe};
+  return (uint32_t)w->family_count++;
+}

@@ -1,0 +1,111 @@
+/* The canonical order of a writer's regions and strings: by ticket (writer_internal.h), which is the order a
+ * serial run would have made. writer_layout.c writes regions in that order while delegates are packed in
+ * parallel, as far as it can foresee it; when the temporary file still differs from the serial layout, the
+ * regions are copied once, in ticket order, into a new temporary file beside the target. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/error.h"
+#include "common/file_io.h"
+#include "common/temp_files.h"
+#include "writer/writer_internal.h"
+
+static _Thread_local const xpack_writer* order_writer;
+
+static int by_region_ticket(const void* pa, const void* pb) {
+  const uint32_t a = *(const uint32_t*)pa, b = *(const uint32_t*)pb;
+  const uint64_t ta = order_writer->regions[a].ticket, tb = order_writer->regions[b].ticket;
+  if (ta != tb) return ta < tb ? -1 : 1;
+  return a < b ? -1 : a > b;
+}
+
+static int by_string_ticket(const void* pa, const void* pb) {
+  const uint32_t a = *(const uint32_t*)pa, b = *(const uint32_t*)pb;
+  const uint64_t ta = order_writer->strings[a].ticket, tb = order_writer->strings[b].ticket;
+  if (ta != tb) return ta < tb ? -1 : 1;
+  return a < b ? -1 : a > b;
+}
+
+uint32_t* wr_string_order(const xpack_writer* w) {
+  uint32_t* order = malloc((w->string_count + 1) * sizeof *order);
+  if (order == NULL) return NULL;
+  for (size_t i = 0; i < w->string_count; i++) order[i] = (uint32_t)i;
+  order_writer = w;
+  qsort(order, w->string_count, sizeof *order, by_string_ticket);
+  return order;
+}
+
+xpack_status wr_canonical_regions(xpack_writer* w, xpack_error* err) {
+  if (wr_spool_drain_all(w) != 0) return xpack_fail(err, XPACK_ERR_IO, "%s: %s", w->out_path, w->failure);
+  uint32_t* order = malloc((w->region_count + 1) * sizeof *order);
+  uint32_t* new_index = malloc((w->region_count + 1) * sizeof *new_index);
+  wr_region* placed = malloc((w->region_count + 1) * sizeof *placed);
+  char* tmp_path = NULL;
+  int fd = -1;
+  xpack_status st = XPACK_OK;
+  if (order == NULL || new_index == NULL || placed == NULL) {
+    st = xpack_fail(err, XPACK_ERR_NOMEM, "out of memory");
+    goto done;
+  }
+  for (size_t i = 0; i < w->region_count; i++) order[i] = (uint32_t)i;
+  order_writer = w;
+  qsort(order, w->region_count, sizeof *order, by_region_ticket);
+  /* The serial layout, and whether the temporary file already is it (always so with one thread). */
+  int in_place = 1;
+  uint64_t end = w->data_offset;
+  for (size_t i = 0; i < w->region_count; i++) {
+    placed[i] = w->regions[order[i]];
+    placed[i].offset = wr_region_place(w, end, placed[i].size);
+    in_place &= placed[i].offset == w->regions[order[i]].offset;
+    new_index[order[i]] = (uint32_t)i;
+    end = placed[i].offset + placed[i].size;
+  }
+  if (!in_place) {
+    size_t n = strlen(w->tmp_path) + 1;
+    tmp_path = malloc(n);
+    if (tmp_path == NULL) {
+      st = xpack_fail(err, XPACK_ERR_NOMEM, "out of memory");
+      goto done;
+    }
+    memcpy(tmp_path, w->tmp_path, n);
+    memcpy(tmp_path + n - 7, "XXXXXX", 6); /* ".<name>.XXXXXX": the same pattern, so a killed run's is removed */
+    fd = xp_temp_create(tmp_path);
+    if (fd < 0) {
+      st = xpack_fail(err, XPACK_ERR_IO, "%s: cannot create a temporary file beside it: %s", w->out_path,
+                      strerror(errno));
+      goto done;
+    }
+    fchmod(fd, 0644);
+    for (size_t i = 0; i < w->region_count; i++) {
+      if (xp_copy_range(w->fd, w->regions[order[i]].offset, fd, placed[i].offset, placed[i].size) != 0) {
+        st = xpack_fail(err, XPACK_ERR_IO, "%s: cannot copy packed weights into a temporary file beside it: %s",
+                        w->out_path, strerror(errno));
+        goto done;
+      }
+    }
+    unlink(w->tmp_path);
+    close(w->fd);
+    w->fd = fd;
+    fd = -1;
+    free(w->tmp_path);
+    w->tmp_path = tmp_path;
+    tmp_path = NULL;
+  }
+  for (size_t i = 0; i < w->entry_count; i++) w->entries[i].region = new_index[w->entries[i].region];
+  memcpy(w->regions, placed, w->region_count * sizeof *placed);
+  w->data_end = end;
+done:
+  if (fd >= 0) {
+    close(fd);
+    unlink(tmp_path);
+  }
+  free(tmp_path);
+  free(placed);
+  free(new_index);
+  free(order);
+  return st;
+}
