@@ -71,3 +71,6 @@ add_executable(bf16_scales ${CMAKE_CURRENT_LIST_DIR}/bf16_scales.c)
 target_include_directories(bf16_scales PRIVATE ${PROJECT_SOURCE_DIR}/libpack)
 target_link_libraries(bf16_scales PRIVATE xpack_pack)
 add_test(NAME core_bf16_scales COMMAND bf16_scales)
+
+# libpack's layering: every include of every libpack file against the folder table of libpack/README.md.
+add_test(NAME core_include_rules COMMAND python3 ${CMAKE_CURRENT_LIST_DIR}/include_rules.py ${PROJECT_SOURCE_DIR})
