@@ -56,6 +56,18 @@ run_json verify verify m.xpc
 run_json bench bench m.pte --reps 1 --variants nocache,cache_warm
 run_json inflate inflate m.z.xpc i.xpc
 run_json export -q export --executorch m.xpc m.xpwc
+# Names that are not UTF-8 (file names here; backend and family names come from files too) are written
+# as U+FFFD: the document is still valid UTF-8 JSON.
+bad=$(printf 'bad\xff\xc3.pte'); cp m.pte "$bad"
+utf8_ok() { python3 -c 'import json,sys; json.loads(open(sys.argv[1], "rb").read().decode("utf-8", "strict"))' "$1" ||
+  fail "$2: --json output is not valid UTF-8 JSON: $(head -c 300 "$1" | od -c | head -5)"; }
+for c in "pack $bad -o $(printf 'out\xe9.xpc')" "inspect $bad" "run $bad --cache m.xpc" "dump m.xpc"; do
+  # shellcheck disable=SC2086 # c is a word list on purpose
+  "$XPACK" $c --json > utf8.json || fail "$c --json exits $?"
+  utf8_ok utf8.json "$c"
+done
+grep -q 'bad\\ufffd\\ufffd.pte' utf8.json 2>/dev/null || "$XPACK" inspect "$bad" --json | grep -q 'bad\\ufffd\\ufffd.pte' ||
+  fail "inspect --json: the invalid bytes of the file name are not written as U+FFFD"
 # Nothing to pack is a result: exit 0, no file, and with --json still a JSON document.
 "$GEN" bmm -o bmm.pte > /dev/null
 "$XPACK" pack bmm.pte -o bmm.xpc --json > nothing.json || fail "pack with nothing to pack exits $?"
