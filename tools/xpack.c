@@ -88,12 +88,13 @@ static void print_version(int as_json) {
   printf("xpack %s\nXNNPACK %s, build identifier %s\n", XPACK_VERSION_STRING, XPACK_XNNPACK_VERSION, hex);
 }
 
-static void print_help(void) {
-  printf("usage: xpack [-q|-v] COMMAND [ARGS] [-q|-v]\n\n"
+/* To stdout when asked for (--help, help); to stderr with exit 2 when the command is missing. */
+static void print_help(FILE* out) {
+  fprintf(out, "usage: xpack [-q|-v] COMMAND [ARGS] [-q|-v]\n\n"
          "Packs XNNPACK weights of ExecuTorch programs ahead of time into a cache file that the xpack loader\n"
          "serves to XNNPACK, so that creating a runtime packs nothing.\n\ncommands:\n");
-  for (size_t i = 0; i < kCommandCount; i++) printf("  %s\n", kCommands[i].usage);
-  printf("  xpack help COMMAND          (or xpack COMMAND --help)\n  xpack --version [--json]\n\n"
+  for (size_t i = 0; i < kCommandCount; i++) fprintf(out, "  %s\n", kCommands[i].usage);
+  fprintf(out, "  xpack help COMMAND          (or xpack COMMAND --help)\n  xpack --version [--json]\n\n"
          "options of every command:\n"
          "  -q, --quiet    no notes, warnings or summaries (errors still go to stderr)\n"
          "  -v, --verbose  more detail on stderr (e.g. one line per delegate packed)\n"
@@ -142,7 +143,7 @@ int main(int argc, char** argv) {
     else if (strcmp(argv[i], "--version") == 0) version = 1;
     else if (strcmp(argv[i], "--json") == 0) version_json = 1;
     else if (is_help(argv[i])) {
-      print_help();
+      print_help(stdout);
       return XPACK_EXIT_OK;
     } else {
       cli_error("unknown option %s (see xpack --help)", argv[i]);
@@ -162,12 +163,12 @@ int main(int argc, char** argv) {
     return XPACK_EXIT_USAGE;
   }
   if (i >= argc) {
-    print_help();
+    print_help(stderr);
     return XPACK_EXIT_USAGE;
   }
   if (strcmp(argv[i], "help") == 0) {
     if (i + 1 >= argc) {
-      print_help();
+      print_help(stdout);
       return XPACK_EXIT_OK;
     }
     const command* c = find_command(argv[i + 1]);

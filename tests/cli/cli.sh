@@ -100,4 +100,9 @@ grep -q "warning" err.txt || fail "export without -q gives no warning"
 grep -q "^packed m.pte: method" err.txt || fail "pack -v adds no per-delegate line: $(cat err.txt)"
 "$XPACK" -v pack m.pte -o v.xpc > /dev/null 2> err.txt || fail "-v pack"
 grep -q "^packed m.pte: method" err.txt || fail "-v pack adds no per-delegate line"
+# No command at all is a usage error: the usage goes to stderr, stdout stays empty, exit 2.
+set +e; "$XPACK" > out.txt 2> err.txt; s=$?; set -e
+[ "$s" = 2 ] || fail "xpack with no command exits $s, not 2"
+[ -s out.txt ] && fail "xpack with no command wrote to stdout: $(head -2 out.txt)"
+grep -q "^usage: xpack" err.txt || fail "xpack with no command prints no usage on stderr"
 echo "cli: every command's help, usage errors, --json, errors on stderr, -q and -v"

@@ -11,10 +11,12 @@
   gen_tests.py GEN xnnrun KIND CHECKER       XNNPACK defines and runs every delegate of KIND
   gen_tests.py SHATOOL sha256                generator SHA-256 == sha256sum on edge-case sizes"""
 
+import atexit
 import filecmp
 import os
 import random
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -190,4 +192,8 @@ def main(argv):
 
 
 if __name__ == "__main__":
+    # Every temporary folder of this run (here and in check_fixture/fixture_reader) goes under one
+    # folder that is removed however the run ends.
+    tempfile.tempdir = tempfile.mkdtemp(prefix="xpack-gen-run-")
+    atexit.register(shutil.rmtree, tempfile.tempdir, True)
     sys.exit(main(sys.argv[1:]))

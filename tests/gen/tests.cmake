@@ -66,3 +66,10 @@ if(TARGET xpack_pack)
     xpack_gen_test(gen_xnnpack_runs_${kind} ${_gen_driver} xnnrun ${kind} $<TARGET_FILE:xpack-gen-xnnpack-run>)
   endforeach()
 endif()
+
+# A run leaves nothing in the temporary folder: one wire check with TMPDIR a folder of its own, which
+# must be empty afterwards (each run used to leave its xpack-gen-* folders in /tmp).
+add_test(NAME gen_leaves_no_temporary_files
+         COMMAND bash -c "d=$(mktemp -d) && TMPDIR=$d \"$0\" \"$1\" \"$2\" wire ptd && left=$(ls -A \"$d\") && rmdir \"$d\" || { echo \"left in TMPDIR: $left\"; exit 1; }"
+                 ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/gen_tests.py $<TARGET_FILE:xpack-genmodel>)
+set_tests_properties(gen_leaves_no_temporary_files PROPERTIES ENVIRONMENT "${_gen_env}" LABELS "gen")
