@@ -71,3 +71,9 @@ add_executable(bf16_scales ${CMAKE_CURRENT_LIST_DIR}/bf16_scales.c)
 target_include_directories(bf16_scales PRIVATE ${PROJECT_SOURCE_DIR}/libpack)
 target_link_libraries(bf16_scales PRIVATE xpack_pack)
 add_test(NAME core_bf16_scales COMMAND bf16_scales)
+
+# Graph changes that keep the flatbuffer well-formed but once crashed pack or run (issue 16).
+add_executable(hostile_graphs ${CMAKE_CURRENT_LIST_DIR}/hostile_graphs.c)
+target_link_libraries(hostile_graphs PRIVATE xpack_pack)
+add_test(NAME core_hostile_graphs
+         COMMAND bash -c "d=$(mktemp -d) && trap 'rm -rf $d' EXIT && $<TARGET_FILE:xpack-genmodel> conv -o $d/conv.pte && $<TARGET_FILE:xpack-genmodel> deconv -o $d/deconv.pte && $<TARGET_FILE:hostile_graphs> $d/conv.pte $d/deconv.pte")
