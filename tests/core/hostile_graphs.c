@@ -76,14 +76,20 @@ static void depthwise_channels(const char* path) {
   close_graph(&o);
 }
 
+/* The graph's last external output, writable: the tests change the parsed graph in place. */
+static xpack_et_xnn_value* external_output(opened* o) {
+  xpack_et_xnn_value* out = NULL;
+  for (size_t i = 0; i < o->graph->value_count; i++) {
+    if (o->graph->values[i].flags == XPACK_ET_XNN_VALUE_FLAG_EXTERNAL_OUTPUT) out = (xpack_et_xnn_value*)&o->graph->values[i];
+  }
+  return out;
+}
+
 /* A value's flags 2 -> 8: an output that is no longer external made XNNPACK's fusion abort. */
 static void value_flags(const char* path) {
   opened o;
   if (open_graph(path, &o) != 0) { failures++; return; }
-  xpack_et_xnn_value* out = NULL;
-  for (size_t i = 0; i < o.graph->value_count; i++) {
-    if (o.graph->values[i].flags == XPACK_ET_XNN_VALUE_FLAG_EXTERNAL_OUTPUT) out = (xpack_et_xnn_value*)&o.graph->values[i];
-  }
+  xpack_et_xnn_value* out = external_output(&o);
   CHECK(out != NULL, "%s: no external output", path);
   if (out) {
     out->flags = 8;
@@ -96,10 +102,7 @@ static void value_flags(const char* path) {
 static void output_dims(const char* path) {
   opened o;
   if (open_graph(path, &o) != 0) { failures++; return; }
-  xpack_et_xnn_value* out = NULL;
-  for (size_t i = 0; i < o.graph->value_count; i++) {
-    if (o.graph->values[i].flags == XPACK_ET_XNN_VALUE_FLAG_EXTERNAL_OUTPUT) out = (xpack_et_xnn_value*)&o.graph->values[i];
-  }
+  xpack_et_xnn_value* out = external_output(&o);
   uint32_t dims[8];
   uint32_t changed = 0;
   for (uint32_t d = 0; out && d < out->num_dims && d < 8; d++) {
