@@ -58,6 +58,7 @@ xpack_status execute_runtime(xnn_runtime_t runtime, const xpack_replay_subgraph*
                              run_result* out, xpack_error* err) {
   xpack_status st = XPACK_OK;
   enum xnn_status xs = xnn_status_success;
+  xpack_error why;
   struct xnn_external_value* ext = calloc(replay->num_externals + 1, sizeof *ext);
   int ok = ext != NULL;
   for (uint32_t i = 0; ok && i < replay->num_externals; i++) {
@@ -69,8 +70,12 @@ xpack_status execute_runtime(xnn_runtime_t runtime, const xpack_replay_subgraph*
   double t0 = now_ms();
   if (!ok) {
     st = xpack_fail(err, XPACK_ERR_NOMEM, "out of memory for delegate inputs and outputs");
-  } else if ((xs = xnn_reshape_runtime(runtime)) != xnn_status_success ||
-             (xs = xnn_setup_runtime_v2(runtime, replay->num_externals, ext)) != xnn_status_success ||
+  } else if ((xs = xnn_reshape_runtime(runtime)) != xnn_status_success) {
+    st = xpack_fail(err, XPACK_ERR_XNNPACK, "%s: method '%s' delegate %zu: reshaping the runtime failed (status %d)",
+                    ref->file, ref->method_name, ref->delegate, (int)xs);
+  } else if ((st = xpack_replay_check_externals(runtime, replay, &why)) != XPACK_OK) {
+    st = xpack_fail(err, st, "%s: method '%s' delegate %zu: %s", ref->file, ref->method_name, ref->delegate, why.message);
+  } else if ((xs = xnn_setup_runtime_v2(runtime, replay->num_externals, ext)) != xnn_status_success ||
              (xs = xnn_invoke_runtime(runtime)) != xnn_status_success) {
     st = xpack_fail(err, XPACK_ERR_XNNPACK, "%s: method '%s' delegate %zu: running the runtime failed (status %d)",
                     ref->file, ref->method_name, ref->delegate, (int)xs);

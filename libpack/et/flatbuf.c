@@ -60,7 +60,17 @@ static bool follow(xp_fb* fb, size_t at, size_t need, const char* path, const ch
                fb->size);
     return false;
   }
+  if (at % 4 != 0) {
+    xp_fb_fail(fb, XPACK_ERR_BAD_INPUT, path, field, "offset field at byte %zu is not 4-byte aligned", at);
+    return false;
+  }
   uint32_t off = xp_le32(fb->data + at);
+  /* As the reference verifier: an offset never points at itself and stays below 2^31. */
+  if (off == 0 || off > INT32_MAX) {
+    xp_fb_fail(fb, XPACK_ERR_BAD_INPUT, path, field, "offset %u at byte %zu is not a forward offset below 2^31",
+               (unsigned)off, at);
+    return false;
+  }
   size_t t = at + off; /* at < size <= SIZE_MAX, off < 2^32: no overflow on 64-bit; checked below anyway */
   if (t < at || !in_bounds(fb, t, need)) {
     xp_fb_fail(fb, XPACK_ERR_BAD_INPUT, path, field,
@@ -81,34 +91,28 @@ static bool table_at(xp_fb* fb, size_t pos, unsigned depth, const char* path, xp
     xp_fb_fail(fb, XPACK_ERR_BAD_INPUT, path, NULL, "tables nested deeper than %d", XP_FB_MAX_DEPTH);
     return false;
   }
-  if (!in_bounds(fb, pos, 4)) {
-    xp_fb_fail(fb, XPACK_ERR_BAD_INPUT, path, NULL, "table at byte %zu is outside the %zu-byte buffer", pos, fb->size);
+  if (!in_bounds(fb, pos, 4) || pos % 4 != 0) {
+    xp_fb_fail(fb, XPACK_ERR_BAD_INPUT, path, NULL, "table at byte %zu is outside the %zu-byte buffer or not 4-byte aligned",
+               pos, fb->size);
     return false;
   }
   int32_t soff = xp_le32s(fb->data + pos);
   /* vtable = table - soffset, computed in signed 64-bit to stay exact for any 32-bit soffset. */
   int64_t vt = (int64_t)pos - (int64_t)soff;
-  if (vt < 0 || !in_bounds(fb, (size_t)vt, 4)) {
-    xp_fb_fail(fb, XPACK_ERR_BAD_INPUT, path, NULL, "table at byte %zu has its vtable at %lld, outside the buffer", pos,
-               (long long)vt);
+  if (vt < 0 || !in_bounds(fb, (size_t)vt, 2) || vt % 2 != 0) {
+    xp_fb_fail(fb, XPACK_ERR_BAD_INPUT, path, NULL, "table at byte %zu has its vtable at %lld, outside the buffer or odd",
+               pos, (long long)vt);
     return false;
   }
   uint16_t vt_size = xp_le16(fb->data + vt);
-  uint16_t inline_size = xp_le16(fb->data + vt + 2);
-  if (vt_size < 4 || (vt_size & 1) || !in_bounds(fb, (size_t)vt, vt_size)) {
+  if ((vt_size & 1) || !in_bounds(fb, (size_t)vt, vt_size)) {
     xp_fb_fail(fb, XPACK_ERR_BAD_INPUT, path, NULL, "vtable at byte %lld has invalid size %u", (long long)vt,
                (unsigned)vt_size);
-    return false;
-  }
-  if (inline_size < 4 || !in_bounds(fb, pos, inline_size)) {
-    xp_fb_fail(fb, XPACK_ERR_BAD_INPUT, path, NULL, "table at byte %zu claims %u inline bytes, past the buffer end", pos,
-               (unsigned)inline_size);
     return false;
   }
   out->pos = pos;
   out->vtable = (size_t)vt;
   out->vtable_size = vt_size;
-  out->inline_size = inline_size;
   out->depth = depth;
   return true;
 }
@@ -123,24 +127,27 @@ bool xp_fb_root(xp_fb* fb, xp_fb_table* out) {
   return table_at(fb, pos, 0, "", out);
 }
 
-/* Position of field `id` if present and `width` bytes fit in the table's inline area; 0 if absent. */
+/* Position of field `id` if present, 0 if absent. The rule is the flatbuffers verifier's (et/FLATBUFFERS.md):
+ * the field is aligned to its width and lies inside the buffer. The vtable's inline size is not a bound:
+ * writers such as ExecuTorch's training export declare it smaller than the fields they place. */
 static size_t field_pos(const xp_fb_table* t, unsigned id, size_t width, const char* field) {
-  if (!t->fb || xp_fb_failed(t->fb) || t->vtable_size == 0) return 0;
+  if (!t->fb || xp_fb_failed(t->fb)) return 0;
   size_t slot = 4 + 2 * (size_t)id;
   if (slot + 2 > t->vtable_size) return 0;
   uint16_t off = xp_le16(t->fb->data + t->vtable + slot);
   if (off == 0) return 0;
-  if ((size_t)off + width > t->inline_size) {
+  size_t at = t->pos + off;
+  if (at % width != 0 || !in_bounds(t->fb, at, width)) {
     xp_fb_fail(t->fb, XPACK_ERR_BAD_INPUT, t->path, field,
-               "field at table offset %u needs %zu bytes but the table has %u inline bytes", (unsigned)off, width,
-               (unsigned)t->inline_size);
+               "field at table offset %u (byte %zu) needs %zu bytes aligned to %zu inside the %zu-byte buffer",
+               (unsigned)off, at, width, width, t->fb->size);
     return 0;
   }
-  return t->pos + off;
+  return at;
 }
 
 bool xp_fb_has(const xp_fb_table* t, unsigned id) {
-  if (!t->fb || xp_fb_failed(t->fb) || t->vtable_size == 0) return false;
+  if (!t->fb || xp_fb_failed(t->fb)) return false;
   size_t slot = 4 + 2 * (size_t)id;
   if (slot + 2 > t->vtable_size) return false;
   return xp_le16(t->fb->data + t->vtable + slot) != 0;
@@ -183,6 +190,10 @@ float xp_fb_f32(const xp_fb_table* t, unsigned id, float dflt, const char* field
 
 /* A string object at `s`: u32 length, bytes, NUL. */
 static const char* string_at(xp_fb* fb, size_t s, const char* path, const char* field, uint32_t* len) {
+  if (s % 4 != 0) {
+    xp_fb_fail(fb, XPACK_ERR_BAD_INPUT, path, field, "string at byte %zu is not 4-byte aligned", s);
+    return NULL;
+  }
   uint32_t n = xp_le32(fb->data + s);
   if (!in_bounds(fb, s + 4, (size_t)n + 1)) {
     xp_fb_fail(fb, XPACK_ERR_BAD_INPUT, path, field, "string of %u bytes at byte %zu runs past the buffer end",
@@ -228,6 +239,10 @@ bool xp_fb_vector(const xp_fb_table* t, unsigned id, uint32_t elem_size, const c
   size_t p = field_pos(t, id, 4, field);
   size_t v;
   if (!p || !follow(t->fb, p, 4, t->path, field, &v)) return false;
+  if (v % 4 != 0) {
+    xp_fb_fail(t->fb, XPACK_ERR_BAD_INPUT, t->path, field, "vector at byte %zu is not 4-byte aligned", v);
+    return false;
+  }
   uint32_t n = xp_le32(t->fb->data + v);
   /* n < 2^32 and elem_size <= 8: the product fits in 64 bits; compare against what is left. */
   uint64_t bytes = (uint64_t)n * elem_size;

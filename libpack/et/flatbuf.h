@@ -1,8 +1,10 @@
 /* flatbuf.h - a verifying flatbuffer reader for untrusted model files.
  *
- * Every access checks the bytes it is about to touch: table and vtable positions, field widths
- * against the table's inline size, offsets (forward, inside the buffer), vector lengths (with
- * overflow-safe multiplication), strings (NUL inside the buffer) and union types.
+ * Every access checks the bytes it is about to touch, by the rule of the reference flatbuffers verifier
+ * (et/FLATBUFFERS.md): table and vtable positions (aligned, inside the buffer), fields (aligned to their
+ * width, inside the buffer; a vtable's declared inline size is not a bound), offsets (non-zero, forward,
+ * below 2^31, aligned, inside the buffer), vector lengths (with overflow-safe multiplication), strings
+ * (NUL inside the buffer) and union types.
  *
  * Errors are sticky: the first failure is recorded in the xp_fb context (status plus a message
  * naming the file, the field path and what was expected) and every later access returns a safe
@@ -38,7 +40,6 @@ typedef struct xp_fb_table {
   size_t pos;
   size_t vtable;
   uint16_t vtable_size;
-  uint16_t inline_size;
   unsigned depth;
   char path[XP_FB_PATH_MAX];
 } xp_fb_table;

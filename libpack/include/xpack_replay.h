@@ -58,6 +58,14 @@ typedef struct xpack_replay_subgraph {
 xpack_status xpack_replay_define(const xpack_et_xnn_graph* graph, const xpack_et_named_sources* sources,
                                  xpack_bind_fn bind, void* bind_context, xpack_replay_subgraph* out, xpack_error* err);
 
+/* After xnn_reshape_runtime: checks that every external value's size, as XNNPACK's reshape computed it,
+ * equals externals[i].bytes, the size its declared dims give and the size callers allocate. A program
+ * whose declared output dims are smaller than what its graph computes would make XNNPACK write past the
+ * buffer. Errors: XPACK_ERR_BAD_INPUT naming the value and both sizes, XPACK_ERR_XNNPACK when XNNPACK
+ * reports no shape for an external id. */
+xpack_status xpack_replay_check_externals(xnn_runtime_t runtime, const xpack_replay_subgraph* replay,
+                                         xpack_error* err);
+
 /* Once xnn_create_runtime has returned, deletes the subgraph and frees the converted scales, as
  * ExecuTorch does when it has compiled a delegate: the runtime holds what it needs, and keeping them
  * would count their pages against the running model. externals and weight_families stay until

@@ -57,6 +57,7 @@ xpack_status xpack_replay_define(const xpack_et_xnn_graph* graph, const xpack_et
                       graph->num_externs, (int)xs);
   }
   xpack_status st = XPACK_OK;
+  for (size_t i = 0; st == XPACK_OK && i < graph->value_count; i++) st = rp_check_value(&s, &graph->values[i], err);
   for (size_t i = 0; st == XPACK_OK && i < graph->value_count; i++) st = rp_define_value(&s, &graph->values[i], err);
   for (size_t i = 0; st == XPACK_OK && i < graph->node_count; i++) st = rp_define_node(&s, &graph->nodes[i], err);
   free(s.ids);

@@ -43,6 +43,8 @@ void* rp_scratch_alloc(rp_state* s, size_t bytes);
 /* One fp32 blockwise scale as ExecuTorch's XNNPACK backend turns it into bf16 (replay_values.c). */
 uint16_t rp_bf16_as_executorch(float f);
 enum xnn_datatype rp_datatype(int serialized);
+/* Bits per element of a serialized XNNDatatype, as the run buffers are sized. */
+size_t rp_element_bits(int serialized);
 xpack_status rp_map_id(rp_state* s, uint32_t serialized, uint32_t defined, xpack_error* err);
 /* Remembers what XNNPACK value `id` is. Returns XPACK_OK or XPACK_ERR_NOMEM. */
 xpack_status rp_note_value(rp_state* s, uint32_t id, enum xnn_datatype datatype, const void* data, uint32_t block_size);
@@ -51,6 +53,10 @@ xpack_status rp_note_family(rp_state* s, xpack_family_op op, uint32_t node, uint
                             uint32_t bias, uint32_t output, uint32_t flags);
 /* XNNPACK's id for a serialized id; XNN_INVALID_VALUE_ID stays invalid. Returns 0, or -1 if unknown. */
 int rp_lookup_id(rp_state* s, uint32_t serialized, uint32_t* defined);
+/* Semantic checks before a value or a convolution node reaches XNNPACK (replay_checks.c): XPACK_ERR_BAD_INPUT
+ * naming the value or node and what was expected. */
+xpack_status rp_check_value(const rp_state* s, const xpack_et_xnn_value* value, xpack_error* err);
+xpack_status rp_check_conv(const rp_state* s, const xpack_et_xnn_node* node, xpack_error* err);
 xpack_status rp_define_value(rp_state* s, const xpack_et_xnn_value* value, xpack_error* err);
 xpack_status rp_define_node(rp_state* s, const xpack_et_xnn_node* node, xpack_error* err);
 

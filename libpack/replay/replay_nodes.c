@@ -135,6 +135,7 @@ xpack_status rp_define_node(rp_state* s, const xpack_et_xnn_node* n, xpack_error
       const __typeof__(n->u.conv)* c = &n->u.conv;
       uint32_t i = id(&x, c->input1_id), w = id(&x, c->filter_id), b = id(&x, c->bias_id), o = id(&x, c->output_id);
       if (x.failed) break;
+      if (rp_check_conv(s, n, err) != XPACK_OK) return XPACK_ERR_BAD_INPUT;
       if (n->type == XPACK_ET_XNN_CONV2D) {
         xs = xnn_define_convolution_2d(g, c->padding_top, c->padding_right, c->padding_bottom, c->padding_left,
                                        c->kernel_height, c->kernel_width, c->subsampling_height, c->subsampling_width,

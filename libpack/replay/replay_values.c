@@ -33,7 +33,7 @@ enum xnn_datatype rp_datatype(int serialized) {
   }
 }
 
-static size_t element_bits(int serialized) {
+size_t rp_element_bits(int serialized) {
   switch (serialized) {
     case XPACK_ET_XNN_DT_FP16:
     case XPACK_ET_XNN_DT_BF16: return 16;
@@ -160,7 +160,7 @@ static xpack_status note_external(rp_state* s, const xpack_et_xnn_value* v, uint
   if (!(v->flags & (XPACK_ET_XNN_VALUE_FLAG_EXTERNAL_INPUT | XPACK_ET_XNN_VALUE_FLAG_EXTERNAL_OUTPUT))) return XPACK_OK;
   size_t numel = 1;
   for (uint32_t i = 0; i < v->num_dims; i++) numel *= dims[i];
-  size_t bytes = (numel * element_bits(v->datatype) + 7) / 8;
+  size_t bytes = (numel * rp_element_bits(v->datatype) + 7) / 8;
   xpack_replay_external* grown = realloc(s->externals, (s->num_externals + 1) * sizeof *grown);
   if (grown == NULL) return XPACK_ERR_NOMEM;
   s->externals = grown;

@@ -74,3 +74,9 @@ add_test(NAME core_bf16_scales COMMAND bf16_scales)
 
 # libpack's layering: every include of every libpack file against the folder table of libpack/README.md.
 add_test(NAME core_include_rules COMMAND python3 ${CMAKE_CURRENT_LIST_DIR}/include_rules.py ${PROJECT_SOURCE_DIR})
+
+# Graph changes that keep the flatbuffer well-formed but once crashed pack or run (issue 16).
+add_executable(hostile_graphs ${CMAKE_CURRENT_LIST_DIR}/hostile_graphs.c)
+target_link_libraries(hostile_graphs PRIVATE xpack_pack)
+add_test(NAME core_hostile_graphs
+         COMMAND bash -c "d=$(mktemp -d) && trap 'rm -rf $d' EXIT && $<TARGET_FILE:xpack-genmodel> conv -o $d/conv.pte && $<TARGET_FILE:xpack-genmodel> deconv -o $d/deconv.pte && $<TARGET_FILE:hostile_graphs> $d/conv.pte $d/deconv.pte")

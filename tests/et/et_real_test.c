@@ -301,8 +301,8 @@ static size_t build_ptd(uint8_t* b, size_t cap, const char* key, size_t key_len,
   P32(60, 12); P32(64, 72 - 64); P32(68, 84 - 68);               /* FlatTensor: segments, named_data */
   P32(72, 1); P32(76, 100 - 76);                                 /* [DataSegment] */
   P32(84, 1); P32(88, 132 - 88);                                 /* [NamedData] */
-  P16(92, 8); P16(94, 24); P16(96, 8); P16(98, 16);              /* DataSegment vtable */
-  P32(100, 8); P64(108, 0); P64(116, size);                      /* DataSegment {0, size} */
+  P16(92, 8); P16(94, 20); P16(96, 4); P16(98, 12);              /* DataSegment vtable: u64s 8-aligned */
+  P32(100, 8); P64(104, 0); P64(112, size);                      /* DataSegment {0, size} */
   P16(124, 8); P16(126, 12); P16(128, 4); P16(130, 8);           /* NamedData vtable */
   P32(132, 8); P32(136, 144 - 136); P32(140, 0);                 /* NamedData {key, segment 0} */
   P32(144, key_len);
