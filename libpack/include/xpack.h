@@ -45,8 +45,9 @@ xpack_status xpack_writer_create(const char* out_path, const xpack_writer_option
 
 /* Binds a raw weight pointer to its identity (1..1023 bytes, copied), exactly as xpack_cache_bind.
  * Packed weights whose kernel (or bias) pointer is unbound are packed but not recorded.
- * Errors: XPACK_ERR_ARG, XPACK_ERR_NOMEM. */
-xpack_status xpack_writer_bind(xpack_writer* w, const void* raw, const char* identity, size_t identity_len);
+ * Errors: XPACK_ERR_ARG (NULL or an identity length out of range), XPACK_ERR_NOMEM. */
+xpack_status xpack_writer_bind(xpack_writer* w, const void* raw, const char* identity, size_t identity_len,
+                               xpack_error* err);
 
 /* Binds a kernel pointer (the filter weight of a fully-connected, convolution or deconvolution node) to
  * the packing family of its node (xpack_family.h), and runs the family's probe if this process has not.
@@ -58,7 +59,7 @@ xpack_status xpack_writer_bind(xpack_writer* w, const void* raw, const char* ide
 xpack_status xpack_writer_bind_family(xpack_writer* w, const void* kernel, const xpack_family* family,
                                       xpack_error* err);
 
-/* Forgets every identity and family binding of the calling thread. */
+/* Forgets every identity and family binding of the calling thread. NULL is ignored. */
 void xpack_writer_unbind_all(xpack_writer* w);
 
 /* Bindings (xpack_writer_bind, xpack_writer_bind_family, unbind_all) belong to the calling thread, and the
@@ -69,30 +70,38 @@ void xpack_writer_unbind_all(xpack_writer* w);
  * same bytes whichever threads pack which delegates and in what order they finish (regions and strings
  * are laid out as if the delegates had been packed one after another by index). Without it a thread's
  * events order as delegate -1. Errors: XPACK_ERR_ARG, XPACK_ERR_NOMEM. */
-xpack_status xpack_writer_begin_delegate(xpack_writer* w, uint32_t delegate_index);
+xpack_status xpack_writer_begin_delegate(xpack_writer* w, uint32_t delegate_index, xpack_error* err);
 
 /* Says the calling thread has created (and deleted) the runtimes of the delegate it began. Optional: beginning
  * another delegate ends the previous one, and xpack_writer_finish ends them all. Ending each delegate as
  * soon as it is done lets the writer put the weights of later delegates, packed meanwhile on other
  * threads, in their final place while it runs instead of copying them at the end. Changes no byte of the
  * file. Errors: XPACK_ERR_ARG, XPACK_ERR_NOMEM. */
-xpack_status xpack_writer_end_delegate(xpack_writer* w);
+xpack_status xpack_writer_end_delegate(xpack_writer* w, xpack_error* err);
 
 /* The provider to pass to xnn_create_runtime_v4; one writer serves any number of runtimes (a weight
  * XNNPACK asks for again is served from what was recorded, so it is packed once). The runtimes must be
- * deleted before xpack_writer_finish or xpack_writer_abort. Owned by the writer. */
+ * deleted before xpack_writer_finish or xpack_writer_abort. Owned by the writer; NULL for a NULL writer. */
 struct xnn_weights_cache_provider* xpack_writer_provider(xpack_writer* w);
 
-/* Records an input file the cache is built from (provenance and model identity). kind: XPACK_INPUT_*.
- * program_size/program_hash describe the program flatbuffer region of a .pte (0 otherwise). */
+/* The kinds of input file a cache records (xpack_writer_add_input, xpack_file_input.kind): the values of
+ * the file's PROV kind field, defined by docs/FORMAT.md and format/xpc_format.h (XPC_INPUT_*), which are
+ * normative. xpc_format.h is not installed, so they are restated here; libpack asserts at compile time
+ * (writer/writer.c) that the two agree. */
 #define XPACK_INPUT_PTE 1
 #define XPACK_INPUT_PTD 2
 #define XPACK_INPUT_OTHER 3
-xpack_status xpack_writer_add_input(xpack_writer* w, const char* name, uint32_t kind, uint64_t file_size,
-                                    uint64_t file_hash, uint64_t program_size, uint64_t program_hash);
 
-/* Adds a free-form key/value note to the INFO table (both copied). */
-xpack_status xpack_writer_add_info(xpack_writer* w, const char* key, const char* value);
+/* Records an input file the cache is built from (provenance and model identity). kind: XPACK_INPUT_*.
+ * program_size/program_hash describe the program flatbuffer region of a .pte (0 otherwise); name is copied.
+ * Errors: XPACK_ERR_ARG (NULL, or kind not one of XPACK_INPUT_*), XPACK_ERR_NOMEM. */
+xpack_status xpack_writer_add_input(xpack_writer* w, const char* name, uint32_t kind, uint64_t file_size,
+                                    uint64_t file_hash, uint64_t program_size, uint64_t program_hash,
+                                    xpack_error* err);
+
+/* Adds a free-form key/value note to the INFO table (both copied).
+ * Errors: XPACK_ERR_ARG (NULL), XPACK_ERR_NOMEM. */
+xpack_status xpack_writer_add_info(xpack_writer* w, const char* key, const char* value, xpack_error* err);
 
 typedef struct xpack_writer_stats {
   uint64_t lookups;        /* look_up calls from XNNPACK */

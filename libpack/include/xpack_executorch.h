@@ -520,9 +520,10 @@ xpack_status xpack_et_summarize_graph(const xpack_et_xnn_graph* graph, const xpa
 void xpack_et_delegate_summary_clear(xpack_et_delegate_summary* d);
 
 /* Human-readable report (methods, delegates, node counts by type, datatypes, constants). When
- * `verbose`, one line per constant. Returns XPACK_ERR_IO if writing fails. */
+ * `verbose`, one line per constant. program may be NULL (then the program's own lines are left out).
+ * Errors: XPACK_ERR_ARG (summary or out NULL), XPACK_ERR_IO (writing to out failed). */
 xpack_status xpack_et_summary_print(const xpack_et_summary* summary, const xpack_et_program* program, bool verbose,
-                                    FILE* out);
+                                    FILE* out, xpack_error* err);
 
 #ifdef __cplusplus
 }

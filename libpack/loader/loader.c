@@ -294,11 +294,21 @@ void xpack_cache_close(xpack_cache* c) {
   free(c);
 }
 
-xpack_status xpack_cache_bind(xpack_cache* c, const void* raw, const char* identity, size_t identity_len) {
-  if (c == NULL || raw == NULL || identity == NULL || identity_len == 0 || identity_len >= XP_MAX_IDENTITY) {
-    return XPACK_ERR_ARG;
+xpack_status xpack_cache_bind(xpack_cache* c, const void* raw, const char* identity, size_t identity_len,
+                              xpack_error* err) {
+  if (c == NULL || raw == NULL || identity == NULL) {
+    return xpack_fail(err, XPACK_ERR_ARG, "xpack_cache_bind: %s is NULL",
+                      c == NULL ? "the cache" : raw == NULL ? "the weight pointer" : "the identity");
   }
-  return xp_bindings_set(&c->bindings, raw, identity, identity_len);
+  if (identity_len == 0 || identity_len >= XP_MAX_IDENTITY) {
+    return xpack_fail(err, XPACK_ERR_ARG, "xpack_cache_bind: an identity of %zu bytes (expected 1..%d)", identity_len,
+                      XP_MAX_IDENTITY - 1);
+  }
+  if (xp_bindings_set(&c->bindings, raw, identity, identity_len) != XPACK_OK) {
+    return xpack_fail(err, XPACK_ERR_NOMEM, "xpack_cache_bind: out of memory binding '%.*s'", (int)identity_len,
+                      identity);
+  }
+  return XPACK_OK;
 }
 
 void xpack_cache_unbind_all(xpack_cache* c) {
@@ -347,8 +357,14 @@ const char* xpack_family_refusal_name(xpack_family_refusal refusal) {
 
 uint32_t xpack_cache_family_count(const xpack_cache* c) { return c ? c->families.count : 0; }
 
-xpack_status xpack_cache_family(xpack_cache* c, uint32_t index, xpack_cache_family_info* out) {
-  if (c == NULL || out == NULL || index >= c->families.count) return XPACK_ERR_ARG;
+xpack_status xpack_cache_family(xpack_cache* c, uint32_t index, xpack_cache_family_info* out, xpack_error* err) {
+  if (c == NULL || out == NULL) {
+    return xpack_fail(err, XPACK_ERR_ARG, "xpack_cache_family: %s is NULL", c == NULL ? "the cache" : "out");
+  }
+  if (index >= c->families.count) {
+    return xpack_fail(err, XPACK_ERR_ARG, "xpack_cache_family: family %u of a file with %u families", index,
+                      c->families.count);
+  }
   xp_family_slot* slot = xp_families_decide(&c->families, &c->view, c->refusal[0] ? c->refusal : NULL, index);
   xpc_family record;
   xpc_view_family(&c->view, index, &record);

@@ -68,16 +68,16 @@ int main(void) {
                 xpack_family f = {(xpack_family_op)op, kTypes[a], kTypes[b], kTypes[c], kTypes[d], blocks[k], t};
                 char name[XPACK_FAMILY_NAME_MAX];
                 size_t len = 0;
-                xpack_status st = xpack_family_format(&f, name, sizeof name, &len);
+                xpack_status st = xpack_family_format(&f, name, sizeof name, &len, NULL);
                 xpack_family back;
                 if (st != XPACK_OK) {
                   if (st == XPACK_ERR_UNSUPPORTED) {
-                    EXPECT(xpack_family_parse(name, strlen(name), &back) != XPACK_OK, "unknown %s parsed", name);
+                    EXPECT(xpack_family_parse(name, strlen(name), &back, NULL) != XPACK_OK, "unknown %s parsed", name);
                   }
                   continue;
                 }
                 known++;
-                EXPECT(len == strlen(name) && xpack_family_parse(name, len, &back) == XPACK_OK &&
+                EXPECT(len == strlen(name) && xpack_family_parse(name, len, &back, NULL) == XPACK_OK &&
                            memcmp(&back, &f, sizeof f) == 0,
                        "%s does not parse back", name);
                 /* every one-byte change of a known name is another known name or no name */
@@ -86,9 +86,9 @@ int main(void) {
                   memcpy(bad, name, len + 1);
                   bad[i] ^= 0x01;
                   xpack_family g;
-                  if (xpack_family_parse(bad, len, &g) == XPACK_OK) {
+                  if (xpack_family_parse(bad, len, &g, NULL) == XPACK_OK) {
                     char again[XPACK_FAMILY_NAME_MAX];
-                    EXPECT(xpack_family_format(&g, again, sizeof again, NULL) == XPACK_OK && strcmp(again, bad) == 0,
+                    EXPECT(xpack_family_format(&g, again, sizeof again, NULL, NULL) == XPACK_OK && strcmp(again, bad) == 0,
                            "%s parsed as another spelling", bad);
                   }
                 }
@@ -134,7 +134,7 @@ int main(void) {
   };
   for (size_t i = 0; i < sizeof kNotFamilies / sizeof kNotFamilies[0]; i++) {
     xpack_family g;
-    EXPECT(xpack_family_parse(kNotFamilies[i], strlen(kNotFamilies[i]), &g) != XPACK_OK, "'%s' parsed",
+    EXPECT(xpack_family_parse(kNotFamilies[i], strlen(kNotFamilies[i]), &g, NULL) != XPACK_OK, "'%s' parsed",
            kNotFamilies[i]);
     uint64_t h;
     xpack_error err;
