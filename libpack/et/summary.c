@@ -34,6 +34,7 @@ static xpack_status add_constant(xpack_et_delegate_summary* d, const xpack_et_xn
 
 xpack_status xpack_et_summarize_graph(const xpack_et_xnn_graph* g, const xpack_et_named_sources* src,
                                       xpack_et_delegate_summary* d, xpack_error* err) {
+  if (!g || !d) return xpack_fail(err, XPACK_ERR_ARG, "xpack_et_summarize_graph: %s is NULL", !g ? "the graph" : "d");
   d->has_header = g->has_header;
   memcpy(d->identifier, g->identifier, sizeof d->identifier);
   d->value_count = g->value_count;

@@ -13,6 +13,7 @@
 #ifndef XPACK_H
 #define XPACK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -118,6 +119,7 @@ typedef struct xpack_writer_stats {
   uint64_t no_family;        /* packed weights not recorded: no single probeable family bound to the kernel */
   uint64_t no_family_bytes;
 } xpack_writer_stats;
+/* The counters so far (zeroes for a NULL writer). */
 void xpack_writer_stats_get(xpack_writer* w, xpack_writer_stats* out);
 
 /* XPACK_OK while everything XNNPACK handed over has been recorded. Once a write to the temporary file has
@@ -141,7 +143,11 @@ typedef struct xpack_file xpack_file;
  * files are accepted and compatibility is reported rather than checked).
  * Errors: as xpack_cache_open, except XPACK_ERR_TRANSPORT and XPACK_ERR_INCOMPATIBLE. */
 xpack_status xpack_file_open(const char* path, xpack_file** out, xpack_error* err);
+/* Unmaps the file and frees f. NULL is ignored. */
 void xpack_file_close(xpack_file* f);
+
+/* The getters below fill *out from the open file f (index < the table's count); a NULL f gives a zeroed
+ * *out, a NULL out is ignored (xpack_status.h). */
 
 typedef struct xpack_file_info {
   uint16_t major, minor;
@@ -153,7 +159,7 @@ typedef struct xpack_file_info {
   uint64_t region_count, entry_count, input_count, info_count, family_count;
   const uint8_t* build_id; /* points into the file */
   size_t build_id_size;
-  int build_id_matches; /* 1 when this process's XNNPACK has the same build identifier */
+  bool build_id_matches; /* this process's XNNPACK has the same build identifier */
   uint64_t stored_bytes;     /* sum of region sizes */
   uint64_t referenced_bytes; /* sum over entries of their region's size: what XNNPACK would hold without dedup */
 } xpack_file_info;
@@ -163,7 +169,7 @@ typedef struct xpack_file_region {
   uint64_t offset, stored_size, size, hash;
 } xpack_file_region;
 void xpack_file_get_region(const xpack_file* f, uint64_t index, xpack_file_region* out); /* index < count */
-/* The region's bytes in the mapping (stored form), or NULL if its record is out of bounds. */
+/* The region's bytes in the mapping (stored form), or NULL if its record is out of bounds (or f is NULL). */
 const uint8_t* xpack_file_region_bytes(const xpack_file* f, uint64_t index);
 
 typedef struct xpack_file_entry {
@@ -173,12 +179,12 @@ typedef struct xpack_file_entry {
   uint32_t region;
   uint32_t family;
   uint32_t flags;
-  int sound; /* 1 when the entry passes its check and points at a sound region */
+  bool sound; /* the entry passes its check and points at a sound region */
 } xpack_file_entry;
 void xpack_file_get_entry(const xpack_file* f, uint64_t index, xpack_file_entry* out); /* index < count */
 
 /* Finds the entry for (seed, kernel identity, bias identity or NULL); returns its index, or -1 when the
- * file has no sound entry with that key. */
+ * file has no sound entry with that key (or f or kernel is NULL). */
 int64_t xpack_file_find(const xpack_file* f, uint32_t seed, const char* kernel, const char* bias);
 
 typedef struct xpack_file_family {

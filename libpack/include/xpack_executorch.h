@@ -514,7 +514,7 @@ void xpack_et_summary_free(xpack_et_summary* summary);
 /* Fills the XNNPACK part of *d (header facts, node and datatype counts, every distinct constant resolved
  * through `sources`) from an already parsed graph; the other fields of *d are left as they are. On an error
  * (a constant that does not resolve, NOMEM) the counts are complete and the constants resolved so far are
- * kept. Free what it allocated with xpack_et_delegate_summary_clear. */
+ * kept. Free what it allocated with xpack_et_delegate_summary_clear. XPACK_ERR_ARG when graph or d is NULL. */
 xpack_status xpack_et_summarize_graph(const xpack_et_xnn_graph* graph, const xpack_et_named_sources* sources,
                                       xpack_et_delegate_summary* d, xpack_error* err);
 void xpack_et_delegate_summary_clear(xpack_et_delegate_summary* d);

@@ -120,7 +120,7 @@ typedef struct xpack_stats {
   uint64_t served_bytes;        /* bytes of packed weights served from the file (counted per hit) */
 } xpack_stats;
 
-/* A consistent-enough snapshot of the counters (each read atomically). */
+/* A consistent-enough snapshot of the counters (each read atomically); zeroes for a NULL cache. */
 void xpack_cache_stats(const xpack_cache* cache, xpack_stats* out);
 
 /* Model identity. The cache records, for every program it was built from, the size and XXH3-64 of the
@@ -158,14 +158,14 @@ typedef struct xpack_cache_family_info {
   uint64_t refused;             /* look-ups that found an entry of this family and refused it so far */
 } xpack_cache_family_info;
 
-/* The number of families the file records. */
+/* The number of families the file records (0 for a NULL cache). */
 uint32_t xpack_cache_family_count(const xpack_cache* cache);
 
 /* Family `index` and the verdict on it, deciding it now (probing) if no look-up has. Thread safe.
  * Errors: XPACK_ERR_ARG (NULL, or index >= xpack_cache_family_count). */
 xpack_status xpack_cache_family(xpack_cache* cache, uint32_t index, xpack_cache_family_info* out, xpack_error* err);
 
-/* File facts, for tools and messages. */
+/* File facts, for tools and messages (0 for a NULL cache). */
 uint64_t xpack_cache_entry_count(const xpack_cache* cache);
 uint64_t xpack_cache_file_size(const xpack_cache* cache);
 

@@ -323,6 +323,7 @@ const char* xpack_cache_refusal(const xpack_cache* c) { return c && c->refusal[0
 
 void xpack_cache_stats(const xpack_cache* cc, xpack_stats* out) {
   xpack_cache* c = (xpack_cache*)cc; /* the heap pool's lock is taken for a consistent byte count */
+  if (out == NULL) return;
   memset(out, 0, sizeof *out);
   if (c == NULL) return;
   out->lookups = LOAD(c, lookups);

@@ -452,6 +452,11 @@ xpack_status xpack_writer_add_info(xpack_writer* w, const char* key, const char*
 }
 
 void xpack_writer_stats_get(xpack_writer* w, xpack_writer_stats* out) {
+  if (out == NULL) return;
+  if (w == NULL) {
+    memset(out, 0, sizeof *out);
+    return;
+  }
   pthread_mutex_lock(&w->lock);
   *out = w->stats;
   pthread_mutex_unlock(&w->lock);
