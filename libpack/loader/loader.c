@@ -296,14 +296,8 @@ void xpack_cache_close(xpack_cache* c) {
 
 xpack_status xpack_cache_bind(xpack_cache* c, const void* raw, const char* identity, size_t identity_len,
                               xpack_error* err) {
-  if (c == NULL || raw == NULL || identity == NULL) {
-    return xpack_fail(err, XPACK_ERR_ARG, "xpack_cache_bind: %s is NULL",
-                      c == NULL ? "the cache" : raw == NULL ? "the weight pointer" : "the identity");
-  }
-  if (identity_len == 0 || identity_len >= XP_MAX_IDENTITY) {
-    return xpack_fail(err, XPACK_ERR_ARG, "xpack_cache_bind: an identity of %zu bytes (expected 1..%d)", identity_len,
-                      XP_MAX_IDENTITY - 1);
-  }
+  xpack_status st = xp_bind_check("xpack_cache_bind", c, "the cache", raw, identity, identity_len, XP_MAX_IDENTITY, err);
+  if (st != XPACK_OK) return st;
   if (xp_bindings_set(&c->bindings, raw, identity, identity_len) != XPACK_OK) {
     return xpack_fail(err, XPACK_ERR_NOMEM, "xpack_cache_bind: out of memory binding '%.*s'", (int)identity_len,
                       identity);

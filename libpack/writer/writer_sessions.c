@@ -78,14 +78,9 @@ xpack_status xpack_writer_end_delegate(xpack_writer* w, xpack_error* err) {
 
 xpack_status xpack_writer_bind(xpack_writer* w, const void* raw, const char* identity, size_t identity_len,
                                xpack_error* err) {
-  if (w == NULL || raw == NULL || identity == NULL) {
-    return xpack_fail(err, XPACK_ERR_ARG, "xpack_writer_bind: %s is NULL",
-                      w == NULL ? "the writer" : raw == NULL ? "the weight pointer" : "the identity");
-  }
-  if (identity_len == 0 || identity_len >= WR_MAX_IDENTITY) {
-    return xpack_fail(err, XPACK_ERR_ARG, "xpack_writer_bind: an identity of %zu bytes (expected 1..%d)",
-                      identity_len, WR_MAX_IDENTITY - 1);
-  }
+  xpack_status st = xp_bind_check("xpack_writer_bind", w, "the writer", raw, identity, identity_len, WR_MAX_IDENTITY,
+                                  err);
+  if (st != XPACK_OK) return st;
   wr_session* s = wr_session_get(w);
   if (s == NULL || xp_bindings_set(&s->bindings, raw, identity, identity_len) != XPACK_OK) {
     return xpack_fail(err, XPACK_ERR_NOMEM, "xpack_writer_bind: out of memory binding '%.*s'", (int)identity_len,
