@@ -87,7 +87,7 @@ static int write_cache(const char* path, size_t entries, size_t payload) {
   for (size_t i = 0; i < entries && rc == 0; i++) {
     char identity[64];
     int len = snprintf(identity, sizeof identity, "bench.layer%zu.weight", i);
-    xpack_writer_bind(w, raw + i, identity, (size_t)len);
+    xpack_writer_bind(w, raw + i, identity, (size_t)len, NULL);
     if (xpack_writer_bind_family(w, raw + i, &family, &err) != XPACK_OK) {
       fprintf(stderr, "xpack-bench-open: %s\n", err.message);
       rc = -1;

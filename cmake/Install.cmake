@@ -1,12 +1,13 @@
 # `cmake --install`: the xpack tool, libpack's static libraries, the public headers, a CMake package
 # (find_package(xpack): xpack::loader, xpack::pack, xpack::executorch, xpack::inflate, xpack::xpack,
 # xpack_add_cache) and pkg-config files (xpack-loader.pc: the loader alone; xpack-inflate.pc: the transport
-# form's inflater; xpack.pc: everything). Included by the top-level CMakeLists.txt after every target is
+# form's inflater alone, no loader and no XNNPACK; xpack.pc: everything, requiring xpack-loader). Included by the top-level CMakeLists.txt after every target is
 # defined. docs/INTEGRATION.md, "Installing and linking".
 #
 # The libraries to install are not listed here: they are every library xpack_pack links, found by walking
 # its link interface, so a library added to libpack is installed, exported and put in xpack.pc without an
-# edit here, and the loader's list (xpack-loader.pc) is the loader's own closure only.
+# edit here, and the loader's and the inflater's lists (xpack-loader.pc, xpack-inflate.pc) are each the
+# library's own closure only.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -147,10 +148,11 @@ endforeach()
 set_target_properties(xpack PROPERTIES EXPORT_NAME xpack)
 add_executable(xpack::xpack ALIAS xpack)
 
-# A sanitized build's libraries need the sanitizer runtimes in whatever links them.
+# A sanitized build's libraries need the sanitizer runtimes in whatever links them: every library links
+# the common base.
 set(_xpack_pc_sanitize "")
 if(XPACK_SANITIZE)
-  set_property(TARGET xpack_loader APPEND PROPERTY INTERFACE_LINK_OPTIONS
+  set_property(TARGET xpack_common APPEND PROPERTY INTERFACE_LINK_OPTIONS
                "$<INSTALL_INTERFACE:-fsanitize=address,undefined>")
   set(_xpack_pc_sanitize " -fsanitize=address,undefined")
 endif()
@@ -198,8 +200,10 @@ configure_file(${CMAKE_CURRENT_LIST_DIR}/xpack.pc.in ${PROJECT_BINARY_DIR}/packa
 install(FILES ${PROJECT_BINARY_DIR}/package/xpack-loader.pc ${PROJECT_BINARY_DIR}/package/xpack.pc
         DESTINATION "${CMAKE_INSTALL_LIBDIR}/pkgconfig")
 if(TARGET xpack_inflate)
+  # The inflater's whole closure and no Requires: it needs neither the loader nor XNNPACK.
   _xpack_link_closure(xpack_inflate _xpack_inflate_links)
-  _xpack_pc_libs("${_xpack_inflate_links}" "${_xpack_loader_links}" XPACK_PC_INFLATE_LIBS)
+  _xpack_pc_libs("${_xpack_inflate_links}" "" XPACK_PC_INFLATE_LIBS)
+  string(APPEND XPACK_PC_INFLATE_LIBS "${_xpack_pc_sanitize}")
   configure_file(${CMAKE_CURRENT_LIST_DIR}/xpack-inflate.pc.in ${PROJECT_BINARY_DIR}/package/xpack-inflate.pc @ONLY)
   install(FILES ${PROJECT_BINARY_DIR}/package/xpack-inflate.pc DESTINATION "${CMAKE_INSTALL_LIBDIR}/pkgconfig")
 endif()

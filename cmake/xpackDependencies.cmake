@@ -6,6 +6,8 @@
 #   xpack::xxhash   xxHash (checksums; the loader needs it)
 #   xpack::zstd     zstd (the writer; never the loader)
 # Input:  _xpack_xnnpack_prefix - where include/xnnpack.h and lib/libXNNPACK.a are.
+#         _xpack_need_xnnpack   - FALSE: do not look for XNNPACK (no component asked for needs it); unset or
+#                                 TRUE: look for it (the build always does).
 # Output: _xpack_missing_deps   - what was not found (empty when everything was).
 # A target that already exists is left alone: a project that builds its own XNNPACK (the same version: the
 # loader refuses caches packed by another XNNPACK build) can define xpack::XNNPACK before find_package(xpack).
@@ -13,7 +15,7 @@
 # Requires Threads::Threads (find_package(Threads)) to exist.
 set(_xpack_missing_deps "")
 
-if(NOT TARGET xpack::XNNPACK)
+if(NOT TARGET xpack::XNNPACK AND (NOT DEFINED _xpack_need_xnnpack OR _xpack_need_xnnpack))
   find_path(XPACK_XNNPACK_INCLUDE_DIR xnnpack.h HINTS "${_xpack_xnnpack_prefix}/include" NO_DEFAULT_PATH)
   find_library(XPACK_XNNPACK_LIBRARY NAMES XNNPACK HINTS "${_xpack_xnnpack_prefix}/lib" NO_DEFAULT_PATH)
   find_library(XPACK_XNNPACK_MICROKERNELS_LIBRARY NAMES microkernels-prod HINTS "${_xpack_xnnpack_prefix}/lib"

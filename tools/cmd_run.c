@@ -114,7 +114,7 @@ static void report_families(xpack_cache* cache, json* j) {
   }
   for (uint32_t i = 0; i < n; i++) {
     xpack_cache_family_info f;
-    if (xpack_cache_family(cache, i, &f) != XPACK_OK) continue;
+    if (xpack_cache_family(cache, i, &f, NULL) != XPACK_OK) continue;
     const int served = f.refusal == XPACK_FAMILY_SERVED;
     if (j) {
       json_object(j);

@@ -142,10 +142,10 @@ xpack_status run_delegate(const model_set* set, const delegate_ref* ref, struct 
 }
 
 void bind_to_cache(void* cache, const void* raw, const char* identity, size_t len) {
-  xpack_cache_bind(cache, raw, identity, len);
+  xpack_cache_bind(cache, raw, identity, len, NULL);
 }
 void unbind_from_cache(void* cache) { xpack_cache_unbind_all(cache); }
 void bind_to_writer(void* writer, const void* raw, const char* identity, size_t len) {
-  xpack_writer_bind(writer, raw, identity, len);
+  xpack_writer_bind(writer, raw, identity, len, NULL);
 }
 void unbind_from_writer(void* writer) { xpack_writer_unbind_all(writer); }

@@ -27,12 +27,12 @@ typedef struct delegate_outcome {
 } delegate_outcome;
 
 static void replay_into_writer(xpack_writer* writer, const model_set* set, delegate_outcome* o, uint32_t index) {
-  xpack_writer_begin_delegate(writer, index);
+  xpack_writer_begin_delegate(writer, index, NULL);
   if (o->ref.info->is_xnnpack) {
     o->status = run_delegate(set, &o->ref, xpack_writer_provider(writer), bind_to_writer, writer, unbind_from_writer,
                              0, &o->result, &o->err);
   }
-  xpack_writer_end_delegate(writer);
+  xpack_writer_end_delegate(writer, NULL);
   o->done = 1;
 }
 
@@ -224,13 +224,13 @@ int pack_model_set_jobs(const model_set* set, xpack_writer* writer, progress* ba
   for (size_t i = 0; i < set->program_count; i++) {
     const model_file* f = &set->program_files[i];
     xpack_writer_add_input(writer, model_base_name(f->path), XPACK_INPUT_PTE, f->size, hashes.programs[i],
-                           f->program_size, f->program_hash);
+                           f->program_size, f->program_hash, NULL);
   }
   for (size_t i = 0; i < set->ptd_count; i++) {
     const model_file* f = &set->ptd_files[i];
-    xpack_writer_add_input(writer, model_base_name(f->path), XPACK_INPUT_PTD, f->size, hashes.ptds[i], 0, 0);
+    xpack_writer_add_input(writer, model_base_name(f->path), XPACK_INPUT_PTD, f->size, hashes.ptds[i], 0, 0, NULL);
   }
-  xpack_writer_add_info(writer, "xpack.version", XPACK_VERSION_STRING);
-  xpack_writer_add_info(writer, "xnnpack.version", XPACK_XNNPACK_VERSION);
+  xpack_writer_add_info(writer, "xpack.version", XPACK_VERSION_STRING, NULL);
+  xpack_writer_add_info(writer, "xnnpack.version", XPACK_XNNPACK_VERSION, NULL);
   return rc;
 }

@@ -46,7 +46,7 @@ void verify_for_this_machine(const char* path, json* j, machine_verdict* out) {
   out->entries_refused = refusal ? info.entry_count : without_family;
   xpack_cache_family_info* families = calloc((size_t)n + 1, sizeof *families);
   for (uint32_t i = 0; families != NULL && i < n; i++) {
-    if (xpack_cache_family(cache, i, &families[i]) != XPACK_OK) continue;
+    if (xpack_cache_family(cache, i, &families[i], NULL) != XPACK_OK) continue;
     if (families[i].refusal != XPACK_FAMILY_SERVED) {
       out->families_refused++;
       if (!refusal && entries_of) out->entries_refused += entries_of[i];

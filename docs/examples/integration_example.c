@@ -53,8 +53,8 @@ static int pack(const char* path) {
     fprintf(stderr, "%s\n", err.message);
     return 1;
   }
-  xpack_writer_bind(writer, g_weight, "layer0.weight", strlen("layer0.weight"));
-  xpack_writer_bind(writer, g_bias, "layer0.bias", strlen("layer0.bias"));
+  xpack_writer_bind(writer, g_weight, "layer0.weight", strlen("layer0.weight"), NULL);
+  xpack_writer_bind(writer, g_bias, "layer0.bias", strlen("layer0.bias"), NULL);
   /* The filter's packing family (operator and datatypes): the cache records its probe, and a loader on
    * another CPU refuses the family if its XNNPACK packs it differently. */
   const xpack_family family = {XPACK_OP_FULLY_CONNECTED, xnn_datatype_fp32, xnn_datatype_fp32, xnn_datatype_fp32,
@@ -89,8 +89,8 @@ static int run(const char* path) {
   if (cache != NULL && xpack_cache_refusal(cache) != NULL) {
     fprintf(stderr, "cache refused, packing instead: %s\n", xpack_cache_refusal(cache));
   }
-  xpack_cache_bind(cache, g_weight, "layer0.weight", strlen("layer0.weight")); /* NULL cache: a no-op error */
-  xpack_cache_bind(cache, g_bias, "layer0.bias", strlen("layer0.bias"));
+  xpack_cache_bind(cache, g_weight, "layer0.weight", strlen("layer0.weight"), NULL); /* NULL cache: a no-op error */
+  xpack_cache_bind(cache, g_bias, "layer0.bias", strlen("layer0.bias"), NULL);
   uint32_t in, out;
   xnn_subgraph_t sg = define_model(&in, &out);
   xnn_runtime_t rt;

@@ -1,4 +1,7 @@
-/* A whole file mapped read-only, for the inspection and verification tools. */
+/* A whole file mapped read-only: the loader's cache mapping, and every reader of a cache or model file
+ * (inspection, verification, transport, export, the ExecuTorch readers).
+ * The mapping is MAP_SHARED: its pages are the page cache's own, clean and file-backed, shared by every
+ * process that maps the file and never counted as this process's private memory. */
 #ifndef XPACK_SRC_FILE_MAP_H
 #define XPACK_SRC_FILE_MAP_H
 
@@ -11,7 +14,8 @@ typedef struct xp_file_map {
   uint64_t size;
 } xp_file_map;
 
-/* Maps path read-only. An empty file maps to data == NULL, size 0. Errors: XPACK_ERR_IO. */
+/* Maps path read-only (PROT_READ, MAP_SHARED). An empty file maps to data == NULL, size 0.
+ * Errors: XPACK_ERR_IO. */
 xpack_status xp_map_file(const char* path, xp_file_map* out, xpack_error* err);
 /* As xp_map_file, then advises the kernel how the mapping will be read (madvise; a hint, never an error):
  * XP_MAP_SEQUENTIAL read ahead aggressively on faults, XP_MAP_WILLNEED start reading the whole file now. */

@@ -14,7 +14,7 @@ typedef struct xp_et_map {
   size_t mapping_size;
 } xp_et_map;
 
-/* Maps `path` read-only (MAP_PRIVATE). An empty file gives data == NULL, size == 0. Errors: IO. */
+/* Maps `path` read-only (xp_map_file: MAP_SHARED). An empty file gives data == NULL, size == 0. Errors: IO. */
 xpack_status xp_et_map_file(const char* path, xp_et_map* out, xpack_error* err);
 void xp_et_map_release(xp_et_map* map);
 

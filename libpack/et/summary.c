@@ -34,6 +34,7 @@ static xpack_status add_constant(xpack_et_delegate_summary* d, const xpack_et_xn
 
 xpack_status xpack_et_summarize_graph(const xpack_et_xnn_graph* g, const xpack_et_named_sources* src,
                                       xpack_et_delegate_summary* d, xpack_error* err) {
+  if (!g || !d) return xpack_fail(err, XPACK_ERR_ARG, "xpack_et_summarize_graph: %s is NULL", !g ? "the graph" : "d");
   d->has_header = g->has_header;
   memcpy(d->identifier, g->identifier, sizeof d->identifier);
   d->value_count = g->value_count;
@@ -143,8 +144,10 @@ void xpack_et_summary_free(xpack_et_summary* s) {
 }
 
 xpack_status xpack_et_summary_print(const xpack_et_summary* s, const xpack_et_program* program, bool verbose,
-                                    FILE* out) {
-  if (!s || !out) return XPACK_ERR_ARG;
+                                    FILE* out, xpack_error* err) {
+  if (!s || !out) {
+    return xpack_fail(err, XPACK_ERR_ARG, "xpack_et_summary_print: %s is NULL", !s ? "the summary" : "out");
+  }
   const xpack_et_program_info* info = program ? xpack_et_program_get_info(program) : NULL;
   if (info) {
     fprintf(out, "%s: %zu bytes, program version %u, ", info->name, info->file_size, (unsigned)info->version);
@@ -196,5 +199,8 @@ xpack_status xpack_et_summary_print(const xpack_et_summary* s, const xpack_et_pr
               xpack_et_xnn_datatype_name(c->datatype));
     }
   }
-  return ferror(out) ? XPACK_ERR_IO : XPACK_OK;
+  if (ferror(out)) {
+    return xpack_fail(err, XPACK_ERR_IO, "writing the summary of %s failed", info ? info->name : "a program");
+  }
+  return XPACK_OK;
 }

@@ -13,6 +13,7 @@
 #ifndef XPACK_H
 #define XPACK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -45,8 +46,9 @@ xpack_status xpack_writer_create(const char* out_path, const xpack_writer_option
 
 /* Binds a raw weight pointer to its identity (1..1023 bytes, copied), exactly as xpack_cache_bind.
  * Packed weights whose kernel (or bias) pointer is unbound are packed but not recorded.
- * Errors: XPACK_ERR_ARG, XPACK_ERR_NOMEM. */
-xpack_status xpack_writer_bind(xpack_writer* w, const void* raw, const char* identity, size_t identity_len);
+ * Errors: XPACK_ERR_ARG (NULL or an identity length out of range), XPACK_ERR_NOMEM. */
+xpack_status xpack_writer_bind(xpack_writer* w, const void* raw, const char* identity, size_t identity_len,
+                               xpack_error* err);
 
 /* Binds a kernel pointer (the filter weight of a fully-connected, convolution or deconvolution node) to
  * the packing family of its node (xpack_family.h), and runs the family's probe if this process has not.
@@ -58,7 +60,7 @@ xpack_status xpack_writer_bind(xpack_writer* w, const void* raw, const char* ide
 xpack_status xpack_writer_bind_family(xpack_writer* w, const void* kernel, const xpack_family* family,
                                       xpack_error* err);
 
-/* Forgets every identity and family binding of the calling thread. */
+/* Forgets every identity and family binding of the calling thread. NULL is ignored. */
 void xpack_writer_unbind_all(xpack_writer* w);
 
 /* Bindings (xpack_writer_bind, xpack_writer_bind_family, unbind_all) belong to the calling thread, and the
@@ -69,30 +71,38 @@ void xpack_writer_unbind_all(xpack_writer* w);
  * same bytes whichever threads pack which delegates and in what order they finish (regions and strings
  * are laid out as if the delegates had been packed one after another by index). Without it a thread's
  * events order as delegate -1. Errors: XPACK_ERR_ARG, XPACK_ERR_NOMEM. */
-xpack_status xpack_writer_begin_delegate(xpack_writer* w, uint32_t delegate_index);
+xpack_status xpack_writer_begin_delegate(xpack_writer* w, uint32_t delegate_index, xpack_error* err);
 
 /* Says the calling thread has created (and deleted) the runtimes of the delegate it began. Optional: beginning
  * another delegate ends the previous one, and xpack_writer_finish ends them all. Ending each delegate as
  * soon as it is done lets the writer put the weights of later delegates, packed meanwhile on other
  * threads, in their final place while it runs instead of copying them at the end. Changes no byte of the
  * file. Errors: XPACK_ERR_ARG, XPACK_ERR_NOMEM. */
-xpack_status xpack_writer_end_delegate(xpack_writer* w);
+xpack_status xpack_writer_end_delegate(xpack_writer* w, xpack_error* err);
 
 /* The provider to pass to xnn_create_runtime_v4; one writer serves any number of runtimes (a weight
  * XNNPACK asks for again is served from what was recorded, so it is packed once). The runtimes must be
- * deleted before xpack_writer_finish or xpack_writer_abort. Owned by the writer. */
+ * deleted before xpack_writer_finish or xpack_writer_abort. Owned by the writer; NULL for a NULL writer. */
 struct xnn_weights_cache_provider* xpack_writer_provider(xpack_writer* w);
 
-/* Records an input file the cache is built from (provenance and model identity). kind: XPACK_INPUT_*.
- * program_size/program_hash describe the program flatbuffer region of a .pte (0 otherwise). */
+/* The kinds of input file a cache records (xpack_writer_add_input, xpack_file_input.kind): the values of
+ * the file's PROV kind field, defined by docs/FORMAT.md and format/xpc_format.h (XPC_INPUT_*), which are
+ * normative. xpc_format.h is not installed, so they are restated here; libpack asserts at compile time
+ * (writer/writer.c) that the two agree. */
 #define XPACK_INPUT_PTE 1
 #define XPACK_INPUT_PTD 2
 #define XPACK_INPUT_OTHER 3
-xpack_status xpack_writer_add_input(xpack_writer* w, const char* name, uint32_t kind, uint64_t file_size,
-                                    uint64_t file_hash, uint64_t program_size, uint64_t program_hash);
 
-/* Adds a free-form key/value note to the INFO table (both copied). */
-xpack_status xpack_writer_add_info(xpack_writer* w, const char* key, const char* value);
+/* Records an input file the cache is built from (provenance and model identity). kind: XPACK_INPUT_*.
+ * program_size/program_hash describe the program flatbuffer region of a .pte (0 otherwise); name is copied.
+ * Errors: XPACK_ERR_ARG (NULL, or kind not one of XPACK_INPUT_*), XPACK_ERR_NOMEM. */
+xpack_status xpack_writer_add_input(xpack_writer* w, const char* name, uint32_t kind, uint64_t file_size,
+                                    uint64_t file_hash, uint64_t program_size, uint64_t program_hash,
+                                    xpack_error* err);
+
+/* Adds a free-form key/value note to the INFO table (both copied).
+ * Errors: XPACK_ERR_ARG (NULL), XPACK_ERR_NOMEM. */
+xpack_status xpack_writer_add_info(xpack_writer* w, const char* key, const char* value, xpack_error* err);
 
 typedef struct xpack_writer_stats {
   uint64_t lookups;        /* look_up calls from XNNPACK */
@@ -109,6 +119,7 @@ typedef struct xpack_writer_stats {
   uint64_t no_family;        /* packed weights not recorded: no single probeable family bound to the kernel */
   uint64_t no_family_bytes;
 } xpack_writer_stats;
+/* The counters so far (zeroes for a NULL writer). */
 void xpack_writer_stats_get(xpack_writer* w, xpack_writer_stats* out);
 
 /* XPACK_OK while everything XNNPACK handed over has been recorded. Once a write to the temporary file has
@@ -132,7 +143,11 @@ typedef struct xpack_file xpack_file;
  * files are accepted and compatibility is reported rather than checked).
  * Errors: as xpack_cache_open, except XPACK_ERR_TRANSPORT and XPACK_ERR_INCOMPATIBLE. */
 xpack_status xpack_file_open(const char* path, xpack_file** out, xpack_error* err);
+/* Unmaps the file and frees f. NULL is ignored. */
 void xpack_file_close(xpack_file* f);
+
+/* The getters below fill *out from the open file f (index < the table's count); a NULL f gives a zeroed
+ * *out, a NULL out is ignored (xpack_status.h). */
 
 typedef struct xpack_file_info {
   uint16_t major, minor;
@@ -144,7 +159,7 @@ typedef struct xpack_file_info {
   uint64_t region_count, entry_count, input_count, info_count, family_count;
   const uint8_t* build_id; /* points into the file */
   size_t build_id_size;
-  int build_id_matches; /* 1 when this process's XNNPACK has the same build identifier */
+  bool build_id_matches; /* this process's XNNPACK has the same build identifier */
   uint64_t stored_bytes;     /* sum of region sizes */
   uint64_t referenced_bytes; /* sum over entries of their region's size: what XNNPACK would hold without dedup */
 } xpack_file_info;
@@ -154,7 +169,7 @@ typedef struct xpack_file_region {
   uint64_t offset, stored_size, size, hash;
 } xpack_file_region;
 void xpack_file_get_region(const xpack_file* f, uint64_t index, xpack_file_region* out); /* index < count */
-/* The region's bytes in the mapping (stored form), or NULL if its record is out of bounds. */
+/* The region's bytes in the mapping (stored form), or NULL if its record is out of bounds (or f is NULL). */
 const uint8_t* xpack_file_region_bytes(const xpack_file* f, uint64_t index);
 
 typedef struct xpack_file_entry {
@@ -164,12 +179,12 @@ typedef struct xpack_file_entry {
   uint32_t region;
   uint32_t family;
   uint32_t flags;
-  int sound; /* 1 when the entry passes its check and points at a sound region */
+  bool sound; /* the entry passes its check and points at a sound region */
 } xpack_file_entry;
 void xpack_file_get_entry(const xpack_file* f, uint64_t index, xpack_file_entry* out); /* index < count */
 
 /* Finds the entry for (seed, kernel identity, bias identity or NULL); returns its index, or -1 when the
- * file has no sound entry with that key. */
+ * file has no sound entry with that key (or f or kernel is NULL). */
 int64_t xpack_file_find(const xpack_file* f, uint32_t seed, const char* kernel, const char* bias);
 
 typedef struct xpack_file_family {

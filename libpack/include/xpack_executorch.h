@@ -514,15 +514,16 @@ void xpack_et_summary_free(xpack_et_summary* summary);
 /* Fills the XNNPACK part of *d (header facts, node and datatype counts, every distinct constant resolved
  * through `sources`) from an already parsed graph; the other fields of *d are left as they are. On an error
  * (a constant that does not resolve, NOMEM) the counts are complete and the constants resolved so far are
- * kept. Free what it allocated with xpack_et_delegate_summary_clear. */
+ * kept. Free what it allocated with xpack_et_delegate_summary_clear. XPACK_ERR_ARG when graph or d is NULL. */
 xpack_status xpack_et_summarize_graph(const xpack_et_xnn_graph* graph, const xpack_et_named_sources* sources,
                                       xpack_et_delegate_summary* d, xpack_error* err);
 void xpack_et_delegate_summary_clear(xpack_et_delegate_summary* d);
 
 /* Human-readable report (methods, delegates, node counts by type, datatypes, constants). When
- * `verbose`, one line per constant. Returns XPACK_ERR_IO if writing fails. */
+ * `verbose`, one line per constant. program may be NULL (then the program's own lines are left out).
+ * Errors: XPACK_ERR_ARG (summary or out NULL), XPACK_ERR_IO (writing to out failed). */
 xpack_status xpack_et_summary_print(const xpack_et_summary* summary, const xpack_et_program* program, bool verbose,
-                                    FILE* out);
+                                    FILE* out, xpack_error* err);
 
 #ifdef __cplusplus
 }

@@ -49,14 +49,15 @@ typedef struct xpack_family {
 /* The longest family name, with its NUL. */
 #define XPACK_FAMILY_NAME_MAX 96
 
-/* Writes the canonical name of `family` into name[0, cap) (NUL-terminated) and returns its length.
+/* Writes the canonical name of `family` into name[0, cap) (NUL-terminated) and stores its length in
+ * *len (len may be NULL).
  * Errors: XPACK_ERR_UNSUPPORTED when the family is not one this xpack can probe (the name is then
  * still written, for messages, when cap allows), XPACK_ERR_ARG for NULL or a too small buffer. */
-xpack_status xpack_family_format(const xpack_family* family, char* name, size_t cap, size_t* len);
+xpack_status xpack_family_format(const xpack_family* family, char* name, size_t cap, size_t* len, xpack_error* err);
 
 /* Parses a canonical name (exactly as xpack_family_format writes it: a name in any other spelling is
  * not a family of this version). Errors: XPACK_ERR_UNSUPPORTED, XPACK_ERR_ARG. */
-xpack_status xpack_family_parse(const char* name, size_t len, xpack_family* out);
+xpack_status xpack_family_parse(const char* name, size_t len, xpack_family* out, xpack_error* err);
 
 /* Short datatype names used in family names: "f32", "f16", "qd8", "qs8", "qu8", "qc8w", "qc4w", "qb4w",
  * "qs32", "qc32", "none" (xnn_datatype_invalid); "?" for any other. Never NULL. */

@@ -11,7 +11,7 @@
  *   xpack_error err;
  *   if (xpack_cache_open("model.xpc", 0, &cache, &err) != XPACK_OK) { report(err.message); cache = NULL; }
  *   // for every static weight handed to xnn_define_*:
- *   xpack_cache_bind(cache, weight_ptr, "its identity");      // ExecuTorch named key, or content id
+ *   xpack_cache_bind(cache, weight_ptr, "its identity", 12, NULL); // ExecuTorch named key, or content id
  *   ... define the subgraph ...
  *   xnn_create_runtime_v4(subgraph, xpack_cache_provider(cache), NULL, threadpool, 0, &runtime);
  *   xpack_cache_unbind_all(cache);  // before the raw weights are freed: a reused address must not
@@ -87,12 +87,14 @@ void xpack_cache_close(xpack_cache* cache);
 /* Binds a raw weight pointer (as handed to xnn_define_*) to its identity, a string of 1..1023 bytes
  * (copied). Rebinding a pointer replaces its identity. Unbound pointers always miss.
  * Errors: XPACK_ERR_ARG (NULL or bad length), XPACK_ERR_NOMEM. */
-xpack_status xpack_cache_bind(xpack_cache* cache, const void* raw, const char* identity, size_t identity_len);
+xpack_status xpack_cache_bind(xpack_cache* cache, const void* raw, const char* identity, size_t identity_len,
+                              xpack_error* err);
 
-/* Forgets every binding. Call it once runtimes are created and before raw weights are freed. */
+/* Forgets every binding. Call it once runtimes are created and before raw weights are freed. NULL is
+ * ignored. */
 void xpack_cache_unbind_all(xpack_cache* cache);
 
-/* The weights-cache provider to pass to xnn_create_runtime_v4. Owned by the cache. */
+/* The weights-cache provider to pass to xnn_create_runtime_v4. Owned by the cache; NULL for a NULL cache. */
 struct xnn_weights_cache_provider* xpack_cache_provider(xpack_cache* cache);
 
 /* Why the whole file is refused (e.g. "packed by another XNNPACK build"), or NULL when it is served. */
@@ -118,7 +120,7 @@ typedef struct xpack_stats {
   uint64_t served_bytes;        /* bytes of packed weights served from the file (counted per hit) */
 } xpack_stats;
 
-/* A consistent-enough snapshot of the counters (each read atomically). */
+/* A consistent-enough snapshot of the counters (each read atomically); zeroes for a NULL cache. */
 void xpack_cache_stats(const xpack_cache* cache, xpack_stats* out);
 
 /* Model identity. The cache records, for every program it was built from, the size and XXH3-64 of the
@@ -156,14 +158,14 @@ typedef struct xpack_cache_family_info {
   uint64_t refused;             /* look-ups that found an entry of this family and refused it so far */
 } xpack_cache_family_info;
 
-/* The number of families the file records. */
+/* The number of families the file records (0 for a NULL cache). */
 uint32_t xpack_cache_family_count(const xpack_cache* cache);
 
 /* Family `index` and the verdict on it, deciding it now (probing) if no look-up has. Thread safe.
  * Errors: XPACK_ERR_ARG (NULL, or index >= xpack_cache_family_count). */
-xpack_status xpack_cache_family(xpack_cache* cache, uint32_t index, xpack_cache_family_info* out);
+xpack_status xpack_cache_family(xpack_cache* cache, uint32_t index, xpack_cache_family_info* out, xpack_error* err);
 
-/* File facts, for tools and messages. */
+/* File facts, for tools and messages (0 for a NULL cache). */
 uint64_t xpack_cache_entry_count(const xpack_cache* cache);
 uint64_t xpack_cache_file_size(const xpack_cache* cache);
 

@@ -8,6 +8,7 @@
 #ifndef XPACK_REPLAY_H
 #define XPACK_REPLAY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,7 +27,7 @@ typedef void (*xpack_bind_fn)(void* context, const void* raw, const char* identi
 
 typedef struct xpack_replay_external {
   uint32_t id;        /* the XNNPACK value id (== its external id) */
-  int is_input;
+  bool is_input;      /* an external input (else an external output) */
   size_t bytes;       /* the tensor's size in bytes (without XNN_EXTRA_BYTES) */
   int16_t datatype;   /* serialized XNNDatatype */
 } xpack_replay_external;
@@ -54,7 +55,8 @@ typedef struct xpack_replay_subgraph {
  * index and type (e.g. "m.pte: execution_plan[1].delegates[0]: node 12 (ScaledDotProductAttention):
  * XNNPACK cannot define this node").
  * Errors: XPACK_ERR_UNSUPPORTED (a node or datatype this XNNPACK cannot define), XPACK_ERR_BAD_INPUT
- * (ids or constants that do not resolve), XPACK_ERR_XNNPACK (a define call failed), XPACK_ERR_NOMEM. */
+ * (ids or constants that do not resolve), XPACK_ERR_XNNPACK (a define call failed), XPACK_ERR_NOMEM,
+ * XPACK_ERR_ARG (graph or out NULL). */
 xpack_status xpack_replay_define(const xpack_et_xnn_graph* graph, const xpack_et_named_sources* sources,
                                  xpack_bind_fn bind, void* bind_context, xpack_replay_subgraph* out, xpack_error* err);
 
@@ -69,10 +71,11 @@ xpack_status xpack_replay_check_externals(xnn_runtime_t runtime, const xpack_rep
 /* Once xnn_create_runtime has returned, deletes the subgraph and frees the converted scales, as
  * ExecuTorch does when it has compiled a delegate: the runtime holds what it needs, and keeping them
  * would count their pages against the running model. externals and weight_families stay until
- * xpack_replay_release. Safe to call twice. */
+ * xpack_replay_release. Safe to call twice; NULL is ignored. */
 void xpack_replay_drop_definition(xpack_replay_subgraph* replay);
 
-/* Frees everything the replay owns (the subgraph, unless dropped already). Safe on a zeroed replay. */
+/* Frees everything the replay owns (the subgraph, unless dropped already). Safe on a zeroed replay;
+ * NULL is ignored. */
 void xpack_replay_release(xpack_replay_subgraph* replay);
 
 #ifdef __cplusplus

@@ -3,7 +3,15 @@
  *
  * Every fallible libpack function returns an xpack_status and, when the caller passes a non-NULL
  * xpack_error*, fills it with the same status and a one-line message that names the file, the
- * offset or field, and what was expected. The message is owned by the caller's xpack_error.
+ * offset or field, and what was expected. The message is owned by the caller's xpack_error. err may
+ * be NULL (then only the status tells what happened).
+ *
+ * NULL arguments, the same way in every public function that takes a handle (xpack_cache*, xpack_writer*,
+ * xpack_file*, an ExecuTorch program, graph or summary, a replay):
+ *   - a function returning xpack_status returns XPACK_ERR_ARG for a NULL handle or a NULL required pointer;
+ *   - a void function does nothing with a NULL handle (close, free, abort, unbind, release); one that fills
+ *     an output zeroes it for a NULL handle and does nothing for a NULL output;
+ *   - a function returning a pointer, a count or an index returns NULL, 0 or -1 for a NULL handle.
  * This header depends on nothing but the C standard library.
  */
 #ifndef XPACK_STATUS_H

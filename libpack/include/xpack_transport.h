@@ -7,10 +7,11 @@
  * install time on the device.
  *
  * Two libraries provide this header's functions:
- *   xpack_inflate  xpack_inflate_file only. Depends on libpack's file view (xpack_loader's cache_view,
- *                  error and status objects), zstd's decompressor and xxHash. It pulls in no XNNPACK
- *                  code and none of the packer, so an app can link it for install-time use.
- *   xpack_pack     xpack_compress_file (and everything in xpack_inflate).
+ *   xpack_inflate  both functions. Depends on libpack's common base and cache-file view (xpack_common,
+ *                  xpack_cachefile), zstd and xxHash; not on the loader, XNNPACK or the packer, so an app
+ *                  can link it for install-time use (a program that calls only xpack_inflate_file links
+ *                  only zstd's decompressor).
+ *   xpack_pack     everything, this included.
  *
  * Both functions write their output atomically: a temporary file beside out_path, fsync, rename over
  * out_path, fsync of the directory. On any error out_path is left as it was and no temporary file

@@ -49,8 +49,10 @@ void xpack_file_close(xpack_file* f) {
 }
 
 void xpack_file_get_info(const xpack_file* f, xpack_file_info* o) {
-  const xpc_view* v = &f->view;
+  if (o == NULL) return;
   memset(o, 0, sizeof *o);
+  if (f == NULL) return;
+  const xpc_view* v = &f->view;
   o->major = v->major;
   o->minor = v->minor;
   o->flags = v->flags;
@@ -89,6 +91,9 @@ void xpack_file_get_info(const xpack_file* f, xpack_file_info* o) {
 }
 
 void xpack_file_get_region(const xpack_file* f, uint64_t index, xpack_file_region* out) {
+  if (out == NULL) return;
+  memset(out, 0, sizeof *out);
+  if (f == NULL) return;
   xpc_region r;
   xpc_view_region(&f->view, index, &r);
   *out = (xpack_file_region){r.offset, r.stored_size, r.size, r.hash};
@@ -96,12 +101,15 @@ void xpack_file_get_region(const xpack_file* f, uint64_t index, xpack_file_regio
 
 const uint8_t* xpack_file_region_bytes(const xpack_file* f, uint64_t index) {
   xpc_region r;
-  if (index >= f->view.regions.count) return NULL;
+  if (f == NULL || index >= f->view.regions.count) return NULL;
   xpc_view_region(&f->view, index, &r);
   return xpc_region_is_sound(&f->view, &r) ? f->view.base + r.offset : NULL;
 }
 
 void xpack_file_get_entry(const xpack_file* f, uint64_t index, xpack_file_entry* out) {
+  if (out == NULL) return;
+  memset(out, 0, sizeof *out);
+  if (f == NULL) return;
   const xpc_view* v = &f->view;
   xpc_entry e;
   xpc_view_entry(v, index, &e);
@@ -111,7 +119,6 @@ void xpack_file_get_entry(const xpack_file* f, uint64_t index, xpack_file_entry*
   out->region = e.region;
   out->family = e.family;
   out->flags = e.flags;
-  out->sound = 0;
   if (e.region < v->regions.count) {
     xpc_region r;
     xpc_view_region(v, e.region, &r);
@@ -120,6 +127,9 @@ void xpack_file_get_entry(const xpack_file* f, uint64_t index, xpack_file_entry*
 }
 
 void xpack_file_get_family(const xpack_file* f, uint64_t index, xpack_file_family* out) {
+  if (out == NULL) return;
+  memset(out, 0, sizeof *out);
+  if (f == NULL) return;
   xpc_family m;
   xpc_view_family(&f->view, index, &m);
   out->name = string_at(&f->view, m.name);
@@ -128,6 +138,9 @@ void xpack_file_get_family(const xpack_file* f, uint64_t index, xpack_file_famil
 }
 
 void xpack_file_get_input(const xpack_file* f, uint64_t index, xpack_file_input* out) {
+  if (out == NULL) return;
+  memset(out, 0, sizeof *out);
+  if (f == NULL) return;
   const xpc_view* v = &f->view;
   const uint8_t* p = v->base + v->provenance.offset + index * v->provenance.record_size;
   out->name = string_at(v, xp_le32(p + XPC_P_NAME));
@@ -139,6 +152,9 @@ void xpack_file_get_input(const xpack_file* f, uint64_t index, xpack_file_input*
 }
 
 void xpack_file_get_info_pair(const xpack_file* f, uint64_t index, const char** key, const char** value) {
+  if (key == NULL || value == NULL) return;
+  *key = *value = NULL;
+  if (f == NULL) return;
   const xpc_view* v = &f->view;
   const uint8_t* p = v->base + v->info.offset + index * v->info.record_size;
   *key = string_at(v, xp_le32(p + XPC_I_KEY));
@@ -149,6 +165,7 @@ int64_t xpack_file_find(const xpack_file* f, uint32_t seed, const char* kernel, 
   xpc_entry e;
   xpc_region r;
   uint64_t index;
+  if (f == NULL || kernel == NULL) return -1;
   if (xpc_view_find(&f->view, seed, kernel, strlen(kernel), bias, bias ? strlen(bias) : 0, &e, &r, &index) !=
       XPC_FOUND) {
     return -1;

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/error.h"
+
 static size_t slot_of(const void* ptr, size_t capacity) {
   uint64_t x = (uint64_t)(uintptr_t)ptr;
   x ^= x >> 33;
@@ -95,4 +97,16 @@ size_t xp_bindings_get(xp_bindings* b, const void* ptr, char* buf, size_t cap) {
   }
   pthread_rwlock_unlock(&b->lock);
   return result;
+}
+
+xpack_status xp_bind_check(const char* fn, const void* owner, const char* owner_name, const void* raw,
+                           const char* identity, size_t len, size_t limit, xpack_error* err) {
+  if (owner == NULL || raw == NULL || identity == NULL) {
+    return xpack_fail(err, XPACK_ERR_ARG, "%s: %s is NULL", fn,
+                      owner == NULL ? owner_name : raw == NULL ? "the weight pointer" : "the identity");
+  }
+  if (len == 0 || len >= limit) {
+    return xpack_fail(err, XPACK_ERR_ARG, "%s: an identity of %zu bytes (expected 1..%zu)", fn, len, limit - 1);
+  }
+  return XPACK_OK;
 }

@@ -33,4 +33,10 @@ void xp_bindings_clear(xp_bindings* b);
  * or returns (size_t)-1 if ptr is not bound. Copying keeps the answer valid after a concurrent rebind. */
 size_t xp_bindings_get(xp_bindings* b, const void* ptr, char* buf, size_t cap);
 
+/* The argument checks of a public bind call (xpack_cache_bind, xpack_writer_bind): owner (the cache or the
+ * writer, called owner_name in messages), raw and identity not NULL, 1 <= len < limit. XPACK_OK, or
+ * XPACK_ERR_ARG with a message that starts with fn and names the faulty argument. */
+xpack_status xp_bind_check(const char* fn, const void* owner, const char* owner_name, const void* raw,
+                           const char* identity, size_t len, size_t limit, xpack_error* err);
+
 #endif

@@ -10,6 +10,8 @@
 
 #include "xpack_family.h"
 
+#include "common/error.h"
+
 enum { BIAS_NONE = 1, BIAS_F32 = 2, BIAS_F16 = 4, BIAS_QS32 = 8, BIAS_QC32 = 16 };
 
 typedef struct known_family {
@@ -116,8 +118,12 @@ const char* xpack_family_datatype_name(enum xnn_datatype datatype) {
   }
 }
 
-xpack_status xpack_family_format(const xpack_family* f, char* name, size_t cap, size_t* len) {
-  if (f == NULL || name == NULL || cap == 0) return XPACK_ERR_ARG;
+xpack_status xpack_family_format(const xpack_family* f, char* name, size_t cap, size_t* len, xpack_error* err) {
+  if (f == NULL || name == NULL || cap == 0) {
+    return xpack_fail(err, XPACK_ERR_ARG, "xpack_family_format: %s", f == NULL ? "the family is NULL"
+                                                                     : name == NULL ? "the name buffer is NULL"
+                                                                                    : "a name buffer of 0 bytes");
+  }
   char block[24] = "";
   if (f->filter == QB4W || f->block_size != 0) snprintf(block, sizeof block, " block=%u", f->block_size);
   char transpose[16] = "";
@@ -127,9 +133,15 @@ xpack_status xpack_family_format(const xpack_family* f, char* name, size_t cap, 
   int n = snprintf(name, cap, "%s in=%s w=%s%s b=%s out=%s%s", op_name(f->op), xpack_family_datatype_name(f->input),
                    xpack_family_datatype_name(f->filter), block, xpack_family_datatype_name(f->bias),
                    xpack_family_datatype_name(f->output), transpose);
-  if (n < 0 || (size_t)n >= cap) return XPACK_ERR_ARG;
+  if (n < 0 || (size_t)n >= cap) {
+    return xpack_fail(err, XPACK_ERR_ARG, "xpack_family_format: a name buffer of %zu bytes (the name needs %d)", cap,
+                      n + 1);
+  }
   if (len != NULL) *len = (size_t)n;
-  return is_known(f) ? XPACK_OK : XPACK_ERR_UNSUPPORTED;
+  if (!is_known(f)) {
+    return xpack_fail(err, XPACK_ERR_UNSUPPORTED, "%s: not a packing family this xpack can probe", name);
+  }
+  return XPACK_OK;
 }
 
 /* Parsing goes the other way round through the same formatter: a name is a family exactly when some
@@ -161,8 +173,7 @@ static const char* token_value(const char* name, size_t len, const char* key, si
   return NULL;
 }
 
-xpack_status xpack_family_parse(const char* name, size_t len, xpack_family* out) {
-  if (name == NULL || out == NULL) return XPACK_ERR_ARG;
+static xpack_status parse_name(const char* name, size_t len, xpack_family* out) {
   if (len == 0 || len >= XPACK_FAMILY_NAME_MAX || memchr(name, 0, len) != NULL) return XPACK_ERR_UNSUPPORTED;
   xpack_family f;
   memset(&f, 0, sizeof f);
@@ -192,10 +203,21 @@ xpack_status xpack_family_parse(const char* name, size_t len, xpack_family* out)
   }
   char canonical[XPACK_FAMILY_NAME_MAX];
   size_t clen = 0;
-  if (xpack_family_format(&f, canonical, sizeof canonical, &clen) != XPACK_OK || clen != len ||
+  if (xpack_family_format(&f, canonical, sizeof canonical, &clen, NULL) != XPACK_OK || clen != len ||
       memcmp(canonical, name, len) != 0) {
     return XPACK_ERR_UNSUPPORTED;
   }
   *out = f;
+  return XPACK_OK;
+}
+
+xpack_status xpack_family_parse(const char* name, size_t len, xpack_family* out, xpack_error* err) {
+  if (name == NULL || out == NULL) {
+    return xpack_fail(err, XPACK_ERR_ARG, "xpack_family_parse: %s is NULL", name == NULL ? "the name" : "out");
+  }
+  if (parse_name(name, len, out) != XPACK_OK) {
+    return xpack_fail(err, XPACK_ERR_UNSUPPORTED, "'%.*s' is not the name of a packing family this xpack knows",
+                      (int)(len < XPACK_FAMILY_NAME_MAX ? len : XPACK_FAMILY_NAME_MAX), name);
+  }
   return XPACK_OK;
 }

@@ -294,11 +294,15 @@ void xpack_cache_close(xpack_cache* c) {
   free(c);
 }
 
-xpack_status xpack_cache_bind(xpack_cache* c, const void* raw, const char* identity, size_t identity_len) {
-  if (c == NULL || raw == NULL || identity == NULL || identity_len == 0 || identity_len >= XP_MAX_IDENTITY) {
-    return XPACK_ERR_ARG;
+xpack_status xpack_cache_bind(xpack_cache* c, const void* raw, const char* identity, size_t identity_len,
+                              xpack_error* err) {
+  xpack_status st = xp_bind_check("xpack_cache_bind", c, "the cache", raw, identity, identity_len, XP_MAX_IDENTITY, err);
+  if (st != XPACK_OK) return st;
+  if (xp_bindings_set(&c->bindings, raw, identity, identity_len) != XPACK_OK) {
+    return xpack_fail(err, XPACK_ERR_NOMEM, "xpack_cache_bind: out of memory binding '%.*s'", (int)identity_len,
+                      identity);
   }
-  return xp_bindings_set(&c->bindings, raw, identity, identity_len);
+  return XPACK_OK;
 }
 
 void xpack_cache_unbind_all(xpack_cache* c) {
@@ -313,6 +317,7 @@ const char* xpack_cache_refusal(const xpack_cache* c) { return c && c->refusal[0
 
 void xpack_cache_stats(const xpack_cache* cc, xpack_stats* out) {
   xpack_cache* c = (xpack_cache*)cc; /* the heap pool's lock is taken for a consistent byte count */
+  if (out == NULL) return;
   memset(out, 0, sizeof *out);
   if (c == NULL) return;
   out->lookups = LOAD(c, lookups);
@@ -347,8 +352,14 @@ const char* xpack_family_refusal_name(xpack_family_refusal refusal) {
 
 uint32_t xpack_cache_family_count(const xpack_cache* c) { return c ? c->families.count : 0; }
 
-xpack_status xpack_cache_family(xpack_cache* c, uint32_t index, xpack_cache_family_info* out) {
-  if (c == NULL || out == NULL || index >= c->families.count) return XPACK_ERR_ARG;
+xpack_status xpack_cache_family(xpack_cache* c, uint32_t index, xpack_cache_family_info* out, xpack_error* err) {
+  if (c == NULL || out == NULL) {
+    return xpack_fail(err, XPACK_ERR_ARG, "xpack_cache_family: %s is NULL", c == NULL ? "the cache" : "out");
+  }
+  if (index >= c->families.count) {
+    return xpack_fail(err, XPACK_ERR_ARG, "xpack_cache_family: family %u of a file with %u families", index,
+                      c->families.count);
+  }
   xp_family_slot* slot = xp_families_decide(&c->families, &c->view, c->refusal[0] ? c->refusal : NULL, index);
   xpc_family record;
   xpc_view_family(&c->view, index, &record);

@@ -295,9 +295,8 @@ static enum xnn_status define_deconvolution(probe* p) {
 
 xpack_status xp_probe_run(const xpack_family* family, uint64_t* hash, xpack_error* err) {
   char name[XPACK_FAMILY_NAME_MAX];
-  if (xpack_family_format(family, name, sizeof name, NULL) != XPACK_OK) {
-    return xpack_fail(err, XPACK_ERR_UNSUPPORTED, "not a packing family this xpack can probe");
-  }
+  xpack_status st = xpack_family_format(family, name, sizeof name, NULL, err);
+  if (st != XPACK_OK) return st;
   enum xnn_status xs = xnn_initialize(NULL);
   if (xs != xnn_status_success) {
     return xpack_fail(err, XPACK_ERR_XNNPACK, "%s: xnn_initialize failed (status %d)", name, (int)xs);
@@ -363,9 +362,8 @@ static memo* g_memos; /* never freed: one small record per family probed, bounde
 
 xpack_status xp_probe_family(const char* name, size_t len, uint64_t* hash, xpack_error* err) {
   xpack_family family;
-  if (xpack_family_parse(name, len, &family) != XPACK_OK) {
-    return xpack_fail(err, XPACK_ERR_UNSUPPORTED, "not a packing family this xpack knows");
-  }
+  xpack_status parsed = xpack_family_parse(name, len, &family, err);
+  if (parsed != XPACK_OK) return parsed;
   pthread_mutex_lock(&g_memo_lock);
   memo* m = g_memos;
   while (m != NULL && !(strlen(m->name) == len && memcmp(m->name, name, len) == 0)) m = m->next;

@@ -49,6 +49,9 @@ static void free_scratch(rp_scratch* block) {
 
 xpack_status xpack_replay_define(const xpack_et_xnn_graph* graph, const xpack_et_named_sources* sources,
                                  xpack_bind_fn bind, void* bind_context, xpack_replay_subgraph* out, xpack_error* err) {
+  if (graph == NULL || out == NULL) {
+    return xpack_fail(err, XPACK_ERR_ARG, "xpack_replay_define: %s is NULL", graph == NULL ? "the graph" : "out");
+  }
   memset(out, 0, sizeof *out);
   rp_state s = {.graph = graph, .sources = sources, .bind = bind, .bind_context = bind_context};
   enum xnn_status xs = xnn_create_subgraph(graph->num_externs, 0, &s.subgraph);

@@ -399,9 +399,21 @@ xpack_status xpack_writer_create(const char* out_path, const xpack_writer_option
 
 struct xnn_weights_cache_provider* xpack_writer_provider(xpack_writer* w) { return w ? &w->provider : NULL; }
 
+/* The public kinds are the on-disk PROV kinds (xpack.h restates xpc_format.h, which is not installed). */
+_Static_assert(XPACK_INPUT_PTE == XPC_INPUT_PTE && XPACK_INPUT_PTD == XPC_INPUT_PTD &&
+                   XPACK_INPUT_OTHER == XPC_INPUT_OTHER,
+               "xpack.h's XPACK_INPUT_* must be format/xpc_format.h's XPC_INPUT_*");
+
 xpack_status xpack_writer_add_input(xpack_writer* w, const char* name, uint32_t kind, uint64_t file_size,
-                                    uint64_t file_hash, uint64_t program_size, uint64_t program_hash) {
-  if (w == NULL || name == NULL || kind < XPACK_INPUT_PTE || kind > XPACK_INPUT_OTHER) return XPACK_ERR_ARG;
+                                    uint64_t file_hash, uint64_t program_size, uint64_t program_hash,
+                                    xpack_error* err) {
+  if (w == NULL || name == NULL) {
+    return xpack_fail(err, XPACK_ERR_ARG, "xpack_writer_add_input: %s is NULL", w == NULL ? "the writer" : "the name");
+  }
+  if (kind < XPC_INPUT_PTE || kind > XPC_INPUT_OTHER) {
+    return xpack_fail(err, XPACK_ERR_ARG,
+                      "xpack_writer_add_input: %s: kind %u (expected XPACK_INPUT_PTE, _PTD or _OTHER)", name, kind);
+  }
   pthread_mutex_lock(&w->lock);
   xpack_status st = XPACK_ERR_NOMEM;
   w->intern_ticket = w->outside_events++;
@@ -412,11 +424,15 @@ xpack_status xpack_writer_add_input(xpack_writer* w, const char* name, uint32_t 
     st = XPACK_OK;
   }
   pthread_mutex_unlock(&w->lock);
-  return st;
+  if (st != XPACK_OK) return xpack_fail(err, st, "xpack_writer_add_input: out of memory recording input %s", name);
+  return XPACK_OK;
 }
 
-xpack_status xpack_writer_add_info(xpack_writer* w, const char* key, const char* value) {
-  if (w == NULL || key == NULL || value == NULL) return XPACK_ERR_ARG;
+xpack_status xpack_writer_add_info(xpack_writer* w, const char* key, const char* value, xpack_error* err) {
+  if (w == NULL || key == NULL || value == NULL) {
+    return xpack_fail(err, XPACK_ERR_ARG, "xpack_writer_add_info: %s is NULL",
+                      w == NULL ? "the writer" : key == NULL ? "the key" : "the value");
+  }
   pthread_mutex_lock(&w->lock);
   xpack_status st = XPACK_ERR_NOMEM;
   w->intern_ticket = w->outside_events++;
@@ -431,10 +447,16 @@ xpack_status xpack_writer_add_info(xpack_writer* w, const char* key, const char*
     st = XPACK_OK;
   }
   pthread_mutex_unlock(&w->lock);
-  return st;
+  if (st != XPACK_OK) return xpack_fail(err, st, "xpack_writer_add_info: out of memory recording '%s'", key);
+  return XPACK_OK;
 }
 
 void xpack_writer_stats_get(xpack_writer* w, xpack_writer_stats* out) {
+  if (out == NULL) return;
+  if (w == NULL) {
+    memset(out, 0, sizeof *out);
+    return;
+  }
   pthread_mutex_lock(&w->lock);
   *out = w->stats;
   pthread_mutex_unlock(&w->lock);

@@ -21,7 +21,7 @@ xpack_status xpack_writer_bind_family(xpack_writer* w, const void* kernel, const
   if (s == NULL) return xpack_fail(err, XPACK_ERR_NOMEM, "out of memory");
   char name[XPACK_FAMILY_NAME_MAX];
   size_t len = 0;
-  xpack_status st = xpack_family_format(family, name, sizeof name, &len);
+  xpack_status st = xpack_family_format(family, name, sizeof name, &len, NULL);
   if (st == XPACK_ERR_UNSUPPORTED) {
     xp_bindings_set(&s->family_bindings, kernel, WR_NO_FAMILY_UNPROBEABLE, strlen(WR_NO_FAMILY_UNPROBEABLE));
     return xpack_fail(err, st, "%s: not a packing family this xpack can probe; its weights are not recorded", name);

@@ -3,6 +3,7 @@
  * runtime (no thread pool is given while packing), which is the thread that bound the runtime's weights. */
 #include <stdlib.h>
 
+#include "common/error.h"
 #include "writer/writer_internal.h"
 #include "xpack.h"
 
@@ -43,10 +44,13 @@ void wr_sessions_destroy(xpack_writer* w) {
   }
 }
 
-xpack_status xpack_writer_begin_delegate(xpack_writer* w, uint32_t delegate_index) {
-  if (w == NULL) return XPACK_ERR_ARG;
+xpack_status xpack_writer_begin_delegate(xpack_writer* w, uint32_t delegate_index, xpack_error* err) {
+  if (w == NULL) return xpack_fail(err, XPACK_ERR_ARG, "xpack_writer_begin_delegate: the writer is NULL");
   wr_session* s = wr_session_get(w);
-  if (s == NULL) return XPACK_ERR_NOMEM;
+  if (s == NULL) {
+    return xpack_fail(err, XPACK_ERR_NOMEM, "xpack_writer_begin_delegate: out of memory for delegate %u's thread",
+                      delegate_index);
+  }
   xp_bindings_clear(&s->bindings);
   xp_bindings_clear(&s->family_bindings);
   pthread_mutex_lock(&w->lock); /* a key left in flight by a failed delegate: nobody waits for it any more */
@@ -62,23 +66,27 @@ xpack_status xpack_writer_begin_delegate(xpack_writer* w, uint32_t delegate_inde
   return XPACK_OK;
 }
 
-xpack_status xpack_writer_end_delegate(xpack_writer* w) {
-  if (w == NULL) return XPACK_ERR_ARG;
+xpack_status xpack_writer_end_delegate(xpack_writer* w, xpack_error* err) {
+  if (w == NULL) return xpack_fail(err, XPACK_ERR_ARG, "xpack_writer_end_delegate: the writer is NULL");
   wr_session* s = wr_session_get(w);
-  if (s == NULL) return XPACK_ERR_NOMEM;
+  if (s == NULL) return xpack_fail(err, XPACK_ERR_NOMEM, "xpack_writer_end_delegate: out of memory for this thread");
   pthread_mutex_lock(&w->lock);
   wr_slot_leave(w, s);
   pthread_mutex_unlock(&w->lock);
   return XPACK_OK;
 }
 
-xpack_status xpack_writer_bind(xpack_writer* w, const void* raw, const char* identity, size_t identity_len) {
-  if (w == NULL || raw == NULL || identity == NULL || identity_len == 0 || identity_len >= WR_MAX_IDENTITY) {
-    return XPACK_ERR_ARG;
-  }
+xpack_status xpack_writer_bind(xpack_writer* w, const void* raw, const char* identity, size_t identity_len,
+                               xpack_error* err) {
+  xpack_status st = xp_bind_check("xpack_writer_bind", w, "the writer", raw, identity, identity_len, WR_MAX_IDENTITY,
+                                  err);
+  if (st != XPACK_OK) return st;
   wr_session* s = wr_session_get(w);
-  if (s == NULL) return XPACK_ERR_NOMEM;
-  return xp_bindings_set(&s->bindings, raw, identity, identity_len);
+  if (s == NULL || xp_bindings_set(&s->bindings, raw, identity, identity_len) != XPACK_OK) {
+    return xpack_fail(err, XPACK_ERR_NOMEM, "xpack_writer_bind: out of memory binding '%.*s'", (int)identity_len,
+                      identity);
+  }
+  return XPACK_OK;
 }
 
 void xpack_writer_unbind_all(xpack_writer* w) {

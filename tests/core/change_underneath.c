@@ -15,7 +15,7 @@
 #include "xpack.h"
 
 static void bind_cache(void* ctx, const void* raw, const char* id) {
-  if (xpack_cache_bind(ctx, raw, id, strlen(id)) != XPACK_OK) abort();
+  if (xpack_cache_bind(ctx, raw, id, strlen(id), NULL) != XPACK_OK) abort();
 }
 
 /* Deterministic inputs: floats in [-1, 1) or bytes, from a seed per graph. */

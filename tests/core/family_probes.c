@@ -11,19 +11,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "expect.h"
 #include "loader/probe.h"
 #include "xpack_family.h"
 
-static int failures;
-#define EXPECT(cond, ...)                                   \
-  do {                                                      \
-    if (!(cond)) {                                          \
-      fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);       \
-      fprintf(stderr, __VA_ARGS__);                         \
-      fprintf(stderr, "\n");                                \
-      failures++;                                           \
-    }                                                       \
-  } while (0)
 
 static const enum xnn_datatype kTypes[] = {xnn_datatype_invalid, xnn_datatype_fp32,  xnn_datatype_fp16,
                                            xnn_datatype_qdint8,  xnn_datatype_qint8,  xnn_datatype_quint8,
@@ -68,16 +59,16 @@ int main(void) {
                 xpack_family f = {(xpack_family_op)op, kTypes[a], kTypes[b], kTypes[c], kTypes[d], blocks[k], t};
                 char name[XPACK_FAMILY_NAME_MAX];
                 size_t len = 0;
-                xpack_status st = xpack_family_format(&f, name, sizeof name, &len);
+                xpack_status st = xpack_family_format(&f, name, sizeof name, &len, NULL);
                 xpack_family back;
                 if (st != XPACK_OK) {
                   if (st == XPACK_ERR_UNSUPPORTED) {
-                    EXPECT(xpack_family_parse(name, strlen(name), &back) != XPACK_OK, "unknown %s parsed", name);
+                    EXPECT_MSG(xpack_family_parse(name, strlen(name), &back, NULL) != XPACK_OK, "unknown %s parsed", name);
                   }
                   continue;
                 }
                 known++;
-                EXPECT(len == strlen(name) && xpack_family_parse(name, len, &back) == XPACK_OK &&
+                EXPECT_MSG(len == strlen(name) && xpack_family_parse(name, len, &back, NULL) == XPACK_OK &&
                            memcmp(&back, &f, sizeof f) == 0,
                        "%s does not parse back", name);
                 /* every one-byte change of a known name is another known name or no name */
@@ -86,9 +77,9 @@ int main(void) {
                   memcpy(bad, name, len + 1);
                   bad[i] ^= 0x01;
                   xpack_family g;
-                  if (xpack_family_parse(bad, len, &g) == XPACK_OK) {
+                  if (xpack_family_parse(bad, len, &g, NULL) == XPACK_OK) {
                     char again[XPACK_FAMILY_NAME_MAX];
-                    EXPECT(xpack_family_format(&g, again, sizeof again, NULL) == XPACK_OK && strcmp(again, bad) == 0,
+                    EXPECT_MSG(xpack_family_format(&g, again, sizeof again, NULL, NULL) == XPACK_OK && strcmp(again, bad) == 0,
                            "%s parsed as another spelling", bad);
                   }
                 }
@@ -100,13 +91,13 @@ int main(void) {
                 if (us > slowest_us) slowest_us = us;
                 if (st != XPACK_OK) {
                   unprobeable++;
-                  EXPECT(strstr(err.message, name) != NULL, "probe message does not name %s: %s", name, err.message);
+                  EXPECT_MSG(strstr(err.message, name) != NULL, "probe message does not name %s: %s", name, err.message);
                   printf("%s unprobeable %s\n", name, err.message);
                   continue;
                 }
-                EXPECT(xp_probe_run(&f, &h2, &err) == XPACK_OK && h1 == h2, "%s: probe not deterministic", name);
+                EXPECT_MSG(xp_probe_run(&f, &h2, &err) == XPACK_OK && h1 == h2, "%s: probe not deterministic", name);
                 uint64_t memo = 0;
-                EXPECT(xp_probe_family(name, len, &memo, &err) == XPACK_OK && memo == h1, "%s: memo differs", name);
+                EXPECT_MSG(xp_probe_family(name, len, &memo, &err) == XPACK_OK && memo == h1, "%s: memo differs", name);
                 printf("%s probe %016llx\n", name, (unsigned long long)h1);
                 if (probed_count < sizeof probed / sizeof probed[0]) {
                   snprintf(probed[probed_count].name, XPACK_FAMILY_NAME_MAX, "%s", name);
@@ -117,7 +108,7 @@ int main(void) {
   for (size_t i = 0; i < probed_count; i++) {
     for (size_t j = i + 1; j < probed_count; j++) {
       if (!must_differ(&probed[i].family, &probed[j].family)) continue;
-      EXPECT(probed[i].hash != probed[j].hash, "%s and %s have the same probe", probed[i].name, probed[j].name);
+      EXPECT_MSG(probed[i].hash != probed[j].hash, "%s and %s have the same probe", probed[i].name, probed[j].name);
     }
   }
   static const char* const kNotFamilies[] = {
@@ -134,15 +125,15 @@ int main(void) {
   };
   for (size_t i = 0; i < sizeof kNotFamilies / sizeof kNotFamilies[0]; i++) {
     xpack_family g;
-    EXPECT(xpack_family_parse(kNotFamilies[i], strlen(kNotFamilies[i]), &g) != XPACK_OK, "'%s' parsed",
+    EXPECT_MSG(xpack_family_parse(kNotFamilies[i], strlen(kNotFamilies[i]), &g, NULL) != XPACK_OK, "'%s' parsed",
            kNotFamilies[i]);
     uint64_t h;
     xpack_error err;
-    EXPECT(xp_probe_family(kNotFamilies[i], strlen(kNotFamilies[i]), &h, &err) == XPACK_ERR_UNSUPPORTED,
+    EXPECT_MSG(xp_probe_family(kNotFamilies[i], strlen(kNotFamilies[i]), &h, &err) == XPACK_ERR_UNSUPPORTED,
            "'%s' probed", kNotFamilies[i]);
   }
   fprintf(stderr, "families: %zu known, %zu probed, %zu unprobeable here; slowest probe %.0f us\n", known,
           probed_count, unprobeable, slowest_us);
-  EXPECT(probed_count > 0, "no family could be probed");
+  EXPECT_MSG(probed_count > 0, "no family could be probed");
   return failures ? 1 : 0;
 }

@@ -5,16 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "expect.h"
 #include "loader/heap_pool.h"
 
-static int failures;
-#define EXPECT(cond, what)                                  \
-  do {                                                      \
-    if (!(cond)) {                                          \
-      fprintf(stderr, "heap_spares: %s\n", what);           \
-      failures++;                                           \
-    }                                                       \
-  } while (0)
 
 int main(void) {
   xp_heap_pool pool;
@@ -22,44 +15,44 @@ int main(void) {
   xp_heap_set_spares(&pool, 2);
 
   uint8_t* a = xp_heap_reserve(&pool, 1000000);
-  EXPECT(a != NULL && ((uintptr_t)a % 64) == 0, "reserve: NULL or misaligned");
+  EXPECT_MSG(a != NULL && ((uintptr_t)a % 64) == 0, "reserve: NULL or misaligned");
   memset(a, 0xAA, 1000000);
   xp_heap_release(&pool, a);
-  EXPECT(pool.spare_count == 1, "a released block did not become a spare");
+  EXPECT_MSG(pool.spare_count == 1, "a released block did not become a spare");
 
   uint8_t* b = xp_heap_reserve(&pool, 300000); /* smaller: the spare serves it */
-  EXPECT(b == a, "the spare was not reused for a smaller request");
-  EXPECT(pool.spare_count == 0 && pool.spare_reuses == 1, "spare count or reuse count wrong after reuse");
+  EXPECT_MSG(b == a, "the spare was not reused for a smaller request");
+  EXPECT_MSG(pool.spare_count == 0 && pool.spare_reuses == 1, "spare count or reuse count wrong after reuse");
 
   uint8_t* c = xp_heap_reserve(&pool, 2000000); /* larger than any spare: a new block */
-  EXPECT(c != NULL && c != a, "a request larger than the spares got a spare");
+  EXPECT_MSG(c != NULL && c != a, "a request larger than the spares got a spare");
   memset(c, 0x55, 2000000);
   size_t kept = xp_heap_keep(&pool, c); /* a heap fallback: must never come back as scratch */
-  EXPECT(kept != SIZE_MAX, "keep failed");
+  EXPECT_MSG(kept != SIZE_MAX, "keep failed");
   xp_heap_release(&pool, c); /* no-op: kept */
-  EXPECT(xp_heap_addr(&pool, kept) == c && c[0] == 0x55, "a kept block was released or changed");
+  EXPECT_MSG(xp_heap_addr(&pool, kept) == c && c[0] == 0x55, "a kept block was released or changed");
 
   uint8_t* d = xp_heap_reserve(&pool, 4096);
   uint8_t* e = xp_heap_reserve(&pool, 8192);
   xp_heap_release(&pool, b);
   xp_heap_release(&pool, d);
   xp_heap_release(&pool, e); /* limit 2: the smallest (d) is freed, b and e stay */
-  EXPECT(pool.spare_count == 2, "the spare limit was not kept");
+  EXPECT_MSG(pool.spare_count == 2, "the spare limit was not kept");
   int has_b = 0, has_e = 0;
   for (size_t i = 0; i < pool.spare_count; i++) {
     has_b |= pool.spares[i].ptr == b;
     has_e |= pool.spares[i].ptr == e;
   }
-  EXPECT(has_b && has_e, "the largest released blocks were not the ones kept");
+  EXPECT_MSG(has_b && has_e, "the largest released blocks were not the ones kept");
   uint8_t* f = xp_heap_reserve(&pool, 5000); /* smallest spare that fits: e (8192), not b (1000000) */
-  EXPECT(f == e, "not the smallest fitting spare");
+  EXPECT_MSG(f == e, "not the smallest fitting spare");
   xp_heap_destroy(&pool);
 
   xp_heap_pool loader;
   xp_heap_init(&loader, 64);
   uint8_t* g = xp_heap_reserve(&loader, 65536);
   xp_heap_release(&loader, g);
-  EXPECT(loader.spare_count == 0, "a pool without spares kept a released block");
+  EXPECT_MSG(loader.spare_count == 0, "a pool without spares kept a released block");
   xp_heap_destroy(&loader);
 
   printf("heap_spares: %d failure(s)\n", failures);

@@ -11,17 +11,8 @@
 #include "xpack.h"
 #include "xpack_executorch.h"
 #include "xpack_replay.h"
+#include "expect.h"
 
-static int failures;
-#define CHECK(cond, ...)                                   \
-  do {                                                     \
-    if (!(cond)) {                                         \
-      fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);      \
-      fprintf(stderr, __VA_ARGS__);                        \
-      fputc('\n', stderr);                                 \
-      failures++;                                          \
-    }                                                      \
-  } while (0)
 
 typedef struct opened {
   xpack_et_program* program;
@@ -55,7 +46,7 @@ static void expect_refused(opened* o, const char* needle, const char* what) {
   xpack_replay_subgraph replay;
   xpack_error err;
   xpack_status st = define(o, &replay, &err);
-  CHECK(st == XPACK_ERR_BAD_INPUT && strstr(err.message, needle) != NULL, "%s: %s %s", what, xpack_status_name(st),
+  EXPECT_MSG(st == XPACK_ERR_BAD_INPUT && strstr(err.message, needle) != NULL, "%s: %s %s", what, xpack_status_name(st),
         st ? err.message : "defined");
   if (st == XPACK_OK) xpack_replay_release(&replay);
 }
@@ -68,7 +59,7 @@ static void depthwise_channels(const char* path) {
   for (size_t i = 0; i < o.graph->node_count; i++) {
     if (o.graph->nodes[i].type == XPACK_ET_XNN_DEPTHWISE_CONV2D) dw = (xpack_et_xnn_node*)&o.graph->nodes[i];
   }
-  CHECK(dw != NULL, "%s: no depthwise convolution", path);
+  EXPECT_MSG(dw != NULL, "%s: no depthwise convolution", path);
   if (dw) {
     dw->u.conv.group_output_channels = 3516;
     expect_refused(&o, "filter value", "depthwise group_output_channels 3516");
@@ -90,7 +81,7 @@ static void value_flags(const char* path) {
   opened o;
   if (open_graph(path, &o) != 0) { failures++; return; }
   xpack_et_xnn_value* out = external_output(&o);
-  CHECK(out != NULL, "%s: no external output", path);
+  EXPECT_MSG(out != NULL, "%s: no external output", path);
   if (out) {
     out->flags = 8;
     expect_refused(&o, "flags 0x8", "value flags 8");
@@ -109,7 +100,7 @@ static void output_dims(const char* path) {
     dims[d] = out->dims[d];
     if (!changed && dims[d] > 1) changed = dims[d], dims[d] = 1;
   }
-  CHECK(out != NULL && changed > 1, "%s: no external output with a dim above 1", path);
+  EXPECT_MSG(out != NULL && changed > 1, "%s: no external output with a dim above 1", path);
   if (out && changed > 1) {
     out->dims = dims;
     xpack_replay_subgraph replay;
@@ -119,7 +110,7 @@ static void output_dims(const char* path) {
     if (st == XPACK_OK && xnn_create_runtime_v4(replay.subgraph, NULL, NULL, NULL, 0, &runtime) == xnn_status_success) {
       if (xnn_reshape_runtime(runtime) == xnn_status_success) {
         st = xpack_replay_check_externals(runtime, &replay, &err);
-        CHECK(st == XPACK_ERR_BAD_INPUT && strstr(err.message, "reshape gives") != NULL, "dims %u -> 1: %s %s",
+        EXPECT_MSG(st == XPACK_ERR_BAD_INPUT && strstr(err.message, "reshape gives") != NULL, "dims %u -> 1: %s %s",
               (unsigned)changed, xpack_status_name(st), st ? err.message : "accepted");
       }
       xnn_delete_runtime(runtime);

@@ -35,10 +35,15 @@ int main(void) {
   xpack_writer* w;
   xpack_error err;
   EXPECT(xpack_writer_create(path, NULL, &w, &err) == XPACK_OK);
-  EXPECT(xpack_writer_bind(w, kernel_a, "A.w", 3) == XPACK_OK);
-  EXPECT(xpack_writer_bind(w, bias_a, "A.b", 3) == XPACK_OK);
-  EXPECT(xpack_writer_bind(w, kernel_b, "B.w", 3) == XPACK_OK);
-  EXPECT(xpack_writer_bind(w, NULL, "x", 1) == XPACK_ERR_ARG);
+  EXPECT(xpack_writer_bind(w, kernel_a, "A.w", 3, NULL) == XPACK_OK);
+  EXPECT(xpack_writer_bind(w, bias_a, "A.b", 3, NULL) == XPACK_OK);
+  EXPECT(xpack_writer_bind(w, kernel_b, "B.w", 3, NULL) == XPACK_OK);
+  EXPECT(xpack_writer_bind(w, NULL, "x", 1, &err) == XPACK_ERR_ARG && strstr(err.message, "weight pointer"));
+  EXPECT(xpack_writer_bind(w, kernel_a, "x", 0, &err) == XPACK_ERR_ARG && strstr(err.message, "0 bytes"));
+  EXPECT(xpack_writer_bind(NULL, kernel_a, "x", 1, NULL) == XPACK_ERR_ARG);
+  EXPECT(xpack_writer_add_input(w, "m.pte", 7, 0, 0, 0, 0, &err) == XPACK_ERR_ARG && strstr(err.message, "m.pte"));
+  EXPECT(xpack_writer_add_info(w, NULL, "v", &err) == XPACK_ERR_ARG && strstr(err.message, "key"));
+  EXPECT(xpack_writer_begin_delegate(NULL, 0, &err) == XPACK_ERR_ARG && strstr(err.message, "writer"));
   /* every recorded kernel needs a packing family; kernel_d has none, kernel_e two */
   const xpack_family fc = {XPACK_OP_FULLY_CONNECTED, xnn_datatype_fp32, xnn_datatype_fp32, xnn_datatype_fp32,
                            xnn_datatype_fp32, 0, 0};
@@ -51,8 +56,8 @@ int main(void) {
   EXPECT(xpack_writer_bind_family(w, kernel_a, &fc, &err) == XPACK_OK);
   EXPECT(xpack_writer_bind_family(w, kernel_b, &fc, &err) == XPACK_OK);
   EXPECT(xpack_writer_bind_family(w, kernel_b, &fc, &err) == XPACK_OK); /* the same family again */
-  EXPECT(xpack_writer_bind(w, kernel_d, "D.w", 3) == XPACK_OK);
-  EXPECT(xpack_writer_bind(w, kernel_e, "E.w", 3) == XPACK_OK);
+  EXPECT(xpack_writer_bind(w, kernel_d, "D.w", 3, NULL) == XPACK_OK);
+  EXPECT(xpack_writer_bind(w, kernel_e, "E.w", 3, NULL) == XPACK_OK);
   EXPECT(xpack_writer_bind_family(w, kernel_e, &fc, &err) == XPACK_OK);
   EXPECT(xpack_writer_bind_family(w, kernel_e, &fc_qd8, &err) == XPACK_ERR_MISMATCH && strstr(err.message, "two"));
   EXPECT(xpack_writer_bind_family(w, kernel_d, &not_a_family, &err) == XPACK_ERR_UNSUPPORTED &&
@@ -96,9 +101,9 @@ int main(void) {
   struct xnn_weights_cache_provider* p = xpack_cache_provider(c);
   /* unbound pointers miss */
   EXPECT(p->look_up(p->context, &ka) == SIZE_MAX);
-  EXPECT(xpack_cache_bind(c, kernel_a, "A.w", 3) == XPACK_OK);
-  EXPECT(xpack_cache_bind(c, bias_a, "A.b", 3) == XPACK_OK);
-  EXPECT(xpack_cache_bind(c, kernel_b, "B.w", 3) == XPACK_OK);
+  EXPECT(xpack_cache_bind(c, kernel_a, "A.w", 3, NULL) == XPACK_OK);
+  EXPECT(xpack_cache_bind(c, bias_a, "A.b", 3, NULL) == XPACK_OK);
+  EXPECT(xpack_cache_bind(c, kernel_b, "B.w", 3, NULL) == XPACK_OK);
   size_t la = p->look_up(p->context, &ka);
   EXPECT(la != SIZE_MAX && ((unsigned char*)p->offset_to_addr(p->context, la))[127] == 0xAA);
   EXPECT(p->look_up_or_insert(p->context, &ka, NULL, 0) == la);
@@ -114,7 +119,7 @@ int main(void) {
   size_t lx = pack_like_xnnpack(p, &kx, 128, 0x5A, 1);
   EXPECT(lx != SIZE_MAX && ((unsigned char*)p->offset_to_addr(p->context, lx))[0] == 0x5A);
   /* rebinding to another identity: not found */
-  EXPECT(xpack_cache_bind(c, kernel_b, "other", 5) == XPACK_OK);
+  EXPECT(xpack_cache_bind(c, kernel_b, "other", 5, NULL) == XPACK_OK);
   EXPECT(p->look_up(p->context, &kc) == SIZE_MAX);
   xpack_cache_unbind_all(c);
   EXPECT(p->look_up(p->context, &ka) == SIZE_MAX);
@@ -127,11 +132,12 @@ int main(void) {
   EXPECT(s.misses == 5 && s.misses_unbound == 2 && s.misses_not_found == 2 && s.misses_refused == 1);
   EXPECT(s.refused_mismatch == 1 && s.refused_probe == 0 && s.refused_no_family == 0);
   xpack_cache_family_info fi;
-  EXPECT(xpack_cache_family(c, 0, &fi) == XPACK_OK);
+  EXPECT(xpack_cache_family(c, 0, &fi, NULL) == XPACK_OK);
   EXPECT(strcmp(fi.name, "fully_connected in=f32 w=f32 b=f32 out=f32 transpose=0") == 0);
   EXPECT(fi.refusal == XPACK_FAMILY_SERVED && fi.reason == NULL && fi.packed_probe == fi.local_probe);
   EXPECT(fi.hits == 3 && fi.refused == 0);
-  EXPECT(xpack_cache_family(c, 1, &fi) == XPACK_ERR_ARG);
+  EXPECT(xpack_cache_family(c, 1, &fi, &err) == XPACK_ERR_ARG && strstr(err.message, "family 1 of a file with 1"));
+  EXPECT(xpack_cache_bind(c, kernel_b, "x", 1024, &err) == XPACK_ERR_ARG && strstr(err.message, "1024 bytes"));
   EXPECT(s.heap_fallbacks == 2 && s.heap_fallback_bytes == 4096 + 128);
   if (failures) {
     fprintf(stderr, "stats: lookups %llu hits %llu misses %llu unbound %llu not_found %llu refused %llu heap %llu/%llu\n",

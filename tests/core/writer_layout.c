@@ -42,10 +42,10 @@ static const xpack_family fc = {XPACK_OP_FULLY_CONNECTED, xnn_datatype_fp32, xnn
                                 xnn_datatype_fp32, 0, 0};
 
 static void begin(int d) {
-  EXPECT(xpack_writer_begin_delegate(writer, (uint32_t)d) == XPACK_OK);
+  EXPECT(xpack_writer_begin_delegate(writer, (uint32_t)d, NULL) == XPACK_OK);
   xpack_error err;
   for (int i = 0; i < MAX_WEIGHTS && script[d][i].name; i++) {
-    EXPECT(xpack_writer_bind(writer, raw[d][i], script[d][i].name, strlen(script[d][i].name)) == XPACK_OK);
+    EXPECT(xpack_writer_bind(writer, raw[d][i], script[d][i].name, strlen(script[d][i].name), NULL) == XPACK_OK);
     EXPECT(xpack_writer_bind_family(writer, raw[d][i], &fc, &err) == XPACK_OK);
   }
 }
@@ -71,7 +71,7 @@ static void pack_range(int d, int from, int to) {
 static void whole_delegate(int d, int end) {
   begin(d);
   pack_range(d, 0, MAX_WEIGHTS);
-  if (end) EXPECT(xpack_writer_end_delegate(writer) == XPACK_OK);
+  if (end) EXPECT(xpack_writer_end_delegate(writer, NULL) == XPACK_OK);
 }
 
 static void start(const char* path) {
@@ -124,7 +124,7 @@ static void d1_mapped(int unused) {
   mapped_d1a = provider->offset_to_addr(provider->context, answer);
   EXPECT(mapped_d1a != NULL && mapped_d1a[0] == 0x20 && mapped_d1a[4999] == 0x20);
   pack_range(1, 1, MAX_WEIGHTS);
-  EXPECT(xpack_writer_end_delegate(writer) == XPACK_OK);
+  EXPECT(xpack_writer_end_delegate(writer, NULL) == XPACK_OK);
 }
 
 static int same_file(const char* a, const char* b) {
@@ -158,7 +158,7 @@ int main(void) {
   begin(0);
   on_thread(d1_then_d2, 0);
   pack_range(0, 0, MAX_WEIGHTS);
-  EXPECT(xpack_writer_end_delegate(writer) == XPACK_OK);
+  EXPECT(xpack_writer_end_delegate(writer, NULL) == XPACK_OK);
   on_thread(whole_and_end, 3);
   finish();
   EXPECT(same_file(serial, path));
@@ -179,7 +179,7 @@ int main(void) {
   begin(0);
   on_thread(d1_mapped, 0);
   pack_range(0, 0, MAX_WEIGHTS);
-  EXPECT(xpack_writer_end_delegate(writer) == XPACK_OK);
+  EXPECT(xpack_writer_end_delegate(writer, NULL) == XPACK_OK);
   EXPECT(mapped_d1a != NULL && mapped_d1a[0] == 0x20 && mapped_d1a[4999] == 0x20);
   on_thread(whole_and_end, 2);
   on_thread(whole_and_end, 3);

@@ -21,10 +21,10 @@ static double now_us(void) {
 }
 
 static void bind_writer(void* ctx, const void* raw, const char* id) {
-  if (xpack_writer_bind(ctx, raw, id, strlen(id)) != XPACK_OK) abort();
+  if (xpack_writer_bind(ctx, raw, id, strlen(id), NULL) != XPACK_OK) abort();
 }
 static void bind_cache(void* ctx, const void* raw, const char* id) {
-  if (xpack_cache_bind(ctx, raw, id, strlen(id)) != XPACK_OK) abort();
+  if (xpack_cache_bind(ctx, raw, id, strlen(id), NULL) != XPACK_OK) abort();
 }
 
 static int pack(const char* out) {
@@ -34,8 +34,8 @@ static int pack(const char* out) {
     fprintf(stderr, "xpack-subgraphs: %s\n", err.message);
     return 1;
   }
-  xpack_writer_add_input(w, "demo-subgraphs", XPACK_INPUT_OTHER, 0, 0, 0, 0);
-  xpack_writer_add_info(w, "generator", "xpack-subgraphs");
+  xpack_writer_add_input(w, "demo-subgraphs", XPACK_INPUT_OTHER, 0, 0, 0, 0, NULL);
+  xpack_writer_add_info(w, "generator", "xpack-subgraphs", NULL);
   for (size_t i = 0; i < demo_graph_count(); i++) {
     demo_graph g;
     xnn_runtime_t rt = NULL;
@@ -222,7 +222,7 @@ static int run(int argc, char** argv) {
            (unsigned long long)s.served_bytes);
     for (uint32_t i = 0; i < xpack_cache_family_count(cache); i++) {
       xpack_cache_family_info f;
-      if (xpack_cache_family(cache, i, &f) != XPACK_OK) continue;
+      if (xpack_cache_family(cache, i, &f, NULL) != XPACK_OK) continue;
       printf("family %s | status %s hits %llu refused %llu | %s\n", f.name, xpack_family_refusal_name(f.refusal),
              (unsigned long long)f.hits, (unsigned long long)f.refused, f.reason ? f.reason : "");
     }

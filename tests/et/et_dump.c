@@ -155,7 +155,7 @@ int main(int argc, char** argv) {
     if (xpack_et_summarize(p, &src, &s, &err) != XPACK_OK) {
       rc = fail(&err);
     } else {
-      xpack_et_summary_print(s, p, verbose, stdout);
+      if (xpack_et_summary_print(s, p, verbose, stdout, &err) != XPACK_OK) rc = fail(&err);
       xpack_et_summary_free(s);
     }
     if (nodes) print_graphs(p);

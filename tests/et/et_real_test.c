@@ -67,14 +67,14 @@ static void check_program(const char* dir, const char* name) {
   xpack_et_program* p = NULL;
   xpack_status st = xpack_et_program_open(path, &p, &err);
   if (strncmp(name, "bad_", 4) == 0) {
-    CHECK(st == XPACK_ERR_BAD_INPUT, "%s: expected bad_input, got %s", name, xpack_status_name(st));
-    CHECK(strstr(err.message, name) != NULL, "%s: message does not name the file: %s", name, err.message);
-    CHECK(strstr(err.message, "ET12") != NULL, "%s: message does not say what was expected: %s", name, err.message);
+    EXPECT_MSG(st == XPACK_ERR_BAD_INPUT, "%s: expected bad_input, got %s", name, xpack_status_name(st));
+    EXPECT_MSG(strstr(err.message, name) != NULL, "%s: message does not name the file: %s", name, err.message);
+    EXPECT_MSG(strstr(err.message, "ET12") != NULL, "%s: message does not say what was expected: %s", name, err.message);
     printf("ok %s rejected: %s\n", name, err.message);
     free(path);
     return;
   }
-  CHECK(st == XPACK_OK, "%s: open failed: %s", name, err.message);
+  EXPECT_MSG(st == XPACK_OK, "%s: open failed: %s", name, err.message);
   if (st != XPACK_OK) {
     free(path);
     return;
@@ -82,16 +82,16 @@ static void check_program(const char* dir, const char* name) {
   const xpack_et_program_info* info = xpack_et_program_get_info(p);
   xpack_et_summary* s = NULL;
   st = xpack_et_summarize(p, NULL, &s, &err);
-  CHECK(st == XPACK_OK, "%s: summarize failed: %s", name, err.message);
+  EXPECT_MSG(st == XPACK_OK, "%s: summarize failed: %s", name, err.message);
   const expect* e = find_expectation(name);
-  CHECK(e != NULL, "%s: a real file without an expectation: add it to EXPECTED", name);
+  EXPECT_MSG(e != NULL, "%s: a real file without an expectation: add it to EXPECTED", name);
   if (s && e) {
-    CHECK(s->delegate_count == e->delegates, "%s: %zu delegates, expected %zu", name, s->delegate_count, e->delegates);
-    CHECK(s->xnnpack_delegate_count == e->xnnpack, "%s: %zu XNNPACK delegates, expected %zu", name,
+    EXPECT_MSG(s->delegate_count == e->delegates, "%s: %zu delegates, expected %zu", name, s->delegate_count, e->delegates);
+    EXPECT_MSG(s->xnnpack_delegate_count == e->xnnpack, "%s: %zu XNNPACK delegates, expected %zu", name,
           s->xnnpack_delegate_count, e->xnnpack);
-    CHECK(info->xnnpack_delegate_count == e->xnnpack, "%s: info says %zu XNNPACK delegates", name,
+    EXPECT_MSG(info->xnnpack_delegate_count == e->xnnpack, "%s: info says %zu XNNPACK delegates", name,
           info->xnnpack_delegate_count);
-    CHECK((int)info->extended_header_size == e->eh00, "%s: eh00 length %u, expected %d", name,
+    EXPECT_MSG((int)info->extended_header_size == e->eh00, "%s: eh00 length %u, expected %d", name,
           (unsigned)info->extended_header_size, e->eh00);
     unsigned nodes_of_type = 0;
     size_t constants = 0;
@@ -103,29 +103,29 @@ static void check_program(const char* dir, const char* name) {
       for (size_t k = 0; k < d->constant_count; k++) {
         const xpack_et_constant_summary* c = &d->constants[k];
         if (e->const_source >= 0) {
-          CHECK((int)c->source == e->const_source, "%s: constant %s from %s", name, c->identity,
+          EXPECT_MSG((int)c->source == e->const_source, "%s: constant %s from %s", name, c->identity,
                 xpack_et_constant_source_name(c->source));
         }
         if (c->source == XPACK_ET_CONSTANT_PTE_NAMED_DATA) {
           /* Named XNNPACK keys are sha256 hex, scales prefixed with "scale_". */
           const char* key = c->identity;
           if (strncmp(key, "scale_", 6) == 0) key += 6;
-          CHECK(strlen(key) == 64 && is_lower_hex(key, 64), "%s: named key is not sha256 hex: %s", name, c->identity);
+          EXPECT_MSG(strlen(key) == 64 && is_lower_hex(key, 64), "%s: named key is not sha256 hex: %s", name, c->identity);
         } else if (c->source == XPACK_ET_CONSTANT_BLOB) {
-          CHECK(strncmp(c->identity, "xpack:xxh3-128:", 15) == 0, "%s: in-blob identity %s", name, c->identity);
+          EXPECT_MSG(strncmp(c->identity, "xpack:xxh3-128:", 15) == 0, "%s: in-blob identity %s", name, c->identity);
         }
       }
     }
     if (type) {
       if (e->node_count) {
-        CHECK(nodes_of_type == e->node_count, "%s: %u %s nodes, expected %u", name, nodes_of_type, e->node_type,
+        EXPECT_MSG(nodes_of_type == e->node_count, "%s: %u %s nodes, expected %u", name, nodes_of_type, e->node_type,
               e->node_count);
       } else {
-        CHECK(nodes_of_type > 0, "%s: no %s node", name, e->node_type);
+        EXPECT_MSG(nodes_of_type > 0, "%s: no %s node", name, e->node_type);
       }
     }
     if (e->constants != SIZE_MAX) {
-      CHECK(constants == e->constants, "%s: %zu constants, expected %zu", name, constants, e->constants);
+      EXPECT_MSG(constants == e->constants, "%s: %zu constants, expected %zu", name, constants, e->constants);
     }
   }
   printf("ok %s: %zu methods, %zu delegates (%zu XNNPACK)\n", name, info->method_count, s ? s->delegate_count : 0,
@@ -140,33 +140,33 @@ static void check_ptd(const char* dir, const char* name) {
   xpack_error err = {0};
   xpack_et_ptd* t = NULL;
   xpack_status st = xpack_et_ptd_open(path, &t, &err);
-  CHECK(st == XPACK_OK, "%s: %s", name, err.message);
+  EXPECT_MSG(st == XPACK_OK, "%s: %s", name, err.message);
   free(path);
   if (st != XPACK_OK) return;
   const xpack_et_ptd_info* info = xpack_et_ptd_get_info(t);
   if (strcmp(name, "orphan_xnnpack_weights.ptd") == 0) {
-    CHECK(info->layout == XPACK_ET_PTD_NAMED_DATA, "%s: layout %d", name, info->layout);
-    CHECK(info->entry_count == 6, "%s: %zu keys, expected 6", name, info->entry_count);
+    EXPECT_MSG(info->layout == XPACK_ET_PTD_NAMED_DATA, "%s: layout %d", name, info->layout);
+    EXPECT_MSG(info->entry_count == 6, "%s: %zu keys, expected 6", name, info->entry_count);
     for (size_t i = 0; i < info->entry_count; i++) {
-      CHECK(info->entries[i].key_len == 64 && is_lower_hex(info->entries[i].key, 64), "%s: key %s", name,
+      EXPECT_MSG(info->entries[i].key_len == 64 && is_lower_hex(info->entries[i].key, 64), "%s: key %s", name,
             info->entries[i].key);
     }
     const xpack_et_ptd_entry* hit = xpack_et_ptd_find(t, info->entries[2].key, info->entries[2].key_len);
-    CHECK(hit == &info->entries[2], "%s: lookup by key", name);
-    CHECK(info->entries[2].size == 4608, "%s: entry 2 has %zu bytes", name, info->entries[2].size);
+    EXPECT_MSG(hit == &info->entries[2], "%s: lookup by key", name);
+    EXPECT_MSG(info->entries[2].size == 4608, "%s: entry 2 has %zu bytes", name, info->entries[2].size);
   } else if (strcmp(name, "portable_linear_oldlayout.ptd") == 0) {
-    CHECK(info->layout == XPACK_ET_PTD_TENSORS, "%s: layout %d", name, info->layout);
+    EXPECT_MSG(info->layout == XPACK_ET_PTD_TENSORS, "%s: layout %d", name, info->layout);
     const xpack_et_ptd_entry* w = xpack_et_ptd_find(t, "linear.weight", 13);
     const xpack_et_ptd_entry* b = xpack_et_ptd_find(t, "linear.bias", 11);
-    CHECK(w && w->size == 36, "%s: linear.weight (3x3 float)", name);
-    CHECK(b && b->size == 12, "%s: linear.bias (3 float)", name);
-    CHECK(w && b && b->data == w->data + 48, "%s: bias at offset 48 of the segment", name);
-    CHECK(xpack_et_ptd_find(t, "linear.weigh", 12) == NULL, "%s: prefix must not match", name);
+    EXPECT_MSG(w && w->size == 36, "%s: linear.weight (3x3 float)", name);
+    EXPECT_MSG(b && b->size == 12, "%s: linear.bias (3 float)", name);
+    EXPECT_MSG(w && b && b->data == w->data + 48, "%s: bias at offset 48 of the segment", name);
+    EXPECT_MSG(xpack_et_ptd_find(t, "linear.weigh", 12) == NULL, "%s: prefix must not match", name);
   } else if (strcmp(name, "portable_xor.ptd") == 0) {
-    CHECK(info->layout == XPACK_ET_PTD_NAMED_DATA, "%s: layout %d", name, info->layout);
-    CHECK(info->entry_count == 4, "%s: %zu entries", name, info->entry_count);
+    EXPECT_MSG(info->layout == XPACK_ET_PTD_NAMED_DATA, "%s: layout %d", name, info->layout);
+    EXPECT_MSG(info->entry_count == 4, "%s: %zu entries", name, info->entry_count);
     const xpack_et_ptd_entry* w = xpack_et_ptd_find(t, "net.linear.weight", 17);
-    CHECK(w && w->size == 80, "%s: net.linear.weight", name);
+    EXPECT_MSG(w && w->size == 80, "%s: net.linear.weight", name);
   }
   printf("ok %s: %s layout, %zu entries\n", name, info->layout == XPACK_ET_PTD_NAMED_DATA ? "named_data" : "tensors",
          info->entry_count);
@@ -179,38 +179,38 @@ static void check_linear129(const char* dir) {
   xpack_error err;
   xpack_et_program* p;
   if (xpack_et_program_open(path, &p, &err) != XPACK_OK) {
-    CHECK(0, "linear129.pte: %s", err.message);
+    EXPECT_MSG(0, "linear129.pte: %s", err.message);
     free(path);
     return;
   }
   xpack_et_xnn_graph* g;
-  CHECK(xpack_et_xnn_graph_open(p, 0, 0, &g, &err) == XPACK_OK, "%s", err.message);
-  CHECK(g->node_count == 1 && g->nodes[0].type == XPACK_ET_XNN_FULLY_CONNECTED, "one FullyConnected");
+  EXPECT_MSG(xpack_et_xnn_graph_open(p, 0, 0, &g, &err) == XPACK_OK, "%s", err.message);
+  EXPECT_MSG(g->node_count == 1 && g->nodes[0].type == XPACK_ET_XNN_FULLY_CONNECTED, "one FullyConnected");
   const xpack_et_xnn_node* fc = &g->nodes[0];
   const xpack_et_xnn_value* w = xpack_et_xnn_graph_find_value(g, fc->u.fully_connected.filter_id);
   const xpack_et_xnn_value* b = xpack_et_xnn_graph_find_value(g, fc->u.fully_connected.bias_id);
   const xpack_et_xnn_value* in = xpack_et_xnn_graph_find_value(g, fc->u.fully_connected.input1_id);
-  CHECK(w && w->num_dims == 2 && w->dims[0] == 64 && w->dims[1] == 129, "weight dims [64,129]");
-  CHECK(in && in->dims[0] == 129 && (in->flags & XPACK_ET_XNN_VALUE_FLAG_EXTERNAL_INPUT), "external input [129]");
-  CHECK(g->num_externs == 2 && g->input_ids.count == 1 && g->output_ids.count == 1, "externs");
+  EXPECT_MSG(w && w->num_dims == 2 && w->dims[0] == 64 && w->dims[1] == 129, "weight dims [64,129]");
+  EXPECT_MSG(in && in->dims[0] == 129 && (in->flags & XPACK_ET_XNN_VALUE_FLAG_EXTERNAL_INPUT), "external input [129]");
+  EXPECT_MSG(g->num_externs == 2 && g->input_ids.count == 1 && g->output_ids.count == 1, "externs");
   xpack_et_named_sources src = {p, NULL, 0};
   xpack_et_constant c;
-  CHECK(w && xpack_et_xnn_resolve_constant(g, w->constant_buffer_idx, &src, &c, &err) == XPACK_OK, "%s", err.message);
-  CHECK(c.source == XPACK_ET_CONSTANT_PTE_NAMED_DATA && c.size == 64 * 129 * 4, "weight: %zu bytes from %s", c.size,
+  EXPECT_MSG(w && xpack_et_xnn_resolve_constant(g, w->constant_buffer_idx, &src, &c, &err) == XPACK_OK, "%s", err.message);
+  EXPECT_MSG(c.source == XPACK_ET_CONSTANT_PTE_NAMED_DATA && c.size == 64 * 129 * 4, "weight: %zu bytes from %s", c.size,
         xpack_et_constant_source_name(c.source));
   size_t file_size;
   const uint8_t* file = xpack_et_program_bytes(p, &file_size);
-  CHECK(c.data > file && c.data + c.size <= file + file_size, "weight points into the mapped file");
-  CHECK(c.named_key && c.named_key_len == 64, "weight has a sha256 key");
-  CHECK(b && xpack_et_xnn_resolve_constant(g, b->constant_buffer_idx, &src, &c, &err) == XPACK_OK, "%s", err.message);
-  CHECK(c.size == 64 * 4, "bias: %zu bytes", c.size);
+  EXPECT_MSG(c.data > file && c.data + c.size <= file + file_size, "weight points into the mapped file");
+  EXPECT_MSG(c.named_key && c.named_key_len == 64, "weight has a sha256 key");
+  EXPECT_MSG(b && xpack_et_xnn_resolve_constant(g, b->constant_buffer_idx, &src, &c, &err) == XPACK_OK, "%s", err.message);
+  EXPECT_MSG(c.size == 64 * 4, "bias: %zu bytes", c.size);
   /* Without the program the named key cannot be found: a clear error, not a crash. */
   xpack_et_named_sources none = {NULL, NULL, 0};
-  CHECK(xpack_et_xnn_resolve_constant(g, w->constant_buffer_idx, &none, &c, &err) == XPACK_ERR_BAD_INPUT &&
+  EXPECT_MSG(xpack_et_xnn_resolve_constant(g, w->constant_buffer_idx, &none, &c, &err) == XPACK_ERR_BAD_INPUT &&
             strstr(err.message, "missing .ptd") != NULL,
         "unresolvable key: %s", err.message);
-  CHECK(xpack_et_xnn_resolve_constant(g, 99, &src, &c, &err) == XPACK_ERR_BAD_INPUT, "index past constant_data");
-  CHECK(xpack_et_xnn_resolve_constant(g, 0, &src, &c, &err) == XPACK_OK && c.source == XPACK_ET_CONSTANT_NONE,
+  EXPECT_MSG(xpack_et_xnn_resolve_constant(g, 99, &src, &c, &err) == XPACK_ERR_BAD_INPUT, "index past constant_data");
+  EXPECT_MSG(xpack_et_xnn_resolve_constant(g, 0, &src, &c, &err) == XPACK_OK && c.source == XPACK_ET_CONSTANT_NONE,
         "index 0 is not a constant");
   xpack_et_xnn_graph_free(g);
   /* The OpenVINO-only file has no XNNPACK graph to open. */
@@ -224,34 +224,34 @@ static void check_per_channel_scales(const char* dir) {
   xpack_error err;
   xpack_et_program* p;
   if (xpack_et_program_open(path, &p, &err) != XPACK_OK) {
-    CHECK(0, "%s", err.message);
+    EXPECT_MSG(0, "%s", err.message);
     free(path);
     return;
   }
   xpack_et_xnn_graph* g;
-  CHECK(xpack_et_xnn_graph_open(p, 0, 0, &g, &err) == XPACK_OK, "%s", err.message);
+  EXPECT_MSG(xpack_et_xnn_graph_open(p, 0, 0, &g, &err) == XPACK_OK, "%s", err.message);
   xpack_et_named_sources src = {p, NULL, 0};
   int seen = 0;
   for (size_t i = 0; g && i < g->value_count; i++) {
     const xpack_et_xnn_value* v = &g->values[i];
     if (v->quant.kind != XPACK_ET_XNN_QUANT_PER_CHANNEL) continue;
     seen++;
-    CHECK(v->datatype == XPACK_ET_XNN_DT_QCINT8 || v->datatype == XPACK_ET_XNN_DT_QCINT32, "datatype %s",
+    EXPECT_MSG(v->datatype == XPACK_ET_XNN_DT_QCINT8 || v->datatype == XPACK_ET_XNN_DT_QCINT32, "datatype %s",
           v->datatype_name);
-    CHECK(v->quant.scale_buffer_idx != 0 && v->quant.num_scales == v->dims[0], "scales in a constant, one per channel");
+    EXPECT_MSG(v->quant.scale_buffer_idx != 0 && v->quant.num_scales == v->dims[0], "scales in a constant, one per channel");
     xpack_et_constant c;
-    CHECK(xpack_et_xnn_resolve_constant(g, v->quant.scale_buffer_idx, &src, &c, &err) == XPACK_OK, "%s", err.message);
-    CHECK(c.size == (size_t)v->quant.num_scales * 4, "scale bytes %zu for %u scales", c.size,
+    EXPECT_MSG(xpack_et_xnn_resolve_constant(g, v->quant.scale_buffer_idx, &src, &c, &err) == XPACK_OK, "%s", err.message);
+    EXPECT_MSG(c.size == (size_t)v->quant.num_scales * 4, "scale bytes %zu for %u scales", c.size,
           (unsigned)v->quant.num_scales);
   }
-  CHECK(seen == 2, "%d per-channel values (weight and bias)", seen);
+  EXPECT_MSG(seen == 2, "%d per-channel values (weight and bias)", seen);
   xpack_et_xnn_graph_free(g);
   /* Non-XNNPACK delegates are refused by graph_open with UNSUPPORTED. */
   xpack_et_program_close(p);
   free(path);
   path = et_path(dir, "openvino_tiny.pte");
   if (xpack_et_program_open(path, &p, &err) == XPACK_OK) {
-    CHECK(xpack_et_xnn_graph_open(p, 0, 0, &g, &err) == XPACK_ERR_UNSUPPORTED, "OpenVINO delegate is not XNNPACK");
+    EXPECT_MSG(xpack_et_xnn_graph_open(p, 0, 0, &g, &err) == XPACK_ERR_UNSUPPORTED, "OpenVINO delegate is not XNNPACK");
     xpack_et_program_close(p);
   }
   free(path);
@@ -263,7 +263,7 @@ static void check_named_lookup(const char* dir) {
   xpack_et_program* p;
   if (xpack_et_program_open(path, &p, &err) == XPACK_OK) {
     const xpack_et_program_info* info = xpack_et_program_get_info(p);
-    CHECK(info->method_count == 2 && strcmp(info->methods[0].name, "double") == 0 &&
+    EXPECT_MSG(info->method_count == 2 && strcmp(info->methods[0].name, "double") == 0 &&
               strcmp(info->methods[1].name, "forward") == 0,
           "methods double, forward");
     xpack_et_program_close(p);
@@ -273,9 +273,9 @@ static void check_named_lookup(const char* dir) {
   if (xpack_et_program_open(path, &p, &err) == XPACK_OK) {
     const uint8_t* d;
     size_t n;
-    CHECK(xpack_et_program_get_info(p)->legacy_constant_buffer_count == 3, "legacy constant_buffer");
-    CHECK(xpack_et_program_legacy_constant(p, 1, &d, &n, &err) == XPACK_OK && n > 0, "legacy constant 1");
-    CHECK(xpack_et_program_legacy_constant(p, 3, &d, &n, &err) == XPACK_ERR_ARG, "legacy constant 3 is out of range");
+    EXPECT_MSG(xpack_et_program_get_info(p)->legacy_constant_buffer_count == 3, "legacy constant_buffer");
+    EXPECT_MSG(xpack_et_program_legacy_constant(p, 1, &d, &n, &err) == XPACK_OK && n > 0, "legacy constant 1");
+    EXPECT_MSG(xpack_et_program_legacy_constant(p, 3, &d, &n, &err) == XPACK_ERR_ARG, "legacy constant 3 is out of range");
     xpack_et_program_close(p);
   }
   free(path);
@@ -320,14 +320,14 @@ static void check_resolution_order(const char* dir) {
   xpack_error err;
   xpack_et_program* p;
   if (xpack_et_program_open(path, &p, &err) != XPACK_OK) {
-    CHECK(0, "%s", err.message);
+    EXPECT_MSG(0, "%s", err.message);
     free(path);
     return;
   }
   free(path);
   xpack_et_xnn_graph* g;
   if (xpack_et_xnn_graph_open(p, 0, 0, &g, &err) != XPACK_OK) {
-    CHECK(0, "%s", err.message);
+    EXPECT_MSG(0, "%s", err.message);
     xpack_et_program_close(p);
     return;
   }
@@ -339,27 +339,27 @@ static void check_resolution_order(const char* dir) {
   size_t n = build_ptd(ptd_bytes, sizeof ptd_bytes, e->named_key, e->named_key_len, fake, sizeof fake);
   xpack_et_ptd* t1 = NULL;
   xpack_et_ptd* t2 = NULL;
-  CHECK(xpack_et_ptd_open_memory(ptd_bytes, n, "made.ptd", &t1, &err) == XPACK_OK, "made ptd: %s", err.message);
-  CHECK(xpack_et_ptd_open_memory(ptd_bytes, n, "copy.ptd", &t2, &err) == XPACK_OK, "made ptd: %s", err.message);
+  EXPECT_MSG(xpack_et_ptd_open_memory(ptd_bytes, n, "made.ptd", &t1, &err) == XPACK_OK, "made ptd: %s", err.message);
+  EXPECT_MSG(xpack_et_ptd_open_memory(ptd_bytes, n, "copy.ptd", &t2, &err) == XPACK_OK, "made ptd: %s", err.message);
   if (t1 && t2) {
     const xpack_et_ptd* one[1] = {t1};
     const xpack_et_ptd* two[2] = {t1, t2};
     xpack_et_constant c;
     xpack_et_named_sources only_ptd = {NULL, one, 1};
-    CHECK(xpack_et_xnn_resolve_constant(g, w->constant_buffer_idx, &only_ptd, &c, &err) == XPACK_OK &&
+    EXPECT_MSG(xpack_et_xnn_resolve_constant(g, w->constant_buffer_idx, &only_ptd, &c, &err) == XPACK_OK &&
               c.source == XPACK_ET_CONSTANT_PTD && c.data == ptd_bytes + 256 && c.size == sizeof fake,
           "key served from the .ptd: %s", err.message);
     xpack_et_named_sources both = {p, one, 1};
-    CHECK(xpack_et_xnn_resolve_constant(g, w->constant_buffer_idx, &both, &c, &err) == XPACK_ERR_BAD_INPUT &&
+    EXPECT_MSG(xpack_et_xnn_resolve_constant(g, w->constant_buffer_idx, &both, &c, &err) == XPACK_ERR_BAD_INPUT &&
               strstr(err.message, "in both made.ptd and the program") != NULL,
           "key in .ptd and .pte: %s", err.message);
     xpack_et_named_sources twice = {NULL, two, 2};
-    CHECK(xpack_et_xnn_resolve_constant(g, w->constant_buffer_idx, &twice, &c, &err) == XPACK_ERR_BAD_INPUT &&
+    EXPECT_MSG(xpack_et_xnn_resolve_constant(g, w->constant_buffer_idx, &twice, &c, &err) == XPACK_ERR_BAD_INPUT &&
               strstr(err.message, "copy.ptd") != NULL,
           "key in two .ptd files: %s", err.message);
     /* The bias key is only in the program: still found after the .ptd misses. */
     const xpack_et_xnn_value* b = xpack_et_xnn_graph_find_value(g, g->nodes[0].u.fully_connected.bias_id);
-    CHECK(xpack_et_xnn_resolve_constant(g, b->constant_buffer_idx, &both, &c, &err) == XPACK_OK &&
+    EXPECT_MSG(xpack_et_xnn_resolve_constant(g, b->constant_buffer_idx, &both, &c, &err) == XPACK_OK &&
               c.source == XPACK_ET_CONSTANT_PTE_NAMED_DATA,
           "fallback to the program: %s", err.message);
   }
@@ -387,13 +387,13 @@ int main(int argc, char** argv) {
     }
   }
   closedir(d);
-  CHECK(files >= 20, "only %d files found", files);
+  EXPECT_MSG(files >= 20, "only %d files found", files);
   check_linear129(dir);
   check_per_channel_scales(dir);
   check_named_lookup(dir);
   check_resolution_order(dir);
-  if (et_failures) {
-    fprintf(stderr, "%d check(s) failed\n", et_failures);
+  if (failures) {
+    fprintf(stderr, "%d check(s) failed\n", failures);
     return 1;
   }
   printf("all %d real files ok\n", files);

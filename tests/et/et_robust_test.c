@@ -28,8 +28,8 @@ static char tmpdir[256];
 static void expect_message(xpack_status st, const xpack_error* err, const char* what) {
   if (st == XPACK_OK) return;
   failures_reported++;
-  CHECK(err->status == st && err->message[0] != 0, "%s: status %s without a message", what, xpack_status_name(st));
-  CHECK(st == XPACK_ERR_BAD_INPUT || st == XPACK_ERR_UNSUPPORTED, "%s: unexpected status %s: %s", what,
+  EXPECT_MSG(err->status == st && err->message[0] != 0, "%s: status %s without a message", what, xpack_status_name(st));
+  EXPECT_MSG(st == XPACK_ERR_BAD_INPUT || st == XPACK_ERR_UNSUPPORTED, "%s: unexpected status %s: %s", what,
         xpack_status_name(st), err->message);
 }
 
@@ -154,7 +154,7 @@ static void damage_file(const char* dir, const char* name, unsigned iterations) 
   unsigned char* orig = et_read_file(path, &size);
   free(path);
   if (!orig) {
-    CHECK(0, "cannot read %s", name);
+    EXPECT_MSG(0, "cannot read %s", name);
     return;
   }
   size_t n = strlen(name);
@@ -219,8 +219,8 @@ int main(int argc, char** argv) {
   closedir(d);
   rmdir(tmpdir);
   printf("%lu parses of damaged files, %lu rejected with a message, no crash\n", parses, failures_reported);
-  if (et_failures) {
-    fprintf(stderr, "%d check(s) failed\n", et_failures);
+  if (failures) {
+    fprintf(stderr, "%d check(s) failed\n", failures);
     return 1;
   }
   return 0;

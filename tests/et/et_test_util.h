@@ -9,17 +9,7 @@
 
 #define ET_SKIP 77
 
-static int et_failures;
-
-#define CHECK(cond, ...)                                                  \
-  do {                                                                    \
-    if (!(cond)) {                                                        \
-      et_failures++;                                                      \
-      fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond); \
-      fprintf(stderr, __VA_ARGS__);                                       \
-      fprintf(stderr, "\n");                                              \
-    }                                                                     \
-  } while (0)
+#include "../core/expect.h"
 
 /* Exits with the ctest skip code when the real test data folder is absent. */
 static inline void et_require_dir(const char* dir) {

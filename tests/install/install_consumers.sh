@@ -2,13 +2,16 @@
 # cmake --install into a temporary prefix, then use the install as an app would: the installed tool packs a
 # generated model and serves it; docs/examples/integration_example.c is built against the install with
 # find_package(xpack) and with a plain cc command line from pkg-config, and both binaries serve hits; the
-# loader alone links from `pkg-config --static --libs xpack-loader` without zstd or the writer; a transport-form
-# cache is inflated by a program linked from `pkg-config xpack-inflate` and then served.
+# loader alone links from `pkg-config --static --libs xpack-loader` and from find_package(xpack COMPONENTS loader)
+# without zstd or the writer; a transport-form cache is inflated by a program linked from `pkg-config
+# xpack-inflate` and by one built with find_package(xpack COMPONENTS inflate) where no XNNPACK can be found,
+# neither holding the loader or XNNPACK, and then served.
 # Usage: install_consumers.sh BUILD_DIR SOURCE_DIR GENMODEL C_COMPILER NINJA
 source "$(dirname "$0")/lib.sh" "$@"
 
 install_xpack
-for f in bin/xpack lib/libxpack_loader.a lib/libxpack_pack.a include/xpack/xpack_loader.h include/xpack/xpack.h \
+for f in bin/xpack lib/libxpack_common.a lib/libxpack_loader.a lib/libxpack_inflate.a lib/libxpack_writer.a \
+         include/xpack/xpack_loader.h include/xpack/xpack.h include/xpack/xpack_transport.h \
          lib/cmake/xpack/xpackConfig.cmake lib/cmake/xpack/xpackConfigVersion.cmake lib/cmake/xpack/XpackAddCache.cmake \
          lib/pkgconfig/xpack-loader.pc lib/pkgconfig/xpack-inflate.pc lib/pkgconfig/xpack.pc; do
   [ -e "$XP_PREFIX/$f" ] || fail "cmake --install did not install $f"
@@ -49,7 +52,27 @@ esac
 "$XP_CC" -std=c11 -o "$XP_TMP/model_app_pc" "$XP_SOURCE/docs/examples/cmake_pipeline/model_app.c" $loader_flags \
   || fail "linking the loader-only app with pkg-config xpack-loader"
 "$XP_TMP/model_app_pc" "$XP_TMP/model.pte" "$XP_TMP/model.xpc" || fail "the loader-only app refused the installed tool's cache"
-if ldd "$XP_TMP/model_app_pc" | grep zstd; then fail "the loader-only app needs zstd"; fi
+# No zstd, defined, referenced or loaded; nm must work on the binary for the check to mean anything.
+no_symbols() { # BINARY REGEX WHAT: fails when nm fails, shows no xpack code, or shows a symbol matching REGEX
+  local syms bad
+  syms=$(nm "$1") || fail "nm $1"
+  grep -q ' T xpack_' <<< "$syms" || fail "nm shows no xpack code in $1"
+  bad=$(grep -E "$2" <<< "$syms" || true)
+  [ -z "$bad" ] || fail "$1 holds $3: $(head -3 <<< "$bad")"
+}
+loader_only() { # BINARY: the loader-only app
+  if ldd "$1" | grep zstd; then fail "the loader-only app $1 needs zstd"; fi
+  no_symbols "$1" ' (ZSTD_|xpack_writer_|xpack_inflate_)' "zstd or more than the loader"
+}
+loader_only "$XP_TMP/model_app_pc"
+# The same with CMake: find_package(xpack COMPONENTS loader), xpack::loader alone.
+build_project "$XP_SOURCE/tests/install/consumer_part" "$XP_TMP/loader_part" -DXPACK_PART=loader \
+  -DXPACK_PART_SOURCE="$XP_SOURCE/docs/examples/cmake_pipeline/model_app.c"
+if grep -E 'zstd|xpack_(writer|inflate|et)' "$XP_TMP/loader_part/build.ninja"; then
+  fail "xpack::loader's link line drags in zstd or more than the loader (above)"
+fi
+loader_only "$XP_TMP/loader_part/part_app"
+"$XP_TMP/loader_part/part_app" "$XP_TMP/model.pte" "$XP_TMP/model.xpc" || fail "the CMake loader-only app refused the cache"
 
 # The transport form: packed with --zstd by the installed tool, refused by the loader, inflated by a program
 # linked from `pkg-config xpack-inflate` (no writer), then served.
@@ -60,7 +83,11 @@ fi
 grep -q "inflate" "$XP_TMP/refused.txt" || { cat "$XP_TMP/refused.txt"; fail "the refusal does not name xpack inflate"; }
 inflate_flags=$(pkg-config --cflags --libs xpack-inflate) || fail "pkg-config xpack-inflate"
 echo "--- pkg-config --cflags --libs xpack-inflate: $inflate_flags"
-case " $inflate_flags " in *xpack_pack* | *xpack_et*) fail "the inflater's link line drags in the writer" ;; esac
+case " $inflate_flags " in
+  *xpack_pack* | *xpack_et* | *xpack_writer* | *xpack_loader* | *XNNPACK* | *xnnpack*)
+    fail "the inflater's link line drags in the writer, the loader or XNNPACK" ;;
+esac
+[ -z "$(pkg-config --print-requires xpack-inflate)" ] || fail "xpack-inflate.pc requires $(pkg-config --print-requires xpack-inflate)"
 cat > "$XP_TMP/inflate.c" <<'C'
 #include <stdio.h>
 #include "xpack_transport.h"
@@ -75,7 +102,19 @@ int main(int argc, char** argv) {
 C
 # shellcheck disable=SC2086
 "$XP_CC" -std=c11 -o "$XP_TMP/inflate_pc" "$XP_TMP/inflate.c" $inflate_flags || fail "linking an inflater with pkg-config xpack-inflate"
+no_symbols "$XP_TMP/inflate_pc" ' (xnn_|xpack_cache_|xpack_writer_)' "the loader or XNNPACK"
 "$XP_TMP/inflate_pc" "$XP_TMP/transport.xpc" "$XP_TMP/inflated.xpc" || fail "inflating the transport form"
 cmp "$XP_TMP/inflated.xpc" "$XP_TMP/model.xpc" || fail "the inflated cache differs from the one packed without --zstd"
 "$XP_TMP/model_app_pc" "$XP_TMP/model.pte" "$XP_TMP/inflated.xpc" || fail "the loader refused the inflated cache"
+# The same with CMake, where no XNNPACK can be found: find_package(xpack COMPONENTS inflate) must neither look for
+# it nor link it.
+build_project "$XP_SOURCE/tests/install/consumer_part" "$XP_TMP/inflate_part" -DXPACK_PART=inflate \
+  -DXPACK_PART_SOURCE="$XP_TMP/inflate.c" -DXPACK_XNNPACK_PREFIX="$XP_TMP/no-xnnpack-here"
+if grep -iE 'xnnpack|xpack_loader' "$XP_TMP/inflate_part/build.ninja"; then
+  fail "xpack::inflate's link line drags in the loader or XNNPACK (above)"
+fi
+no_symbols "$XP_TMP/inflate_part/part_app" ' (xnn_|xpack_cache_|xpack_writer_)' "the loader or XNNPACK"
+rm "$XP_TMP/inflated.xpc"
+"$XP_TMP/inflate_part/part_app" "$XP_TMP/transport.xpc" "$XP_TMP/inflated.xpc" || fail "the CMake inflater failed"
+cmp "$XP_TMP/inflated.xpc" "$XP_TMP/model.xpc" || fail "the CMake inflater's cache differs from the one packed without --zstd"
 echo "install consumers: ok"

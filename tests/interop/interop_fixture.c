@@ -77,7 +77,7 @@ static int pack_case(xpack_writer* w, const fc_case* c, void** keep) {
   keep[0] = kernel;
   keep[1] = bias;
   if (kernel == NULL || (c->bias_identity && bias == NULL)) return 1;
-  xpack_writer_bind(w, kernel, c->kernel_identity, strlen(c->kernel_identity));
+  xpack_writer_bind(w, kernel, c->kernel_identity, strlen(c->kernel_identity), NULL);
   const xpack_family family = {XPACK_OP_FULLY_CONNECTED, xnn_datatype_fp32, xnn_datatype_fp32,
                                bias ? xnn_datatype_fp32 : xnn_datatype_invalid, xnn_datatype_fp32, 0, 0};
   xpack_error err;
@@ -85,7 +85,7 @@ static int pack_case(xpack_writer* w, const fc_case* c, void** keep) {
     fprintf(stderr, "interop-fixture: %s\n", err.message);
     return 1;
   }
-  if (bias) xpack_writer_bind(w, bias, c->bias_identity, strlen(c->bias_identity));
+  if (bias) xpack_writer_bind(w, bias, c->bias_identity, strlen(c->bias_identity), NULL);
   size_t in_dims[2] = {1, c->in}, out_dims[2] = {1, c->out}, k_dims[2] = {c->out, c->in}, b_dims[1] = {c->out};
   uint32_t in_id, out_id, k_id, b_id = XNN_INVALID_VALUE_ID;
   int bad = xnn_define_tensor_value(g, xnn_datatype_fp32, 2, in_dims, NULL, 0, XNN_VALUE_FLAG_EXTERNAL_INPUT, &in_id) ||
@@ -107,7 +107,7 @@ static int make_cache(const char* out) {
     fprintf(stderr, "interop-fixture: %s\n", err.message);
     return 1;
   }
-  xpack_writer_add_input(w, "interop-fixture", XPACK_INPUT_OTHER, 0, 0, 0, 0);
+  xpack_writer_add_input(w, "interop-fixture", XPACK_INPUT_OTHER, 0, 0, 0, 0, NULL);
   void* keep[2 * CASE_COUNT] = {0};
   int bad = 0;
   for (size_t i = 0; i < CASE_COUNT && !bad; i++) {

@@ -9,19 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../core/expect.h"
 #include "xpack.h"
-
-static int failures = 0;
-
-#define EXPECT(cond, ...)                   \
-  do {                                      \
-    if (!(cond)) {                          \
-      printf("FAIL line %d: ", __LINE__);   \
-      printf(__VA_ARGS__);                  \
-      printf("\n");                         \
-      failures++;                           \
-    }                                       \
-  } while (0)
 
 static uint8_t* read_file(const char* path, size_t* size) {
   FILE* f = fopen(path, "rb");
@@ -98,27 +87,27 @@ int main(int argc, char** argv) {
   xpack_transport_stats stats;
 
   /* Argument errors: nothing written. */
-  EXPECT(xpack_compress_file(plain, z, 0, NULL, &err) == XPACK_ERR_ARG && strstr(err.message, "level 0"), "level 0");
-  EXPECT(xpack_compress_file(plain, z, XPACK_ZSTD_LEVEL_MAX + 1, NULL, &err) == XPACK_ERR_ARG, "level 20");
-  EXPECT(xpack_compress_file(NULL, z, 3, NULL, &err) == XPACK_ERR_ARG, "NULL input");
-  EXPECT(xpack_inflate_file(plain, NULL, NULL, &err) == XPACK_ERR_ARG, "NULL output");
-  EXPECT(xpack_inflate_file(plain, z, NULL, &err) == XPACK_ERR_ARG && strstr(err.message, "mappable form"),
+  EXPECT_MSG(xpack_compress_file(plain, z, 0, NULL, &err) == XPACK_ERR_ARG && strstr(err.message, "level 0"), "level 0");
+  EXPECT_MSG(xpack_compress_file(plain, z, XPACK_ZSTD_LEVEL_MAX + 1, NULL, &err) == XPACK_ERR_ARG, "level 20");
+  EXPECT_MSG(xpack_compress_file(NULL, z, 3, NULL, &err) == XPACK_ERR_ARG, "NULL input");
+  EXPECT_MSG(xpack_inflate_file(plain, NULL, NULL, &err) == XPACK_ERR_ARG, "NULL output");
+  EXPECT_MSG(xpack_inflate_file(plain, z, NULL, &err) == XPACK_ERR_ARG && strstr(err.message, "mappable form"),
          "inflate of a mappable file: %s", err.message);
-  EXPECT(!exists(z), "an argument error wrote %s", z);
+  EXPECT_MSG(!exists(z), "an argument error wrote %s", z);
 
   /* Both ends of the level range round-trip to the same bytes. */
   for (int level = XPACK_ZSTD_LEVEL_MIN; level <= XPACK_ZSTD_LEVEL_MAX; level += XPACK_ZSTD_LEVEL_MAX - 1) {
-    EXPECT(xpack_compress_file(plain, z, level, &stats, &err) == XPACK_OK, "compress level %d: %s", level,
+    EXPECT_MSG(xpack_compress_file(plain, z, level, &stats, &err) == XPACK_OK, "compress level %d: %s", level,
            err.message);
-    EXPECT(stats.input_size == plain_size && stats.regions > 0 && stats.frame_bytes > 0 &&
+    EXPECT_MSG(stats.input_size == plain_size && stats.regions > 0 && stats.frame_bytes > 0 &&
                stats.frame_bytes < stats.output_size,
            "compress stats");
     uint64_t frames = stats.frame_bytes, regions = stats.region_bytes;
-    EXPECT(xpack_inflate_file(z, back, &stats, &err) == XPACK_OK, "inflate level %d: %s", level, err.message);
-    EXPECT(stats.output_size == plain_size && stats.frame_bytes == frames && stats.region_bytes == regions,
+    EXPECT_MSG(xpack_inflate_file(z, back, &stats, &err) == XPACK_OK, "inflate level %d: %s", level, err.message);
+    EXPECT_MSG(stats.output_size == plain_size && stats.frame_bytes == frames && stats.region_bytes == regions,
            "inflate stats");
-    EXPECT(same_as(back, plain_bytes, plain_size), "level %d: inflate(compress(x)) differs from x", level);
-    EXPECT(xpack_compress_file(z, bad, level, NULL, &err) == XPACK_ERR_ARG && strstr(err.message, "transport form"),
+    EXPECT_MSG(same_as(back, plain_bytes, plain_size), "level %d: inflate(compress(x)) differs from x", level);
+    EXPECT_MSG(xpack_compress_file(z, bad, level, NULL, &err) == XPACK_ERR_ARG && strstr(err.message, "transport form"),
            "compress of a transport file: %s", err.message);
   }
   /* Several compression threads make the same bytes as one (here z holds the level-19 file from the loop). */
@@ -128,52 +117,52 @@ int main(int argc, char** argv) {
     for (int threads = 2; threads <= 5; threads += 3) {
       char many[4096];
       snprintf(many, sizeof many, "%s/threads%d.xpc", dir, threads);
-      EXPECT(xpack_compress_file_threads(plain, many, XPACK_ZSTD_LEVEL_MAX, threads, NULL, &err) == XPACK_OK,
+      EXPECT_MSG(xpack_compress_file_threads(plain, many, XPACK_ZSTD_LEVEL_MAX, threads, NULL, &err) == XPACK_OK,
              "compress with %d threads: %s", threads, err.message);
-      EXPECT(one != NULL && same_as(many, one, one_size), "%d threads made other bytes than one", threads);
+      EXPECT_MSG(one != NULL && same_as(many, one, one_size), "%d threads made other bytes than one", threads);
       unlink(many);
     }
     free(one);
-    EXPECT(xpack_compress_file_threads(plain, bad, 3, 0, NULL, &err) == XPACK_ERR_ARG && strstr(err.message, "threads 0"),
+    EXPECT_MSG(xpack_compress_file_threads(plain, bad, 3, 0, NULL, &err) == XPACK_ERR_ARG && strstr(err.message, "threads 0"),
            "0 threads: %s", err.message);
-    EXPECT(!exists(bad), "a thread-count error wrote %s", bad);
+    EXPECT_MSG(!exists(bad), "a thread-count error wrote %s", bad);
   }
   /* The transport file opens for inspection, and every region record describes its frame. */
   xpack_file* f;
-  EXPECT(xpack_file_open(z, &f, &err) == XPACK_OK, "xpack_file_open of the transport form: %s", err.message);
+  EXPECT_MSG(xpack_file_open(z, &f, &err) == XPACK_OK, "xpack_file_open of the transport form: %s", err.message);
   xpack_file_info info;
   xpack_file_get_info(f, &info);
-  EXPECT(info.flags == 1 && info.data_offset == 64, "transport header: flags %u, data_offset %llu", info.flags,
+  EXPECT_MSG(info.flags == 1 && info.data_offset == 64, "transport header: flags %u, data_offset %llu", info.flags,
          (unsigned long long)info.data_offset);
   uint64_t next = 64;
   for (uint64_t i = 0; i < info.region_count; i++) {
     xpack_file_region r;
     xpack_file_get_region(f, i, &r);
-    EXPECT(r.offset == next && r.stored_size > 0, "region %llu at %llu, expected %llu", (unsigned long long)i,
+    EXPECT_MSG(r.offset == next && r.stored_size > 0, "region %llu at %llu, expected %llu", (unsigned long long)i,
            (unsigned long long)r.offset, (unsigned long long)next);
     next = r.offset + r.stored_size;
   }
-  EXPECT(next == info.data_offset + info.data_size, "data area end");
+  EXPECT_MSG(next == info.data_offset + info.data_size, "data area end");
   xpack_file_close(f);
   /* The loader refuses it, naming inflate. */
   xpack_cache* cache;
-  EXPECT(xpack_cache_open(z, 0, &cache, &err) == XPACK_ERR_TRANSPORT && strstr(err.message, "xpack inflate"),
+  EXPECT_MSG(xpack_cache_open(z, 0, &cache, &err) == XPACK_ERR_TRANSPORT && strstr(err.message, "xpack inflate"),
          "loader on the transport form: %s", err.message);
 
   /* In place: the input is replaced by its inflated form. */
   size_t z_size = 0;
   uint8_t* z_bytes = read_file(z, &z_size);
   write_file(inplace, z_bytes, z_size);
-  EXPECT(xpack_inflate_file(inplace, inplace, NULL, &err) == XPACK_OK, "in place: %s", err.message);
-  EXPECT(same_as(inplace, plain_bytes, plain_size), "in-place inflate differs");
+  EXPECT_MSG(xpack_inflate_file(inplace, inplace, NULL, &err) == XPACK_OK, "in place: %s", err.message);
+  EXPECT_MSG(same_as(inplace, plain_bytes, plain_size), "in-place inflate differs");
 
   /* An output that cannot be created: XPACK_ERR_IO naming it. */
-  EXPECT(xpack_inflate_file(z, nowhere, NULL, &err) == XPACK_ERR_IO && strstr(err.message, nowhere), "unwritable: %s",
+  EXPECT_MSG(xpack_inflate_file(z, nowhere, NULL, &err) == XPACK_ERR_IO && strstr(err.message, nowhere), "unwritable: %s",
          err.message);
-  EXPECT(xpack_compress_file(plain, nowhere, 3, NULL, &err) == XPACK_ERR_IO, "unwritable compress: %s", err.message);
+  EXPECT_MSG(xpack_compress_file(plain, nowhere, 3, NULL, &err) == XPACK_ERR_IO, "unwritable compress: %s", err.message);
 
   /* A damaged region is refused by compress (never re-checksummed into a sound-looking file). */
-  EXPECT(xpack_file_open(plain, &f, &err) == XPACK_OK, "open plain");
+  EXPECT_MSG(xpack_file_open(plain, &f, &err) == XPACK_OK, "open plain");
   xpack_file_region r0;
   xpack_file_get_region(f, 0, &r0);
   xpack_file_close(f);
@@ -182,12 +171,12 @@ int main(int argc, char** argv) {
   damaged[r0.offset + r0.size / 2] ^= 0x01;
   write_file(bad, damaged, plain_size);
   unlink(z);
-  EXPECT(xpack_compress_file(bad, z, 1, NULL, &err) == XPACK_ERR_CORRUPT && strstr(err.message, "region 0 at offset"),
+  EXPECT_MSG(xpack_compress_file(bad, z, 1, NULL, &err) == XPACK_ERR_CORRUPT && strstr(err.message, "region 0 at offset"),
          "compress of a damaged region: %s", err.message);
-  EXPECT(!exists(z), "compress of a damaged file wrote output");
+  EXPECT_MSG(!exists(z), "compress of a damaged file wrote output");
   damaged[r0.offset + r0.size / 2] ^= 0x01; /* the last region damaged instead: found by a worker thread */
   xpack_file_region last;
-  EXPECT(xpack_file_open(plain, &f, &err) == XPACK_OK, "open plain");
+  EXPECT_MSG(xpack_file_open(plain, &f, &err) == XPACK_OK, "open plain");
   xpack_file_get_info(f, &info);
   xpack_file_get_region(f, info.region_count - 1, &last);
   xpack_file_close(f);
@@ -195,12 +184,12 @@ int main(int argc, char** argv) {
   write_file(bad, damaged, plain_size);
   char region_name[64];
   snprintf(region_name, sizeof region_name, "region %llu at offset", (unsigned long long)(info.region_count - 1));
-  EXPECT(xpack_compress_file_threads(bad, z, 1, 2, NULL, &err) == XPACK_ERR_CORRUPT && strstr(err.message, region_name),
+  EXPECT_MSG(xpack_compress_file_threads(bad, z, 1, 2, NULL, &err) == XPACK_ERR_CORRUPT && strstr(err.message, region_name),
          "threaded compress of a damaged last region: %s", err.message);
-  EXPECT(!exists(z), "threaded compress of a damaged file wrote output");
+  EXPECT_MSG(!exists(z), "threaded compress of a damaged file wrote output");
   unlink(bad);
   static const char* const keep[] = {"back.xpc", "inplace.xpc"};
-  EXPECT(strays(dir, keep, 2) == 0, "temporary files left behind");
+  EXPECT_MSG(strays(dir, keep, 2) == 0, "temporary files left behind");
   unlink(back);
   unlink(inplace);
   free(damaged);
