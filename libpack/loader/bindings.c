@@ -96,3 +96,16 @@ size_t xp_bindings_get(xp_bindings* b, const void* ptr, char* buf, size_t cap) {
   pthread_rwlock_unlock(&b->lock);
   return result;
 }
+
+int xp_bindings_resolve_key(xp_bindings* b, const void* kernel, const void* bias, xp_key_identities* out) {
+  out->kernel_len = xp_bindings_get(b, kernel, out->kernel, sizeof out->kernel);
+  if (out->kernel_len == (size_t)-1 || out->kernel_len >= sizeof out->kernel) return -1;
+  out->has_bias = bias != NULL;
+  out->bias_len = 0;
+  out->bias[0] = 0;
+  if (out->has_bias) {
+    out->bias_len = xp_bindings_get(b, bias, out->bias, sizeof out->bias);
+    if (out->bias_len == (size_t)-1 || out->bias_len >= sizeof out->bias) return -1;
+  }
+  return 0;
+}

@@ -33,4 +33,19 @@ void xp_bindings_clear(xp_bindings* b);
  * or returns (size_t)-1 if ptr is not bound. Copying keeps the answer valid after a concurrent rebind. */
 size_t xp_bindings_get(xp_bindings* b, const void* ptr, char* buf, size_t cap);
 
+/* An identity is shorter than this (its NUL excluded): binding a longer one is refused, by the loader
+ * (xpack_cache_bind) and the recording writer (xpack_writer_bind) alike. */
+#define XP_MAX_IDENTITY 1024
+
+/* The identities of a weights-cache key's kernel and bias pointers, copied out of the bindings. */
+typedef struct xp_key_identities {
+  char kernel[XP_MAX_IDENTITY], bias[XP_MAX_IDENTITY];
+  size_t kernel_len, bias_len;
+  int has_bias; /* the key has a bias pointer; else bias is empty */
+} xp_key_identities;
+
+/* Resolves kernel and bias (NULL: the key has none) to their identities. Returns 0 when each pointer is
+ * bound to an identity shorter than XP_MAX_IDENTITY, -1 otherwise (the key cannot be named). */
+int xp_bindings_resolve_key(xp_bindings* b, const void* kernel, const void* bias, xp_key_identities* out);
+
 #endif

@@ -51,32 +51,18 @@ static int region_equals(xpack_writer* w, const wr_region* r, const uint8_t* byt
   return same;
 }
 
-typedef struct key_ids {
-  char kernel[WR_MAX_IDENTITY], bias[WR_MAX_IDENTITY];
-  size_t kernel_len, bias_len;
-  int has_bias;
-} key_ids;
-
-/* Resolves the pointers of a key to identities; 0 when both (or the kernel alone, without bias) are bound. */
-static int resolve(wr_session* s, const struct xnn_weights_cache_look_up_key* key, key_ids* ids) {
+/* Resolves the pointers of a key to identities in the calling thread's session; 0 when they are bound. */
+static int resolve(wr_session* s, const struct xnn_weights_cache_look_up_key* key, xp_key_identities* ids) {
   if (s == NULL) return -1;
-  ids->kernel_len = xp_bindings_get(&s->bindings, key->kernel, ids->kernel, sizeof ids->kernel);
-  if (ids->kernel_len == (size_t)-1 || ids->kernel_len >= sizeof ids->kernel) return -1;
-  ids->has_bias = key->bias != NULL;
-  ids->bias_len = 0;
-  if (ids->has_bias) {
-    ids->bias_len = xp_bindings_get(&s->bindings, key->bias, ids->bias, sizeof ids->bias);
-    if (ids->bias_len == (size_t)-1 || ids->bias_len >= sizeof ids->bias) return -1;
-  }
-  return 0;
+  return xp_bindings_resolve_key(&s->bindings, key->kernel, key->bias, ids);
 }
 
-static uint64_t key_hash_of(uint32_t seed, const key_ids* ids) {
+static uint64_t key_hash_of(uint32_t seed, const xp_key_identities* ids) {
   return xpc_key_hash(seed, ids->kernel, ids->kernel_len, ids->has_bias ? ids->bias : NULL, ids->bias_len);
 }
 
 /* The recorded entry for a key, or -1. Caller holds the lock. */
-static long find_entry(xpack_writer* w, uint32_t seed, const key_ids* ids, uint64_t h) {
+static long find_entry(xpack_writer* w, uint32_t seed, const xp_key_identities* ids, uint64_t h) {
   size_t cursor = 0;
   uint32_t idx;
   while (wr_index_next(&w->entry_index, h, &cursor, &idx)) {
@@ -139,7 +125,7 @@ static void packing_done(xpack_writer* w, wr_session* s) {
 static size_t provider_look_up(void* context, const struct xnn_weights_cache_look_up_key* key) {
   xpack_writer* w = context;
   wr_session* s = wr_session_get(w);
-  key_ids ids;
+  xp_key_identities ids;
   int bound = resolve(s, key, &ids) == 0;
   pthread_mutex_lock(&w->lock);
   const uint64_t ticket = next_ticket(s);
@@ -221,7 +207,7 @@ static size_t provider_look_up_or_insert(void* context, const struct xnn_weights
   xpack_writer* w = context;
   if (ptr == NULL) return provider_look_up(context, key);
   wr_session* s = wr_session_get(w);
-  key_ids ids;
+  xp_key_identities ids;
   int bound = resolve(s, key, &ids) == 0;
   /* Hash outside the lock: it is the only per-byte work besides the write. It is also the region's checksum
    * in the file; regions that share it are compared byte for byte before one stands for the other. */

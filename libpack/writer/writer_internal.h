@@ -10,8 +10,6 @@
 #include "loader/pending_keys.h"
 #include "xpack.h"
 
-#define WR_MAX_IDENTITY 1024
-
 typedef struct wr_region {
   uint64_t offset, size;
   uint64_t hash64; /* XXH3-64 of the bytes */

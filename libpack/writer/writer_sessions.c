@@ -73,7 +73,7 @@ xpack_status xpack_writer_end_delegate(xpack_writer* w) {
 }
 
 xpack_status xpack_writer_bind(xpack_writer* w, const void* raw, const char* identity, size_t identity_len) {
-  if (w == NULL || raw == NULL || identity == NULL || identity_len == 0 || identity_len >= WR_MAX_IDENTITY) {
+  if (w == NULL || raw == NULL || identity == NULL || identity_len == 0 || identity_len >= XP_MAX_IDENTITY) {
     return XPACK_ERR_ARG;
   }
   wr_session* s = wr_session_get(w);
