@@ -3,17 +3,15 @@
 #include <string.h>
 #include <xnnpack.h>
 
-#include "cachefile/cache_view.h"
+#include "cachefile/cache_open.h"
 #include "common/error.h"
-#include "common/file_map.h"
 #include "common/le.h"
 #include "common/target.h"
 #include "xpack.h"
 #include "xpc_format.h"
 
 struct xpack_file {
-  xp_file_map map;
-  xpc_view view;
+  xpc_file file;
 };
 
 static const char kBadString[] = "<bad string>";
@@ -28,13 +26,8 @@ xpack_status xpack_file_open(const char* path, xpack_file** out, xpack_error* er
   *out = NULL;
   xpack_file* f = calloc(1, sizeof *f);
   if (f == NULL) return xpack_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", path);
-  xpack_status st = xp_map_file(path, &f->map, err);
-  if (st == XPACK_OK) {
-    static const uint8_t kEmpty[1];
-    st = xpc_view_open(&f->view, f->map.data ? f->map.data : kEmpty, f->map.size, path, 1, err);
-  }
+  xpack_status st = xpc_file_open(&f->file, path, 1, err);
   if (st != XPACK_OK) {
-    xp_unmap_file(&f->map);
     free(f);
     return st;
   }
@@ -44,12 +37,12 @@ xpack_status xpack_file_open(const char* path, xpack_file** out, xpack_error* er
 
 void xpack_file_close(xpack_file* f) {
   if (f == NULL) return;
-  xp_unmap_file(&f->map);
+  xpc_file_close(&f->file);
   free(f);
 }
 
 void xpack_file_get_info(const xpack_file* f, xpack_file_info* o) {
-  const xpc_view* v = &f->view;
+  const xpc_view* v = &f->file.view;
   memset(o, 0, sizeof *o);
   o->major = v->major;
   o->minor = v->minor;
@@ -90,19 +83,19 @@ void xpack_file_get_info(const xpack_file* f, xpack_file_info* o) {
 
 void xpack_file_get_region(const xpack_file* f, uint64_t index, xpack_file_region* out) {
   xpc_region r;
-  xpc_view_region(&f->view, index, &r);
+  xpc_view_region(&f->file.view, index, &r);
   *out = (xpack_file_region){r.offset, r.stored_size, r.size, r.hash};
 }
 
 const uint8_t* xpack_file_region_bytes(const xpack_file* f, uint64_t index) {
   xpc_region r;
-  if (index >= f->view.regions.count) return NULL;
-  xpc_view_region(&f->view, index, &r);
-  return xpc_region_is_sound(&f->view, &r) ? f->view.base + r.offset : NULL;
+  if (index >= f->file.view.regions.count) return NULL;
+  xpc_view_region(&f->file.view, index, &r);
+  return xpc_region_is_sound(&f->file.view, &r) ? f->file.view.base + r.offset : NULL;
 }
 
 void xpack_file_get_entry(const xpack_file* f, uint64_t index, xpack_file_entry* out) {
-  const xpc_view* v = &f->view;
+  const xpc_view* v = &f->file.view;
   xpc_entry e;
   xpc_view_entry(v, index, &e);
   out->seed = e.seed;
@@ -121,14 +114,14 @@ void xpack_file_get_entry(const xpack_file* f, uint64_t index, xpack_file_entry*
 
 void xpack_file_get_family(const xpack_file* f, uint64_t index, xpack_file_family* out) {
   xpc_family m;
-  xpc_view_family(&f->view, index, &m);
-  out->name = string_at(&f->view, m.name);
+  xpc_view_family(&f->file.view, index, &m);
+  out->name = string_at(&f->file.view, m.name);
   out->flags = m.flags;
   out->probe_hash = m.probe_hash;
 }
 
 void xpack_file_get_input(const xpack_file* f, uint64_t index, xpack_file_input* out) {
-  const xpc_view* v = &f->view;
+  const xpc_view* v = &f->file.view;
   const uint8_t* p = v->base + v->provenance.offset + index * v->provenance.record_size;
   out->name = string_at(v, xp_le32(p + XPC_P_NAME));
   out->kind = xp_le32(p + XPC_P_KIND);
@@ -139,7 +132,7 @@ void xpack_file_get_input(const xpack_file* f, uint64_t index, xpack_file_input*
 }
 
 void xpack_file_get_info_pair(const xpack_file* f, uint64_t index, const char** key, const char** value) {
-  const xpc_view* v = &f->view;
+  const xpc_view* v = &f->file.view;
   const uint8_t* p = v->base + v->info.offset + index * v->info.record_size;
   *key = string_at(v, xp_le32(p + XPC_I_KEY));
   *value = string_at(v, xp_le32(p + XPC_I_VALUE));
@@ -149,7 +142,7 @@ int64_t xpack_file_find(const xpack_file* f, uint32_t seed, const char* kernel, 
   xpc_entry e;
   xpc_region r;
   uint64_t index;
-  if (xpc_view_find(&f->view, seed, kernel, strlen(kernel), bias, bias ? strlen(bias) : 0, &e, &r, &index) !=
+  if (xpc_view_find(&f->file.view, seed, kernel, strlen(kernel), bias, bias ? strlen(bias) : 0, &e, &r, &index) !=
       XPC_FOUND) {
     return -1;
   }

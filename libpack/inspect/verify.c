@@ -4,9 +4,8 @@
 #include <string.h>
 #include <xxhash.h>
 
-#include "cachefile/cache_view.h"
+#include "cachefile/cache_open.h"
 #include "common/error.h"
-#include "common/file_map.h"
 #include "common/le.h"
 #include "transport/transport.h"
 #include "xpack.h"
@@ -185,24 +184,21 @@ static void check_small_tables(checker* c) {
 xpack_status xpack_verify_file(const char* path, xpack_problem_fn fn, void* context, uint64_t* problem_count,
                                xpack_error* err) {
   if (problem_count) *problem_count = 0;
-  xp_file_map map;
-  xpack_status st = xp_map_file(path, &map, err);
-  if (st != XPACK_OK) return st;
-  static const uint8_t kEmpty[1];
-  xpc_view v;
-  st = xpc_view_open(&v, map.data ? map.data : kEmpty, map.size, path, 1, err);
+  xpc_file file;
+  xpack_status st = xpc_file_open(&file, path, 1, err);
   if (st != XPACK_OK) {
-    if (fn) fn(context, path, err ? err->message : xpack_status_name(st));
-    if (problem_count) *problem_count = 1;
-    xp_unmap_file(&map);
+    if (st != XPACK_ERR_IO) { /* the file was read: what is wrong with it is its one problem */
+      if (fn) fn(context, path, err ? err->message : xpack_status_name(st));
+      if (problem_count) *problem_count = 1;
+    }
     return st;
   }
-  checker c = {&v, fn, context, 0};
+  checker c = {&file.view, fn, context, 0};
   check_tables(&c);
   check_regions(&c);
   check_entries(&c);
   check_small_tables(&c);
   if (problem_count) *problem_count = c.problems;
-  xp_unmap_file(&map);
+  xpc_file_close(&file);
   return XPACK_OK;
 }

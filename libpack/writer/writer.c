@@ -1,21 +1,17 @@
 /* The recording weights cache: an XNNPACK provider that streams every packed weight to a temporary file,
  * stored once per distinct byte string, and remembers under which key XNNPACK asked for it. */
 #include <errno.h>
-#include <fcntl.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
 
 #include "cachefile/cache_view.h"
 #include "common/error.h"
 #include "common/target.h"
-#include "common/temp_files.h"
 #include "writer/writer_internal.h"
 #include "xpc_format.h"
 
@@ -325,34 +321,20 @@ xpack_status xpack_writer_create(const char* out_path, const xpack_writer_option
   }
   xpack_writer* w = calloc(1, sizeof *w);
   if (w == NULL) return xpack_fail(err, XPACK_ERR_NOMEM, "out of memory");
-  w->fd = -1;
+  w->file.fd = -1;
   w->spool_fd = -1;
   w->out_path = strdup(out_path);
-  size_t n = strlen(out_path) + 32;
-  w->tmp_path = malloc(n);
-  char* dir_copy = strdup(out_path);
-  char* base_copy = strdup(out_path);
-  if (!w->out_path || !w->tmp_path || !dir_copy || !base_copy || wr_index_init(&w->region_index) ||
-      wr_index_init(&w->entry_index) || wr_index_init(&w->string_index)) {
-    free(dir_copy);
-    free(base_copy);
+  if (!w->out_path || wr_index_init(&w->region_index) || wr_index_init(&w->entry_index) ||
+      wr_index_init(&w->string_index)) {
     xpack_writer_abort(w);
     return xpack_fail(err, XPACK_ERR_NOMEM, "out of memory");
   }
-  /* Same directory as the target, so the final rename is atomic. Locked while we write; leftovers of killed
-   * writers of this target are removed (temp_files.h). */
-  snprintf(w->tmp_path, n, "%s/.%s.XXXXXX", dirname(dir_copy), basename(base_copy));
-  free(dir_copy);
-  free(base_copy);
-  w->fd = xp_temp_create(w->tmp_path);
-  if (w->fd < 0) {
-    int e = errno;
-    free(w->tmp_path);
-    w->tmp_path = NULL;
+  /* Locked while we write; leftovers of killed writers of this target are removed (temp_files.h). */
+  xpack_status st = xp_safe_create(&w->file, out_path, err);
+  if (st != XPACK_OK) {
     xpack_writer_abort(w);
-    return xpack_fail(err, XPACK_ERR_IO, "%s: cannot create a temporary file beside it: %s", out_path, strerror(e));
+    return st;
   }
-  fchmod(w->fd, 0644);
   pthread_mutex_init(&w->lock, NULL);
   pthread_cond_init(&w->packed, NULL);
   pthread_cond_init(&w->io_done, NULL);
@@ -366,8 +348,7 @@ xpack_status xpack_writer_create(const char* out_path, const xpack_writer_option
   w->has_session_key = 1;
   xp_heap_init(&w->heap, xp_target_xnn_alignment());
   w->page_alignment = page;
-  w->region_alignment = xp_target_xnn_alignment() > XPC_MIN_REGION_ALIGNMENT ? xp_target_xnn_alignment()
-                                                                             : XPC_MIN_REGION_ALIGNMENT;
+  w->region_alignment = (uint32_t)xpc_small_region_alignment(xp_target_xnn_alignment());
   w->data_offset = page; /* the first page holds only the header */
   w->data_end = w->data_offset;
   w->provider = (struct xnn_weights_cache_provider){
@@ -439,7 +420,7 @@ static void destroy(xpack_writer* w) {
     if (w->regions[i].map) munmap(w->regions[i].map, w->regions[i].map_len);
   }
   for (size_t i = 0; i < w->string_count; i++) free(w->strings[i].text);
-  if (w->fd >= 0) close(w->fd);
+  xp_safe_abort(&w->file); /* nothing left to remove once committed */
   wr_spool_close(w);
   if (w->has_session_key) {
     wr_sessions_destroy(w);
@@ -462,14 +443,12 @@ static void destroy(xpack_writer* w) {
   free(w->info);
   free(w->families);
   free(w->out_path);
-  free(w->tmp_path);
   free(w);
 }
 
 void xpack_writer_abort(xpack_writer* w) {
   if (w == NULL) return;
-  if (w->tmp_path != NULL && w->fd >= 0) unlink(w->tmp_path);
-  destroy(w);
+  destroy(w); /* removes the temporary file */
 }
 
 xpack_status xpack_writer_finish(xpack_writer* w, xpack_error* err) {
