@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cachefile/cache_checks.h"
 #include "cachefile/cache_write.h"
 #include "common/error.h"
 #include "transport/transport.h"
@@ -14,7 +15,7 @@ xpack_status xt_inflate_view(const xpc_view* v, const char* name, const xt_sink*
   if (!(v->flags & XPC_FLAG_TRANSPORT)) {
     return xpack_fail(err, XPACK_ERR_ARG, "%s: " ALREADY_MAPPABLE, name);
   }
-  xpack_status st = xt_check_source(v, name, err);
+  xpack_status st = xpc_check_first(v, name, err);
   if (st != XPACK_OK) return st;
   const uint64_t count = v->regions.count;
   uint64_t* offsets = malloc((size_t)(count + 1) * sizeof *offsets);

@@ -1,6 +1,6 @@
 /* Internals shared by compress (transport_compress.c), inflate (inflate.c) and verify: the decoding of one
- * region's zstd frame, the checks of a source and the file-to-file frame of a conversion. A source's
- * metadata is rebuilt for the new placement of its regions
+ * region's zstd frame and the file-to-file frame of a conversion. A source is checked with
+ * xpc_check_first (cachefile/cache_checks.h) and its metadata rebuilt for the new placement of its regions
  * with xpc_metadata_rebuild (cachefile/cache_write.h). Format: docs/FORMAT.md section 9. */
 #ifndef XPACK_SRC_TRANSPORT_H
 #define XPACK_SRC_TRANSPORT_H
@@ -22,14 +22,6 @@ typedef struct xt_sink {
   xpack_status (*write)(void* context, const uint8_t* bytes, size_t n, uint64_t offset, xpack_error* err);
   void* context;
 } xt_sink;
-
-/* ---- source checks (transport_layout.c) ---- */
-
-/* Checks what a conversion copies or re-hashes, so that it never turns damage into a file that looks
- * sound: the metadata checksum, every directory table's checksum (unknown tags too), every entry's region
- * index and check value, and the placement of every region record (the transport form's back-to-back
- * frames, or the mappable form's rules). Region bytes are checked by the caller as it converts them. */
-xpack_status xt_check_source(const xpc_view* v, const char* name, xpack_error* err);
 
 /* ---- one region's frame (inflate_frame.c) ---- */
 

@@ -8,6 +8,7 @@
 #define ZSTD_STATIC_LINKING_ONLY /* ZSTD_getCParams: the window a level would choose */
 #include <zstd.h>
 
+#include "cachefile/cache_checks.h"
 #include "cachefile/cache_write.h"
 #include "common/error.h"
 #include "transport/transport.h"
@@ -203,7 +204,7 @@ static xpack_status compress_regions(const xpc_view* v, const char* name, int le
 
 static xpack_status compress_view(const xpc_view* v, const char* name, int level, int threads, const xt_sink* sink,
                                   uint64_t* file_size, xpack_transport_stats* stats, xpack_error* err) {
-  xpack_status st = xt_check_source(v, name, err);
+  xpack_status st = xpc_check_first(v, name, err);
   if (st != XPACK_OK) return st;
   const uint64_t count = v->regions.count;
   uint64_t* offsets = malloc((size_t)(count + 1) * sizeof *offsets);

@@ -71,3 +71,10 @@ add_executable(bf16_scales ${CMAKE_CURRENT_LIST_DIR}/bf16_scales.c)
 target_include_directories(bf16_scales PRIVATE ${PROJECT_SOURCE_DIR}/libpack)
 target_link_libraries(bf16_scales PRIVATE xpack_pack)
 add_test(NAME core_bf16_scales COMMAND bf16_scales)
+
+# The shared check set's callback contract: verify collects every planted fault, a stopping callback and
+# compress get the first only.
+add_executable(cache_checks ${CMAKE_CURRENT_LIST_DIR}/cache_checks.c)
+target_include_directories(cache_checks PRIVATE ${PROJECT_SOURCE_DIR}/libpack ${PROJECT_SOURCE_DIR}/format)
+target_link_libraries(cache_checks PRIVATE xpack_pack xpack_xxhash)
+add_test(NAME core_cache_checks COMMAND cache_checks)
