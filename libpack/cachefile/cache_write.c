@@ -92,6 +92,50 @@ void xpc_metadata_free(xpc_metadata_out* m) {
   m->tail = NULL;
 }
 
+void xpc_put_region(uint8_t* r, const xpc_region* region) {
+  xp_put64(r + XPC_R_OFFSET, region->offset);
+  xp_put64(r + XPC_R_STORED_SIZE, region->stored_size);
+  xp_put64(r + XPC_R_SIZE, region->size);
+  xp_put64(r + XPC_R_HASH, region->hash);
+}
+
+void xpc_put_entry(uint8_t* e, const xpc_entry* entry) {
+  xp_put64(e + XPC_E_KEY_HASH, entry->key_hash);
+  xp_put32(e + XPC_E_SEED, entry->seed);
+  xp_put32(e + XPC_E_KERNEL, entry->kernel);
+  xp_put32(e + XPC_E_BIAS, entry->bias);
+  xp_put32(e + XPC_E_REGION, entry->region);
+  xp_put32(e + XPC_E_FAMILY, entry->family);
+  xp_put32(e + XPC_E_FLAGS, entry->flags);
+}
+
+void xpc_put_provenance(uint8_t* p, const xpc_provenance* input) {
+  xp_put32(p + XPC_P_NAME, input->name);
+  xp_put32(p + XPC_P_KIND, input->kind);
+  xp_put64(p + XPC_P_FILE_SIZE, input->file_size);
+  xp_put64(p + XPC_P_FILE_HASH, input->file_hash);
+  xp_put64(p + XPC_P_PROGRAM_SIZE, input->program_size);
+  xp_put64(p + XPC_P_PROGRAM_HASH, input->program_hash);
+}
+
+void xpc_put_info(uint8_t* record, uint32_t key, uint32_t value) {
+  xp_put32(record + XPC_I_KEY, key);
+  xp_put32(record + XPC_I_VALUE, value);
+}
+
+void xpc_put_family(uint8_t* m, const xpc_family* family) {
+  xp_put32(m + XPC_M_NAME, family->name);
+  xp_put32(m + XPC_M_FLAGS, family->flags);
+  xp_put64(m + XPC_M_PROBE_HASH, family->probe_hash);
+}
+
+uint64_t xpc_string_size(uint32_t len) { return 4 + (uint64_t)len + 1; }
+
+void xpc_put_string(uint8_t* at, const char* text, uint32_t len) {
+  xp_put32(at, len);
+  memcpy(at + 4, text, len);
+}
+
 void xpc_header_put(uint8_t* h, const xpc_header_fields* fields) {
   memcpy(h + XPC_H_MAGIC, XPC_HEADER_MAGIC, XPC_HEADER_MAGIC_SIZE);
   xp_put16(h + XPC_H_MAJOR, fields->major);

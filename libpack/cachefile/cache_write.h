@@ -49,6 +49,26 @@ void xpc_metadata_seal(xpc_metadata_out* m, uint16_t major, uint16_t minor, uint
 
 void xpc_metadata_free(xpc_metadata_out* m);
 
+/* ---- one record of a table, encoded (docs/FORMAT.md 5.2 to 5.8) ---- */
+
+/* A provenance record (PROV, 5.5). */
+typedef struct xpc_provenance {
+  uint32_t name; /* STRS offset */
+  uint32_t kind; /* XPC_INPUT_* */
+  uint64_t file_size, file_hash, program_size, program_hash;
+} xpc_provenance;
+
+void xpc_put_region(uint8_t* record, const xpc_region* region);
+/* Every field but the check value (xpc_metadata_put_entry_checks). */
+void xpc_put_entry(uint8_t* record, const xpc_entry* entry);
+void xpc_put_provenance(uint8_t* record, const xpc_provenance* input);
+void xpc_put_info(uint8_t* record, uint32_t key, uint32_t value);
+void xpc_put_family(uint8_t* record, const xpc_family* family);
+/* The bytes a string of len bytes takes in STRS (u32 length, the bytes, a NUL). */
+uint64_t xpc_string_size(uint32_t len);
+/* Writes a string at its STRS place (the NUL is the zeroed buffer's). */
+void xpc_put_string(uint8_t* at, const char* text, uint32_t len);
+
 typedef struct xpc_header_fields {
   uint16_t major, minor;
   uint32_t flags, page_alignment, xnn_alignment;

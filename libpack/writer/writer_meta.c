@@ -6,7 +6,6 @@
 
 #include "cachefile/cache_write.h"
 #include "common/error.h"
-#include "common/le.h"
 #include "common/target.h"
 #include "writer/writer_internal.h"
 #include "xpc_format.h"
@@ -40,13 +39,6 @@ static int compare_entries(const void* pa, const void* pb) {
   return c != 0 ? c : compare_strings(a->bias, b->bias);
 }
 
-static void put_region(uint8_t* r, const wr_region* src) {
-  xp_put64(r + XPC_R_OFFSET, src->offset);
-  xp_put64(r + XPC_R_STORED_SIZE, src->size);
-  xp_put64(r + XPC_R_SIZE, src->size);
-  xp_put64(r + XPC_R_HASH, src->hash64);
-}
-
 xpack_status wr_write_metadata(xpack_writer* w, xpack_error* err) {
   const char* path = w->out_path;
   /* String offsets inside STRS: u32 length, bytes, NUL. */
@@ -68,7 +60,7 @@ xpack_status wr_write_metadata(xpack_writer* w, xpack_error* err) {
   for (size_t k = 0; k < w->string_count; k++) {
     const uint32_t i = string_order[k];
     string_offset[i] = strings_size;
-    strings_size += 4 + (uint64_t)w->strings[i].len + 1;
+    strings_size += xpc_string_size(w->strings[i].len);
   }
   free(string_order);
   const size_t build_id_size = xnn_experimental_get_build_identifier_size();
@@ -110,53 +102,44 @@ xpack_status wr_write_metadata(xpack_writer* w, xpack_error* err) {
     return st;
   }
   uint8_t* regions = xpc_metadata_table(&m, XPC_TAG_REGIONS);
-  for (size_t i = 0; i < w->region_count; i++) put_region(regions + i * XPC_REGION_SIZE, &w->regions[i]);
+  for (size_t i = 0; i < w->region_count; i++) {
+    const wr_region* r = &w->regions[i];
+    xpc_put_region(regions + i * XPC_REGION_SIZE, &(xpc_region){r->offset, r->size, r->size, r->hash64});
+  }
 
   memcpy(sorted, w->entries, w->entry_count * sizeof *sorted);
   sort_writer = w;
   qsort(sorted, w->entry_count, sizeof *sorted, compare_entries);
   uint8_t* entries = xpc_metadata_table(&m, XPC_TAG_ENTRIES);
   for (size_t i = 0; i < w->entry_count; i++) {
-    uint8_t* e = entries + i * XPC_ENTRY_SIZE;
     const wr_entry* s = &sorted[i];
-    xp_put64(e + XPC_E_KEY_HASH, s->key_hash);
-    xp_put32(e + XPC_E_SEED, s->seed);
-    xp_put32(e + XPC_E_KERNEL, (uint32_t)string_offset[s->kernel]);
-    xp_put32(e + XPC_E_BIAS, s->bias == XPC_NONE ? XPC_NONE : (uint32_t)string_offset[s->bias]);
-    xp_put32(e + XPC_E_REGION, s->region);
-    xp_put32(e + XPC_E_FAMILY, family_rank[s->family]);
-    xp_put32(e + XPC_E_FLAGS, s->flags);
+    const xpc_entry e = {s->key_hash, s->seed, (uint32_t)string_offset[s->kernel],
+                         s->bias == XPC_NONE ? XPC_NONE : (uint32_t)string_offset[s->bias], s->region,
+                         family_rank[s->family], s->flags, 0};
+    xpc_put_entry(entries + i * XPC_ENTRY_SIZE, &e);
   }
   xpc_metadata_put_entry_checks(&m);
   uint8_t* strings = xpc_metadata_table(&m, XPC_TAG_STRINGS);
   for (size_t i = 0; i < w->string_count; i++) {
-    uint8_t* s = strings + string_offset[i];
-    xp_put32(s, w->strings[i].len);
-    memcpy(s + 4, w->strings[i].text, w->strings[i].len);
+    xpc_put_string(strings + string_offset[i], w->strings[i].text, w->strings[i].len);
   }
   uint8_t* provenance = xpc_metadata_table(&m, XPC_TAG_PROVENANCE);
   for (size_t i = 0; i < w->input_count; i++) {
-    uint8_t* p = provenance + i * XPC_PROVENANCE_SIZE;
     const wr_input* in = &w->inputs[i];
-    xp_put32(p + XPC_P_NAME, (uint32_t)string_offset[in->name]);
-    xp_put32(p + XPC_P_KIND, in->kind);
-    xp_put64(p + XPC_P_FILE_SIZE, in->file_size);
-    xp_put64(p + XPC_P_FILE_HASH, in->file_hash);
-    xp_put64(p + XPC_P_PROGRAM_SIZE, in->program_size);
-    xp_put64(p + XPC_P_PROGRAM_HASH, in->program_hash);
+    const xpc_provenance p = {(uint32_t)string_offset[in->name], in->kind, in->file_size, in->file_hash,
+                              in->program_size, in->program_hash};
+    xpc_put_provenance(provenance + i * XPC_PROVENANCE_SIZE, &p);
   }
   memcpy(xpc_metadata_table(&m, XPC_TAG_BUILD_ID), xnn_experimental_get_build_identifier_data(), build_id_size);
   uint8_t* info = xpc_metadata_table(&m, XPC_TAG_INFO);
   for (size_t i = 0; i < w->info_count; i++) {
-    xp_put32(info + i * XPC_INFO_SIZE + XPC_I_KEY, (uint32_t)string_offset[w->info[2 * i]]);
-    xp_put32(info + i * XPC_INFO_SIZE + XPC_I_VALUE, (uint32_t)string_offset[w->info[2 * i + 1]]);
+    xpc_put_info(info + i * XPC_INFO_SIZE, (uint32_t)string_offset[w->info[2 * i]],
+                 (uint32_t)string_offset[w->info[2 * i + 1]]);
   }
   uint8_t* fami = xpc_metadata_table(&m, XPC_TAG_FAMILIES);
   for (size_t i = 0; i < w->family_count; i++) {
-    uint8_t* f = fami + i * XPC_FAMILY_SIZE;
-    xp_put32(f + XPC_M_NAME, (uint32_t)string_offset[families[i].name]);
-    xp_put32(f + XPC_M_FLAGS, 0);
-    xp_put64(f + XPC_M_PROBE_HASH, families[i].probe_hash);
+    const xpc_family f = {(uint32_t)string_offset[families[i].name], 0, families[i].probe_hash};
+    xpc_put_family(fami + i * XPC_FAMILY_SIZE, &f);
   }
   xpc_metadata_seal(&m, XPC_VERSION_MAJOR, XPC_VERSION_MINOR, 0);
 
