@@ -7,8 +7,8 @@
  *                   what open and a look-up check (8)
  *   cache_open.c    a file from a path: mapped, then its view opened
  *   cache_checks.c  every check beyond open: what `xpack verify` checks (8), the transport layout (9.1)
- *   cache_write.c   writing: header (3), tables and directory (5), footer (7), entry check values (5.3),
- *                   and the metadata of a file whose regions moved (9.3)
+ *   cache_write.c   writing: header (3), every table's records, the directory and the entry check values
+ *                   (5), footer (7), and the metadata of a file whose regions moved (9.3)
  *   region_place.h  where the mappable form puts regions (4, 9.3 step 2)
  * Frames (9.2) belong to transport/, families and probes (5.8) to loader/, and writing a file safely (11)
  * to common/safe_write.h.
