@@ -1,15 +1,15 @@
+/* The checked view of a cache file: see cache_view.h. */
 #include "cachefile/cache_view.h"
 
 #include <string.h>
 #define XXH_STATIC_LINKING_ONLY /* XXH3_state_t on the stack */
 #include <xxhash.h>
 
+#include "cachefile/region_place.h"
 #include "common/error.h"
 #include "common/le.h"
 #include "xpc_format.h"
 
-/* a + b <= limit without overflow */
-static int fits(uint64_t a, uint64_t b, uint64_t limit) { return a <= limit && b <= limit - a; }
 
 typedef struct table_spec {
   uint32_t tag;
@@ -29,7 +29,7 @@ static const table_spec kTables[] = {
     {XPC_TAG_FAMILIES, XPC_FAMILY_SIZE, 1, 1, offsetof(xpc_view, families)},
 };
 
-static void tag_text(uint32_t tag, char out[5]) {
+void xpc_tag_text(uint32_t tag, char out[5]) {
   for (int i = 0; i < 4; i++) {
     unsigned char c = (unsigned char)(tag >> (8 * i));
     out[i] = (c >= 32 && c < 127) ? (char)c : '?';
@@ -89,7 +89,7 @@ static xpack_status open_footer(xpc_view* v, const char* name, xpack_error* err)
   v->dir_offset = xp_le64(f + XPC_F_DIR_OFFSET);
   v->dir_count = xp_le32(f + XPC_F_DIR_COUNT);
   uint64_t footer_start = v->size - XPC_FOOTER_SIZE;
-  if (v->metadata_offset < XPC_HEADER_SIZE || !fits(v->metadata_offset, v->metadata_size, footer_start) ||
+  if (v->metadata_offset < XPC_HEADER_SIZE || !xpc_fits(v->metadata_offset, v->metadata_size, footer_start) ||
       v->metadata_offset + v->metadata_size != footer_start) {
     return xpack_fail(err, XPACK_ERR_CORRUPT,
                       "%s: footer: metadata area [%llu, +%llu) must end where the footer starts (%llu)", name,
@@ -97,7 +97,7 @@ static xpack_status open_footer(xpc_view* v, const char* name, xpack_error* err)
                       (unsigned long long)footer_start);
   }
   if (v->dir_count == 0 || v->dir_count > 4096 || v->dir_offset < v->metadata_offset ||
-      !fits(v->dir_offset, (uint64_t)v->dir_count * XPC_DIR_ENTRY_SIZE, footer_start)) {
+      !xpc_fits(v->dir_offset, (uint64_t)v->dir_count * XPC_DIR_ENTRY_SIZE, footer_start)) {
     return xpack_fail(err, XPACK_ERR_CORRUPT, "%s: footer: table directory (offset %llu, %u entries) is out of bounds",
                       name, (unsigned long long)v->dir_offset, v->dir_count);
   }
@@ -151,7 +151,7 @@ static xpack_status open_header(xpc_view* v, const char* name, int allow_transpo
                       "%s: header: page_alignment %u / xnn_alignment %u must be powers of two, page >= 4096", name,
                       v->page_alignment, v->xnn_alignment);
   }
-  if (v->data_offset < XPC_HEADER_SIZE || !fits(v->data_offset, v->data_size, v->metadata_offset)) {
+  if (v->data_offset < XPC_HEADER_SIZE || !xpc_fits(v->data_offset, v->data_size, v->metadata_offset)) {
     return xpack_fail(err, XPACK_ERR_CORRUPT, "%s: header: data area [%llu, +%llu) overlaps the header or metadata",
                       name, (unsigned long long)v->data_offset, (unsigned long long)v->data_size);
   }
@@ -166,9 +166,9 @@ static xpack_status open_directory(xpc_view* v, const char* name, xpack_error* e
     xpc_table t = {1, tag, xp_le32(d + XPC_D_RECORD_SIZE), xp_le64(d + XPC_D_OFFSET), xp_le64(d + XPC_D_COUNT),
                    xp_le64(d + XPC_D_HASH)};
     char tt[5];
-    tag_text(tag, tt);
+    xpc_tag_text(tag, tt);
     if (t.record_size == 0 || t.count > (UINT64_MAX / t.record_size) || t.offset < v->metadata_offset ||
-        !fits(t.offset, t.count * t.record_size, meta_end)) {
+        !xpc_fits(t.offset, t.count * t.record_size, meta_end)) {
       return xpack_fail(err, XPACK_ERR_CORRUPT,
                         "%s: directory[%u] table %s (offset %llu, %llu x %u bytes) lies outside the metadata area",
                         name, i, tt, (unsigned long long)t.offset, (unsigned long long)t.count, t.record_size);
@@ -195,7 +195,7 @@ static xpack_status open_directory(xpc_view* v, const char* name, xpack_error* e
     const xpc_table* slot = (const xpc_table*)((const char*)v + kTables[k].field);
     if (kTables[k].required && !slot->present) {
       char tt[5];
-      tag_text(kTables[k].tag, tt);
+      xpc_tag_text(kTables[k].tag, tt);
       return xpack_fail(err, XPACK_ERR_CORRUPT, "%s: required table %s is missing from the directory", name, tt);
     }
   }
@@ -283,9 +283,10 @@ uint64_t xpc_entry_check(const xpc_view* v, uint64_t index, const xpc_region* re
 int xpc_region_is_sound(const xpc_view* v, const xpc_region* r) {
   uint64_t stored = (v->flags & XPC_FLAG_TRANSPORT) ? r->stored_size : r->size;
   if (!(v->flags & XPC_FLAG_TRANSPORT) && r->stored_size != r->size) return 0;
-  if (r->size == 0 || r->offset < v->data_offset || !fits(r->offset, stored, v->data_offset + v->data_size)) return 0;
-  uint64_t align = v->xnn_alignment > XPC_MIN_REGION_ALIGNMENT ? v->xnn_alignment : XPC_MIN_REGION_ALIGNMENT;
-  return (v->flags & XPC_FLAG_TRANSPORT) || (r->offset % align) == 0;
+  if (r->size == 0 || r->offset < v->data_offset || !xpc_fits(r->offset, stored, v->data_offset + v->data_size)) {
+    return 0;
+  }
+  return (v->flags & XPC_FLAG_TRANSPORT) || (r->offset % xpc_small_region_alignment(v->xnn_alignment)) == 0;
 }
 
 uint64_t xpc_key_hash(uint32_t seed, const char* kernel, size_t kernel_len, const char* bias, size_t bias_len) {

@@ -1,5 +1,18 @@
 /* A validated, read-only view of a cache file held in memory (a mapping or a buffer).
  *
+ * libpack/cachefile/ is the one module that knows the cache file format (docs/FORMAT.md, with its
+ * numbers in format/xpc_format.h); a format change touches only these files and those two. Each file
+ * owns these sections of FORMAT.md:
+ *   cache_view.c    reading: layout (2), header (3), tables and directory (5), key hash (5.9), footer (7),
+ *                   what open and a look-up check (8)
+ *   cache_open.c    a file from a path: mapped, then its view opened
+ *   cache_checks.c  every check beyond open: what `xpack verify` checks (8), the transport layout (9.1)
+ *   cache_write.c   writing: header (3), every table's records, the directory and the entry check values
+ *                   (5), footer (7), and the metadata of a file whose regions moved (9.3)
+ *   region_place.h  where the mappable form puts regions (4, 9.3 step 2)
+ * Frames (9.2) belong to transport/, families and probes (5.8) to loader/, and writing a file safely (11)
+ * to common/safe_write.h.
+ *
  * xpc_view_open checks everything that is O(1) or proportional to the small tables: footer, header,
  * directory, bounds of every table, and the checksums of all tables except REGN, ENTR and STRS. Those
  * three can be large; they are checked piece by piece when used (every entry found by a look-up has its
@@ -70,6 +83,9 @@ xpack_status xpc_view_open(xpc_view* view, const uint8_t* base, uint64_t size, c
 /* A string of STRS at byte offset `offset`; returns 0 and sets *s and *len when it lies inside the table
  * and ends with its NUL, -1 otherwise. */
 int xpc_view_string(const xpc_view* view, uint32_t offset, const char** s, uint32_t* len);
+
+/* A table tag as four printable characters ('?' for any other byte) and a NUL, for messages. */
+void xpc_tag_text(uint32_t tag, char out[5]);
 
 /* Record accessors; the index must be below the table's count. */
 void xpc_view_region(const xpc_view* view, uint64_t index, xpc_region* out);

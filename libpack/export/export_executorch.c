@@ -3,20 +3,15 @@
  * the data (its own rules, docs/FORMAT.md section 4) and writes atomically. */
 #include "export/export_executorch.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include "cachefile/cache_view.h"
+#include "cachefile/cache_open.h"
+#include "cachefile/region_place.h"
 #include "common/error.h"
-#include "common/file_map.h"
 #include "common/le.h"
-#include "common/temp_files.h"
+#include "common/safe_write.h"
 #include "xpack.h"
 #include "xpc_format.h"
 
@@ -161,8 +156,6 @@ static xpack_status name_item(const xpc_view* v, const char* path, uint64_t inde
   return XPACK_OK;
 }
 
-static uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
-
 /* ExecuTorch keeps one record per name: a name shared by entries of other seeds or other bytes is ambiguous
  * and none of them is exported; entries equal in name, seed and region become one record. Then places each
  * region a written record points at, by xpack's own alignment rules. */
@@ -204,6 +197,7 @@ static xpack_status plan_export(export_plan* p, const char* path, xpack_error* e
 
   for (uint64_t r = 0; r < v->regions.count; r++) p->region_out_offset[r] = UINT64_MAX;
   for (uint64_t k = 0; k < p->record_count; k++) p->region_out_offset[p->records[k]->region] = 0;
+  /* The mappable form's rule, with ExecuTorch's own alignment for small regions. */
   const uint64_t small_alignment = v->xnn_alignment > XPWC_MIN_ALIGNMENT ? v->xnn_alignment : XPWC_MIN_ALIGNMENT;
   uint64_t cursor = 0;
   for (uint64_t r = 0; r < v->regions.count; r++) {
@@ -214,7 +208,7 @@ static xpack_status plan_export(export_plan* p, const char* path, xpack_error* e
       return xpack_fail(err, XPACK_ERR_CORRUPT, "%s: region %llu at offset %llu lies outside the data area", path,
                         (unsigned long long)r, (unsigned long long)region.offset);
     }
-    cursor = align_up(cursor, region.size >= v->page_alignment ? v->page_alignment : small_alignment);
+    cursor = xpc_place_region(cursor, region.size, v->page_alignment, small_alignment);
     p->region_out_offset[r] = cursor;
     cursor += region.size;
     p->stats.regions++;
@@ -238,50 +232,21 @@ static xpack_status plan_export(export_plan* p, const char* path, xpack_error* e
 
 /* ---------------------------------------------------------------- writing */
 
-static xpack_status write_all(int fd, const void* data, size_t n, const char* out_path, xpack_error* err) {
-  const uint8_t* p = data;
-  while (n > 0) {
-    ssize_t w = write(fd, p, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) {
-      return xpack_fail(err, XPACK_ERR_IO, "%s: cannot write the temporary file: %s", out_path,
-                        w < 0 ? strerror(errno) : "no progress");
-    }
-    p += w;
-    n -= (size_t)w;
-  }
-  return XPACK_OK;
-}
-
-static xpack_status write_zeros(int fd, uint64_t n, const char* out_path, xpack_error* err) {
-  static const uint8_t kZeros[4096];
-  while (n > 0) {
-    size_t chunk = n < sizeof kZeros ? (size_t)n : sizeof kZeros;
-    xpack_status st = write_all(fd, kZeros, chunk, out_path, err);
-    if (st != XPACK_OK) return st;
-    n -= chunk;
-  }
-  return XPACK_OK;
-}
-
-/* The packed regions at their planned offsets, then the index and the footer. */
-static xpack_status write_contents(const export_plan* p, int fd, const char* out_path, xpack_error* err) {
+/* The packed regions at their planned offsets (the gaps read as zeros), then the index and the footer. */
+static xpack_status write_contents(const export_plan* p, xp_safe_file* out, xpack_error* err) {
   const xpc_view* v = p->view;
-  uint64_t at = 0;
   for (uint64_t r = 0; r < v->regions.count; r++) {
     if (p->region_out_offset[r] == UINT64_MAX) continue;
     xpc_region region;
     xpc_view_region(v, r, &region);
-    xpack_status st = write_zeros(fd, p->region_out_offset[r] - at, out_path, err);
-    if (st == XPACK_OK) st = write_all(fd, v->base + region.offset, (size_t)region.size, out_path, err);
+    xpack_status st = xp_safe_write_at(out, v->base + region.offset, (size_t)region.size, p->region_out_offset[r], err);
     if (st != XPACK_OK) return st;
-    at = p->region_out_offset[r] + region.size;
   }
   uint64_t index_size = XPWC_FOOTER_SIZE;
   for (uint64_t k = 0; k < p->record_count; k++) index_size += XPWC_RECORD_FIXED_SIZE + p->records[k]->name_len;
   uint8_t* index = malloc((size_t)index_size);
   if (index == NULL) {
-    return xpack_fail(err, XPACK_ERR_NOMEM, "%s: out of memory for a %llu-byte index", out_path,
+    return xpack_fail(err, XPACK_ERR_NOMEM, "%s: out of memory for a %llu-byte index", out->path,
                       (unsigned long long)index_size);
   }
   uint8_t* q = index;
@@ -301,56 +266,19 @@ static xpack_status write_contents(const export_plan* p, int fd, const char* out
   xp_put32(q + 8, (uint32_t)p->record_count);
   xp_put32(q + 12, XPWC_MAGIC);
   xp_put32(q + 16, XPWC_VERSION);
-  xpack_status st = write_all(fd, index, (size_t)index_size, out_path, err);
+  xpack_status st = xp_safe_write_at(out, index, (size_t)index_size, p->index_start, err);
   free(index);
   return st;
 }
 
-/* Temporary file beside out_path, renamed over it once complete and synced; removed on any failure. */
-static xpack_status write_atomically(const export_plan* p, const char* out_path, xpack_error* err) {
-  size_t n = strlen(out_path) + 32;
-  char* tmp = malloc(n);
-  char* dir_copy = strdup(out_path);
-  char* base_copy = strdup(out_path);
-  xpack_status st = XPACK_OK;
-  if (!tmp || !dir_copy || !base_copy) {
-    st = xpack_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", out_path);
-    goto done;
-  }
-  snprintf(tmp, n, "%s/.%s.XXXXXX", dirname(dir_copy), basename(base_copy));
-  int fd = xp_temp_create(tmp); /* locked while written: a killed export's leftover is cleaned up later */
-  if (fd < 0) {
-    st = xpack_fail(err, XPACK_ERR_IO, "%s: cannot create a temporary file beside it: %s", out_path, strerror(errno));
-    goto done;
-  }
-  fchmod(fd, 0644);
-  st = write_contents(p, fd, out_path, err);
-  if (st == XPACK_OK && fsync(fd) != 0) {
-    st = xpack_fail(err, XPACK_ERR_IO, "%s: cannot sync the temporary file: %s", out_path, strerror(errno));
-  }
-  if (close(fd) != 0 && st == XPACK_OK) {
-    st = xpack_fail(err, XPACK_ERR_IO, "%s: cannot close the temporary file: %s", out_path, strerror(errno));
-  }
-  if (st == XPACK_OK && rename(tmp, out_path) != 0) {
-    st = xpack_fail(err, XPACK_ERR_IO, "%s: cannot rename the temporary file into place: %s", out_path, strerror(errno));
-  }
-  if (st != XPACK_OK) {
-    unlink(tmp);
-    goto done;
-  }
-  free(dir_copy);
-  dir_copy = strdup(out_path);
-  if (dir_copy != NULL) {
-    int dfd = open(dirname(dir_copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd >= 0) {
-      fsync(dfd); /* makes the rename itself durable */
-      close(dfd);
-    }
-  }
-done:
-  free(tmp);
-  free(dir_copy);
-  free(base_copy);
+/* The whole output file, replacing out_path only once complete (common/safe_write.h). */
+static xpack_status write_safely(const export_plan* p, const char* out_path, uint64_t file_size, xpack_error* err) {
+  xp_safe_file out;
+  xpack_status st = xp_safe_create(&out, out_path, err); /* a killed export's leftover is cleaned up later */
+  if (st != XPACK_OK) return st;
+  st = write_contents(p, &out, err);
+  if (st == XPACK_OK) return xp_safe_commit(&out, file_size, err);
+  xp_safe_abort(&out);
   return st;
 }
 
@@ -373,38 +301,31 @@ xpack_status xpack_export_executorch(const char* cache_path, const char* out_pat
   if (cache_path == NULL || out_path == NULL) {
     return xpack_fail(err, XPACK_ERR_ARG, "xpack_export_executorch: NULL path");
   }
-  xp_file_map map;
-  xpack_status st = xp_map_file(cache_path, &map, err);
+  xpc_file cache;
+  xpack_status st = xpc_file_open(&cache, cache_path, 0, err);
   if (st != XPACK_OK) return st;
-  static const uint8_t kEmpty[1];
-  xpc_view view;
-  st = xpc_view_open(&view, map.data ? map.data : kEmpty, map.size, cache_path, 0, err);
-  if (st == XPACK_OK) {
-    /* Every byte of the output comes from the cache: export nothing that verify would not pass. */
-    first_problem problem = {{0}, 0};
-    uint64_t problems = 0;
-    st = xpack_verify_file(cache_path, keep_first_problem, &problem, &problems, err);
-    if (st == XPACK_OK && problems > 0) {
-      st = xpack_fail(err, XPACK_ERR_CORRUPT, "%s: damaged, nothing exported: %s (%llu problem%s; `xpack verify %s` lists them)",
-                      cache_path, problem.text, (unsigned long long)problems, problems == 1 ? "" : "s", cache_path);
-    }
+  const xpc_view* view = &cache.view;
+  /* Every byte of the output comes from the cache: export nothing that verify would not pass. */
+  first_problem problem = {{0}, 0};
+  uint64_t problems = 0;
+  st = xpack_verify_file(cache_path, keep_first_problem, &problem, &problems, err);
+  if (st == XPACK_OK && problems > 0) {
+    st = xpack_fail(err, XPACK_ERR_CORRUPT, "%s: damaged, nothing exported: %s (%llu problem%s; `xpack verify %s` lists them)",
+                    cache_path, problem.text, (unsigned long long)problems, problems == 1 ? "" : "s", cache_path);
   }
   export_plan plan;
   memset(&plan, 0, sizeof plan);
-  plan.view = &view;
+  plan.view = view;
   if (st == XPACK_OK) st = plan_export(&plan, cache_path, err);
   if (st == XPACK_OK && plan.record_count > 0) {
-    st = write_atomically(&plan, out_path, err);
-    if (st == XPACK_OK) {
-      plan.stats.file_size = plan.index_start + XPWC_FOOTER_SIZE;
-      for (uint64_t k = 0; k < plan.record_count; k++) {
-        plan.stats.file_size += XPWC_RECORD_FIXED_SIZE + plan.records[k]->name_len;
-      }
-    }
+    uint64_t file_size = plan.index_start + XPWC_FOOTER_SIZE;
+    for (uint64_t k = 0; k < plan.record_count; k++) file_size += XPWC_RECORD_FIXED_SIZE + plan.records[k]->name_len;
+    st = write_safely(&plan, out_path, file_size, err);
+    if (st == XPACK_OK) plan.stats.file_size = file_size;
   }
   if (st == XPACK_OK) {
     if (fn) {
-      for (uint64_t i = 0; i < view.entries.count; i++) {
+      for (uint64_t i = 0; i < view->entries.count; i++) {
         const export_item* it = &plan.items[i];
         fn(context, i, it->name, it->name_len, it->outcome);
       }
@@ -412,6 +333,6 @@ xpack_status xpack_export_executorch(const char* cache_path, const char* out_pat
     if (stats) *stats = plan.stats;
   }
   plan_free(&plan);
-  xp_unmap_file(&map);
+  xpc_file_close(&cache);
   return st;
 }

@@ -44,9 +44,10 @@ typedef struct xpack_transport_stats {
 
 /* Makes the transport form of the mappable cache file in_path: each region compressed at `level`
  * (XPACK_ZSTD_LEVEL_MIN..MAX) into one zstd frame that records its content size. Before anything is
- * written, the input's metadata checksum, every table checksum and every entry's check value are
- * verified, and each region's XXH3-64 is checked as it is compressed: a damaged input is refused,
- * never converted. stats may be NULL.
+ * written, the input passes every check of xpack_verify_file but the region bytes (metadata and table
+ * checksums, region placement, every entry's strings, key hash, order, family and check value), and each
+ * region's XXH3-64 is checked as it is compressed: a damaged input is refused at its first problem, never
+ * converted. stats may be NULL.
  * Errors: XPACK_ERR_ARG (bad level, NULL path, in_path already in the transport form), XPACK_ERR_IO,
  * XPACK_ERR_NOMEM, and for a bad input the statuses of xpack_file_open or XPACK_ERR_CORRUPT (the message
  * names the region, entry or table and its offset). */
@@ -63,8 +64,9 @@ xpack_status xpack_compress_file_threads(const char* in_path, const char* out_pa
 
 /* Turns the transport-form cache in_path into the mappable form at out_path, laid out exactly as the
  * writer lays out a cache (so inflating the transport form of a file gives that file back byte for byte).
- * Checks the structure (as xpack_file_open), the metadata checksum, every table checksum and entry check
- * value, and for every region that it is exactly one zstd frame of stored_size bytes, declaring `size`
+ * Checks the structure (as xpack_file_open), every check of xpack_verify_file but the region bytes (as
+ * xpack_compress_file) with the frames' placement (back to back, filling the data area), and for every
+ * region that it is exactly one zstd frame of stored_size bytes, declaring `size`
  * as its content size, needing at most an 8 MiB window and no dictionary, and that it decompresses to
  * bytes whose XXH3-64 is the region's.
  * Memory: one region is streamed at a time through a 1 MiB buffer; besides the read-only mapping of

@@ -3,17 +3,15 @@
 #include <string.h>
 #include <xnnpack.h>
 
-#include "cachefile/cache_view.h"
+#include "cachefile/cache_open.h"
 #include "common/error.h"
-#include "common/file_map.h"
 #include "common/le.h"
 #include "common/target.h"
 #include "xpack.h"
 #include "xpc_format.h"
 
 struct xpack_file {
-  xp_file_map map;
-  xpc_view view;
+  xpc_file file;
 };
 
 static const char kBadString[] = "<bad string>";
@@ -28,13 +26,8 @@ xpack_status xpack_file_open(const char* path, xpack_file** out, xpack_error* er
   *out = NULL;
   xpack_file* f = calloc(1, sizeof *f);
   if (f == NULL) return xpack_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", path);
-  xpack_status st = xp_map_file(path, &f->map, err);
-  if (st == XPACK_OK) {
-    static const uint8_t kEmpty[1];
-    st = xpc_view_open(&f->view, f->map.data ? f->map.data : kEmpty, f->map.size, path, 1, err);
-  }
+  xpack_status st = xpc_file_open(&f->file, path, 1, err);
   if (st != XPACK_OK) {
-    xp_unmap_file(&f->map);
     free(f);
     return st;
   }
@@ -44,7 +37,7 @@ xpack_status xpack_file_open(const char* path, xpack_file** out, xpack_error* er
 
 void xpack_file_close(xpack_file* f) {
   if (f == NULL) return;
-  xp_unmap_file(&f->map);
+  xpc_file_close(&f->file);
   free(f);
 }
 
@@ -52,7 +45,7 @@ void xpack_file_get_info(const xpack_file* f, xpack_file_info* o) {
   if (o == NULL) return;
   memset(o, 0, sizeof *o);
   if (f == NULL) return;
-  const xpc_view* v = &f->view;
+  const xpc_view* v = &f->file.view;
   o->major = v->major;
   o->minor = v->minor;
   o->flags = v->flags;
@@ -95,22 +88,22 @@ void xpack_file_get_region(const xpack_file* f, uint64_t index, xpack_file_regio
   memset(out, 0, sizeof *out);
   if (f == NULL) return;
   xpc_region r;
-  xpc_view_region(&f->view, index, &r);
+  xpc_view_region(&f->file.view, index, &r);
   *out = (xpack_file_region){r.offset, r.stored_size, r.size, r.hash};
 }
 
 const uint8_t* xpack_file_region_bytes(const xpack_file* f, uint64_t index) {
   xpc_region r;
-  if (f == NULL || index >= f->view.regions.count) return NULL;
-  xpc_view_region(&f->view, index, &r);
-  return xpc_region_is_sound(&f->view, &r) ? f->view.base + r.offset : NULL;
+  if (f == NULL || index >= f->file.view.regions.count) return NULL;
+  xpc_view_region(&f->file.view, index, &r);
+  return xpc_region_is_sound(&f->file.view, &r) ? f->file.view.base + r.offset : NULL;
 }
 
 void xpack_file_get_entry(const xpack_file* f, uint64_t index, xpack_file_entry* out) {
   if (out == NULL) return;
   memset(out, 0, sizeof *out);
   if (f == NULL) return;
-  const xpc_view* v = &f->view;
+  const xpc_view* v = &f->file.view;
   xpc_entry e;
   xpc_view_entry(v, index, &e);
   out->seed = e.seed;
@@ -131,8 +124,8 @@ void xpack_file_get_family(const xpack_file* f, uint64_t index, xpack_file_famil
   memset(out, 0, sizeof *out);
   if (f == NULL) return;
   xpc_family m;
-  xpc_view_family(&f->view, index, &m);
-  out->name = string_at(&f->view, m.name);
+  xpc_view_family(&f->file.view, index, &m);
+  out->name = string_at(&f->file.view, m.name);
   out->flags = m.flags;
   out->probe_hash = m.probe_hash;
 }
@@ -141,7 +134,7 @@ void xpack_file_get_input(const xpack_file* f, uint64_t index, xpack_file_input*
   if (out == NULL) return;
   memset(out, 0, sizeof *out);
   if (f == NULL) return;
-  const xpc_view* v = &f->view;
+  const xpc_view* v = &f->file.view;
   const uint8_t* p = v->base + v->provenance.offset + index * v->provenance.record_size;
   out->name = string_at(v, xp_le32(p + XPC_P_NAME));
   out->kind = xp_le32(p + XPC_P_KIND);
@@ -155,7 +148,7 @@ void xpack_file_get_info_pair(const xpack_file* f, uint64_t index, const char** 
   if (key == NULL || value == NULL) return;
   *key = *value = NULL;
   if (f == NULL) return;
-  const xpc_view* v = &f->view;
+  const xpc_view* v = &f->file.view;
   const uint8_t* p = v->base + v->info.offset + index * v->info.record_size;
   *key = string_at(v, xp_le32(p + XPC_I_KEY));
   *value = string_at(v, xp_le32(p + XPC_I_VALUE));
@@ -166,7 +159,7 @@ int64_t xpack_file_find(const xpack_file* f, uint32_t seed, const char* kernel, 
   xpc_region r;
   uint64_t index;
   if (f == NULL || kernel == NULL) return -1;
-  if (xpc_view_find(&f->view, seed, kernel, strlen(kernel), bias, bias ? strlen(bias) : 0, &e, &r, &index) !=
+  if (xpc_view_find(&f->file.view, seed, kernel, strlen(kernel), bias, bias ? strlen(bias) : 0, &e, &r, &index) !=
       XPC_FOUND) {
     return -1;
   }

@@ -100,13 +100,26 @@ size_t xp_bindings_get(xp_bindings* b, const void* ptr, char* buf, size_t cap) {
 }
 
 xpack_status xp_bind_check(const char* fn, const void* owner, const char* owner_name, const void* raw,
-                           const char* identity, size_t len, size_t limit, xpack_error* err) {
+                           const char* identity, size_t len, xpack_error* err) {
   if (owner == NULL || raw == NULL || identity == NULL) {
     return xpack_fail(err, XPACK_ERR_ARG, "%s: %s is NULL", fn,
                       owner == NULL ? owner_name : raw == NULL ? "the weight pointer" : "the identity");
   }
-  if (len == 0 || len >= limit) {
-    return xpack_fail(err, XPACK_ERR_ARG, "%s: an identity of %zu bytes (expected 1..%zu)", fn, len, limit - 1);
+  if (len == 0 || len >= XP_MAX_IDENTITY) {
+    return xpack_fail(err, XPACK_ERR_ARG, "%s: an identity of %zu bytes (expected 1..%zu)", fn, len, (size_t)XP_MAX_IDENTITY - 1);
   }
   return XPACK_OK;
+}
+
+int xp_bindings_resolve_key(xp_bindings* b, const void* kernel, const void* bias, xp_key_identities* out) {
+  out->kernel_len = xp_bindings_get(b, kernel, out->kernel, sizeof out->kernel);
+  if (out->kernel_len == (size_t)-1 || out->kernel_len >= sizeof out->kernel) return -1;
+  out->has_bias = bias != NULL;
+  out->bias_len = 0;
+  out->bias[0] = 0;
+  if (out->has_bias) {
+    out->bias_len = xp_bindings_get(b, bias, out->bias, sizeof out->bias);
+    if (out->bias_len == (size_t)-1 || out->bias_len >= sizeof out->bias) return -1;
+  }
+  return 0;
 }

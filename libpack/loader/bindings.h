@@ -34,9 +34,24 @@ void xp_bindings_clear(xp_bindings* b);
 size_t xp_bindings_get(xp_bindings* b, const void* ptr, char* buf, size_t cap);
 
 /* The argument checks of a public bind call (xpack_cache_bind, xpack_writer_bind): owner (the cache or the
- * writer, called owner_name in messages), raw and identity not NULL, 1 <= len < limit. XPACK_OK, or
+ * writer, called owner_name in messages), raw and identity not NULL, 1 <= len < XP_MAX_IDENTITY. XPACK_OK, or
  * XPACK_ERR_ARG with a message that starts with fn and names the faulty argument. */
 xpack_status xp_bind_check(const char* fn, const void* owner, const char* owner_name, const void* raw,
-                           const char* identity, size_t len, size_t limit, xpack_error* err);
+                           const char* identity, size_t len, xpack_error* err);
+
+/* An identity is shorter than this (its NUL excluded): binding a longer one is refused, by the loader
+ * (xpack_cache_bind) and the recording writer (xpack_writer_bind) alike. */
+#define XP_MAX_IDENTITY 1024
+
+/* The identities of a weights-cache key's kernel and bias pointers, copied out of the bindings. */
+typedef struct xp_key_identities {
+  char kernel[XP_MAX_IDENTITY], bias[XP_MAX_IDENTITY];
+  size_t kernel_len, bias_len;
+  int has_bias; /* the key has a bias pointer; else bias is empty */
+} xp_key_identities;
+
+/* Resolves kernel and bias (NULL: the key has none) to their identities. Returns 0 when each pointer is
+ * bound to an identity shorter than XP_MAX_IDENTITY, -1 otherwise (the key cannot be named). */
+int xp_bindings_resolve_key(xp_bindings* b, const void* kernel, const void* bias, xp_key_identities* out);
 
 #endif

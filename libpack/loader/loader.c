@@ -22,8 +22,6 @@
 #include "common/target.h"
 #include "xpc_format.h"
 
-#define XP_MAX_IDENTITY 1024
-
 struct xpack_cache {
   struct xnn_weights_cache_provider provider;
   uint8_t* base;
@@ -48,17 +46,11 @@ typedef enum answer { ANSWER_HIT, ANSWER_UNBOUND, ANSWER_NOT_FOUND, ANSWER_REFUS
  * entry's family slot, for the caller to count the hit in. */
 static answer find(xpack_cache* c, const struct xnn_weights_cache_look_up_key* key, xpc_region* region,
                    xp_family_slot** family) {
-  char kernel[XP_MAX_IDENTITY], bias[XP_MAX_IDENTITY];
-  size_t kernel_len = xp_bindings_get(&c->bindings, key->kernel, kernel, sizeof kernel);
-  if (kernel_len == (size_t)-1 || kernel_len >= sizeof kernel) return ANSWER_UNBOUND;
-  size_t bias_len = 0;
-  if (key->bias != NULL) {
-    bias_len = xp_bindings_get(&c->bindings, key->bias, bias, sizeof bias);
-    if (bias_len == (size_t)-1 || bias_len >= sizeof bias) return ANSWER_UNBOUND;
-  }
+  xp_key_identities ids;
+  if (xp_bindings_resolve_key(&c->bindings, key->kernel, key->bias, &ids) != 0) return ANSWER_UNBOUND;
   xpc_entry entry;
-  xpc_find_result r = xpc_view_find(&c->view, key->seed, kernel, kernel_len, key->bias ? bias : NULL, bias_len,
-                                    &entry, region, NULL);
+  xpc_find_result r = xpc_view_find(&c->view, key->seed, ids.kernel, ids.kernel_len, ids.has_bias ? ids.bias : NULL,
+                                    ids.bias_len, &entry, region, NULL);
   if (r == XPC_NOT_FOUND) return ANSWER_NOT_FOUND;
   if (r == XPC_ENTRY_CORRUPT) {
     BUMP(c, refused_corrupt);
@@ -296,7 +288,7 @@ void xpack_cache_close(xpack_cache* c) {
 
 xpack_status xpack_cache_bind(xpack_cache* c, const void* raw, const char* identity, size_t identity_len,
                               xpack_error* err) {
-  xpack_status st = xp_bind_check("xpack_cache_bind", c, "the cache", raw, identity, identity_len, XP_MAX_IDENTITY, err);
+  xpack_status st = xp_bind_check("xpack_cache_bind", c, "the cache", raw, identity, identity_len, err);
   if (st != XPACK_OK) return st;
   if (xp_bindings_set(&c->bindings, raw, identity, identity_len) != XPACK_OK) {
     return xpack_fail(err, XPACK_ERR_NOMEM, "xpack_cache_bind: out of memory binding '%.*s'", (int)identity_len,

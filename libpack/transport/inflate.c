@@ -2,6 +2,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cachefile/cache_checks.h"
+#include "cachefile/cache_write.h"
 #include "common/error.h"
 #include "transport/transport.h"
 #include "xpc_format.h"
@@ -13,19 +15,19 @@ xpack_status xt_inflate_view(const xpc_view* v, const char* name, const xt_sink*
   if (!(v->flags & XPC_FLAG_TRANSPORT)) {
     return xpack_fail(err, XPACK_ERR_ARG, "%s: " ALREADY_MAPPABLE, name);
   }
-  xpack_status st = xt_check_source(v, name, err);
+  xpack_status st = xpc_check_first(v, name, err);
   if (st != XPACK_OK) return st;
   const uint64_t count = v->regions.count;
   uint64_t* offsets = malloc((size_t)(count + 1) * sizeof *offsets);
   uint64_t* sizes = malloc((size_t)(count + 1) * sizeof *sizes);
-  xt_layout layout = {0};
+  xpc_rebuilt layout = {0};
   xt_decoder decoder = {0};
   uint64_t data_end = 0, region_bytes = 0, frame_bytes = 0;
   if (offsets == NULL || sizes == NULL) {
     st = xpack_fail(err, XPACK_ERR_NOMEM, "%s: out of memory for %llu region records", name, (unsigned long long)count);
     goto done;
   }
-  st = xt_mappable_offsets(v, name, offsets, &data_end, err);
+  st = xpc_mappable_offsets(v, name, offsets, &data_end, err);
   if (st != XPACK_OK) goto done;
   for (uint64_t i = 0; i < count; i++) {
     xpc_region r;
@@ -34,7 +36,7 @@ xpack_status xt_inflate_view(const xpc_view* v, const char* name, const xt_sink*
     region_bytes += r.size;
     frame_bytes += r.stored_size;
   }
-  st = xt_build_layout(v, name, offsets, sizes, v->page_alignment, data_end, 0, &layout, err);
+  st = xpc_metadata_rebuild(v, name, offsets, sizes, v->page_alignment, data_end, 0, &layout, err);
   if (st == XPACK_OK) st = xt_decoder_init(&decoder, err);
   if (st != XPACK_OK) goto done;
   decoder.release_input = input_is_mapped;

@@ -1,6 +1,7 @@
-/* Internals shared by compress (transport_compress.c), inflate (inflate.c) and verify: checks of a source
- * file's metadata, the rebuilding of header, tables and footer for a new placement of the regions, the
- * decoding of one region's zstd frame, and an atomic output file. Format: docs/FORMAT.md section 9. */
+/* Internals shared by compress (transport_compress.c), inflate (inflate.c) and verify: the decoding of one
+ * region's zstd frame and the file-to-file frame of a conversion. A source is checked with
+ * xpc_check_first (cachefile/cache_checks.h) and its metadata rebuilt for the new placement of its regions
+ * with xpc_metadata_rebuild (cachefile/cache_write.h). Format: docs/FORMAT.md section 9. */
 #ifndef XPACK_SRC_TRANSPORT_H
 #define XPACK_SRC_TRANSPORT_H
 
@@ -8,49 +9,19 @@
 #include <stdint.h>
 
 #include "cachefile/cache_view.h"
+#include "common/safe_write.h"
 #include "xpack_status.h"
 #include "xpack_transport.h"
 
 #define XT_BUFFER_SIZE (1u << 20)
 #define XT_WINDOW_LOG_MAX 23 /* 8 MiB: the largest window a region's frame may need */
 
-/* Where converted bytes go: a file (xt_output) or, in the fuzzer, a bounded discard. Returns XPACK_OK or
- * an error it has described in err. */
+/* Where converted bytes go: a file (xt_safe_file_sink) or, in the fuzzer, a bounded discard. Returns
+ * XPACK_OK or an error it has described in err. */
 typedef struct xt_sink {
   xpack_status (*write)(void* context, const uint8_t* bytes, size_t n, uint64_t offset, xpack_error* err);
   void* context;
 } xt_sink;
-
-/* ---- source checks and layout (transport_layout.c) ---- */
-
-/* Checks what a conversion copies or re-hashes, so that it never turns damage into a file that looks
- * sound: the metadata checksum, every directory table's checksum (unknown tags too), every entry's region
- * index and check value, and the placement of every region record (the transport form's back-to-back
- * frames, or the mappable form's rules). Region bytes are checked by the caller as it converts them. */
-xpack_status xt_check_source(const xpc_view* v, const char* name, xpack_error* err);
-
-/* Offsets of the regions as the writer places them in the mappable form, from data_offset =
- * page_alignment; *data_end receives the end of the last region (data_offset when there is none).
- * offsets has room for v->regions.count values. */
-xpack_status xt_mappable_offsets(const xpc_view* v, const char* name, uint64_t* offsets, uint64_t* data_end,
-                                 xpack_error* err);
-
-/* A rebuilt header, metadata area and footer. */
-typedef struct xt_layout {
-  uint8_t header[64];
-  uint8_t* tail;            /* metadata area followed by the footer; owned, free() it */
-  size_t tail_size;         /* bytes of tail, footer included */
-  uint64_t metadata_offset; /* where tail goes */
-  uint64_t file_size;
-} xt_layout;
-
-/* Rebuilds header, tables, directory and footer of v for regions placed at offsets[i] with stored sizes
- * stored[i], data area [data_offset, data_end), and the given flags: REGN offsets and stored sizes, ENTR
- * check values, the directory, every checksum. Everything else is copied. v must have passed
- * xt_check_source. */
-xpack_status xt_build_layout(const xpc_view* v, const char* name, const uint64_t* offsets, const uint64_t* stored,
-                             uint64_t data_offset, uint64_t data_end, uint32_t flags, xt_layout* out,
-                             xpack_error* err);
 
 /* ---- one region's frame (inflate_frame.c) ---- */
 
@@ -81,30 +52,15 @@ xpack_status xt_decode_region(xt_decoder* d, const xpc_view* v, const xpc_region
 xpack_status xt_inflate_view(const xpc_view* v, const char* name, const xt_sink* sink, int input_is_mapped,
                              uint64_t* file_size, xpack_transport_stats* stats, xpack_error* err);
 
-/* ---- atomic output file (transport_output.c) ---- */
-
-typedef struct xt_output {
-  char* path;
-  char* tmp_path;
-  int fd;
-} xt_output;
-
-/* Creates a temporary file beside path. */
-xpack_status xt_output_create(xt_output* o, const char* path, xpack_error* err);
-/* A sink writing to the temporary file. */
-xt_sink xt_output_sink(xt_output* o);
-/* Sets the size to file_size, fsyncs, renames over path and fsyncs the directory. Closes o either way;
- * on failure the temporary file is removed. */
-xpack_status xt_output_commit(xt_output* o, uint64_t file_size, xpack_error* err);
-/* Removes the temporary file and closes o. Safe on an output already committed or never created. */
-void xt_output_abort(xt_output* o);
-
 /* ---- a whole conversion, file to file (transport_convert.c) ---- */
 
 /* Converts view v (named name; input_is_mapped as for xt_inflate_view) into sink, setting *file_size. */
 typedef xpack_status (*xt_convert_fn)(void* context, const xpc_view* v, const char* name, int input_is_mapped,
                                       const xt_sink* sink, uint64_t* file_size, xpack_transport_stats* stats,
                                       xpack_error* err);
+
+/* A sink writing to the temporary file of f. */
+xt_sink xt_safe_file_sink(xp_safe_file* f);
 
 /* Maps in_path, checks that it is a cache in the transport form (input_is_transport) or the mappable one
  * (else XPACK_ERR_ARG "<in_path>: <wrong_form>"), converts it with convert into a temporary file beside

@@ -8,6 +8,8 @@
 #define ZSTD_STATIC_LINKING_ONLY /* ZSTD_getCParams: the window a level would choose */
 #include <zstd.h>
 
+#include "cachefile/cache_checks.h"
+#include "cachefile/cache_write.h"
 #include "common/error.h"
 #include "transport/transport.h"
 #include "xpc_format.h"
@@ -202,7 +204,7 @@ static xpack_status compress_regions(const xpc_view* v, const char* name, int le
 
 static xpack_status compress_view(const xpc_view* v, const char* name, int level, int threads, const xt_sink* sink,
                                   uint64_t* file_size, xpack_transport_stats* stats, xpack_error* err) {
-  xpack_status st = xt_check_source(v, name, err);
+  xpack_status st = xpc_check_first(v, name, err);
   if (st != XPACK_OK) return st;
   const uint64_t count = v->regions.count;
   uint64_t* offsets = malloc((size_t)(count + 1) * sizeof *offsets);
@@ -214,10 +216,10 @@ static xpack_status compress_view(const xpc_view* v, const char* name, int level
                       (unsigned long long)count);
   }
   uint64_t data_end = 0;
-  xt_layout layout = {0};
+  xpc_rebuilt layout = {0};
   st = compress_regions(v, name, level, threads, sink, XPC_HEADER_SIZE, offsets, stored, &data_end, err);
   if (st == XPACK_OK) {
-    st = xt_build_layout(v, name, offsets, stored, XPC_HEADER_SIZE, data_end, XPC_FLAG_TRANSPORT, &layout, err);
+    st = xpc_metadata_rebuild(v, name, offsets, stored, XPC_HEADER_SIZE, data_end, XPC_FLAG_TRANSPORT, &layout, err);
   }
   if (st == XPACK_OK) st = sink->write(sink->context, layout.header, sizeof layout.header, 0, err);
   if (st == XPACK_OK) st = sink->write(sink->context, layout.tail, layout.tail_size, layout.metadata_offset, err);

@@ -1,21 +1,17 @@
 /* The recording weights cache: an XNNPACK provider that streams every packed weight to a temporary file,
  * stored once per distinct byte string, and remembers under which key XNNPACK asked for it. */
 #include <errno.h>
-#include <fcntl.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
 
 #include "cachefile/cache_view.h"
 #include "common/error.h"
 #include "common/target.h"
-#include "common/temp_files.h"
 #include "writer/writer_internal.h"
 #include "xpc_format.h"
 
@@ -51,32 +47,18 @@ static int region_equals(xpack_writer* w, const wr_region* r, const uint8_t* byt
   return same;
 }
 
-typedef struct key_ids {
-  char kernel[WR_MAX_IDENTITY], bias[WR_MAX_IDENTITY];
-  size_t kernel_len, bias_len;
-  int has_bias;
-} key_ids;
-
-/* Resolves the pointers of a key to identities; 0 when both (or the kernel alone, without bias) are bound. */
-static int resolve(wr_session* s, const struct xnn_weights_cache_look_up_key* key, key_ids* ids) {
+/* Resolves the pointers of a key to identities in the calling thread's session; 0 when they are bound. */
+static int resolve(wr_session* s, const struct xnn_weights_cache_look_up_key* key, xp_key_identities* ids) {
   if (s == NULL) return -1;
-  ids->kernel_len = xp_bindings_get(&s->bindings, key->kernel, ids->kernel, sizeof ids->kernel);
-  if (ids->kernel_len == (size_t)-1 || ids->kernel_len >= sizeof ids->kernel) return -1;
-  ids->has_bias = key->bias != NULL;
-  ids->bias_len = 0;
-  if (ids->has_bias) {
-    ids->bias_len = xp_bindings_get(&s->bindings, key->bias, ids->bias, sizeof ids->bias);
-    if (ids->bias_len == (size_t)-1 || ids->bias_len >= sizeof ids->bias) return -1;
-  }
-  return 0;
+  return xp_bindings_resolve_key(&s->bindings, key->kernel, key->bias, ids);
 }
 
-static uint64_t key_hash_of(uint32_t seed, const key_ids* ids) {
+static uint64_t key_hash_of(uint32_t seed, const xp_key_identities* ids) {
   return xpc_key_hash(seed, ids->kernel, ids->kernel_len, ids->has_bias ? ids->bias : NULL, ids->bias_len);
 }
 
 /* The recorded entry for a key, or -1. Caller holds the lock. */
-static long find_entry(xpack_writer* w, uint32_t seed, const key_ids* ids, uint64_t h) {
+static long find_entry(xpack_writer* w, uint32_t seed, const xp_key_identities* ids, uint64_t h) {
   size_t cursor = 0;
   uint32_t idx;
   while (wr_index_next(&w->entry_index, h, &cursor, &idx)) {
@@ -139,7 +121,7 @@ static void packing_done(xpack_writer* w, wr_session* s) {
 static size_t provider_look_up(void* context, const struct xnn_weights_cache_look_up_key* key) {
   xpack_writer* w = context;
   wr_session* s = wr_session_get(w);
-  key_ids ids;
+  xp_key_identities ids;
   int bound = resolve(s, key, &ids) == 0;
   pthread_mutex_lock(&w->lock);
   const uint64_t ticket = next_ticket(s);
@@ -221,7 +203,7 @@ static size_t provider_look_up_or_insert(void* context, const struct xnn_weights
   xpack_writer* w = context;
   if (ptr == NULL) return provider_look_up(context, key);
   wr_session* s = wr_session_get(w);
-  key_ids ids;
+  xp_key_identities ids;
   int bound = resolve(s, key, &ids) == 0;
   /* Hash outside the lock: it is the only per-byte work besides the write. It is also the region's checksum
    * in the file; regions that share it are compared byte for byte before one stands for the other. */
@@ -339,34 +321,20 @@ xpack_status xpack_writer_create(const char* out_path, const xpack_writer_option
   }
   xpack_writer* w = calloc(1, sizeof *w);
   if (w == NULL) return xpack_fail(err, XPACK_ERR_NOMEM, "out of memory");
-  w->fd = -1;
+  w->file.fd = -1;
   w->spool_fd = -1;
   w->out_path = strdup(out_path);
-  size_t n = strlen(out_path) + 32;
-  w->tmp_path = malloc(n);
-  char* dir_copy = strdup(out_path);
-  char* base_copy = strdup(out_path);
-  if (!w->out_path || !w->tmp_path || !dir_copy || !base_copy || wr_index_init(&w->region_index) ||
-      wr_index_init(&w->entry_index) || wr_index_init(&w->string_index)) {
-    free(dir_copy);
-    free(base_copy);
+  if (!w->out_path || wr_index_init(&w->region_index) || wr_index_init(&w->entry_index) ||
+      wr_index_init(&w->string_index)) {
     xpack_writer_abort(w);
     return xpack_fail(err, XPACK_ERR_NOMEM, "out of memory");
   }
-  /* Same directory as the target, so the final rename is atomic. Locked while we write; leftovers of killed
-   * writers of this target are removed (temp_files.h). */
-  snprintf(w->tmp_path, n, "%s/.%s.XXXXXX", dirname(dir_copy), basename(base_copy));
-  free(dir_copy);
-  free(base_copy);
-  w->fd = xp_temp_create(w->tmp_path);
-  if (w->fd < 0) {
-    int e = errno;
-    free(w->tmp_path);
-    w->tmp_path = NULL;
+  /* Locked while we write; leftovers of killed writers of this target are removed (temp_files.h). */
+  xpack_status st = xp_safe_create(&w->file, out_path, err);
+  if (st != XPACK_OK) {
     xpack_writer_abort(w);
-    return xpack_fail(err, XPACK_ERR_IO, "%s: cannot create a temporary file beside it: %s", out_path, strerror(e));
+    return st;
   }
-  fchmod(w->fd, 0644);
   pthread_mutex_init(&w->lock, NULL);
   pthread_cond_init(&w->packed, NULL);
   pthread_cond_init(&w->io_done, NULL);
@@ -380,8 +348,7 @@ xpack_status xpack_writer_create(const char* out_path, const xpack_writer_option
   w->has_session_key = 1;
   xp_heap_init(&w->heap, xp_target_xnn_alignment());
   w->page_alignment = page;
-  w->region_alignment = xp_target_xnn_alignment() > XPC_MIN_REGION_ALIGNMENT ? xp_target_xnn_alignment()
-                                                                             : XPC_MIN_REGION_ALIGNMENT;
+  w->region_alignment = (uint32_t)xpc_small_region_alignment(xp_target_xnn_alignment());
   w->data_offset = page; /* the first page holds only the header */
   w->data_end = w->data_offset;
   w->provider = (struct xnn_weights_cache_provider){
@@ -475,7 +442,7 @@ static void destroy(xpack_writer* w) {
     if (w->regions[i].map) munmap(w->regions[i].map, w->regions[i].map_len);
   }
   for (size_t i = 0; i < w->string_count; i++) free(w->strings[i].text);
-  if (w->fd >= 0) close(w->fd);
+  xp_safe_abort(&w->file); /* nothing left to remove once committed */
   wr_spool_close(w);
   if (w->has_session_key) {
     wr_sessions_destroy(w);
@@ -498,14 +465,12 @@ static void destroy(xpack_writer* w) {
   free(w->info);
   free(w->families);
   free(w->out_path);
-  free(w->tmp_path);
   free(w);
 }
 
 void xpack_writer_abort(xpack_writer* w) {
   if (w == NULL) return;
-  if (w->tmp_path != NULL && w->fd >= 0) unlink(w->tmp_path);
-  destroy(w);
+  destroy(w); /* removes the temporary file */
 }
 
 xpack_status xpack_writer_finish(xpack_writer* w, xpack_error* err) {

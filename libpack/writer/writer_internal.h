@@ -5,12 +5,12 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "cachefile/region_place.h"
+#include "common/safe_write.h"
 #include "loader/bindings.h"
 #include "loader/heap_pool.h"
 #include "loader/pending_keys.h"
 #include "xpack.h"
-
-#define WR_MAX_IDENTITY 1024
 
 typedef struct wr_region {
   uint64_t offset, size;
@@ -96,8 +96,7 @@ struct xpack_writer {
   pthread_cond_t packed;  /* a session's in-flight key was inserted (or given up) */
   pthread_cond_t io_done; /* a region's write or move finished */
   char* out_path;
-  char* tmp_path;
-  int fd;
+  xp_safe_file file; /* the temporary file beside out_path that becomes the cache (common/safe_write.h) */
   uint32_t page_alignment, region_alignment;
   uint64_t data_offset, data_end;
   unsigned long long written_behind; /* xp_write_behind's progress over the temporary file */
@@ -149,10 +148,9 @@ void wr_fail(xpack_writer* w, const char* fmt, const char* detail);
  * the writer runs (offset_to_addr resolves it). Below XP_HEAP_OFFSET_BASE, so the two never collide. */
 #define WR_REGION_ID_BASE ((size_t)1 << 61)
 
-/* Where a region that starts no earlier than `end` is placed: page-aligned when it is at least a page. */
+/* Where a region that starts no earlier than `end` is placed (cachefile/region_place.h). */
 static inline uint64_t wr_region_place(const xpack_writer* w, uint64_t end, uint64_t size) {
-  const uint64_t a = size >= w->page_alignment ? w->page_alignment : w->region_alignment;
-  return (end + a - 1) & ~(a - 1);
+  return xpc_place_region(end, size, w->page_alignment, w->region_alignment);
 }
 
 /* Region placement (writer_layout.c). Every function takes the lock held, and those that write or copy
@@ -191,7 +189,7 @@ uint32_t wr_intern(xpack_writer* w, const char* s, size_t len);
  * the pointer has no single known family: then the entry is not recorded. Caller holds the lock. */
 uint32_t wr_entry_family(xpack_writer* w, wr_session* s, const void* kernel);
 
-/* Writes metadata, footer and header, fsyncs and renames (writer_meta.c). */
+/* Writes metadata, footer and header, then commits the file (writer_meta.c). */
 xpack_status wr_write_metadata(xpack_writer* w, xpack_error* err);
 
 #endif

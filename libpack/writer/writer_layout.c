@@ -46,15 +46,15 @@ static wr_slot* slot_at(xpack_writer* w, uint64_t slot) {
   return &w->slots[slot];
 }
 
-int wr_region_fd(const xpack_writer* w, const wr_region* r) { return r->in_spool ? w->spool_fd : w->fd; }
+int wr_region_fd(const xpack_writer* w, const wr_region* r) { return r->in_spool ? w->spool_fd : w->file.fd; }
 
 static int spool_open(xpack_writer* w) {
   if (w->spool_fd >= 0) return 0;
   if (w->spool_unusable) return -1;
-  size_t n = strlen(w->tmp_path) + 1;
+  size_t n = strlen(w->file.tmp_path) + 1;
   char* path = malloc(n);
   if (path != NULL) {
-    memcpy(path, w->tmp_path, n);
+    memcpy(path, w->file.tmp_path, n);
     memcpy(path + n - 7, "XXXXXX", 6); /* ".<name>.XXXXXX": the temporary files' pattern (temp_files.h) */
     w->spool_fd = xp_temp_create(path);
     if (w->spool_fd >= 0) unlink(path); /* nameless from now on: nothing to clean up, however we end */
@@ -103,7 +103,7 @@ void wr_write_reserved(xpack_writer* w, uint32_t idx) {
                        strerror(e));
   w->regions[idx].pending_bytes = NULL;
   w->regions[idx].io_busy = 0;
-  if (!copy.in_spool) xp_write_behind(w->fd, &w->written_behind, w->data_end);
+  if (!copy.in_spool) xp_write_behind(w->file.fd, &w->written_behind, w->data_end);
   pthread_cond_broadcast(&w->io_done);
 }
 
@@ -136,7 +136,7 @@ static void perform_moves(xpack_writer* w, uint32_t first) {
     int rc = -1, e = EIO;
     if (!w->failed) {
       pthread_mutex_unlock(&w->lock);
-      rc = xp_copy_range(w->spool_fd, copy.offset, w->fd, copy.move_to, copy.size);
+      rc = xp_copy_range(w->spool_fd, copy.offset, w->file.fd, copy.move_to, copy.size);
       e = errno;
       pthread_mutex_lock(&w->lock);
       if (rc != 0) wr_fail(w, "cannot copy packed weights into the temporary file: %s", strerror(e));
@@ -149,7 +149,7 @@ static void perform_moves(xpack_writer* w, uint32_t first) {
     }
     i = r->next_spooled;
     r->next_spooled = XPC_NONE;
-    xp_write_behind(w->fd, &w->written_behind, w->data_end);
+    xp_write_behind(w->file.fd, &w->written_behind, w->data_end);
 #if defined(__linux__) && defined(FALLOC_FL_PUNCH_HOLE)
     /* The spool's pages are freed, usually before the kernel ever wrote them back. */
     if (punch) {

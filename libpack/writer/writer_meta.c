@@ -1,23 +1,14 @@
-/* Finishing a cache file: the metadata tables, the directory, the footer and the header, then fsync and
- * an atomic rename. Layout and every field: docs/FORMAT.md. */
-#include <errno.h>
-#include <fcntl.h>
-#include <libgen.h>
-#include <stdio.h>
+/* Finishing a cache file: the writer's recorded tables turned into the metadata area (laid out and
+ * sealed by cachefile/cache_write.h), the header, then the safe commit (common/safe_write.h). */
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <xnnpack.h>
-#include <xxhash.h>
 
+#include "cachefile/cache_write.h"
 #include "common/error.h"
-#include "common/file_io.h"
-#include "common/le.h"
 #include "common/target.h"
 #include "writer/writer_internal.h"
 #include "xpc_format.h"
-
-static uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) & ~(a - 1); }
 
 static _Thread_local const xpack_writer* sort_writer;
 
@@ -48,25 +39,6 @@ static int compare_entries(const void* pa, const void* pb) {
   return c != 0 ? c : compare_strings(a->bias, b->bias);
 }
 
-typedef struct table_out {
-  uint32_t tag, record_size;
-  uint64_t offset, count;
-} table_out;
-
-static xpack_status write_all(int fd, const uint8_t* p, size_t n, uint64_t offset, const char* path,
-                              xpack_error* err) {
-  if (xp_write_at(fd, p, n, offset) == 0) return XPACK_OK;
-  return xpack_fail(err, XPACK_ERR_IO, "%s: write failed at offset %llu: %s", path, (unsigned long long)offset,
-                    strerror(errno));
-}
-
-static void put_region(uint8_t* r, const wr_region* src) {
-  xp_put64(r + XPC_R_OFFSET, src->offset);
-  xp_put64(r + XPC_R_STORED_SIZE, src->size);
-  xp_put64(r + XPC_R_SIZE, src->size);
-  xp_put64(r + XPC_R_HASH, src->hash64);
-}
-
 xpack_status wr_write_metadata(xpack_writer* w, xpack_error* err) {
   const char* path = w->out_path;
   /* String offsets inside STRS: u32 length, bytes, NUL. */
@@ -88,7 +60,7 @@ xpack_status wr_write_metadata(xpack_writer* w, xpack_error* err) {
   for (size_t k = 0; k < w->string_count; k++) {
     const uint32_t i = string_order[k];
     string_offset[i] = strings_size;
-    strings_size += 4 + (uint64_t)w->strings[i].len + 1;
+    strings_size += xpc_string_size(w->strings[i].len);
   }
   free(string_order);
   const size_t build_id_size = xnn_experimental_get_build_identifier_size();
@@ -111,146 +83,82 @@ xpack_status wr_write_metadata(xpack_writer* w, xpack_error* err) {
     }
   }
 
-  const uint64_t metadata_offset = align_up(w->data_end, 8);
-  table_out t[] = {
-      {XPC_TAG_REGIONS, XPC_REGION_SIZE, 0, w->region_count},
-      {XPC_TAG_ENTRIES, XPC_ENTRY_SIZE, 0, w->entry_count},
-      {XPC_TAG_STRINGS, 1, 0, strings_size},
-      {XPC_TAG_PROVENANCE, XPC_PROVENANCE_SIZE, 0, w->input_count},
-      {XPC_TAG_BUILD_ID, 1, 0, build_id_size},
-      {XPC_TAG_INFO, XPC_INFO_SIZE, 0, w->info_count},
-      {XPC_TAG_FAMILIES, XPC_FAMILY_SIZE, 0, w->family_count},
+  xpc_table_out tables[] = {
+      {XPC_TAG_REGIONS, XPC_REGION_SIZE, w->region_count, 0, NULL},
+      {XPC_TAG_ENTRIES, XPC_ENTRY_SIZE, w->entry_count, 0, NULL},
+      {XPC_TAG_STRINGS, 1, strings_size, 0, NULL},
+      {XPC_TAG_PROVENANCE, XPC_PROVENANCE_SIZE, w->input_count, 0, NULL},
+      {XPC_TAG_BUILD_ID, 1, build_id_size, 0, NULL},
+      {XPC_TAG_INFO, XPC_INFO_SIZE, w->info_count, 0, NULL},
+      {XPC_TAG_FAMILIES, XPC_FAMILY_SIZE, w->family_count, 0, NULL},
   };
-  const size_t ntables = sizeof t / sizeof t[0];
-  uint64_t cursor = metadata_offset;
-  for (size_t i = 0; i < ntables; i++) {
-    t[i].offset = cursor;
-    cursor = align_up(cursor + t[i].count * t[i].record_size, 8);
-  }
-  const uint64_t dir_offset = cursor;
-  const uint64_t footer_offset = dir_offset + ntables * XPC_DIR_ENTRY_SIZE;
-  const uint64_t file_size = footer_offset + XPC_FOOTER_SIZE;
-  const size_t meta_size = (size_t)(footer_offset - metadata_offset);
-
-  uint8_t* meta = calloc(meta_size + XPC_FOOTER_SIZE, 1);
-  if (meta == NULL) {
+  xpc_metadata_out m;
+  xpack_status st = xpc_metadata_begin(&m, tables, sizeof tables / sizeof tables[0], w->data_end, path, err);
+  if (st != XPACK_OK) {
     free(families);
     free(family_rank);
     free(string_offset);
     free(sorted);
-    return xpack_fail(err, XPACK_ERR_NOMEM, "%s: out of memory for %zu bytes of metadata", path, meta_size);
+    return st;
   }
-#define AT(table) (meta + (t[table].offset - metadata_offset))
-  for (size_t i = 0; i < w->region_count; i++) put_region(AT(0) + i * XPC_REGION_SIZE, &w->regions[i]);
+  uint8_t* regions = xpc_metadata_table(&m, XPC_TAG_REGIONS);
+  for (size_t i = 0; i < w->region_count; i++) {
+    const wr_region* r = &w->regions[i];
+    xpc_put_region(regions + i * XPC_REGION_SIZE, &(xpc_region){r->offset, r->size, r->size, r->hash64});
+  }
 
   memcpy(sorted, w->entries, w->entry_count * sizeof *sorted);
   sort_writer = w;
   qsort(sorted, w->entry_count, sizeof *sorted, compare_entries);
+  uint8_t* entries = xpc_metadata_table(&m, XPC_TAG_ENTRIES);
   for (size_t i = 0; i < w->entry_count; i++) {
-    uint8_t* e = AT(1) + i * XPC_ENTRY_SIZE;
     const wr_entry* s = &sorted[i];
-    xp_put64(e + XPC_E_KEY_HASH, s->key_hash);
-    xp_put32(e + XPC_E_SEED, s->seed);
-    xp_put32(e + XPC_E_KERNEL, (uint32_t)string_offset[s->kernel]);
-    xp_put32(e + XPC_E_BIAS, s->bias == XPC_NONE ? XPC_NONE : (uint32_t)string_offset[s->bias]);
-    xp_put32(e + XPC_E_REGION, s->region);
-    xp_put32(e + XPC_E_FAMILY, family_rank[s->family]);
-    xp_put32(e + XPC_E_FLAGS, s->flags);
-    uint8_t check[XPC_E_CHECK + XPC_REGION_SIZE];
-    memcpy(check, e, XPC_E_CHECK);
-    put_region(check + XPC_E_CHECK, &w->regions[s->region]);
-    xp_put64(e + XPC_E_CHECK, XXH3_64bits(check, sizeof check));
+    const xpc_entry e = {s->key_hash, s->seed, (uint32_t)string_offset[s->kernel],
+                         s->bias == XPC_NONE ? XPC_NONE : (uint32_t)string_offset[s->bias], s->region,
+                         family_rank[s->family], s->flags, 0};
+    xpc_put_entry(entries + i * XPC_ENTRY_SIZE, &e);
   }
+  xpc_metadata_put_entry_checks(&m);
+  uint8_t* strings = xpc_metadata_table(&m, XPC_TAG_STRINGS);
   for (size_t i = 0; i < w->string_count; i++) {
-    uint8_t* s = AT(2) + string_offset[i];
-    xp_put32(s, w->strings[i].len);
-    memcpy(s + 4, w->strings[i].text, w->strings[i].len);
+    xpc_put_string(strings + string_offset[i], w->strings[i].text, w->strings[i].len);
   }
+  uint8_t* provenance = xpc_metadata_table(&m, XPC_TAG_PROVENANCE);
   for (size_t i = 0; i < w->input_count; i++) {
-    uint8_t* p = AT(3) + i * XPC_PROVENANCE_SIZE;
     const wr_input* in = &w->inputs[i];
-    xp_put32(p + XPC_P_NAME, (uint32_t)string_offset[in->name]);
-    xp_put32(p + XPC_P_KIND, in->kind);
-    xp_put64(p + XPC_P_FILE_SIZE, in->file_size);
-    xp_put64(p + XPC_P_FILE_HASH, in->file_hash);
-    xp_put64(p + XPC_P_PROGRAM_SIZE, in->program_size);
-    xp_put64(p + XPC_P_PROGRAM_HASH, in->program_hash);
+    const xpc_provenance p = {(uint32_t)string_offset[in->name], in->kind, in->file_size, in->file_hash,
+                              in->program_size, in->program_hash};
+    xpc_put_provenance(provenance + i * XPC_PROVENANCE_SIZE, &p);
   }
-  memcpy(AT(4), xnn_experimental_get_build_identifier_data(), build_id_size);
+  memcpy(xpc_metadata_table(&m, XPC_TAG_BUILD_ID), xnn_experimental_get_build_identifier_data(), build_id_size);
+  uint8_t* info = xpc_metadata_table(&m, XPC_TAG_INFO);
   for (size_t i = 0; i < w->info_count; i++) {
-    xp_put32(AT(5) + i * XPC_INFO_SIZE + XPC_I_KEY, (uint32_t)string_offset[w->info[2 * i]]);
-    xp_put32(AT(5) + i * XPC_INFO_SIZE + XPC_I_VALUE, (uint32_t)string_offset[w->info[2 * i + 1]]);
+    xpc_put_info(info + i * XPC_INFO_SIZE, (uint32_t)string_offset[w->info[2 * i]],
+                 (uint32_t)string_offset[w->info[2 * i + 1]]);
   }
+  uint8_t* fami = xpc_metadata_table(&m, XPC_TAG_FAMILIES);
   for (size_t i = 0; i < w->family_count; i++) {
-    uint8_t* m = AT(6) + i * XPC_FAMILY_SIZE;
-    xp_put32(m + XPC_M_NAME, (uint32_t)string_offset[families[i].name]);
-    xp_put32(m + XPC_M_FLAGS, 0);
-    xp_put64(m + XPC_M_PROBE_HASH, families[i].probe_hash);
+    const xpc_family f = {(uint32_t)string_offset[families[i].name], 0, families[i].probe_hash};
+    xpc_put_family(fami + i * XPC_FAMILY_SIZE, &f);
   }
-  uint8_t* dir = meta + (dir_offset - metadata_offset);
-  for (size_t i = 0; i < ntables; i++) {
-    uint8_t* d = dir + i * XPC_DIR_ENTRY_SIZE;
-    xp_put32(d + XPC_D_TAG, t[i].tag);
-    xp_put32(d + XPC_D_RECORD_SIZE, t[i].record_size);
-    xp_put64(d + XPC_D_OFFSET, t[i].offset);
-    xp_put64(d + XPC_D_COUNT, t[i].count);
-    xp_put64(d + XPC_D_HASH, XXH3_64bits(AT(i), (size_t)(t[i].count * t[i].record_size)));
-  }
-#undef AT
-  uint8_t* f = meta + meta_size;
-  xp_put64(f + XPC_F_METADATA_OFFSET, metadata_offset);
-  xp_put64(f + XPC_F_METADATA_SIZE, meta_size);
-  xp_put64(f + XPC_F_DIR_OFFSET, dir_offset);
-  xp_put32(f + XPC_F_DIR_COUNT, (uint32_t)ntables);
-  xp_put32(f + XPC_F_FOOTER_SIZE, XPC_FOOTER_SIZE);
-  xp_put64(f + XPC_F_FILE_SIZE, file_size);
-  xp_put64(f + XPC_F_METADATA_HASH, XXH3_64bits(meta, meta_size));
-  xp_put64(f + XPC_F_DIR_HASH, XXH3_64bits(dir, ntables * XPC_DIR_ENTRY_SIZE));
-  xp_put16(f + XPC_F_MAJOR, XPC_VERSION_MAJOR);
-  xp_put16(f + XPC_F_MINOR, XPC_VERSION_MINOR);
-  xp_put32(f + XPC_F_FLAGS, 0);
-  xp_put64(f + XPC_F_CHECKSUM, XXH3_64bits(f, XPC_F_CHECKSUM));
-  memcpy(f + XPC_F_MAGIC, XPC_FOOTER_MAGIC, XPC_FOOTER_MAGIC_SIZE);
+  xpc_metadata_seal(&m, XPC_VERSION_MAJOR, XPC_VERSION_MINOR, 0);
 
   uint8_t header[XPC_HEADER_SIZE] = {0};
-  memcpy(header + XPC_H_MAGIC, XPC_HEADER_MAGIC, XPC_HEADER_MAGIC_SIZE);
-  xp_put16(header + XPC_H_MAJOR, XPC_VERSION_MAJOR);
-  xp_put16(header + XPC_H_MINOR, XPC_VERSION_MINOR);
-  xp_put32(header + XPC_H_HEADER_SIZE, XPC_HEADER_SIZE);
-  xp_put32(header + XPC_H_FLAGS, 0);
-  xp_put32(header + XPC_H_PAGE_ALIGNMENT, w->page_alignment);
-  xp_put32(header + XPC_H_XNN_ALIGNMENT, xp_target_xnn_alignment());
-  xp_put16(header + XPC_H_ARCH, xp_target_arch());
-  xp_put64(header + XPC_H_DATA_OFFSET, w->data_offset);
-  xp_put64(header + XPC_H_DATA_SIZE, w->data_end - w->data_offset);
-  xp_put64(header + XPC_H_CHECKSUM, XXH3_64bits(header, XPC_H_CHECKSUM));
+  const xpc_header_fields fields = {XPC_VERSION_MAJOR, XPC_VERSION_MINOR, 0, w->page_alignment,
+                                    xp_target_xnn_alignment(), xp_target_arch(), w->data_offset,
+                                    w->data_end - w->data_offset};
+  xpc_header_put(header, &fields);
 
-  xpack_status st = write_all(w->fd, meta, meta_size + XPC_FOOTER_SIZE, metadata_offset, w->tmp_path, err);
-  if (st == XPACK_OK) st = write_all(w->fd, header, sizeof header, 0, w->tmp_path, err);
-  free(meta);
+  st = xp_safe_write_at(&w->file, m.tail, m.tail_size, m.metadata_offset, err);
+  if (st == XPACK_OK) st = xp_safe_write_at(&w->file, header, sizeof header, 0, err);
+  const uint64_t file_size = m.file_size;
+  xpc_metadata_free(&m);
   free(sorted);
   free(string_offset);
   free(families);
   free(family_rank);
   if (st != XPACK_OK) return st;
-  /* A gap between the last region and the metadata would be a hole; ftruncate keeps the size exact. */
-  if (ftruncate(w->fd, (off_t)file_size) != 0 || fsync(w->fd) != 0) {
-    return xpack_fail(err, XPACK_ERR_IO, "%s: cannot sync the temporary file: %s", path, strerror(errno));
-  }
-  if (rename(w->tmp_path, w->out_path) != 0) {
-    return xpack_fail(err, XPACK_ERR_IO, "%s: cannot rename the temporary file into place: %s", path,
-                      strerror(errno));
-  }
-  free(w->tmp_path);
-  w->tmp_path = NULL; /* renamed: nothing to unlink any more */
-  char* dir_copy = strdup(w->out_path);
-  if (dir_copy != NULL) {
-    int dfd = open(dirname(dir_copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd >= 0) {
-      fsync(dfd); /* makes the rename itself durable */
-      close(dfd);
-    }
-    free(dir_copy);
-  }
-  return XPACK_OK;
+  /* A gap between the last region and the metadata would be a hole; the commit's truncate keeps the size
+   * exact. */
+  return xp_safe_commit(&w->file, file_size, err);
 }

@@ -3,15 +3,12 @@
  * parallel, as far as it can foresee it; when the temporary file still differs from the serial layout, the
  * regions are copied once, in ticket order, into a new temporary file beside the target. */
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "common/error.h"
 #include "common/file_io.h"
-#include "common/temp_files.h"
+#include "common/safe_write.h"
 #include "writer/writer_internal.h"
 
 static _Thread_local const xpack_writer* order_writer;
@@ -44,8 +41,7 @@ xpack_status wr_canonical_regions(xpack_writer* w, xpack_error* err) {
   uint32_t* order = malloc((w->region_count + 1) * sizeof *order);
   uint32_t* new_index = malloc((w->region_count + 1) * sizeof *new_index);
   wr_region* placed = malloc((w->region_count + 1) * sizeof *placed);
-  char* tmp_path = NULL;
-  int fd = -1;
+  xp_safe_file fresh = {NULL, NULL, -1};
   xpack_status st = XPACK_OK;
   if (order == NULL || new_index == NULL || placed == NULL) {
     st = xpack_fail(err, XPACK_ERR_NOMEM, "out of memory");
@@ -65,45 +61,26 @@ xpack_status wr_canonical_regions(xpack_writer* w, xpack_error* err) {
     end = placed[i].offset + placed[i].size;
   }
   if (!in_place) {
-    size_t n = strlen(w->tmp_path) + 1;
-    tmp_path = malloc(n);
-    if (tmp_path == NULL) {
-      st = xpack_fail(err, XPACK_ERR_NOMEM, "out of memory");
-      goto done;
-    }
-    memcpy(tmp_path, w->tmp_path, n);
-    memcpy(tmp_path + n - 7, "XXXXXX", 6); /* ".<name>.XXXXXX": the same pattern, so a killed run's is removed */
-    fd = xp_temp_create(tmp_path);
-    if (fd < 0) {
-      st = xpack_fail(err, XPACK_ERR_IO, "%s: cannot create a temporary file beside it: %s", w->out_path,
-                      strerror(errno));
-      goto done;
-    }
-    fchmod(fd, 0644);
+    /* A second temporary file of the same target (so a killed run's is removed as any other), which then
+     * replaces the first. */
+    st = xp_safe_create(&fresh, w->out_path, err);
+    if (st != XPACK_OK) goto done;
     for (size_t i = 0; i < w->region_count; i++) {
-      if (xp_copy_range(w->fd, w->regions[order[i]].offset, fd, placed[i].offset, placed[i].size) != 0) {
+      if (xp_copy_range(w->file.fd, w->regions[order[i]].offset, fresh.fd, placed[i].offset, placed[i].size) != 0) {
         st = xpack_fail(err, XPACK_ERR_IO, "%s: cannot copy packed weights into a temporary file beside it: %s",
                         w->out_path, strerror(errno));
         goto done;
       }
     }
-    unlink(w->tmp_path);
-    close(w->fd);
-    w->fd = fd;
-    fd = -1;
-    free(w->tmp_path);
-    w->tmp_path = tmp_path;
-    tmp_path = NULL;
+    xp_safe_abort(&w->file);
+    w->file = fresh;
+    fresh = (xp_safe_file){NULL, NULL, -1};
   }
   for (size_t i = 0; i < w->entry_count; i++) w->entries[i].region = new_index[w->entries[i].region];
   memcpy(w->regions, placed, w->region_count * sizeof *placed);
   w->data_end = end;
 done:
-  if (fd >= 0) {
-    close(fd);
-    unlink(tmp_path);
-  }
-  free(tmp_path);
+  xp_safe_abort(&fresh);
   free(placed);
   free(new_index);
   free(order);

@@ -78,7 +78,7 @@ xpack_status xpack_writer_end_delegate(xpack_writer* w, xpack_error* err) {
 
 xpack_status xpack_writer_bind(xpack_writer* w, const void* raw, const char* identity, size_t identity_len,
                                xpack_error* err) {
-  xpack_status st = xp_bind_check("xpack_writer_bind", w, "the writer", raw, identity, identity_len, WR_MAX_IDENTITY,
+  xpack_status st = xp_bind_check("xpack_writer_bind", w, "the writer", raw, identity, identity_len,
                                   err);
   if (st != XPACK_OK) return st;
   wr_session* s = wr_session_get(w);

@@ -80,3 +80,10 @@ add_executable(hostile_graphs ${CMAKE_CURRENT_LIST_DIR}/hostile_graphs.c)
 target_link_libraries(hostile_graphs PRIVATE xpack_pack)
 add_test(NAME core_hostile_graphs
          COMMAND bash -c "d=$(mktemp -d) && trap 'rm -rf $d' EXIT && $<TARGET_FILE:xpack-genmodel> conv -o $d/conv.pte && $<TARGET_FILE:xpack-genmodel> deconv -o $d/deconv.pte && $<TARGET_FILE:hostile_graphs> $d/conv.pte $d/deconv.pte")
+
+# The shared check set's callback contract: verify collects every planted fault, a stopping callback and
+# compress get the first only.
+add_executable(cache_checks ${CMAKE_CURRENT_LIST_DIR}/cache_checks.c)
+target_include_directories(cache_checks PRIVATE ${PROJECT_SOURCE_DIR}/libpack ${PROJECT_SOURCE_DIR}/format)
+target_link_libraries(cache_checks PRIVATE xpack_pack xpack_xxhash)
+add_test(NAME core_cache_checks COMMAND cache_checks)

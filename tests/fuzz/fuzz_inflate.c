@@ -14,6 +14,7 @@
 #include <xxhash.h>
 
 #include "cache_repair.h"
+#include "cachefile/cache_checks.h"
 #include "cachefile/cache_view.h"
 #include "common/error.h"
 #include "transport/transport.h"
@@ -63,7 +64,7 @@ static void check_output(memory_out* m, uint64_t file_size) {
   if (xpc_view_open(&out, m->bytes, file_size, "inflated.xpc", 0, &err) != XPACK_OK) {
     finding("inflated file does not open in the loader's form", err.message);
   }
-  if (xt_check_source(&out, "inflated.xpc", &err) != XPACK_OK) finding("inflated file is not sound", err.message);
+  if (xpc_check_first(&out, "inflated.xpc", &err) != XPACK_OK) finding("inflated file is not sound", err.message);
   for (uint64_t i = 0; i < out.regions.count; i++) {
     xpc_region r;
     xpc_view_region(&out, i, &r);
