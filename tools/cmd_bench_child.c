@@ -15,8 +15,8 @@
 #include "cli_common.h"
 #include "cmd_bench.h"
 #include "json.h"
+#include "model_args.h"
 #include "xpack.h"
-#include "xpack_pipeline.h"
 
 typedef struct live_delegate {
   xpack_delegate_ref ref;
@@ -60,29 +60,12 @@ static int collect(void* context, const xpack_model_set* set, const xpack_delega
   return 0;
 }
 
-/* The programs, their bytes unread: hashing would read every raw weight and defeat the cold variants. */
+static int takes_cache(const char* a) { return strcmp(a, "--cache") == 0; }
+
+/* The programs, not hashed (see above). */
 static int open_models(child* c, int argc, char** argv) {
-  xpack_model_set* set = &c->set;
-  xpack_model_set_init(set, 0);
-  for (int i = 0; i < argc; i++) {
-    xpack_model_input input = {argv[i], XPACK_MODEL_PROGRAM};
-    if (strcmp(argv[i], "--cache") == 0) {
-      i++;
-      continue;
-    } else if (strcmp(argv[i], "--data") == 0 && i + 1 < argc) {
-      input = (xpack_model_input){argv[++i], XPACK_MODEL_DATA};
-    } else if (argv[i][0] == '-') {
-      cli_error("bench --child: unexpected argument %s", argv[i]);
-      return XPACK_EXIT_USAGE;
-    }
-    xpack_error err;
-    xpack_status st = xpack_model_set_add(set, &input, NULL, NULL, &err);
-    if (st != XPACK_OK) {
-      cli_error("%s", err.message);
-      return cli_exit_for_status(st);
-    }
-  }
-  return xpack_for_each_delegate(set, NULL, collect, c);
+  int rc = model_args_open(&c->set, argc, argv, takes_cache, NULL, 0);
+  return rc ? rc : xpack_for_each_delegate(&c->set, NULL, collect, c);
 }
 
 static void bind_to_cache(void* cache, const void* raw, const char* identity, size_t len) {

@@ -374,7 +374,7 @@ int cmd_inspect(int argc, char** argv) {
     }
   }
   xpack_model_set set;
-  int rc = model_args_open(&set, argc, argv, NULL, is_flag);
+  int rc = model_args_open(&set, argc, argv, NULL, is_flag, 1);
   if (rc != 0) {
     xpack_model_set_close(&set);
     return rc;

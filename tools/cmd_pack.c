@@ -160,7 +160,7 @@ int cmd_pack(int argc, char** argv) {
     return XPACK_EXIT_USAGE;
   }
   xpack_model_set set;
-  int rc = model_args_open(&set, argc, argv, takes_value, is_flag);
+  int rc = model_args_open(&set, argc, argv, takes_value, is_flag, 1);
   char* default_path = NULL;
   if (rc == 0 && set.program_count > 0 && out_path == NULL) {
     out_path = default_path = default_output(set.program_files[0].path);

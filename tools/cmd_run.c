@@ -158,7 +158,7 @@ int cmd_run(int argc, char** argv) {
     }
   }
   xpack_model_set set;
-  int rc = model_args_open(&set, argc, argv, takes_value, is_flag);
+  int rc = model_args_open(&set, argc, argv, takes_value, is_flag, 1);
   if (rc) {
     xpack_model_set_close(&set);
     return rc;

@@ -90,7 +90,7 @@ int cmd_verify(int argc, char** argv) {
   xpack_status st = xpack_verify_file(path, on_problem, &r, &problems, &err);
   if (st == XPACK_OK && problems == 0 && with_model) {
     xpack_model_set set;
-    int rc = model_args_open(&set, model_argc, model_argv, takes_value, is_flag);
+    int rc = model_args_open(&set, model_argc, model_argv, takes_value, is_flag, 1);
     if (rc == 0) rc = verify_against_model(path, &set, on_problem, &r, &problems);
     xpack_model_set_close(&set);
     if (rc != 0) {

@@ -14,8 +14,8 @@ static int add(xpack_model_set* set, const char* path, xpack_model_kind kind) {
 }
 
 int model_args_open(xpack_model_set* set, int argc, char** argv, int (*is_option_with_value)(const char*),
-                    int (*is_flag)(const char*)) {
-  xpack_model_set_init(set, 1);
+                    int (*is_flag)(const char*), int hash_programs) {
+  xpack_model_set_init(set, hash_programs);
   for (int i = 0; i < argc; i++) {
     const char* a = argv[i];
     int rc = 0;
