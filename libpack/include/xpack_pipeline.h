@@ -192,11 +192,11 @@ typedef struct xpack_pack_report {
                           not about the output or resources */
 } xpack_pack_report;
 
-/* Records the inputs' provenance and the xpack and XNNPACK versions into `writer` (XNNPACK initialized), and replays every
- * XNNPACK delegate of `set` into it with options->jobs threads (the caller's among them) in
- * options->order; output_path, page_alignment and zstd_level are not used. A delegate that cannot be packed is
- * counted and reported through on_message (XPACK_MESSAGE_ERROR), and the pack goes on. The writer stays
- * the caller's: finish or abort it. Errors: XPACK_ERR_BAD_INPUT or XPACK_ERR_IO for a malformed delegate
+/* Records the inputs' provenance and the xpack and XNNPACK versions into `writer`, and replays every
+ * XNNPACK delegate of `set` into it with options->jobs threads (the caller's among them) in options->order;
+ * output_path, page_alignment and zstd_level are not used. XNNPACK must be initialized (xnn_initialize).
+ * A delegate that cannot be packed is counted and reported through on_message (XPACK_MESSAGE_ERROR), and
+ * the pack goes on. The writer stays the caller's: finish or abort it. Errors: XPACK_ERR_BAD_INPUT or XPACK_ERR_IO for a malformed delegate
  * (no delegate is started after it; report->failed_on_input is set), XPACK_ERR_NOMEM, XPACK_ERR_ARG. */
 xpack_status xpack_pack_into_writer(const xpack_model_set* set, xpack_writer* writer,
                                     const xpack_pack_options* options, xpack_pack_report* report, xpack_error* err);
@@ -206,9 +206,11 @@ xpack_status xpack_pack_into_writer(const xpack_model_set* set, xpack_writer* wr
  * (xpack_compress_file_threads) and removed. Nothing to pack (no program, no XNNPACK delegate, or no weight
  * XNNPACK packs that a loader could check) is XPACK_OK with report->result XPACK_PACK_NOTHING and no file.
  * Initializes XNNPACK (xnn_initialize) when it has not been.
- * Errors: those of xpack_pack_into_writer; XPACK_ERR_XNNPACK when XNNPACK does not support this CPU; XPACK_ERR_IO and the writer's and compressor's errors for the
- * output (no partial file is left); when every XNNPACK delegate failed, the first one's status with the
- * message "no delegate could be packed; first error: ...". XPACK_ERR_ARG for a NULL argument. */
+ * Errors: XPACK_ERR_ARG for a NULL argument, a page_alignment other than 0, 4096 or 16384, or a zstd_level
+ * out of range (nothing is written); those of xpack_pack_into_writer; XPACK_ERR_XNNPACK when XNNPACK does
+ * not support this CPU; XPACK_ERR_IO and the writer's and compressor's errors for the output (no partial
+ * file is left); when every XNNPACK delegate failed, the first one's status with the message
+ * "no delegate could be packed; first error: ...". */
 xpack_status xpack_pack_set(const xpack_model_set* set, const xpack_pack_options* options, xpack_pack_report* report,
                             xpack_error* err);
 
