@@ -15,6 +15,20 @@ void cli_error(const char* fmt, ...) {
   va_end(ap);
 }
 
+void cli_message(void* context, xpack_message_kind kind, const char* text) {
+  (void)context;
+  switch (kind) {
+    case XPACK_MESSAGE_NOTE:
+      if (g_verbosity >= 0) fprintf(stderr, "note: %s\n", text);
+      break;
+    case XPACK_MESSAGE_DETAIL:
+      if (g_verbosity > 0) fprintf(stderr, "%s\n", text);
+      break;
+    case XPACK_MESSAGE_WARNING: fprintf(stderr, "warning: %s\n", text); break;
+    case XPACK_MESSAGE_ERROR: cli_error("%s", text); break;
+  }
+}
+
 int cli_exit_for_status(xpack_status status) {
   switch (status) {
     case XPACK_OK: return XPACK_EXIT_OK;

@@ -4,6 +4,7 @@
 
 #include <stdint.h>
 
+#include "xpack_pipeline.h"
 #include "xpack_status.h"
 
 /* Exit codes, documented in `xpack --help` and docs/CLI.md. */
@@ -22,6 +23,10 @@ void cli_error(const char* fmt, ...)
     __attribute__((format(printf, 1, 2)))
 #endif
     ;
+
+/* An xpack_message_fn for the pipeline's messages, on stderr: notes ("note: ...") unless -q, details only
+ * with -v, warnings ("warning: ...") and errors ("xpack: ...") always. context is unused. */
+void cli_message(void* context, xpack_message_kind kind, const char* text);
 
 /* Maps a libpack status about an input file to an exit code. */
 int cli_exit_for_status(xpack_status status);

@@ -14,12 +14,12 @@
 
 #include "cli_common.h"
 #include "cmd_bench.h"
-#include "delegate_runner.h"
 #include "json.h"
+#include "model_args.h"
 #include "xpack.h"
 
 typedef struct live_delegate {
-  delegate_ref ref;
+  xpack_delegate_ref ref;
   xpack_et_xnn_graph* graph;
   xpack_replay_subgraph replay;
   int defined;
@@ -27,7 +27,7 @@ typedef struct live_delegate {
 } live_delegate;
 
 typedef struct child {
-  model_set set;
+  xpack_model_set set;
   live_delegate* items;
   size_t count, capacity;
   size_t failed;
@@ -46,7 +46,7 @@ static void fail(child* c, const char* message) {
   if (c->failed++ == 0) snprintf(c->error, sizeof c->error, "%s", message);
 }
 
-static int collect(void* context, const model_set* set, const delegate_ref* ref) {
+static int collect(void* context, const xpack_model_set* set, const xpack_delegate_ref* ref) {
   child* c = context;
   if (!ref->info->is_xnnpack) return 0;
   if (c->count == c->capacity) {
@@ -60,32 +60,16 @@ static int collect(void* context, const model_set* set, const delegate_ref* ref)
   return 0;
 }
 
+static int takes_cache(const char* a) { return strcmp(a, "--cache") == 0; }
+
+/* The programs, not hashed (see above). */
 static int open_models(child* c, int argc, char** argv) {
-  model_set* set = &c->set;
-  for (int i = 0; i < argc; i++) {
-    xpack_error err;
-    if (strcmp(argv[i], "--cache") == 0) {
-      i++;
-    } else if (strcmp(argv[i], "--data") == 0 && i + 1 < argc && set->ptd_count < MODEL_SET_MAX_FILES) {
-      set->ptd_files[set->ptd_count].path = argv[++i];
-      if (xpack_et_ptd_open(argv[i], &set->ptds[set->ptd_count], &err) != XPACK_OK) {
-        cli_error("%s", err.message);
-        return cli_exit_for_status(err.status);
-      }
-      set->ptd_count++;
-    } else if (argv[i][0] != '-' && set->program_count < MODEL_SET_MAX_FILES) {
-      set->program_files[set->program_count].path = argv[i];
-      if (xpack_et_program_open(argv[i], &set->programs[set->program_count], &err) != XPACK_OK) {
-        cli_error("%s", err.message);
-        return cli_exit_for_status(err.status);
-      }
-      set->program_count++;
-    } else {
-      cli_error("bench --child: unexpected argument %s", argv[i]);
-      return XPACK_EXIT_USAGE;
-    }
-  }
-  return for_each_delegate(set, NULL, collect, c);
+  int rc = model_args_open(&c->set, argc, argv, takes_cache, NULL, 0);
+  return rc ? rc : xpack_for_each_delegate(&c->set, NULL, collect, c);
+}
+
+static void bind_to_cache(void* cache, const void* raw, const char* identity, size_t len) {
+  xpack_cache_bind(cache, raw, identity, len, NULL); /* unbound pointers miss and are counted */
 }
 
 /* Replays every delegate into a subgraph, binding weights through bind (may be NULL). */
@@ -96,7 +80,7 @@ static void define_all(child* c, xpack_bind_fn bind, void* bind_context) {
     xpack_status st = xpack_et_xnn_graph_open(c->set.programs[d->ref.program], d->ref.method, d->ref.delegate,
                                               &d->graph, &err);
     if (st == XPACK_OK) {
-      xpack_et_named_sources sources = model_set_sources(&c->set, d->ref.program);
+      xpack_et_named_sources sources = xpack_model_set_sources(&c->set, d->ref.program);
       st = xpack_replay_define(d->graph, &sources, bind, bind_context, &d->replay, &err);
       d->defined = st == XPACK_OK;
     }
@@ -149,9 +133,9 @@ static double run_all(child* c) {
       append_output(c, "-");
       continue;
     }
-    run_result r = {0};
+    xpack_run_result r = {0};
     xpack_error err;
-    if (execute_runtime(d->runtime, &d->replay, &d->ref, &r, &err) != XPACK_OK) {
+    if (xpack_execute_runtime(d->runtime, &d->replay, &d->ref, &r, &err) != XPACK_OK) {
       fail(c, err.message);
       append_output(c, "-");
       continue;
@@ -179,7 +163,7 @@ static void release_all(child* c) {
 /* Everything the child holds besides the cache and the ideal provider; safe at any stage. */
 static void close_child(child* c) {
   release_all(c);
-  model_set_close(&c->set);
+  xpack_model_set_close(&c->set);
   free(c->items);
   free(c->outputs);
 }

@@ -4,15 +4,16 @@
  * hash probe per look-up. It is filled beforehand with the packed bytes (cmd_bench_ideal_fill.c), without
  * creating any XNNPACK runtime first, so the timed creation starts from the state a fresh process has, as the
  * cache variants' does. Keys are the raw pointers XNNPACK passes, which stay valid because the programs stay
- * mapped between filling and measuring. Storage is libpack's heap pool (aligned blocks, offsets XNNPACK
- * resolves through offset_to_addr). Single-threaded: the bench creates runtimes without a thread pool. */
+ * mapped between filling and measuring. Storage is a list of heap blocks aligned as XNNPACK requires
+ * (xpack_xnn_alignment), an offset being a block's index. Single-threaded: the bench creates runtimes without
+ * a thread pool. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cmd_bench.h"
-#include "loader/heap_pool.h"
-#include "common/target.h"
+#include "xpack_loader.h"
 
 typedef struct ideal_slot {
   uint32_t seed;
@@ -21,9 +22,16 @@ typedef struct ideal_slot {
   size_t offset; /* SIZE_MAX: empty */
 } ideal_slot;
 
+/* A block XNNPACK packs into (scratch) or that holds a weight for good (kept). */
+typedef struct ideal_block {
+  void* ptr;
+  int kept;
+} ideal_block;
+
 struct bench_ideal {
   struct xnn_weights_cache_provider provider;
-  xp_heap_pool heap;
+  ideal_block* blocks; /* a kept block's index is its offset */
+  size_t block_count, block_capacity;
   ideal_slot* slots;
   size_t capacity, used; /* capacity is a power of two */
   uint64_t lookups, hits, inserts;
@@ -84,7 +92,56 @@ static size_t ideal_look_up(void* context, const struct xnn_weights_cache_look_u
   return s->offset;
 }
 
-static void* ideal_reserve_space(void* context, size_t n) { return xp_heap_reserve(&((bench_ideal*)context)->heap, n); }
+void* bench_ideal_reserve(bench_ideal* b, size_t n) {
+  if (b->block_count == b->block_capacity) {
+    size_t capacity = b->block_capacity ? 2 * b->block_capacity : 256;
+    ideal_block* bigger = realloc(b->blocks, capacity * sizeof *bigger);
+    if (bigger == NULL) return NULL;
+    b->blocks = bigger;
+    b->block_capacity = capacity;
+  }
+  const size_t alignment = xpack_xnn_alignment();
+  const size_t rounded = n ? (n + alignment - 1) / alignment * alignment : alignment; /* as the loader's heap */
+  void* p = NULL;
+  if (rounded < n || posix_memalign(&p, alignment, rounded) != 0) return NULL;
+  b->blocks[b->block_count++] = (ideal_block){p, 0};
+  return p;
+}
+
+/* The index of the scratch block at ptr, or SIZE_MAX. Newest first: XNNPACK hands back the last one. */
+static size_t scratch_index(const bench_ideal* b, const void* ptr) {
+  for (size_t i = b->block_count; i-- > 0;) {
+    if (b->blocks[i].ptr == ptr) return b->blocks[i].kept ? SIZE_MAX : i;
+  }
+  return SIZE_MAX;
+}
+
+size_t bench_ideal_keep(bench_ideal* b, void* block) {
+  const size_t i = scratch_index(b, block);
+  if (i != SIZE_MAX) b->blocks[i].kept = 1;
+  return i;
+}
+
+/* Frees a scratch block; the slot stays (empty), so that the offsets of kept blocks do not move. */
+static void release(bench_ideal* b, const void* ptr) {
+  const size_t i = scratch_index(b, ptr);
+  if (i == SIZE_MAX) return;
+  free(b->blocks[i].ptr);
+  b->blocks[i].ptr = NULL;
+}
+
+/* Keeps ptr's block, first copying it into a block of ours when XNNPACK packed elsewhere. */
+static size_t keep_bytes(bench_ideal* b, const void* ptr, size_t size) {
+  if (scratch_index(b, ptr) == SIZE_MAX) {
+    void* copy = bench_ideal_reserve(b, size);
+    if (copy == NULL) return SIZE_MAX;
+    memcpy(copy, ptr, size);
+    ptr = copy;
+  }
+  return bench_ideal_keep(b, (void*)ptr);
+}
+
+static void* ideal_reserve_space(void* context, size_t n) { return bench_ideal_reserve(context, n); }
 
 static size_t ideal_look_up_or_insert(void* context, const struct xnn_weights_cache_look_up_key* key, void* ptr,
                                       size_t size) {
@@ -92,12 +149,12 @@ static size_t ideal_look_up_or_insert(void* context, const struct xnn_weights_ca
   if (ptr == NULL) return ideal_look_up(context, key);
   ideal_slot* s = probe(b, key);
   if (s->offset != SIZE_MAX) { /* packed again although we had it (operators that pack before asking) */
-    xp_heap_release(&b->heap, ptr);
+    release(b, ptr);
     b->lookups++;
     b->hits++;
     return s->offset;
   }
-  size_t offset = xp_heap_keep_bytes(&b->heap, ptr, size);
+  size_t offset = keep_bytes(b, ptr, size);
   if (offset == SIZE_MAX || insert(b, key, offset) != 0) return SIZE_MAX;
   b->inserts++;
   return offset;
@@ -106,7 +163,8 @@ static size_t ideal_look_up_or_insert(void* context, const struct xnn_weights_ca
 static bool ideal_is_finalized(void* context) { return true; }
 
 static void* ideal_offset_to_addr(void* context, size_t offset) {
-  return xp_heap_addr(&((bench_ideal*)context)->heap, offset);
+  const bench_ideal* b = context;
+  return offset < b->block_count && b->blocks[offset].kept ? b->blocks[offset].ptr : NULL;
 }
 
 static enum xnn_status ideal_delete_cache(void* context) { return xnn_status_success; }
@@ -118,7 +176,6 @@ bench_ideal* bench_ideal_create(void) {
     free(b);
     return NULL;
   }
-  xp_heap_init(&b->heap, xp_target_xnn_alignment());
   b->provider = (struct xnn_weights_cache_provider){
       .context = b,
       .look_up = ideal_look_up,
@@ -133,10 +190,6 @@ bench_ideal* bench_ideal_create(void) {
 
 struct xnn_weights_cache_provider* bench_ideal_provider(bench_ideal* b) { return &b->provider; }
 
-void* bench_ideal_reserve(bench_ideal* b, size_t n) { return xp_heap_reserve(&b->heap, n); }
-
-size_t bench_ideal_keep(bench_ideal* b, void* block) { return xp_heap_keep(&b->heap, block); }
-
 int bench_ideal_add(bench_ideal* b, uint32_t seed, const void* kernel, const void* bias, size_t offset) {
   const struct xnn_weights_cache_look_up_key key = {.seed = seed, .kernel = kernel, .bias = bias};
   return insert(b, &key, offset);
@@ -150,7 +203,8 @@ void bench_ideal_counts(const bench_ideal* b, uint64_t* lookups, uint64_t* hits,
 
 void bench_ideal_destroy(bench_ideal* b) {
   if (b == NULL) return;
-  xp_heap_destroy(&b->heap);
+  for (size_t i = 0; i < b->block_count; i++) free(b->blocks[i].ptr);
+  free(b->blocks);
   free(b->slots);
   free(b);
 }

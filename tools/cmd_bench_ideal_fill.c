@@ -13,8 +13,7 @@
 #include <unistd.h>
 
 #include "cmd_bench.h"
-#include "loader/loader_internal.h"
-#include "xpc_format.h"
+#include "xpack.h"
 
 struct bench_ideal_binding {
   const void* raw;
@@ -73,7 +72,7 @@ static size_t bound_to(const bench_ideal_bindings* b, const char* s, size_t len,
   return end - lo;
 }
 
-static int read_region(int fd, const xpc_region* r, void* into) {
+static int read_region(int fd, const xpack_file_region* r, void* into) {
   for (uint64_t done = 0; done < r->size;) {
     const ssize_t n = pread(fd, (uint8_t*)into + done, (size_t)(r->size - done), (off_t)(r->offset + done));
     if (n < 0 && errno == EINTR) continue;
@@ -86,7 +85,8 @@ static int read_region(int fd, const xpc_region* r, void* into) {
 typedef struct fill_state {
   bench_ideal* ideal;
   const bench_ideal_bindings* bindings;
-  const xpc_view* view;
+  const xpack_file* file; /* its tables; the regions are read with pread, never through the mapping */
+  uint64_t region_count;
   int fd;
   size_t* region_offsets; /* per region: its offset in the ideal, SIZE_MAX until read */
 } fill_state;
@@ -97,9 +97,9 @@ static int region_in_heap(fill_state* f, uint32_t index, size_t* offset, char* w
     *offset = f->region_offsets[index];
     return 0;
   }
-  xpc_region r;
-  xpc_view_region(f->view, index, &r);
-  if (!xpc_region_is_sound(f->view, &r) || r.stored_size != r.size) {
+  xpack_file_region r;
+  xpack_file_get_region(f->file, index, &r);
+  if (xpack_file_region_bytes(f->file, index) == NULL || r.stored_size != r.size) { /* only the bounds are checked */
     snprintf(why, why_size, "region %u is out of bounds or compressed", index);
     return -1;
   }
@@ -119,25 +119,21 @@ static int region_in_heap(fill_state* f, uint32_t index, size_t* offset, char* w
 /* Answers entry i's keys if any is bound; every bound (kernel, bias) pointer pair shares its region. */
 static int fill_entry(fill_state* f, uint64_t i, char* why, size_t why_size) {
   const bench_ideal_bindings* b = f->bindings;
-  xpc_entry e;
-  xpc_view_entry(f->view, i, &e);
-  const char *kernel, *bias = NULL;
-  uint32_t kernel_len, bias_len = 0;
-  if (xpc_view_string(f->view, e.kernel, &kernel, &kernel_len) != 0 ||
-      (e.bias != XPC_NONE && xpc_view_string(f->view, e.bias, &bias, &bias_len) != 0) ||
-      e.region >= f->view->regions.count) {
-    snprintf(why, why_size, "entry %llu: identity or region out of range", (unsigned long long)i);
+  xpack_file_entry e;
+  xpack_file_get_entry(f->file, i, &e);
+  if (e.region >= f->region_count) {
+    snprintf(why, why_size, "entry %llu: region %u out of range", (unsigned long long)i, e.region);
     return -1;
   }
   size_t k_first, b_first = 0;
-  const size_t k_count = bound_to(b, kernel, kernel_len, &k_first);
-  const size_t b_count = bias ? bound_to(b, bias, bias_len, &b_first) : 1;
+  const size_t k_count = bound_to(b, e.kernel, strlen(e.kernel), &k_first);
+  const size_t b_count = e.bias ? bound_to(b, e.bias, strlen(e.bias), &b_first) : 1;
   if (k_count == 0 || b_count == 0) return 0; /* a weight of another program */
   size_t offset;
   if (region_in_heap(f, e.region, &offset, why, why_size) != 0) return -1;
   for (size_t k = k_first; k < k_first + k_count; k++) {
     for (size_t j = b_first; j < b_first + b_count; j++) {
-      const void* bias_raw = bias ? b->items[j].raw : NULL;
+      const void* bias_raw = e.bias ? b->items[j].raw : NULL;
       if (bench_ideal_add(f->ideal, e.seed, b->items[k].raw, bias_raw, offset) < 0) {
         snprintf(why, why_size, "out of memory");
         return -1;
@@ -153,26 +149,28 @@ int bench_ideal_fill(bench_ideal* ideal, bench_ideal_bindings* b, const char* ca
     return -1;
   }
   qsort(b->items, b->count, sizeof *b->items, by_identity);
-  xpack_cache* cache = NULL;
+  xpack_file* file = NULL;
   xpack_error err;
-  if (xpack_cache_open(cache_path, 0, &cache, &err) != XPACK_OK) {
+  if (xpack_file_open(cache_path, &file, &err) != XPACK_OK) {
     snprintf(why, why_size, "%s", err.message);
     return -1;
   }
-  fill_state f = {ideal, b, xp_cache_view(cache), open(cache_path, O_RDONLY | O_CLOEXEC), NULL};
+  xpack_file_info info;
+  xpack_file_get_info(file, &info);
+  fill_state f = {ideal, b, file, info.region_count, open(cache_path, O_RDONLY | O_CLOEXEC), NULL};
   int rc = 0;
   if (f.fd < 0) {
     snprintf(why, why_size, "%s: cannot open: %s", cache_path, strerror(errno));
     rc = -1;
-  } else if ((f.region_offsets = malloc((f.view->regions.count + 1) * sizeof *f.region_offsets)) == NULL) {
+  } else if ((f.region_offsets = malloc((info.region_count + 1) * sizeof *f.region_offsets)) == NULL) {
     snprintf(why, why_size, "out of memory");
     rc = -1;
   } else {
-    for (uint64_t r = 0; r < f.view->regions.count; r++) f.region_offsets[r] = SIZE_MAX;
+    for (uint64_t r = 0; r < info.region_count; r++) f.region_offsets[r] = SIZE_MAX;
   }
-  for (uint64_t i = 0; rc == 0 && i < f.view->entries.count; i++) rc = fill_entry(&f, i, why, why_size);
+  for (uint64_t i = 0; rc == 0 && i < info.entry_count; i++) rc = fill_entry(&f, i, why, why_size);
   free(f.region_offsets);
   if (f.fd >= 0) close(f.fd);
-  xpack_cache_close(cache);
+  xpack_file_close(file);
   return rc;
 }

@@ -60,7 +60,7 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "json.h"
-#include "model_set.h"
+#include "model_args.h"
 #include "xpack_replay.h"
 
 /* ------------------------------------------------------------------------------ collection -- */
@@ -79,8 +79,8 @@ typedef struct insp_delegate {
 } insp_delegate;
 
 typedef struct insp_program {
-  const model_set* set;
-  const model_file* file;
+  const xpack_model_set* set;
+  const xpack_model_file* file;
   const xpack_et_program* program;
   const xpack_et_program_info* info;
   insp_delegate* delegates; /* all methods, in order */
@@ -144,13 +144,13 @@ static xpack_status inspect_xnnpack(insp_program* ip, const xpack_et_named_sourc
   return XPACK_OK;
 }
 
-static xpack_status inspect_program(const model_set* set, size_t p, insp_program* ip) {
+static xpack_status inspect_program(const xpack_model_set* set, size_t p, insp_program* ip) {
   memset(ip, 0, sizeof *ip);
   ip->set = set;
   ip->file = &set->program_files[p];
   ip->program = set->programs[p];
   ip->info = xpack_et_program_get_info(ip->program);
-  xpack_et_named_sources src = model_set_sources(set, p);
+  xpack_et_named_sources src = xpack_model_set_sources(set, p);
   size_t total = 0;
   for (size_t m = 0; m < ip->info->method_count; m++) total += ip->info->methods[m].delegate_count;
   ip->delegates = calloc(total ? total : 1, sizeof *ip->delegates);
@@ -218,8 +218,8 @@ static void print_delegate_text(const insp_program* ip, const insp_delegate* d, 
     const char* file = constant_place(ip, c, &offset);
     fprintf(out, "      %s  %zu bytes  %s%s", c->identity, c->size, xpack_et_constant_source_name(c->source),
             c->is_scale ? " (scale)" : "");
-    if (offset >= 0) fprintf(out, " at %s+%lld", model_base_name(file), (long long)offset);
-    else fprintf(out, " in %s", model_base_name(file));
+    if (offset >= 0) fprintf(out, " at %s+%lld", xpack_model_base_name(file), (long long)offset);
+    else fprintf(out, " in %s", xpack_model_base_name(file));
     fprintf(out, "  xvalues[%u] %s\n", (unsigned)c->value_index, xpack_et_xnn_datatype_name(c->datatype));
   }
   if (shown < d->sum.constant_count) fprintf(out, "      ... %zu more (-v lists all)\n", d->sum.constant_count - shown);
@@ -373,16 +373,16 @@ int cmd_inspect(int argc, char** argv) {
       return XPACK_EXIT_OK;
     }
   }
-  model_set set;
-  int rc = model_set_open(&set, argc, argv, NULL, is_flag);
+  xpack_model_set set;
+  int rc = model_args_open(&set, argc, argv, NULL, is_flag, 1);
   if (rc != 0) {
-    model_set_close(&set);
+    xpack_model_set_close(&set);
     return rc;
   }
   insp_program* programs = calloc(set.program_count ? set.program_count : 1, sizeof *programs);
   if (!programs) {
     cli_error("out of memory");
-    model_set_close(&set);
+    xpack_model_set_close(&set);
     return XPACK_EXIT_FAILED;
   }
   int exit_code = XPACK_EXIT_OK;
@@ -442,6 +442,6 @@ int cmd_inspect(int argc, char** argv) {
   }
   for (size_t p = 0; p < done; p++) free_program(&programs[p]);
   free(programs);
-  model_set_close(&set);
+  xpack_model_set_close(&set);
   return exit_code;
 }

@@ -1,20 +1,15 @@
 /* xpack pack: replay every XNNPACK delegate through one recording weights cache and write the cache file. */
-#include <fcntl.h>
-#include <stdarg.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 #include "cli_common.h"
 #include "commands.h"
-#include "pack_models.h"
-#include "progress.h"
-#include "common/temp_files.h"
 #include "json.h"
-#include "xpack.h"
+#include "model_args.h"
+#include "progress.h"
+#include "xpack_pipeline.h"
 
 static int takes_value(const char* a) {
   return strcmp(a, "-o") == 0 || strcmp(a, "--page-size") == 0 || strcmp(a, "--jobs") == 0;
@@ -31,30 +26,6 @@ static int zstd_level(const char* a) {
   return (int)level;
 }
 
-/* With --zstd the writer makes the mappable file under a temporary name beside OUT, and
- * xpack_compress_file turns it into OUT; the mappable file is then removed. */
-static char* mappable_temp_path(const char* out_path) {
-  char* dir_copy = strdup(out_path);
-  char* base_copy = strdup(out_path);
-  size_t n = strlen(out_path) + 32;
-  char* tmp = malloc(n);
-  if (dir_copy && base_copy && tmp) {
-    snprintf(tmp, n, "%s/.%s.XXXXXX", dirname(dir_copy), basename(base_copy));
-    int fd = xp_temp_create(tmp); /* named as the target's temporary files: a killed pack's is removed later */
-    if (fd >= 0) close(fd);
-    else {
-      free(tmp);
-      tmp = NULL;
-    }
-  } else {
-    free(tmp);
-    tmp = NULL;
-  }
-  free(dir_copy);
-  free(base_copy);
-  return tmp;
-}
-
 static char* default_output(const char* model) {
   size_t n = strlen(model);
   char* out = malloc(n + 5);
@@ -69,17 +40,7 @@ static char* default_output(const char* model) {
 
 /* "Nothing to pack" is a result, not an error (exit 0, no file): text, or with --json
  * {"output": null, "written": false, "nothing_to_pack": why}. */
-static void report_nothing(int as_json, const char* fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-static void report_nothing(int as_json, const char* fmt, ...) {
-  char why[256];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(why, sizeof why, fmt, ap);
-  va_end(ap);
+static void report_nothing(int as_json, const char* why) {
   if (as_json) {
     json j;
     json_init(&j, stdout);
@@ -94,13 +55,80 @@ static void report_nothing(int as_json, const char* fmt, ...) {
   }
 }
 
+static void report_written(int as_json, const char* out_path, int level, const xpack_pack_report* r) {
+  const xpack_writer_stats* stats = &r->stats;
+  const xpack_transport_stats* transport = &r->transport;
+  char b1[32], b2[32], b3[32], b4[32];
+  if (as_json) {
+    json j;
+    json_init(&j, stdout);
+    json_object(&j);
+    json_key(&j, "output"); json_string(&j, out_path);
+    json_key(&j, "xnnpack_delegates"); json_uint(&j, r->xnnpack);
+    json_key(&j, "packed_delegates"); json_uint(&j, r->packed);
+    json_key(&j, "not_packed_delegates"); json_uint(&j, r->not_packed);
+    json_key(&j, "skipped_delegates"); json_uint(&j, r->skipped);
+    json_key(&j, "entries"); json_uint(&j, stats->entries);
+    json_key(&j, "regions"); json_uint(&j, stats->regions);
+    json_key(&j, "packed_bytes"); json_uint(&j, stats->packed_bytes);
+    json_key(&j, "stored_bytes"); json_uint(&j, stats->stored_bytes);
+    json_key(&j, "shared_reuses"); json_uint(&j, stats->reused);
+    json_key(&j, "shared_bytes"); json_uint(&j, stats->reused_bytes);
+    json_key(&j, "dedup_saved_bytes"); json_uint(&j, stats->packed_bytes - stats->stored_bytes);
+    json_key(&j, "unbound"); json_uint(&j, stats->unbound);
+    json_key(&j, "no_family"); json_uint(&j, stats->no_family);
+    if (level) {
+      json_key(&j, "zstd_level"); json_uint(&j, (uint64_t)level);
+      json_key(&j, "mappable_size"); json_uint(&j, transport->input_size);
+      json_key(&j, "transport_size"); json_uint(&j, transport->output_size);
+      json_key(&j, "frame_bytes"); json_uint(&j, transport->frame_bytes);
+    }
+    json_end_object(&j);
+    json_finish(&j);
+  } else if (g_verbosity >= 0) {
+    printf("wrote %s: %zu of %zu XNNPACK delegate%s packed", out_path, r->packed, r->xnnpack,
+           r->xnnpack == 1 ? "" : "s");
+    if (r->skipped) printf(", %zu other delegate%s skipped", r->skipped, r->skipped == 1 ? "" : "s");
+    printf("\n  %llu entries, %llu regions, %s stored\n", (unsigned long long)stats->entries,
+           (unsigned long long)stats->regions, cli_bytes(stats->stored_bytes, b1));
+    printf("  shared by methods/programs: %llu re-uses, %s not packed again; identical packed bytes: %s saved\n",
+           (unsigned long long)stats->reused, cli_bytes(stats->reused_bytes, b2),
+           cli_bytes(stats->packed_bytes - stats->stored_bytes, b3));
+    if (level) {
+      printf("  transport form, zstd level %d: %s of regions in %s of frames (%.3f); file %s, mappable %s\n", level,
+             cli_bytes(transport->region_bytes, b1), cli_bytes(transport->frame_bytes, b2),
+             transport->region_bytes ? (double)transport->frame_bytes / (double)transport->region_bytes : 1.0,
+             cli_bytes(transport->output_size, b3), cli_bytes(transport->input_size, b4));
+      printf("  the loader needs the mappable form: xpack inflate %s OUT.xpc\n", out_path);
+    }
+    if (stats->unbound) {
+      printf("  %llu packed weight%s had no identity and are not in the cache\n", (unsigned long long)stats->unbound,
+             stats->unbound == 1 ? "" : "s");
+    }
+    if (stats->no_family) {
+      printf("  %llu packed weight%s belong to no packing family a loader could check and are not in the cache\n",
+             (unsigned long long)stats->no_family, stats->no_family == 1 ? "" : "s");
+    }
+  }
+  if (r->not_packed) {
+    fprintf(stderr, "warning: %zu XNNPACK delegate%s not packed (see above)\n", r->not_packed,
+            r->not_packed == 1 ? "" : "s");
+  }
+}
+
+/* The pipeline's progress drives the progress line. */
+static void on_progress(void* context, uint64_t done, uint64_t total, uint64_t packed_bytes) {
+  if (done == 0) progress_set_total(context, total);
+  else progress_item_done(context, packed_bytes);
+}
+
 int cmd_pack(int argc, char** argv) {
   const char* out_path = NULL;
   uint32_t page = 0;
   int as_json = 0;
   int level = 0; /* 0: the mappable form; else the zstd level of the transport form */
   long online = sysconf(_SC_NPROCESSORS_ONLN);
-  int jobs = online > 0 ? (int)online : 1; /* delegates replayed at once (pack_model_set_jobs) */
+  int jobs = online > 0 ? (int)online : 1; /* delegates replayed at once (xpack_pack_options.jobs) */
   for (int i = 0; i < argc; i++) {
     if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) out_path = argv[++i];
     else if (is_zstd(argv[i])) {
@@ -131,161 +159,31 @@ int cmd_pack(int argc, char** argv) {
     cli_error("pack: --page-size must be 4096 or 16384");
     return XPACK_EXIT_USAGE;
   }
-  model_set set;
-  int rc = model_set_open(&set, argc, argv, takes_value, is_flag);
-  if (rc) {
-    model_set_close(&set);
-    return rc;
+  xpack_model_set set;
+  int rc = model_args_open(&set, argc, argv, takes_value, is_flag, 1);
+  char* default_path = NULL;
+  if (rc == 0 && set.program_count > 0 && out_path == NULL) {
+    out_path = default_path = default_output(set.program_files[0].path);
   }
-  if (set.program_count == 0) {
-    report_nothing(as_json, "no program given");
-    model_set_close(&set);
-    return XPACK_EXIT_OK;
-  }
-  char* default_path = out_path ? NULL : default_output(set.program_files[0].path);
-  if (!out_path) out_path = default_path;
-
-  xpack_error err;
-  xpack_writer_options options = {page};
-  pack_counts job;
-  xpack_writer* writer;
-  char* mappable_path = level ? mappable_temp_path(out_path) : NULL;
-  if (level && mappable_path == NULL) {
-    cli_error("%s: cannot create a temporary file beside it", out_path);
-    model_set_close(&set);
-    free(default_path);
-    return XPACK_EXIT_FAILED;
-  }
-  if (xpack_writer_create(level ? mappable_path : out_path, &options, &writer, &err) != XPACK_OK) {
-    cli_error("%s", err.message);
-    if (mappable_path) unlink(mappable_path);
-    free(mappable_path);
-    model_set_close(&set);
-    free(default_path);
-    return XPACK_EXIT_FAILED;
-  }
-  progress* bar = progress_start("xpack pack", "delegates", !as_json); /* a terminal only, and not with -q */
-  rc = pack_model_set_jobs(&set, writer, bar, jobs, &job);
-  progress_finish(bar);
-  xpack_writer_stats stats;
-  xpack_writer_stats_get(writer, &stats);
-  if (rc == 0 && !job.bad_input && xpack_writer_check(writer, &err) != XPACK_OK) {
-    cli_error("%s", err.message); /* e.g. the first write failed: not "nothing to pack" */
-    rc = XPACK_EXIT_FAILED;
-  }
-  if (mappable_path && (rc != 0 || job.bad_input || job.xnnpack == 0 || job.packed == 0 ||
-                        (stats.entries == 0 && stats.unbound == 0))) {
-    unlink(mappable_path); /* nothing will be written: see below */
-    free(mappable_path);
-  }
-  if (rc != 0 || job.bad_input) {
-    xpack_writer_abort(writer);
-    model_set_close(&set);
-    free(default_path);
-    return rc ? rc : XPACK_EXIT_BAD_INPUT;
-  }
-  if (job.packed > 0 && stats.entries == 0 && stats.unbound == 0) {
-    xpack_writer_abort(writer);
-    if (stats.no_family > 0) {
-      report_nothing(as_json, "the %llu weight%s XNNPACK packs belong to no packing family a loader could check "
-                     "(e.g. batch matrix multiply)", (unsigned long long)stats.no_family, stats.no_family == 1 ? "" : "s");
+  if (rc == 0) {
+    progress* bar = set.program_count ? progress_start("xpack pack", "delegates", !as_json) : NULL;
+    xpack_pack_options options = {.output_path = out_path, .page_alignment = page, .jobs = jobs,
+                                  .zstd_level = level, .on_message = cli_message,
+                                  .on_progress = bar ? on_progress : NULL, .progress_context = bar};
+    xpack_pack_report report;
+    xpack_error err;
+    xpack_status st = xpack_pack_set(&set, &options, &report, &err);
+    progress_finish(bar);
+    if (st != XPACK_OK) {
+      cli_error("%s", err.message);
+      rc = report.failed_on_input ? cli_exit_for_status(st) : XPACK_EXIT_FAILED;
+    } else if (report.result == XPACK_PACK_NOTHING) {
+      report_nothing(as_json, report.nothing_to_pack);
     } else {
-      report_nothing(as_json, "the %zu XNNPACK delegate%s hold%s no weights that XNNPACK packs", job.packed,
-                     job.packed == 1 ? "" : "s", job.packed == 1 ? "s" : "");
-    }
-    model_set_close(&set);
-    free(default_path);
-    return XPACK_EXIT_OK;
-  }
-  if (job.xnnpack == 0 || job.packed == 0) {
-    xpack_writer_abort(writer);
-    if (job.xnnpack == 0) {
-      report_nothing(as_json, "no XNNPACK delegate in the given program%s", set.program_count > 1 ? "s" : "");
-      rc = XPACK_EXIT_OK;
-    } else {
-      cli_error("no delegate could be packed; first error: %s", job.first_error.message);
-      rc = XPACK_EXIT_FAILED;
-    }
-    model_set_close(&set);
-    free(default_path);
-    return rc;
-  }
-  xpack_status finished = xpack_writer_finish(writer, &err);
-  xpack_transport_stats transport = {0};
-  if (finished == XPACK_OK && level) {
-    /* Locked, so that the output's temporary-file cleanup (temp_files.h) does not take it for a leftover. */
-    int hold = open(mappable_path, O_RDONLY | O_CLOEXEC);
-    if (hold >= 0) flock(hold, LOCK_EX | LOCK_NB);
-    finished = xpack_compress_file_threads(mappable_path, out_path, level, jobs, &transport, &err);
-    unlink(mappable_path);
-    if (hold >= 0) close(hold);
-  } else if (mappable_path) {
-    unlink(mappable_path);
-  }
-  free(mappable_path);
-  if (finished != XPACK_OK) {
-    cli_error("%s", err.message);
-    model_set_close(&set);
-    free(default_path);
-    return XPACK_EXIT_FAILED;
-  }
-  char b1[32], b2[32], b3[32], b4[32];
-  if (as_json) {
-    json j;
-    json_init(&j, stdout);
-    json_object(&j);
-    json_key(&j, "output"); json_string(&j, out_path);
-    json_key(&j, "xnnpack_delegates"); json_uint(&j, job.xnnpack);
-    json_key(&j, "packed_delegates"); json_uint(&j, job.packed);
-    json_key(&j, "not_packed_delegates"); json_uint(&j, job.not_packed);
-    json_key(&j, "skipped_delegates"); json_uint(&j, job.skipped);
-    json_key(&j, "entries"); json_uint(&j, stats.entries);
-    json_key(&j, "regions"); json_uint(&j, stats.regions);
-    json_key(&j, "packed_bytes"); json_uint(&j, stats.packed_bytes);
-    json_key(&j, "stored_bytes"); json_uint(&j, stats.stored_bytes);
-    json_key(&j, "shared_reuses"); json_uint(&j, stats.reused);
-    json_key(&j, "shared_bytes"); json_uint(&j, stats.reused_bytes);
-    json_key(&j, "dedup_saved_bytes"); json_uint(&j, stats.packed_bytes - stats.stored_bytes);
-    json_key(&j, "unbound"); json_uint(&j, stats.unbound);
-    json_key(&j, "no_family"); json_uint(&j, stats.no_family);
-    if (level) {
-      json_key(&j, "zstd_level"); json_uint(&j, (uint64_t)level);
-      json_key(&j, "mappable_size"); json_uint(&j, transport.input_size);
-      json_key(&j, "transport_size"); json_uint(&j, transport.output_size);
-      json_key(&j, "frame_bytes"); json_uint(&j, transport.frame_bytes);
-    }
-    json_end_object(&j);
-    json_finish(&j);
-  } else if (g_verbosity >= 0) {
-    printf("wrote %s: %zu of %zu XNNPACK delegate%s packed", out_path, job.packed, job.xnnpack,
-           job.xnnpack == 1 ? "" : "s");
-    if (job.skipped) printf(", %zu other delegate%s skipped", job.skipped, job.skipped == 1 ? "" : "s");
-    printf("\n  %llu entries, %llu regions, %s stored\n", (unsigned long long)stats.entries,
-           (unsigned long long)stats.regions, cli_bytes(stats.stored_bytes, b1));
-    printf("  shared by methods/programs: %llu re-uses, %s not packed again; identical packed bytes: %s saved\n",
-           (unsigned long long)stats.reused, cli_bytes(stats.reused_bytes, b2),
-           cli_bytes(stats.packed_bytes - stats.stored_bytes, b3));
-    if (level) {
-      printf("  transport form, zstd level %d: %s of regions in %s of frames (%.3f); file %s, mappable %s\n", level,
-             cli_bytes(transport.region_bytes, b1), cli_bytes(transport.frame_bytes, b2),
-             transport.region_bytes ? (double)transport.frame_bytes / (double)transport.region_bytes : 1.0,
-             cli_bytes(transport.output_size, b3), cli_bytes(transport.input_size, b4));
-      printf("  the loader needs the mappable form: xpack inflate %s OUT.xpc\n", out_path);
-    }
-    if (stats.unbound) {
-      printf("  %llu packed weight%s had no identity and are not in the cache\n", (unsigned long long)stats.unbound,
-             stats.unbound == 1 ? "" : "s");
-    }
-    if (stats.no_family) {
-      printf("  %llu packed weight%s belong to no packing family a loader could check and are not in the cache\n",
-             (unsigned long long)stats.no_family, stats.no_family == 1 ? "" : "s");
+      report_written(as_json, out_path, level, &report);
     }
   }
-  if (job.not_packed) {
-    fprintf(stderr, "warning: %zu XNNPACK delegate%s not packed (see above)\n", job.not_packed,
-            job.not_packed == 1 ? "" : "s");
-  }
-  model_set_close(&set);
+  xpack_model_set_close(&set);
   free(default_path);
-  return XPACK_EXIT_OK;
+  return rc;
 }

@@ -14,8 +14,8 @@
 
 #include "cli_common.h"
 #include "commands.h"
-#include "delegate_runner.h"
 #include "json.h"
+#include "model_args.h"
 #include "xpack.h"
 
 typedef struct run_job {
@@ -27,16 +27,16 @@ typedef struct run_job {
 } run_job;
 
 
-static int run_one(void* context, const model_set* set, const delegate_ref* ref) {
+static int run_one(void* context, const xpack_model_set* set, const xpack_delegate_ref* ref) {
   run_job* job = context;
   if (!ref->info->is_xnnpack) return 0;
   job->delegates++;
   xpack_stats before, after;
   xpack_cache_stats(job->cache, &before);
-  run_result r;
+  xpack_run_result r;
   xpack_error err;
-  xpack_status st = run_delegate(set, ref, xpack_cache_provider(job->cache), job->cache ? bind_to_cache : NULL,
-                                 job->cache, job->cache ? unbind_from_cache : NULL, 1, &r, &err);
+  const xpack_bind_target target = {.kind = job->cache ? XPACK_BIND_CACHE : XPACK_BIND_NONE, .object = job->cache};
+  xpack_status st = xpack_run_delegate(set, ref, &target, 1, &r, &err);
   xpack_cache_stats(job->cache, &after);
   if (st != XPACK_OK) {
     job->failed++;
@@ -78,7 +78,7 @@ static int run_one(void* context, const model_set* set, const delegate_ref* ref)
 
 /* Model identity: says whether each program is one the cache was built from. A mismatch is reported,
  * not fatal: entries are matched key by key, so it costs misses, never wrong outputs. */
-static void check_programs(const model_set* set, const xpack_cache* cache, json* j) {
+static void check_programs(const xpack_model_set* set, const xpack_cache* cache, json* j) {
   if (j) {
     json_key(j, "programs"); json_array(j);
   }
@@ -87,7 +87,7 @@ static void check_programs(const model_set* set, const xpack_cache* cache, json*
     const uint8_t* bytes = xpack_et_program_bytes(set->programs[i], &size);
     xpack_error err;
     xpack_status st = xpack_cache_check_program(cache, bytes, size, &err);
-    const char* file = model_base_name(set->program_files[i].path);
+    const char* file = xpack_model_base_name(set->program_files[i].path);
     if (j) {
       json_object(j);
       json_key(j, "file"); json_string(j, file);
@@ -157,16 +157,16 @@ int cmd_run(int argc, char** argv) {
       return XPACK_EXIT_USAGE;
     }
   }
-  model_set set;
-  int rc = model_set_open(&set, argc, argv, takes_value, is_flag);
+  xpack_model_set set;
+  int rc = model_args_open(&set, argc, argv, takes_value, is_flag, 1);
   if (rc) {
-    model_set_close(&set);
+    xpack_model_set_close(&set);
     return rc;
   }
   xpack_error err;
   if (cache_path && xpack_cache_open(cache_path, open_flags, &job.cache, &err) != XPACK_OK) {
     cli_error("%s", err.message);
-    model_set_close(&set);
+    xpack_model_set_close(&set);
     return cli_exit_for_status(err.status);
   }
   const char* refusal = xpack_cache_refusal(job.cache);
@@ -182,7 +182,7 @@ int cmd_run(int argc, char** argv) {
     if (job.cache) check_programs(&set, job.cache, &j);
     json_key(&j, "delegates_detail"); json_array(&j);
   }
-  rc = set.program_count ? for_each_delegate(&set, method, run_one, &job) : 0;
+  rc = set.program_count ? xpack_for_each_delegate(&set, method, run_one, &job) : 0;
   xpack_stats s;
   xpack_cache_stats(job.cache, &s);
   if (job.as_json) {
@@ -218,7 +218,7 @@ int cmd_run(int argc, char** argv) {
     }
   }
   xpack_cache_close(job.cache);
-  model_set_close(&set);
+  xpack_model_set_close(&set);
   if (rc) return rc;
   if (job.bad_input) return XPACK_EXIT_BAD_INPUT;
   return job.failed ? XPACK_EXIT_FAILED : XPACK_EXIT_OK;

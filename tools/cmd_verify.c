@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "json.h"
 #include "verify_machine.h"
+#include "model_args.h"
 #include "verify_model.h"
 #include "xpack.h"
 
@@ -37,7 +38,7 @@ int cmd_verify(int argc, char** argv) {
   int as_json = 0;
   int with_model = 0;
   int model_argc = 0;
-  char* model_argv[2 * MODEL_SET_MAX_FILES + 2];
+  char* model_argv[2 * XPACK_MODEL_SET_MAX_FILES + 2];
   for (int i = 0; i < argc; i++) {
     if (strcmp(argv[i], "--json") == 0) as_json = 1;
     else if ((strcmp(argv[i], "--model") == 0 || strcmp(argv[i], "--data") == 0) && i + 1 < argc &&
@@ -88,10 +89,10 @@ int cmd_verify(int argc, char** argv) {
   xpack_error err;
   xpack_status st = xpack_verify_file(path, on_problem, &r, &problems, &err);
   if (st == XPACK_OK && problems == 0 && with_model) {
-    model_set set;
-    int rc = model_set_open(&set, model_argc, model_argv, takes_value, is_flag);
+    xpack_model_set set;
+    int rc = model_args_open(&set, model_argc, model_argv, takes_value, is_flag, 1);
     if (rc == 0) rc = verify_against_model(path, &set, on_problem, &r, &problems);
-    model_set_close(&set);
+    xpack_model_set_close(&set);
     if (rc != 0) {
       if (held_out) fclose(held_out);
       free(held); /* the models could not be read: an error, no report */

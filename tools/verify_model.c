@@ -6,8 +6,7 @@
 #include <unistd.h>
 
 #include "cli_common.h"
-#include "delegate_runner.h"
-#include "pack_models.h"
+#include "xpack_pipeline.h"
 
 typedef struct compare_job {
   xpack_cache* cache;
@@ -22,21 +21,21 @@ static void report(compare_job* job, const char* where, const char* what) {
 }
 
 
-static int compare_outputs(void* context, const model_set* set, const delegate_ref* ref) {
+static int compare_outputs(void* context, const xpack_model_set* set, const xpack_delegate_ref* ref) {
   compare_job* job = context;
   if (!ref->info->is_xnnpack) return 0;
   char where[256];
   snprintf(where, sizeof where, "%s: method '%s' delegate %zu", ref->file, ref->method_name, ref->delegate);
-  run_result plain, cached;
+  xpack_run_result plain, cached;
   xpack_error err;
-  if (run_delegate(set, ref, NULL, NULL, NULL, NULL, 1, &plain, &err) != XPACK_OK) {
+  const xpack_bind_target none = {.kind = XPACK_BIND_NONE}, cache = {.kind = XPACK_BIND_CACHE, .object = job->cache};
+  if (xpack_run_delegate(set, ref, &none, 1, &plain, &err) != XPACK_OK) {
     report(job, where, err.message);
     return 0;
   }
   xpack_stats before, after;
   xpack_cache_stats(job->cache, &before);
-  if (run_delegate(set, ref, xpack_cache_provider(job->cache), bind_to_cache, job->cache, unbind_from_cache, 1, &cached,
-                   &err) != XPACK_OK) {
+  if (xpack_run_delegate(set, ref, &cache, 1, &cached, &err) != XPACK_OK) {
     report(job, where, err.message);
     return 0;
   }
@@ -83,7 +82,7 @@ static void compare_entries(const xpack_file* fresh, const xpack_file* cache, co
   }
 }
 
-int verify_against_model(const char* cache_path, const model_set* set, xpack_problem_fn fn, void* context,
+int verify_against_model(const char* cache_path, const xpack_model_set* set, xpack_problem_fn fn, void* context,
                          uint64_t* problems) {
   compare_job job = {NULL, fn, context, problems};
   char dir[] = "/tmp/xpack-verify-XXXXXX";
@@ -95,18 +94,19 @@ int verify_against_model(const char* cache_path, const model_set* set, xpack_pro
   snprintf(fresh_path, sizeof fresh_path, "%s/fresh.xpc", dir);
   xpack_error err;
   xpack_writer* writer;
-  int rc = 0;
   if (xpack_writer_create(fresh_path, NULL, &writer, &err) != XPACK_OK) {
     cli_error("%s", err.message);
     rmdir(dir);
     return XPACK_EXIT_FAILED;
   }
-  pack_counts counts;
-  rc = pack_model_set(set, writer, &counts);
-  if (rc != 0) {
+  const xpack_pack_options options = {.jobs = 1, .on_message = cli_message};
+  xpack_pack_report packed;
+  xpack_status st = xpack_pack_into_writer(set, writer, &options, &packed, &err);
+  if (st != XPACK_OK) {
+    cli_error("%s", err.message);
     xpack_writer_abort(writer);
     rmdir(dir);
-    return rc;
+    return packed.failed_on_input ? cli_exit_for_status(st) : XPACK_EXIT_FAILED;
   }
   if (xpack_writer_finish(writer, &err) != XPACK_OK) {
     cli_error("%s", err.message);
@@ -132,7 +132,7 @@ int verify_against_model(const char* cache_path, const model_set* set, xpack_pro
     return 0;
   }
   if (xpack_cache_refusal(job.cache)) report(&job, cache_path, xpack_cache_refusal(job.cache));
-  for_each_delegate(set, NULL, compare_outputs, &job);
+  xpack_for_each_delegate(set, NULL, compare_outputs, &job);
   xpack_cache_close(job.cache);
   return 0;
 }

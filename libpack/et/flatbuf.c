@@ -272,26 +272,9 @@ bool xp_fb_vec_table(const xp_fb_vec* v, uint32_t i, xp_fb_table* out) {
   return table_at(v->fb, c, v->depth, path, out);
 }
 
-const char* xp_fb_vec_str(const xp_fb_vec* v, uint32_t i, uint32_t* len) {
-  if (len) *len = 0;
-  char path[XP_FB_PATH_MAX];
-  xp_fb_path_index(path, v->path, i);
-  size_t s;
-  if (i >= v->count || v->elem_size != 4 || xp_fb_failed(v->fb) ||
-      !follow(v->fb, v->pos + (size_t)i * 4, 4, path, NULL, &s)) {
-    return NULL;
-  }
-  return string_at(v->fb, s, path, NULL, len);
-}
-
 uint32_t xp_fb_vec_u32(const xp_fb_vec* v, uint32_t i) {
   if (i >= v->count || v->elem_size != 4) return 0;
   return xp_le32(v->fb->data + v->pos + (size_t)i * 4);
-}
-
-float xp_fb_vec_f32(const xp_fb_vec* v, uint32_t i) {
-  if (i >= v->count || v->elem_size != 4) return 0.0f;
-  return xp_lef32(v->fb->data + v->pos + (size_t)i * 4);
 }
 
 const uint8_t* xp_fb_vec_bytes(const xp_fb_vec* v) { return v->count ? v->fb->data + v->pos : NULL; }

@@ -86,9 +86,7 @@ bool xp_fb_child(const xp_fb_table* t, unsigned id, const char* field, xp_fb_tab
 bool xp_fb_vector(const xp_fb_table* t, unsigned id, uint32_t elem_size, const char* field, xp_fb_vec* out);
 
 bool xp_fb_vec_table(const xp_fb_vec* v, uint32_t i, xp_fb_table* out);
-const char* xp_fb_vec_str(const xp_fb_vec* v, uint32_t i, uint32_t* len);
 uint32_t xp_fb_vec_u32(const xp_fb_vec* v, uint32_t i);
-float xp_fb_vec_f32(const xp_fb_vec* v, uint32_t i);
 const uint8_t* xp_fb_vec_bytes(const xp_fb_vec* v);
 
 /* The element array as host floats, without a copy: requires 4-byte alignment (flatbuffers always

@@ -97,6 +97,11 @@ void xpack_cache_unbind_all(xpack_cache* cache);
 /* The weights-cache provider to pass to xnn_create_runtime_v4. Owned by the cache; NULL for a NULL cache. */
 struct xnn_weights_cache_provider* xpack_cache_provider(xpack_cache* cache);
 
+/* The alignment XNNPACK's packing kernels require of the memory a provider's reserve_space returns
+ * (XNNPACK's XNN_ALLOCATION_ALIGNMENT for this build's target, which XNNPACK does not install), as a cache
+ * header records it: for other weights-cache providers. Never fails. */
+size_t xpack_xnn_alignment(void);
+
 /* Why the whole file is refused (e.g. "packed by another XNNPACK build"), or NULL when it is served. */
 const char* xpack_cache_refusal(const xpack_cache* cache);
 

@@ -303,6 +303,8 @@ void xpack_cache_unbind_all(xpack_cache* c) {
 
 struct xnn_weights_cache_provider* xpack_cache_provider(xpack_cache* c) { return c ? &c->provider : NULL; }
 
+size_t xpack_xnn_alignment(void) { return xp_target_xnn_alignment(); }
+
 const char* xpack_cache_refusal(const xpack_cache* c) { return c && c->refusal[0] ? c->refusal : NULL; }
 
 #define LOAD(c, field) atomic_load_explicit(&(c)->field, memory_order_relaxed)

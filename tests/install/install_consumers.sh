@@ -11,7 +11,8 @@ source "$(dirname "$0")/lib.sh" "$@"
 
 install_xpack
 for f in bin/xpack lib/libxpack_common.a lib/libxpack_loader.a lib/libxpack_inflate.a lib/libxpack_writer.a \
-         include/xpack/xpack_loader.h include/xpack/xpack.h include/xpack/xpack_transport.h \
+         lib/libxpack_pipeline.a include/xpack/xpack_loader.h include/xpack/xpack.h include/xpack/xpack_transport.h \
+         include/xpack/xpack_pipeline.h \
          lib/cmake/xpack/xpackConfig.cmake lib/cmake/xpack/xpackConfigVersion.cmake lib/cmake/xpack/XpackAddCache.cmake \
          lib/pkgconfig/xpack-loader.pc lib/pkgconfig/xpack-inflate.pc lib/pkgconfig/xpack.pc; do
   [ -e "$XP_PREFIX/$f" ] || fail "cmake --install did not install $f"

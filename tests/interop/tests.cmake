@@ -16,9 +16,7 @@ add_test(NAME interop_executorch_real
 set_tests_properties(interop_executorch_real PROPERTIES SKIP_RETURN_CODE 77)
 
 # An emulation of ExecuTorch's XNNWeightsCache over the exported file: XNNPACK must pack nothing and every
-# output must be bit-identical to a run without a cache. Shares the CLI's program and delegate walking.
-add_executable(xpwc-run ${CMAKE_CURRENT_LIST_DIR}/xpwc_run.c ${PROJECT_SOURCE_DIR}/tools/model_set.c
-               ${PROJECT_SOURCE_DIR}/tools/delegate_runner.c ${PROJECT_SOURCE_DIR}/tools/cli_common.c)
-target_include_directories(xpwc-run PRIVATE ${PROJECT_SOURCE_DIR}/tools ${PROJECT_SOURCE_DIR}/libpack)
-target_link_libraries(xpwc-run PRIVATE xpack_pack xpack_xxhash)
+# output must be bit-identical to a run without a cache. Walks and runs the delegates with xpack_pipeline.h.
+add_executable(xpwc-run ${CMAKE_CURRENT_LIST_DIR}/xpwc_run.c)
+target_link_libraries(xpwc-run PRIVATE xpack_pack)
 set_target_properties(xpwc-run PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})

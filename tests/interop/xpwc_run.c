@@ -21,9 +21,7 @@
 #include <unistd.h>
 #include <xnnpack.h>
 
-#include "cli_common.h"
-#include "delegate_runner.h"
-#include "model_set.h"
+#include "xpack_pipeline.h"
 
 typedef struct record {
   char* name;
@@ -250,14 +248,17 @@ typedef struct run_context {
   size_t delegates;
 } run_context;
 
-static int run_one(void* context, const model_set* set, const delegate_ref* ref) {
+static int run_one(void* context, const xpack_model_set* set, const xpack_delegate_ref* ref) {
   run_context* rc = context;
   if (!ref->info->is_xnnpack) return 0;
-  run_result plain, cached;
+  xpack_run_result plain, cached;
   xpack_error err;
   uint64_t packed_before = rc->cache->packed;
-  if (run_delegate(set, ref, NULL, NULL, NULL, NULL, 1, &plain, &err) != XPACK_OK ||
-      run_delegate(set, ref, rc->provider, bind, rc->cache, unbind, 1, &cached, &err) != XPACK_OK) {
+  const xpack_bind_target none = {.kind = XPACK_BIND_NONE};
+  const xpack_bind_target et = {.kind = XPACK_BIND_CALLBACKS, .object = rc->cache, .provider = rc->provider,
+                                .bind = bind, .unbind = unbind};
+  if (xpack_run_delegate(set, ref, &none, 1, &plain, &err) != XPACK_OK ||
+      xpack_run_delegate(set, ref, &et, 1, &cached, &err) != XPACK_OK) {
     fprintf(stderr, "xpwc-run: %s\n", err.message);
     rc->failures++;
     return 0;
@@ -272,7 +273,24 @@ static int run_one(void* context, const model_set* set, const delegate_ref* ref)
   return 0;
 }
 
-static int takes_value(const char* a) { return strcmp(a, "--xpwc") == 0; }
+/* MODEL.pte ... [--data W.ptd ...], skipping --xpwc FILE. Returns 0, or 2 after printing the error. */
+static int open_models(xpack_model_set* set, int argc, char** argv) {
+  xpack_model_set_init(set, 0);
+  for (int i = 1; i < argc; i++) {
+    xpack_model_input input = {argv[i], XPACK_MODEL_PROGRAM};
+    if (strcmp(argv[i], "--xpwc") == 0) {
+      i++;
+      continue;
+    }
+    if (strcmp(argv[i], "--data") == 0 && i + 1 < argc) input = (xpack_model_input){argv[++i], XPACK_MODEL_DATA};
+    xpack_error err;
+    if (xpack_model_set_add(set, &input, NULL, NULL, &err) != XPACK_OK) {
+      fprintf(stderr, "xpwc-run: %s\n", err.message);
+      return 2;
+    }
+  }
+  return 0;
+}
 
 int main(int argc, char** argv) {
   const char* file = NULL;
@@ -287,14 +305,17 @@ int main(int argc, char** argv) {
   et_cache cache = {0};
   if (load(&cache, file) != 0) return 1;
   size_t loaded = cache.count;
-  model_set set;
-  int rc = model_set_open(&set, argc - 1, argv + 1, takes_value, NULL);
-  if (rc) return rc;
+  xpack_model_set set;
+  int rc = open_models(&set, argc, argv);
+  if (rc) {
+    xpack_model_set_close(&set);
+    return rc;
+  }
   struct xnn_weights_cache_provider provider = {&cache,        counted_look_up, reserve_space, look_up_or_insert,
                                                 is_finalized, offset_to_addr,  delete_cache};
   run_context ctx = {&cache, &provider, 0, 0};
-  for_each_delegate(&set, NULL, run_one, &ctx);
-  model_set_close(&set);
+  xpack_for_each_delegate(&set, NULL, run_one, &ctx);
+  xpack_model_set_close(&set);
   printf("  %zu records loaded from %s; %zu delegates; look-ups %llu, hits %llu, hits after packing %llu, "
          "packed %llu\n",
          loaded, file, ctx.delegates, (unsigned long long)cache.lookups, (unsigned long long)cache.hits,

@@ -1,8 +1,9 @@
 #!/bin/bash
 # xpack pack --jobs N: the cache is the same bytes for N = 1, 2 and 4 (generated programs of several kinds,
 # several programs at once, and every real file when ${XPACK_REAL_TESTDATA} exists); the parallel one verifies.
+# PACK_REVERSE is tests/model/pack_reverse.c: xpack_pack_files with XPACK_PACK_ORDER_REVERSE.
 set -u
-XPACK=$1 GEN=$2 REAL=${3:-}
+XPACK=$1 GEN=$2 PACK_REVERSE=$3 REAL=${4:-}
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 fail=0
@@ -16,7 +17,7 @@ same_for_any_jobs() {
     # r2: two workers taking delegates last first, so regions reach the writer out of file order and the
     # writer's re-ordering copy runs
     if [ $j = r2 ]; then
-      XPACK_TEST_PACK_ORDER=reverse "$XPACK" pack "$@" -o "$T/$name.j$j.xpc" --jobs 2 -q >/dev/null 2>"$T/$name.j$j.err"; rc=$?
+      "$PACK_REVERSE" "$T/$name.j$j.xpc" "$@" >/dev/null 2>"$T/$name.j$j.err"; rc=$?
     else
       "$XPACK" pack "$@" -o "$T/$name.j$j.xpc" --jobs $j -q >/dev/null 2>"$T/$name.j$j.err"; rc=$?
     fi

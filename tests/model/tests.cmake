@@ -18,5 +18,10 @@ add_test(NAME model_pack_failures COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/pack_fa
 # Eight processes run with the same cache at once (mapped and --read): identical outputs, file unchanged.
 add_test(NAME model_concurrent_runs COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/concurrent_runs.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel> ${XPACK_REAL_TESTDATA})
 # xpack pack --jobs 1, 2 and 4 give the same bytes (generated programs, several at once, real files if present).
-add_test(NAME model_parallel_pack COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/parallel_pack.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel> ${XPACK_REAL_TESTDATA})
+# pack-reverse: the pipeline with its workers taking delegates last first (XPACK_PACK_ORDER_REVERSE).
+add_executable(pack-reverse ${CMAKE_CURRENT_LIST_DIR}/pack_reverse.c)
+target_link_libraries(pack-reverse PRIVATE xpack_pack)
+set_target_properties(pack-reverse PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+add_test(NAME model_parallel_pack COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/parallel_pack.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>
+         $<TARGET_FILE:pack-reverse> ${XPACK_REAL_TESTDATA})
 add_test(NAME model_check_regions COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/check_regions.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel> $<TARGET_FILE:flipbyte>)

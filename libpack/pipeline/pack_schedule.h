@@ -1,19 +1,18 @@
-/* Which delegate a packing worker takes next (xpack pack --jobs N).
+/* Which delegate a packing worker takes next (xpack_pack_options.jobs > 1).
  *
  * Delegates that share a raw weight (prefill and decode of one model, say) pack it once: the second finds it
  * in the writer. Packing them at the same time gains nothing, because the writer makes one wait for the
  * other, and costs memory, because both hold their replayed subgraphs. So a worker takes the first delegate,
  * in file order, that shares no raw weight with a delegate in flight, and waits when there is none. Which
  * worker packs what never changes the file (the writer orders regions by delegate index). */
-#ifndef XPACK_TOOLS_PACK_SCHEDULE_H
-#define XPACK_TOOLS_PACK_SCHEDULE_H
+#ifndef XPACK_PIPELINE_PACK_SCHEDULE_H
+#define XPACK_PIPELINE_PACK_SCHEDULE_H
 
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "delegate_runner.h"
-#include "model_set.h"
+#include "xpack_pipeline.h"
 
 typedef struct pack_schedule {
   pthread_mutex_t lock;
@@ -31,7 +30,7 @@ int pack_schedule_init(pack_schedule* s, size_t count, int reverse);
 /* Lists the raw constants of delegate `index` (a delegate that cannot be parsed gets none: its replay reports
  * the error). Call it for every delegate before the first pack_schedule_take. Returns 0, or -1 when out of
  * memory. */
-int pack_schedule_list(pack_schedule* s, size_t index, const model_set* set, const delegate_ref* ref);
+int pack_schedule_list(pack_schedule* s, size_t index, const xpack_model_set* set, const xpack_delegate_ref* ref);
 void pack_schedule_destroy(pack_schedule* s);
 /* The next delegate for this worker, waiting while every waiting delegate shares a weight with one in flight;
  * SIZE_MAX when none is left or the schedule stopped. */

@@ -1,5 +1,4 @@
-#include "delegate_runner.h"
-
+/* Walking every delegate of a model set, and creating (and optionally running) an XNNPACK runtime for one. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,9 +6,10 @@
 #include <xxhash.h>
 
 #include "common/error.h"
-#include "xpack.h"
+#include "xpack_pipeline.h"
 
-int for_each_delegate(const model_set* set, const char* only_method, delegate_fn fn, void* context) {
+int xpack_for_each_delegate(const xpack_model_set* set, const char* only_method, xpack_delegate_fn fn,
+                            void* context) {
   for (size_t p = 0; p < set->program_count; p++) {
     const xpack_et_program_info* info = xpack_et_program_get_info(set->programs[p]);
     for (size_t m = 0; m < info->method_count; m++) {
@@ -17,7 +17,7 @@ int for_each_delegate(const model_set* set, const char* only_method, delegate_fn
       const char* name = method->name ? method->name : "";
       if (only_method && strcmp(only_method, name) != 0) continue;
       for (size_t d = 0; d < method->delegate_count; d++) {
-        delegate_ref ref = {p, m, d, model_base_name(set->program_files[p].path), name, &method->delegates[d]};
+        xpack_delegate_ref ref = {p, m, d, xpack_model_base_name(set->program_files[p].path), name, &method->delegates[d]};
         int rc = fn(context, set, &ref);
         if (rc) return rc;
       }
@@ -33,7 +33,7 @@ static double now_ms(void) {
 }
 
 /* Deterministic inputs: the same method, delegate and input always get the same bytes. */
-static void fill_input(uint8_t* buf, const xpack_replay_external* e, const delegate_ref* ref) {
+static void fill_input(uint8_t* buf, const xpack_replay_external* e, const xpack_delegate_ref* ref) {
   uint64_t seed = XXH3_64bits(ref->method_name, strlen(ref->method_name)) ^ (ref->delegate * 0x9E3779B97F4A7C15ULL) ^
                   ((uint64_t)e->id << 32);
   const int is_float = e->datatype == XPACK_ET_XNN_DT_FP32;
@@ -54,8 +54,8 @@ static void fill_input(uint8_t* buf, const xpack_replay_external* e, const deleg
   }
 }
 
-xpack_status execute_runtime(xnn_runtime_t runtime, const xpack_replay_subgraph* replay, const delegate_ref* ref,
-                             run_result* out, xpack_error* err) {
+xpack_status xpack_execute_runtime(xnn_runtime_t runtime, const xpack_replay_subgraph* replay,
+                                   const xpack_delegate_ref* ref, xpack_run_result* out, xpack_error* err) {
   xpack_status st = XPACK_OK;
   enum xnn_status xs = xnn_status_success;
   xpack_error why;
@@ -81,7 +81,7 @@ xpack_status execute_runtime(xnn_runtime_t runtime, const xpack_replay_subgraph*
                     ref->file, ref->method_name, ref->delegate, (int)xs);
   } else {
     out->first_inference_ms = now_ms() - t0;
-    for (uint32_t i = 0; i < replay->num_externals && out->num_outputs < RUN_MAX_OUTPUTS; i++) {
+    for (uint32_t i = 0; i < replay->num_externals && out->num_outputs < XPACK_RUN_MAX_OUTPUTS; i++) {
       if (!replay->externals[i].is_input) {
         out->output_hash[out->num_outputs++] = XXH3_64bits(ext[i].data, replay->externals[i].bytes);
       }
@@ -93,59 +93,90 @@ xpack_status execute_runtime(xnn_runtime_t runtime, const xpack_replay_subgraph*
 }
 
 /* A writer also needs the packing family of every filter it records (the loader reads them from the file).
- * A family the writer refuses costs those weights their entries: said once per delegate. */
-static void bind_families(xpack_writer* writer, const xpack_replay_subgraph* replay, const delegate_ref* ref) {
-  size_t refused = 0;
-  xpack_error first;
+ * A family the writer refuses costs those weights their entries: counted, and the first reason kept. */
+static void bind_families(xpack_writer* writer, const xpack_replay_subgraph* replay, xpack_run_result* out) {
   for (size_t i = 0; i < replay->num_weight_families; i++) {
     const xpack_replay_weight_family* f = &replay->weight_families[i];
     xpack_error err;
-    if (xpack_writer_bind_family(writer, f->kernel, &f->family, &err) != XPACK_OK && refused++ == 0) first = err;
-  }
-  if (refused > 0) {
-    fprintf(stderr, "warning: %s: method '%s' delegate %zu: %zu weight%s not recorded: %s\n", ref->file,
-            ref->method_name, ref->delegate, refused, refused == 1 ? "" : "s", first.message);
+    if (xpack_writer_bind_family(writer, f->kernel, &f->family, &err) != XPACK_OK &&
+        out->weights_not_recorded++ == 0) {
+      out->not_recorded = err;
+    }
   }
 }
 
-xpack_status run_delegate(const model_set* set, const delegate_ref* ref, struct xnn_weights_cache_provider* provider,
-                          xpack_bind_fn bind, void* bind_context, void (*unbind)(void*), int execute, run_result* out,
-                          xpack_error* err) {
-  memset(out, 0, sizeof *out);
-  xpack_et_xnn_graph* graph = NULL;
-  xpack_status st = xpack_et_xnn_graph_open(set->programs[ref->program], ref->method, ref->delegate, &graph, err);
+/* A binding that fails (an identity too long to name) leaves the pointer unbound: its look-ups miss and are
+ * counted as unbound, which is what the caller reports. */
+static void bind_to_cache(void* cache, const void* raw, const char* identity, size_t len) {
+  xpack_cache_bind(cache, raw, identity, len, NULL);
+}
+static void unbind_from_cache(void* cache) { xpack_cache_unbind_all(cache); }
+static void bind_to_writer(void* writer, const void* raw, const char* identity, size_t len) {
+  xpack_writer_bind(writer, raw, identity, len, NULL);
+}
+static void unbind_from_writer(void* writer) { xpack_writer_unbind_all(writer); }
+
+/* The provider and callbacks a target stands for. */
+typedef struct binding {
+  struct xnn_weights_cache_provider* provider;
+  xpack_bind_fn bind;
+  void (*unbind)(void*);
+} binding;
+
+static xpack_status resolve_target(const xpack_bind_target* target, binding* b, xpack_error* err) {
+  *b = (binding){0};
+  switch (target->kind) {
+    case XPACK_BIND_NONE: return XPACK_OK;
+    case XPACK_BIND_CACHE:
+      *b = (binding){xpack_cache_provider(target->object), bind_to_cache, unbind_from_cache};
+      break;
+    case XPACK_BIND_WRITER:
+      *b = (binding){xpack_writer_provider(target->object), bind_to_writer, unbind_from_writer};
+      break;
+    case XPACK_BIND_CALLBACKS:
+      *b = (binding){target->provider, target->bind, target->unbind};
+      return XPACK_OK;
+    default: return xpack_fail(err, XPACK_ERR_ARG, "xpack_run_delegate: unknown bind kind %d", (int)target->kind);
+  }
+  if (target->object == NULL) return xpack_fail(err, XPACK_ERR_ARG, "xpack_run_delegate: bind target without object");
+  return XPACK_OK;
+}
+
+xpack_status xpack_run_delegate(const xpack_model_set* set, const xpack_delegate_ref* ref,
+                                const xpack_bind_target* target, int execute, xpack_run_result* out,
+                                xpack_error* err) {
+  if (out) memset(out, 0, sizeof *out);
+  if (set == NULL || ref == NULL || target == NULL || out == NULL) {
+    return xpack_fail(err, XPACK_ERR_ARG, "xpack_run_delegate: NULL argument");
+  }
+  binding b;
+  xpack_status st = resolve_target(target, &b, err);
   if (st != XPACK_OK) return st;
-  xpack_et_named_sources sources = model_set_sources(set, ref->program);
+  xpack_et_xnn_graph* graph = NULL;
+  st = xpack_et_xnn_graph_open(set->programs[ref->program], ref->method, ref->delegate, &graph, err);
+  if (st != XPACK_OK) return st;
+  xpack_et_named_sources sources = xpack_model_set_sources(set, ref->program);
   xpack_replay_subgraph replay;
-  st = xpack_replay_define(graph, &sources, bind, bind_context, &replay, err);
+  st = xpack_replay_define(graph, &sources, b.bind, target->object, &replay, err);
   if (st != XPACK_OK) {
     xpack_et_xnn_graph_free(graph);
     return st;
   }
-  if (bind == bind_to_writer) bind_families(bind_context, &replay, ref);
+  if (target->kind == XPACK_BIND_WRITER) bind_families(target->object, &replay, out);
   xnn_runtime_t runtime = NULL;
   double t0 = now_ms();
-  enum xnn_status xs = xnn_create_runtime_v4(replay.subgraph, provider, NULL, NULL, 0, &runtime);
+  enum xnn_status xs = xnn_create_runtime_v4(replay.subgraph, b.provider, NULL, NULL, 0, &runtime);
   out->create_ms = now_ms() - t0;
-  if (unbind) unbind(bind_context);
+  if (b.unbind) b.unbind(target->object);
   xpack_replay_drop_definition(&replay); /* as ExecuTorch, before the first inference */
   if (xs != xnn_status_success) {
     st = xpack_fail(err, XPACK_ERR_XNNPACK, "%s: method '%s' delegate %zu: xnn_create_runtime_v4 failed (status %d)",
                     ref->file, ref->method_name, ref->delegate, (int)xs);
   } else if (execute) {
-    st = execute_runtime(runtime, &replay, ref, out, err);
+    st = xpack_execute_runtime(runtime, &replay, ref, out, err);
   }
   if (runtime) xnn_delete_runtime(runtime);
   xpack_replay_release(&replay);
   xpack_et_xnn_graph_free(graph);
   return st;
 }
-
-void bind_to_cache(void* cache, const void* raw, const char* identity, size_t len) {
-  xpack_cache_bind(cache, raw, identity, len, NULL);
-}
-void unbind_from_cache(void* cache) { xpack_cache_unbind_all(cache); }
-void bind_to_writer(void* writer, const void* raw, const char* identity, size_t len) {
-  xpack_writer_bind(writer, raw, identity, len, NULL);
-}
-void unbind_from_writer(void* writer) { xpack_writer_unbind_all(writer); }

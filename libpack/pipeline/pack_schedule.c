@@ -1,9 +1,8 @@
 /* Which delegate a packing worker takes next: see pack_schedule.h. */
-#include "pack_schedule.h"
+#include "pipeline/pack_schedule.h"
 
 #include <stdlib.h>
 
-#include "xpack_executorch.h"
 
 static int by_address(const void* a, const void* b) {
   const uintptr_t x = *(const uintptr_t*)a, y = *(const uintptr_t*)b;
@@ -20,7 +19,7 @@ static void add_constant(const xpack_et_xnn_graph* graph, uint32_t idx, const xp
   }
 }
 
-int pack_schedule_list(pack_schedule* s, size_t index, const model_set* set, const delegate_ref* ref) {
+int pack_schedule_list(pack_schedule* s, size_t index, const xpack_model_set* set, const xpack_delegate_ref* ref) {
   if (!ref->info->is_xnnpack) return 0;
   xpack_et_xnn_graph* graph = NULL;
   xpack_error err;
@@ -32,7 +31,7 @@ int pack_schedule_list(pack_schedule* s, size_t index, const model_set* set, con
     xpack_et_xnn_graph_free(graph);
     return -1;
   }
-  const xpack_et_named_sources sources = model_set_sources(set, ref->program);
+  const xpack_et_named_sources sources = xpack_model_set_sources(set, ref->program);
   size_t n = 0;
   for (size_t i = 0; i < graph->value_count; i++) {
     add_constant(graph, graph->values[i].constant_buffer_idx, &sources, list, &n);

@@ -1,0 +1,93 @@
+/* The ExecuTorch files one pack or run works on: programs (.pte) and weight files (.ptd), opened in order. */
+#include <stdio.h>
+#include <string.h>
+#include <xxhash.h>
+
+#include "common/error.h"
+#include "common/file_map.h"
+#include "xpack_pipeline.h"
+
+const char* xpack_model_base_name(const char* path) {
+  const char* slash = strrchr(path, '/');
+  return slash ? slash + 1 : path;
+}
+
+void xpack_model_set_init(xpack_model_set* set, int hash_programs) {
+  memset(set, 0, sizeof *set);
+  set->hash_programs = hash_programs;
+}
+
+/* Maps the file to learn its size; the bytes are not read (run and inspect never need the weights). */
+static xpack_status measure_file(const char* path, xpack_model_file* f, xpack_error* err) {
+  xp_file_map map;
+  xpack_status st = xp_map_file(path, &map, err);
+  if (st != XPACK_OK) return st;
+  *f = (xpack_model_file){.path = path, .size = map.size};
+  xp_unmap_file(&map);
+  return XPACK_OK;
+}
+
+static xpack_status add_ptd(xpack_model_set* set, const char* path, xpack_error* err) {
+  if (set->ptd_count == XPACK_MODEL_SET_MAX_FILES) {
+    return xpack_fail(err, XPACK_ERR_ARG, "at most %d .ptd files", XPACK_MODEL_SET_MAX_FILES);
+  }
+  xpack_status st = measure_file(path, &set->ptd_files[set->ptd_count], err);
+  if (st == XPACK_OK) st = xpack_et_ptd_open(path, &set->ptds[set->ptd_count], err);
+  if (st == XPACK_OK) set->ptd_count++;
+  return st;
+}
+
+static xpack_status add_program(xpack_model_set* set, const char* path, xpack_message_fn on_message,
+                                void* message_context, xpack_error* err) {
+  if (set->program_count == XPACK_MODEL_SET_MAX_FILES) {
+    return xpack_fail(err, XPACK_ERR_ARG, "at most %d programs", XPACK_MODEL_SET_MAX_FILES);
+  }
+  xpack_model_file* f = &set->program_files[set->program_count];
+  xpack_status st = measure_file(path, f, err);
+  if (st != XPACK_OK) return st;
+  xpack_et_program** program = &set->programs[set->program_count];
+  st = xpack_et_program_open(path, program, err);
+  if (st != XPACK_OK) {
+    xpack_et_ptd* ptd = NULL;
+    if (st == XPACK_ERR_BAD_INPUT && set->ptd_count < XPACK_MODEL_SET_MAX_FILES &&
+        xpack_et_ptd_open(path, &ptd, NULL) == XPACK_OK) { /* a weights file where a program was expected */
+      if (on_message) {
+        char text[XPACK_ERROR_MESSAGE_SIZE];
+        snprintf(text, sizeof text, "%s is a .ptd weight file, not a program; use --data for it", path);
+        on_message(message_context, XPACK_MESSAGE_NOTE, text);
+      }
+      set->ptd_files[set->ptd_count] = *f;
+      set->ptds[set->ptd_count++] = ptd;
+      return XPACK_OK;
+    }
+    return st;
+  }
+  const xpack_et_program_info* info = xpack_et_program_get_info(*program);
+  size_t bytes_size = 0;
+  const uint8_t* bytes = xpack_et_program_bytes(*program, &bytes_size);
+  f->program_size = info->program_size <= bytes_size ? info->program_size : bytes_size;
+  if (set->hash_programs) f->program_hash = XXH3_64bits(bytes, (size_t)f->program_size);
+  set->program_count++;
+  return XPACK_OK;
+}
+
+xpack_status xpack_model_set_add(xpack_model_set* set, const xpack_model_input* input, xpack_message_fn on_message,
+                                 void* message_context, xpack_error* err) {
+  if (set == NULL || input == NULL || input->path == NULL) {
+    return xpack_fail(err, XPACK_ERR_ARG, "xpack_model_set_add: NULL argument");
+  }
+  if (input->kind == XPACK_MODEL_DATA) return add_ptd(set, input->path, err);
+  return add_program(set, input->path, on_message, message_context, err);
+}
+
+void xpack_model_set_close(xpack_model_set* set) {
+  if (set == NULL) return;
+  for (size_t i = 0; i < set->program_count; i++) xpack_et_program_close(set->programs[i]);
+  for (size_t i = 0; i < set->ptd_count; i++) xpack_et_ptd_close(set->ptds[i]);
+  xpack_model_set_init(set, set->hash_programs);
+}
+
+xpack_et_named_sources xpack_model_set_sources(const xpack_model_set* set, size_t program) {
+  xpack_et_named_sources s = {set->programs[program], (const xpack_et_ptd* const*)set->ptds, set->ptd_count};
+  return s;
+}
