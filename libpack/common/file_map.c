@@ -10,29 +10,60 @@
 
 #include "common/error.h"
 
+static const char* kind_of(mode_t mode) {
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISDIR(mode)) return "a folder";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+xpack_status xp_open_regular(const char* path, int* fd, uint64_t* size, xpack_error* err) {
+  *fd = -1;
+  *size = 0;
+  int f = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (f < 0) return xpack_fail(err, XPACK_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+  struct stat st;
+  if (fstat(f, &st) != 0) {
+    int e = errno;
+    close(f);
+    return xpack_fail(err, XPACK_ERR_IO, "%s: cannot stat: %s", path, strerror(e));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    close(f);
+    return xpack_fail(err, XPACK_ERR_IO, "%s: %s, not a regular file: expected a file to read", path,
+                      kind_of(st.st_mode));
+  }
+  int flags = fcntl(f, F_GETFL);
+  if (flags >= 0) fcntl(f, F_SETFL, flags & ~O_NONBLOCK); /* reads of a regular file never block anyway */
+  *fd = f;
+  *size = (uint64_t)st.st_size;
+  return XPACK_OK;
+}
+
 xpack_status xp_map_file(const char* path, xp_file_map* out, xpack_error* err) {
   out->data = NULL;
   out->size = 0;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return xpack_fail(err, XPACK_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-  struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+  int fd;
+  uint64_t size;
+  xpack_status status = xp_open_regular(path, &fd, &size, err);
+  if (status != XPACK_OK) return status;
+  if (size > (uint64_t)SIZE_MAX) {
     close(fd);
-    return xpack_fail(err, XPACK_ERR_IO, "%s: not a regular file", path);
+    return xpack_fail(err, XPACK_ERR_IO, "%s: too large to map (%llu bytes)", path, (unsigned long long)size);
   }
-  if ((uint64_t)st.st_size > (uint64_t)SIZE_MAX) {
-    close(fd);
-    return xpack_fail(err, XPACK_ERR_IO, "%s: too large to map (%lld bytes)", path, (long long)st.st_size);
-  }
-  if (st.st_size > 0) {
-    void* m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+  if (size > 0) {
+    void* m = mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, fd, 0);
     if (m == MAP_FAILED) {
       int e = errno;
       close(fd);
-      return xpack_fail(err, XPACK_ERR_IO, "%s: mmap failed: %s", path, strerror(e));
+      /* Out of address space or a mapping limit is the machine's state, not a fault of the file. */
+      return xpack_fail(err, e == ENOMEM ? XPACK_ERR_NOMEM : XPACK_ERR_IO, "%s: mmap of %llu bytes failed: %s", path,
+                        (unsigned long long)size, strerror(e));
     }
     out->data = m;
-    out->size = (uint64_t)st.st_size;
+    out->size = size;
   }
   close(fd);
   return XPACK_OK;

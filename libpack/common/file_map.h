@@ -9,6 +9,12 @@
 
 #include "xpack_status.h"
 
+/* Opens path for reading and returns its descriptor in *fd and its size in *size, refusing what is not a
+ * regular file (a FIFO, a device, a folder) without blocking on it: a FIFO would otherwise hang the open
+ * until a writer appears. The caller closes *fd. Errors: XPACK_ERR_IO, the message naming path and what it
+ * is. */
+xpack_status xp_open_regular(const char* path, int* fd, uint64_t* size, xpack_error* err);
+
 typedef struct xp_file_map {
   const uint8_t* data;
   uint64_t size;

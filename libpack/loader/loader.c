@@ -155,14 +155,9 @@ static enum xnn_status provider_delete_cache(void* context) {
 }
 
 static xpack_status read_whole_file(xpack_cache* c, const char* path, xpack_error* err) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return xpack_fail(err, XPACK_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-  struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    close(fd);
-    return xpack_fail(err, XPACK_ERR_IO, "%s: not a regular file", path);
-  }
-  c->size = (uint64_t)st.st_size;
+  int fd;
+  xpack_status st = xp_open_regular(path, &fd, &c->size, err);
+  if (st != XPACK_OK) return st;
   void* buf = NULL;
   if (posix_memalign(&buf, 16384, c->size ? (size_t)c->size : 1) != 0) {
     close(fd);

@@ -100,6 +100,21 @@ grep -q "warning" err.txt || fail "export without -q gives no warning"
 grep -q "^packed m.pte: method" err.txt || fail "pack -v adds no per-delegate line: $(cat err.txt)"
 "$XPACK" -v pack m.pte -o v.xpc > /dev/null 2> err.txt || fail "-v pack"
 grep -q "^packed m.pte: method" err.txt || fail "-v pack adds no per-delegate line"
+# A FIFO as input is refused at once (exit 3, named), not opened and waited on; a mapping the machine
+# cannot make (address space limit) is "could not complete" (exit 4), not a bad input.
+mkfifo fifo.pte
+for c in "inspect fifo.pte" "pack fifo.pte -o f.xpc" "run fifo.pte" "verify fifo.pte" "dump fifo.pte" \
+         "inflate fifo.pte f.xpc" "export --executorch fifo.pte f.pwc" "pack m.pte --data fifo.pte -o f.xpc"; do
+  set +e; timeout 20 "$XPACK" $c > out.txt 2> err.txt; s=$?; set -e
+  [ "$s" = 3 ] || fail "$c: a FIFO input exits $s, not 3 (124 = it hung)"
+  grep -q "fifo.pte: a FIFO" err.txt || fail "$c: the error does not name the FIFO: $(cat err.txt)"
+  [ -e f.xpc ] && fail "$c: wrote an output"
+done
+"$GEN" llm --size 96M -o big.pte > /dev/null
+set +e; (ulimit -v 60000; "$XPACK" inspect big.pte > /dev/null 2> err.txt); s=$?; set -e
+[ "$s" = 4 ] || fail "inspect of a 100 MB program within 60 MB of address space exits $s, not 4: $(cat err.txt)"
+grep -q "big.pte: mmap of .* failed" err.txt || fail "the failed mapping is not named: $(cat err.txt)"
+rm -f big.pte
 # No command at all is a usage error: the usage goes to stderr, stdout stays empty, exit 2.
 set +e; "$XPACK" > out.txt 2> err.txt; s=$?; set -e
 [ "$s" = 2 ] || fail "xpack with no command exits $s, not 2"
