@@ -8,19 +8,19 @@
 #include "common/file_map.h"
 #include "xpack_status.h"
 
-typedef struct xpc_file {
+typedef struct xp_file {
   xp_file_map map;
-  xpc_view view; /* over map; valid until xpc_file_close */
-} xpc_file;
+  xp_view view; /* over map; valid until xp_file_close */
+} xp_file;
 
-/* Maps path and opens its view (allow_transport as for xpc_view_open). On failure nothing stays mapped.
- * Errors: XPACK_ERR_IO (the mapping), then those of xpc_view_open. */
-xpack_status xpc_file_open(xpc_file* f, const char* path, int allow_transport, xpack_error* err);
+/* Maps path and opens its view (allow_transport as for xp_view_open). On failure nothing stays mapped.
+ * Errors: XPACK_ERR_IO (the mapping), then those of xp_view_open. */
+xpack_status xp_file_open(xp_file* f, const char* path, int allow_transport, xpack_error* err);
 
 /* Whether the view is over a file mapping (an empty file has none), so that its pages may be released. */
-int xpc_file_is_mapped(const xpc_file* f);
+int xp_file_is_mapped(const xp_file* f);
 
 /* Unmaps the file. Safe on a file whose open failed. */
-void xpc_file_close(xpc_file* f);
+void xp_file_close(xp_file* f);
 
 #endif

@@ -16,20 +16,20 @@ typedef struct table_spec {
   uint32_t min_record_size;
   int required;
   int hash_at_open; /* small tables are hashed at open; REGN, ENTR, STRS are checked per use */
-  size_t field;     /* offsetof the xpc_table in xpc_view */
+  size_t field;     /* offsetof the xp_table in xp_view */
 } table_spec;
 
 static const table_spec kTables[] = {
-    {XPC_TAG_REGIONS, XPC_REGION_SIZE, 1, 0, offsetof(xpc_view, regions)},
-    {XPC_TAG_ENTRIES, XPC_ENTRY_SIZE, 1, 0, offsetof(xpc_view, entries)},
-    {XPC_TAG_STRINGS, 1, 1, 0, offsetof(xpc_view, strings)},
-    {XPC_TAG_PROVENANCE, XPC_PROVENANCE_SIZE, 1, 1, offsetof(xpc_view, provenance)},
-    {XPC_TAG_BUILD_ID, 1, 1, 1, offsetof(xpc_view, build_id)},
-    {XPC_TAG_INFO, XPC_INFO_SIZE, 1, 1, offsetof(xpc_view, info)},
-    {XPC_TAG_FAMILIES, XPC_FAMILY_SIZE, 1, 1, offsetof(xpc_view, families)},
+    {XPC_TAG_REGIONS, XPC_REGION_SIZE, 1, 0, offsetof(xp_view, regions)},
+    {XPC_TAG_ENTRIES, XPC_ENTRY_SIZE, 1, 0, offsetof(xp_view, entries)},
+    {XPC_TAG_STRINGS, 1, 1, 0, offsetof(xp_view, strings)},
+    {XPC_TAG_PROVENANCE, XPC_PROVENANCE_SIZE, 1, 1, offsetof(xp_view, provenance)},
+    {XPC_TAG_BUILD_ID, 1, 1, 1, offsetof(xp_view, build_id)},
+    {XPC_TAG_INFO, XPC_INFO_SIZE, 1, 1, offsetof(xp_view, info)},
+    {XPC_TAG_FAMILIES, XPC_FAMILY_SIZE, 1, 1, offsetof(xp_view, families)},
 };
 
-void xpc_tag_text(uint32_t tag, char out[5]) {
+void xp_tag_text(uint32_t tag, char out[5]) {
   for (int i = 0; i < 4; i++) {
     unsigned char c = (unsigned char)(tag >> (8 * i));
     out[i] = (c >= 32 && c < 127) ? (char)c : '?';
@@ -37,7 +37,7 @@ void xpc_tag_text(uint32_t tag, char out[5]) {
   out[4] = 0;
 }
 
-static xpack_status open_footer(xpc_view* v, const char* name, xpack_error* err) {
+static xpack_status open_footer(xp_view* v, const char* name, xpack_error* err) {
   const uint8_t* f = v->base + v->size - XPC_FOOTER_SIZE;
   if (memcmp(f + XPC_F_MAGIC, XPC_FOOTER_MAGIC, XPC_FOOTER_MAGIC_SIZE) != 0) {
     if (memcmp(v->base, XPC_HEADER_MAGIC, XPC_HEADER_MAGIC_SIZE) == 0) {
@@ -46,39 +46,39 @@ static xpack_status open_footer(xpc_view* v, const char* name, xpack_error* err)
       if (XXH3_64bits(v->base, XPC_H_CHECKSUM) == xp_le64(v->base + XPC_H_CHECKSUM) &&
           data_end >= xp_le64(v->base + XPC_H_DATA_OFFSET) && data_end < UINT64_MAX - XPC_FOOTER_SIZE &&
           data_end + XPC_FOOTER_SIZE > v->size) {
-        return xpack_fail(err, XPACK_ERR_TRUNCATED,
+        return xp_fail(err, XPACK_ERR_TRUNCATED,
                           "%s: truncated: the file has %llu bytes, but its header puts the end of the data area at "
                           "byte %llu, so it must have at least %llu (and its footer is missing)",
                           name, (unsigned long long)v->size, (unsigned long long)data_end,
                           (unsigned long long)(data_end + XPC_FOOTER_SIZE));
       }
-      return xpack_fail(err, XPACK_ERR_TRUNCATED,
+      return xp_fail(err, XPACK_ERR_TRUNCATED,
                         "%s: footer magic \"XPACKEND\" missing at offset %llu: the file (%llu bytes) was truncated or "
                         "appended to", name, (unsigned long long)(v->size - XPC_FOOTER_SIZE + XPC_F_MAGIC),
                         (unsigned long long)v->size);
     }
-    return xpack_fail(err, XPACK_ERR_NOT_XPACK, "%s: not an xpack cache (no magic at offset 0 or at the end)", name);
+    return xp_fail(err, XPACK_ERR_NOT_XPACK, "%s: not an xpack cache (no magic at offset 0 or at the end)", name);
   }
   v->major = xp_le16(f + XPC_F_MAJOR);
   v->minor = xp_le16(f + XPC_F_MINOR);
   if (v->major != XPC_VERSION_MAJOR) {
-    return xpack_fail(err, XPACK_ERR_VERSION,
+    return xp_fail(err, XPACK_ERR_VERSION,
                       "%s: footer: format version %u.%u, this xpack reads major version %u only", name, v->major,
                       v->minor, XPC_VERSION_MAJOR);
   }
   uint64_t sum = XXH3_64bits(f, XPC_F_CHECKSUM);
   if (sum != xp_le64(f + XPC_F_CHECKSUM)) {
-    return xpack_fail(err, XPACK_ERR_CORRUPT, "%s: footer checksum at offset %llu does not match (expected %016llx)",
+    return xp_fail(err, XPACK_ERR_CORRUPT, "%s: footer checksum at offset %llu does not match (expected %016llx)",
                       name, (unsigned long long)(v->size - XPC_FOOTER_SIZE + XPC_F_CHECKSUM),
                       (unsigned long long)sum);
   }
   if (xp_le32(f + XPC_F_FOOTER_SIZE) != XPC_FOOTER_SIZE) {
-    return xpack_fail(err, XPACK_ERR_CORRUPT, "%s: footer: footer_size is %u, expected %u", name,
+    return xp_fail(err, XPACK_ERR_CORRUPT, "%s: footer: footer_size is %u, expected %u", name,
                       xp_le32(f + XPC_F_FOOTER_SIZE), XPC_FOOTER_SIZE);
   }
   uint64_t file_size = xp_le64(f + XPC_F_FILE_SIZE);
   if (file_size != v->size) {
-    return xpack_fail(err, file_size > v->size ? XPACK_ERR_TRUNCATED : XPACK_ERR_CORRUPT,
+    return xp_fail(err, file_size > v->size ? XPACK_ERR_TRUNCATED : XPACK_ERR_CORRUPT,
                       "%s: footer: file_size says %llu bytes, the file has %llu", name,
                       (unsigned long long)file_size, (unsigned long long)v->size);
   }
@@ -89,52 +89,52 @@ static xpack_status open_footer(xpc_view* v, const char* name, xpack_error* err)
   v->dir_offset = xp_le64(f + XPC_F_DIR_OFFSET);
   v->dir_count = xp_le32(f + XPC_F_DIR_COUNT);
   uint64_t footer_start = v->size - XPC_FOOTER_SIZE;
-  if (v->metadata_offset < XPC_HEADER_SIZE || !xpc_fits(v->metadata_offset, v->metadata_size, footer_start) ||
+  if (v->metadata_offset < XPC_HEADER_SIZE || !xp_fits(v->metadata_offset, v->metadata_size, footer_start) ||
       v->metadata_offset + v->metadata_size != footer_start) {
-    return xpack_fail(err, XPACK_ERR_CORRUPT,
+    return xp_fail(err, XPACK_ERR_CORRUPT,
                       "%s: footer: metadata area [%llu, +%llu) must end where the footer starts (%llu)", name,
                       (unsigned long long)v->metadata_offset, (unsigned long long)v->metadata_size,
                       (unsigned long long)footer_start);
   }
   if (v->dir_count == 0 || v->dir_count > 4096 || v->dir_offset < v->metadata_offset ||
-      !xpc_fits(v->dir_offset, (uint64_t)v->dir_count * XPC_DIR_ENTRY_SIZE, footer_start)) {
-    return xpack_fail(err, XPACK_ERR_CORRUPT, "%s: footer: table directory (offset %llu, %u entries) is out of bounds",
+      !xp_fits(v->dir_offset, (uint64_t)v->dir_count * XPC_DIR_ENTRY_SIZE, footer_start)) {
+    return xp_fail(err, XPACK_ERR_CORRUPT, "%s: footer: table directory (offset %llu, %u entries) is out of bounds",
                       name, (unsigned long long)v->dir_offset, v->dir_count);
   }
   uint64_t dir_hash = XXH3_64bits(v->base + v->dir_offset, (size_t)v->dir_count * XPC_DIR_ENTRY_SIZE);
   if (dir_hash != xp_le64(f + XPC_F_DIR_HASH)) {
-    return xpack_fail(err, XPACK_ERR_CORRUPT, "%s: table directory at offset %llu fails its checksum", name,
+    return xp_fail(err, XPACK_ERR_CORRUPT, "%s: table directory at offset %llu fails its checksum", name,
                       (unsigned long long)v->dir_offset);
   }
   return XPACK_OK;
 }
 
-static xpack_status open_header(xpc_view* v, const char* name, int allow_transport, xpack_error* err) {
+static xpack_status open_header(xp_view* v, const char* name, int allow_transport, xpack_error* err) {
   const uint8_t* h = v->base;
   if (memcmp(h, XPC_HEADER_MAGIC, XPC_HEADER_MAGIC_SIZE) != 0) {
-    return xpack_fail(err, XPACK_ERR_CORRUPT, "%s: header magic at offset 0 is wrong (footer is present)", name);
+    return xp_fail(err, XPACK_ERR_CORRUPT, "%s: header magic at offset 0 is wrong (footer is present)", name);
   }
   uint64_t sum = XXH3_64bits(h, XPC_H_CHECKSUM);
   if (sum != xp_le64(h + XPC_H_CHECKSUM)) {
-    return xpack_fail(err, XPACK_ERR_CORRUPT, "%s: header checksum at offset %d does not match", name, XPC_H_CHECKSUM);
+    return xp_fail(err, XPACK_ERR_CORRUPT, "%s: header checksum at offset %d does not match", name, XPC_H_CHECKSUM);
   }
   if (xp_le16(h + XPC_H_MAJOR) != v->major || xp_le16(h + XPC_H_MINOR) != v->minor) {
-    return xpack_fail(err, XPACK_ERR_CORRUPT, "%s: header version %u.%u differs from footer version %u.%u", name,
+    return xp_fail(err, XPACK_ERR_CORRUPT, "%s: header version %u.%u differs from footer version %u.%u", name,
                       xp_le16(h + XPC_H_MAJOR), xp_le16(h + XPC_H_MINOR), v->major, v->minor);
   }
   if (xp_le32(h + XPC_H_HEADER_SIZE) != XPC_HEADER_SIZE) {
-    return xpack_fail(err, XPACK_ERR_CORRUPT, "%s: header: header_size is %u, expected %u", name,
+    return xp_fail(err, XPACK_ERR_CORRUPT, "%s: header: header_size is %u, expected %u", name,
                       xp_le32(h + XPC_H_HEADER_SIZE), XPC_HEADER_SIZE);
   }
   if (xp_le32(h + XPC_H_FLAGS) != v->flags) {
-    return xpack_fail(err, XPACK_ERR_CORRUPT, "%s: header flags %#x differ from footer flags %#x", name,
+    return xp_fail(err, XPACK_ERR_CORRUPT, "%s: header flags %#x differ from footer flags %#x", name,
                       xp_le32(h + XPC_H_FLAGS), v->flags);
   }
   if (v->flags & ~XPC_FLAGS_KNOWN) {
-    return xpack_fail(err, XPACK_ERR_CORRUPT, "%s: header: unknown flags %#x", name, v->flags & ~XPC_FLAGS_KNOWN);
+    return xp_fail(err, XPACK_ERR_CORRUPT, "%s: header: unknown flags %#x", name, v->flags & ~XPC_FLAGS_KNOWN);
   }
   if ((v->flags & XPC_FLAG_TRANSPORT) && !allow_transport) {
-    return xpack_fail(err, XPACK_ERR_TRANSPORT,
+    return xp_fail(err, XPACK_ERR_TRANSPORT,
                       "%s: this is the compressed transport form; run `xpack inflate %s OUT.xpc` to make it mappable",
                       name, name);
   }
@@ -147,44 +147,44 @@ static xpack_status open_header(xpc_view* v, const char* name, int allow_transpo
              v->xnn_alignment >= 1 && (v->xnn_alignment & (v->xnn_alignment - 1)) == 0 &&
              v->xnn_alignment <= v->page_alignment;
   if (!pow2) {
-    return xpack_fail(err, XPACK_ERR_CORRUPT,
+    return xp_fail(err, XPACK_ERR_CORRUPT,
                       "%s: header: page_alignment %u / xnn_alignment %u must be powers of two, page >= 4096", name,
                       v->page_alignment, v->xnn_alignment);
   }
-  if (v->data_offset < XPC_HEADER_SIZE || !xpc_fits(v->data_offset, v->data_size, v->metadata_offset)) {
-    return xpack_fail(err, XPACK_ERR_CORRUPT, "%s: header: data area [%llu, +%llu) overlaps the header or metadata",
+  if (v->data_offset < XPC_HEADER_SIZE || !xp_fits(v->data_offset, v->data_size, v->metadata_offset)) {
+    return xp_fail(err, XPACK_ERR_CORRUPT, "%s: header: data area [%llu, +%llu) overlaps the header or metadata",
                       name, (unsigned long long)v->data_offset, (unsigned long long)v->data_size);
   }
   return XPACK_OK;
 }
 
-static xpack_status open_directory(xpc_view* v, const char* name, xpack_error* err) {
+static xpack_status open_directory(xp_view* v, const char* name, xpack_error* err) {
   const uint64_t meta_end = v->metadata_offset + v->metadata_size;
   for (uint32_t i = 0; i < v->dir_count; i++) {
     const uint8_t* d = v->base + v->dir_offset + (uint64_t)i * XPC_DIR_ENTRY_SIZE;
     uint32_t tag = xp_le32(d + XPC_D_TAG);
-    xpc_table t = {1, tag, xp_le32(d + XPC_D_RECORD_SIZE), xp_le64(d + XPC_D_OFFSET), xp_le64(d + XPC_D_COUNT),
+    xp_table t = {1, tag, xp_le32(d + XPC_D_RECORD_SIZE), xp_le64(d + XPC_D_OFFSET), xp_le64(d + XPC_D_COUNT),
                    xp_le64(d + XPC_D_HASH)};
     char tt[5];
-    xpc_tag_text(tag, tt);
+    xp_tag_text(tag, tt);
     if (t.record_size == 0 || t.count > (UINT64_MAX / t.record_size) || t.offset < v->metadata_offset ||
-        !xpc_fits(t.offset, t.count * t.record_size, meta_end)) {
-      return xpack_fail(err, XPACK_ERR_CORRUPT,
+        !xp_fits(t.offset, t.count * t.record_size, meta_end)) {
+      return xp_fail(err, XPACK_ERR_CORRUPT,
                         "%s: directory[%u] table %s (offset %llu, %llu x %u bytes) lies outside the metadata area",
                         name, i, tt, (unsigned long long)t.offset, (unsigned long long)t.count, t.record_size);
     }
     for (size_t k = 0; k < sizeof kTables / sizeof kTables[0]; k++) {
       if (kTables[k].tag != tag) continue;
-      xpc_table* slot = (xpc_table*)((char*)v + kTables[k].field);
+      xp_table* slot = (xp_table*)((char*)v + kTables[k].field);
       if (slot->present) {
-        return xpack_fail(err, XPACK_ERR_CORRUPT, "%s: directory[%u]: table %s appears twice", name, i, tt);
+        return xp_fail(err, XPACK_ERR_CORRUPT, "%s: directory[%u]: table %s appears twice", name, i, tt);
       }
       if (t.record_size < kTables[k].min_record_size) {
-        return xpack_fail(err, XPACK_ERR_CORRUPT, "%s: directory[%u]: table %s record_size %u, expected >= %u", name,
+        return xp_fail(err, XPACK_ERR_CORRUPT, "%s: directory[%u]: table %s record_size %u, expected >= %u", name,
                           i, tt, t.record_size, kTables[k].min_record_size);
       }
       if (kTables[k].hash_at_open && XXH3_64bits(v->base + t.offset, (size_t)(t.count * t.record_size)) != t.hash) {
-        return xpack_fail(err, XPACK_ERR_CORRUPT, "%s: table %s at offset %llu fails its checksum", name, tt,
+        return xp_fail(err, XPACK_ERR_CORRUPT, "%s: table %s at offset %llu fails its checksum", name, tt,
                           (unsigned long long)t.offset);
       }
       *slot = t;
@@ -192,24 +192,24 @@ static xpack_status open_directory(xpc_view* v, const char* name, xpack_error* e
     /* Unknown tags are tables of a later minor version: skipped on purpose. */
   }
   for (size_t k = 0; k < sizeof kTables / sizeof kTables[0]; k++) {
-    const xpc_table* slot = (const xpc_table*)((const char*)v + kTables[k].field);
+    const xp_table* slot = (const xp_table*)((const char*)v + kTables[k].field);
     if (kTables[k].required && !slot->present) {
       char tt[5];
-      xpc_tag_text(kTables[k].tag, tt);
-      return xpack_fail(err, XPACK_ERR_CORRUPT, "%s: required table %s is missing from the directory", name, tt);
+      xp_tag_text(kTables[k].tag, tt);
+      return xp_fail(err, XPACK_ERR_CORRUPT, "%s: required table %s is missing from the directory", name, tt);
     }
   }
   if (v->regions.count > UINT32_MAX || v->strings.count > UINT32_MAX || v->families.count > UINT32_MAX) {
-    return xpack_fail(err, XPACK_ERR_CORRUPT, "%s: a table has more than 2^32 records", name);
+    return xp_fail(err, XPACK_ERR_CORRUPT, "%s: a table has more than 2^32 records", name);
   }
   if (v->families.count > XPC_MAX_FAMILIES) {
-    return xpack_fail(err, XPACK_ERR_CORRUPT, "%s: table FAMI has %llu records, at most %u are allowed", name,
+    return xp_fail(err, XPACK_ERR_CORRUPT, "%s: table FAMI has %llu records, at most %u are allowed", name,
                       (unsigned long long)v->families.count, XPC_MAX_FAMILIES);
   }
   return XPACK_OK;
 }
 
-xpack_status xpc_view_open(xpc_view* v, const uint8_t* base, uint64_t size, const char* name, int allow_transport,
+xpack_status xp_view_open(xp_view* v, const uint8_t* base, uint64_t size, const char* name, int allow_transport,
                            xpack_error* err) {
   memset(v, 0, sizeof *v);
   v->base = base;
@@ -218,12 +218,12 @@ xpack_status xpc_view_open(xpc_view* v, const uint8_t* base, uint64_t size, cons
     if (size >= XPC_FOOTER_SIZE && memcmp(base + size - XPC_FOOTER_MAGIC_SIZE, XPC_FOOTER_MAGIC, 8) == 0) {
       /* footer intact, header damaged: report it as corruption, with the footer's view */
     } else {
-      return xpack_fail(err, XPACK_ERR_NOT_XPACK, "%s: not an xpack cache (expected magic 89 58 50 43 0d 0a 1a 0a at offset 0)",
+      return xp_fail(err, XPACK_ERR_NOT_XPACK, "%s: not an xpack cache (expected magic 89 58 50 43 0d 0a 1a 0a at offset 0)",
                         name);
     }
   }
   if (size < XPC_HEADER_SIZE + XPC_FOOTER_SIZE) {
-    return xpack_fail(err, XPACK_ERR_TRUNCATED, "%s: %llu bytes is shorter than a header and a footer (%d bytes)", name,
+    return xp_fail(err, XPACK_ERR_TRUNCATED, "%s: %llu bytes is shorter than a header and a footer (%d bytes)", name,
                       (unsigned long long)size, XPC_HEADER_SIZE + XPC_FOOTER_SIZE);
   }
   xpack_status st = open_footer(v, name, err);
@@ -232,7 +232,7 @@ xpack_status xpc_view_open(xpc_view* v, const uint8_t* base, uint64_t size, cons
   return st;
 }
 
-int xpc_view_string(const xpc_view* v, uint32_t offset, const char** s, uint32_t* len) {
+int xp_view_string(const xp_view* v, uint32_t offset, const char** s, uint32_t* len) {
   const uint64_t n = v->strings.count;
   if ((uint64_t)offset + 4 > n) return -1;
   const uint8_t* p = v->base + v->strings.offset + offset;
@@ -243,7 +243,7 @@ int xpc_view_string(const xpc_view* v, uint32_t offset, const char** s, uint32_t
   return 0;
 }
 
-void xpc_view_region(const xpc_view* v, uint64_t index, xpc_region* out) {
+void xp_view_region(const xp_view* v, uint64_t index, xp_region* out) {
   const uint8_t* r = v->base + v->regions.offset + index * v->regions.record_size;
   out->offset = xp_le64(r + XPC_R_OFFSET);
   out->stored_size = xp_le64(r + XPC_R_STORED_SIZE);
@@ -251,7 +251,7 @@ void xpc_view_region(const xpc_view* v, uint64_t index, xpc_region* out) {
   out->hash = xp_le64(r + XPC_R_HASH);
 }
 
-void xpc_view_entry(const xpc_view* v, uint64_t index, xpc_entry* out) {
+void xp_view_entry(const xp_view* v, uint64_t index, xp_entry* out) {
   const uint8_t* e = v->base + v->entries.offset + index * v->entries.record_size;
   out->key_hash = xp_le64(e + XPC_E_KEY_HASH);
   out->seed = xp_le32(e + XPC_E_SEED);
@@ -263,14 +263,14 @@ void xpc_view_entry(const xpc_view* v, uint64_t index, xpc_entry* out) {
   out->check = xp_le64(e + XPC_E_CHECK);
 }
 
-void xpc_view_family(const xpc_view* v, uint64_t index, xpc_family* out) {
+void xp_view_family(const xp_view* v, uint64_t index, xp_family* out) {
   const uint8_t* m = v->base + v->families.offset + index * v->families.record_size;
   out->name = xp_le32(m + XPC_M_NAME);
   out->flags = xp_le32(m + XPC_M_FLAGS);
   out->probe_hash = xp_le64(m + XPC_M_PROBE_HASH);
 }
 
-uint64_t xpc_entry_check(const xpc_view* v, uint64_t index, const xpc_region* region) {
+uint64_t xp_entry_check(const xp_view* v, uint64_t index, const xp_region* region) {
   uint8_t buf[XPC_E_CHECK + XPC_REGION_SIZE];
   memcpy(buf, v->base + v->entries.offset + index * v->entries.record_size, XPC_E_CHECK);
   xp_put64(buf + XPC_E_CHECK + XPC_R_OFFSET, region->offset);
@@ -280,16 +280,16 @@ uint64_t xpc_entry_check(const xpc_view* v, uint64_t index, const xpc_region* re
   return XXH3_64bits(buf, sizeof buf);
 }
 
-int xpc_region_is_sound(const xpc_view* v, const xpc_region* r) {
+int xp_region_is_sound(const xp_view* v, const xp_region* r) {
   uint64_t stored = (v->flags & XPC_FLAG_TRANSPORT) ? r->stored_size : r->size;
   if (!(v->flags & XPC_FLAG_TRANSPORT) && r->stored_size != r->size) return 0;
-  if (r->size == 0 || r->offset < v->data_offset || !xpc_fits(r->offset, stored, v->data_offset + v->data_size)) {
+  if (r->size == 0 || r->offset < v->data_offset || !xp_fits(r->offset, stored, v->data_offset + v->data_size)) {
     return 0;
   }
-  return (v->flags & XPC_FLAG_TRANSPORT) || (r->offset % xpc_small_region_alignment(v->xnn_alignment)) == 0;
+  return (v->flags & XPC_FLAG_TRANSPORT) || (r->offset % xp_small_region_alignment(v->xnn_alignment)) == 0;
 }
 
-uint64_t xpc_key_hash(uint32_t seed, const char* kernel, size_t kernel_len, const char* bias, size_t bias_len) {
+uint64_t xp_key_hash(uint32_t seed, const char* kernel, size_t kernel_len, const char* bias, size_t bias_len) {
   /* One call over the concatenation when it fits on the stack: the loader hashes a key per look-up, and
    * XXH3's streaming state costs more than the hash itself for short keys. Same bytes, same hash. */
   uint8_t flat[1024];
@@ -318,17 +318,17 @@ uint64_t xpc_key_hash(uint32_t seed, const char* kernel, size_t kernel_len, cons
   return XXH3_64bits_digest(&st);
 }
 
-static int same_string(const xpc_view* v, uint32_t offset, const char* s, size_t len) {
+static int same_string(const xp_view* v, uint32_t offset, const char* s, size_t len) {
   const char* stored;
   uint32_t stored_len;
-  if (xpc_view_string(v, offset, &stored, &stored_len) != 0) return 0;
+  if (xp_view_string(v, offset, &stored, &stored_len) != 0) return 0;
   return stored_len == len && memcmp(stored, s, len) == 0;
 }
 
-xpc_find_result xpc_view_find(const xpc_view* v, uint32_t seed, const char* kernel, size_t kernel_len,
-                              const char* bias, size_t bias_len, xpc_entry* entry, xpc_region* region,
+xp_find_result xp_view_find(const xp_view* v, uint32_t seed, const char* kernel, size_t kernel_len,
+                              const char* bias, size_t bias_len, xp_entry* entry, xp_region* region,
                               uint64_t* index) {
-  const uint64_t h = xpc_key_hash(seed, kernel, kernel_len, bias, bias_len);
+  const uint64_t h = xp_key_hash(seed, kernel, kernel_len, bias, bias_len);
   const uint8_t* table = v->base + v->entries.offset;
   const uint32_t stride = v->entries.record_size;
   uint64_t lo = 0, hi = v->entries.count;
@@ -336,16 +336,16 @@ xpc_find_result xpc_view_find(const xpc_view* v, uint32_t seed, const char* kern
     uint64_t mid = lo + (hi - lo) / 2;
     if (xp_le64(table + mid * stride + XPC_E_KEY_HASH) < h) lo = mid + 1; else hi = mid;
   }
-  xpc_find_result result = XPC_NOT_FOUND;
+  xp_find_result result = XPC_NOT_FOUND;
   for (uint64_t i = lo; i < v->entries.count && xp_le64(table + i * stride + XPC_E_KEY_HASH) == h; i++) {
-    xpc_entry e;
-    xpc_view_entry(v, i, &e);
+    xp_entry e;
+    xp_view_entry(v, i, &e);
     if (e.seed != seed || !same_string(v, e.kernel, kernel, kernel_len)) continue;
     if (bias == NULL ? e.bias != XPC_NONE : !same_string(v, e.bias, bias, bias_len)) continue;
     if (e.region >= v->regions.count) return XPC_ENTRY_CORRUPT;
-    xpc_region r;
-    xpc_view_region(v, e.region, &r);
-    if (xpc_entry_check(v, i, &r) != e.check || !xpc_region_is_sound(v, &r)) {
+    xp_region r;
+    xp_view_region(v, e.region, &r);
+    if (xp_entry_check(v, i, &r) != e.check || !xp_region_is_sound(v, &r)) {
       result = XPC_ENTRY_CORRUPT;
       continue;
     }

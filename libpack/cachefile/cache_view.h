@@ -13,7 +13,7 @@
  * Frames (9.2) belong to transport/, families and probes (5.8) to loader/, and writing a file safely (11)
  * to common/safe_write.h.
  *
- * xpc_view_open checks everything that is O(1) or proportional to the small tables: footer, header,
+ * xp_view_open checks everything that is O(1) or proportional to the small tables: footer, header,
  * directory, bounds of every table, and the checksums of all tables except REGN, ENTR and STRS. Those
  * three can be large; they are checked piece by piece when used (every entry found by a look-up has its
  * own check value covering it and its region record, and every string offset is bounds-checked), and
@@ -26,23 +26,23 @@
 
 #include "xpack_status.h"
 
-typedef struct xpc_table {
+typedef struct xp_table {
   int present;
   uint32_t tag;
   uint32_t record_size;
   uint64_t offset;
   uint64_t count;
   uint64_t hash;
-} xpc_table;
+} xp_table;
 
-typedef struct xpc_region {
+typedef struct xp_region {
   uint64_t offset;
   uint64_t stored_size;
   uint64_t size;
   uint64_t hash;
-} xpc_region;
+} xp_region;
 
-typedef struct xpc_entry {
+typedef struct xp_entry {
   uint64_t key_hash;
   uint32_t seed;
   uint32_t kernel; /* STRS offset */
@@ -51,15 +51,15 @@ typedef struct xpc_entry {
   uint32_t family;
   uint32_t flags;
   uint64_t check;
-} xpc_entry;
+} xp_entry;
 
-typedef struct xpc_family {
+typedef struct xp_family {
   uint32_t name; /* STRS offset */
   uint32_t flags;
   uint64_t probe_hash;
-} xpc_family;
+} xp_family;
 
-typedef struct xpc_view {
+typedef struct xp_view {
   const uint8_t* base;
   uint64_t size;
   uint16_t major, minor;
@@ -71,46 +71,46 @@ typedef struct xpc_view {
   uint64_t metadata_offset, metadata_size, metadata_hash;
   uint64_t dir_offset;
   uint32_t dir_count;
-  xpc_table regions, entries, strings, provenance, build_id, info, families;
-} xpc_view;
+  xp_table regions, entries, strings, provenance, build_id, info, families;
+} xp_view;
 
 /* Validates the structure of base[0, size). `name` is used in messages (a path). On failure the status
  * is NOT_XPACK, VERSION, TRUNCATED, CORRUPT or TRANSPORT (transport form is reported only when
  * allow_transport is 0; inspection tools pass 1). */
-xpack_status xpc_view_open(xpc_view* view, const uint8_t* base, uint64_t size, const char* name, int allow_transport,
+xpack_status xp_view_open(xp_view* view, const uint8_t* base, uint64_t size, const char* name, int allow_transport,
                            xpack_error* err);
 
 /* A string of STRS at byte offset `offset`; returns 0 and sets *s and *len when it lies inside the table
  * and ends with its NUL, -1 otherwise. */
-int xpc_view_string(const xpc_view* view, uint32_t offset, const char** s, uint32_t* len);
+int xp_view_string(const xp_view* view, uint32_t offset, const char** s, uint32_t* len);
 
 /* A table tag as four printable characters ('?' for any other byte) and a NUL, for messages. */
-void xpc_tag_text(uint32_t tag, char out[5]);
+void xp_tag_text(uint32_t tag, char out[5]);
 
 /* Record accessors; the index must be below the table's count. */
-void xpc_view_region(const xpc_view* view, uint64_t index, xpc_region* out);
-void xpc_view_entry(const xpc_view* view, uint64_t index, xpc_entry* out);
-void xpc_view_family(const xpc_view* view, uint64_t index, xpc_family* out);
+void xp_view_region(const xp_view* view, uint64_t index, xp_region* out);
+void xp_view_entry(const xp_view* view, uint64_t index, xp_entry* out);
+void xp_view_family(const xp_view* view, uint64_t index, xp_family* out);
 
 /* The XXH3-64 a valid entry carries in its check field. */
-uint64_t xpc_entry_check(const xpc_view* view, uint64_t index, const xpc_region* region);
+uint64_t xp_entry_check(const xp_view* view, uint64_t index, const xp_region* region);
 
 /* Whether a region record lies inside the data area and is aligned as the format requires. */
-int xpc_region_is_sound(const xpc_view* view, const xpc_region* region);
+int xp_region_is_sound(const xp_view* view, const xp_region* region);
 
 /* The key hash of docs/FORMAT.md: XXH3-64 of seed, kernel identity and bias identity (NULL = none). */
-uint64_t xpc_key_hash(uint32_t seed, const char* kernel, size_t kernel_len, const char* bias, size_t bias_len);
+uint64_t xp_key_hash(uint32_t seed, const char* kernel, size_t kernel_len, const char* bias, size_t bias_len);
 
-typedef enum xpc_find_result {
+typedef enum xp_find_result {
   XPC_FOUND = 0,
   XPC_NOT_FOUND = 1,
   XPC_ENTRY_CORRUPT = 2, /* an entry with this key exists but fails its check or bounds */
-} xpc_find_result;
+} xp_find_result;
 
 /* Finds the entry for (seed, kernel, bias) with a binary search on key_hash, then exact comparison.
  * On XPC_FOUND fills *entry, *region (both checked) and *index (if not NULL). bias may be NULL (no bias). */
-xpc_find_result xpc_view_find(const xpc_view* view, uint32_t seed, const char* kernel, size_t kernel_len,
-                              const char* bias, size_t bias_len, xpc_entry* entry, xpc_region* region,
+xp_find_result xp_view_find(const xp_view* view, uint32_t seed, const char* kernel, size_t kernel_len,
+                              const char* bias, size_t bias_len, xp_entry* entry, xp_region* region,
                               uint64_t* index);
 
 #endif

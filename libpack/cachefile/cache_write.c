@@ -9,18 +9,18 @@
 #include "common/error.h"
 #include "common/le.h"
 
-static uint64_t table_bytes(const xpc_table_out* t) { return t->count * t->record_size; }
+static uint64_t table_bytes(const xp_table_out* t) { return t->count * t->record_size; }
 
-xpack_status xpc_metadata_begin(xpc_metadata_out* m, xpc_table_out* tables, uint32_t count, uint64_t data_end,
+xpack_status xp_metadata_begin(xp_metadata_out* m, xp_table_out* tables, uint32_t count, uint64_t data_end,
                                 const char* name, xpack_error* err) {
   memset(m, 0, sizeof *m);
   m->tables = tables;
   m->table_count = count;
-  m->metadata_offset = xpc_align_up(data_end, 8);
+  m->metadata_offset = xp_align_up(data_end, 8);
   uint64_t cursor = m->metadata_offset;
   for (uint32_t i = 0; i < count; i++) {
     tables[i].offset = cursor;
-    cursor = xpc_align_up(cursor + table_bytes(&tables[i]), 8);
+    cursor = xp_align_up(cursor + table_bytes(&tables[i]), 8);
   }
   m->dir_offset = cursor;
   m->metadata_size = m->dir_offset + (uint64_t)count * XPC_DIR_ENTRY_SIZE - m->metadata_offset;
@@ -28,28 +28,28 @@ xpack_status xpc_metadata_begin(xpc_metadata_out* m, xpc_table_out* tables, uint
   m->tail_size = (size_t)m->metadata_size + XPC_FOOTER_SIZE;
   m->tail = calloc(m->tail_size, 1);
   if (m->tail == NULL) {
-    return xpack_fail(err, XPACK_ERR_NOMEM, "%s: out of memory for %llu bytes of metadata", name,
+    return xp_fail(err, XPACK_ERR_NOMEM, "%s: out of memory for %llu bytes of metadata", name,
                       (unsigned long long)m->metadata_size);
   }
   for (uint32_t i = 0; i < count; i++) tables[i].bytes = m->tail + (tables[i].offset - m->metadata_offset);
   return XPACK_OK;
 }
 
-static const xpc_table_out* find_table(const xpc_metadata_out* m, uint32_t tag) {
+static const xp_table_out* find_table(const xp_metadata_out* m, uint32_t tag) {
   for (uint32_t i = 0; i < m->table_count; i++) {
     if (m->tables[i].tag == tag) return &m->tables[i];
   }
   return NULL;
 }
 
-uint8_t* xpc_metadata_table(const xpc_metadata_out* m, uint32_t tag) {
-  const xpc_table_out* t = find_table(m, tag);
+uint8_t* xp_metadata_table(const xp_metadata_out* m, uint32_t tag) {
+  const xp_table_out* t = find_table(m, tag);
   return t != NULL ? t->bytes : NULL;
 }
 
-void xpc_metadata_put_entry_checks(xpc_metadata_out* m) {
-  const xpc_table_out* regions = find_table(m, XPC_TAG_REGIONS);
-  const xpc_table_out* entries = find_table(m, XPC_TAG_ENTRIES);
+void xp_metadata_put_entry_checks(xp_metadata_out* m) {
+  const xp_table_out* regions = find_table(m, XPC_TAG_REGIONS);
+  const xp_table_out* entries = find_table(m, XPC_TAG_ENTRIES);
   for (uint64_t i = 0; i < entries->count; i++) {
     uint8_t* e = entries->bytes + i * entries->record_size;
     uint8_t check[XPC_E_CHECK + XPC_REGION_SIZE];
@@ -60,10 +60,10 @@ void xpc_metadata_put_entry_checks(xpc_metadata_out* m) {
   }
 }
 
-void xpc_metadata_seal(xpc_metadata_out* m, uint16_t major, uint16_t minor, uint32_t flags) {
+void xp_metadata_seal(xp_metadata_out* m, uint16_t major, uint16_t minor, uint32_t flags) {
   uint8_t* dir = m->tail + (m->dir_offset - m->metadata_offset);
   for (uint32_t i = 0; i < m->table_count; i++) {
-    const xpc_table_out* t = &m->tables[i];
+    const xp_table_out* t = &m->tables[i];
     uint8_t* d = dir + (uint64_t)i * XPC_DIR_ENTRY_SIZE;
     xp_put32(d + XPC_D_TAG, t->tag);
     xp_put32(d + XPC_D_RECORD_SIZE, t->record_size);
@@ -87,19 +87,19 @@ void xpc_metadata_seal(xpc_metadata_out* m, uint16_t major, uint16_t minor, uint
   memcpy(f + XPC_F_MAGIC, XPC_FOOTER_MAGIC, XPC_FOOTER_MAGIC_SIZE);
 }
 
-void xpc_metadata_free(xpc_metadata_out* m) {
+void xp_metadata_free(xp_metadata_out* m) {
   free(m->tail);
   m->tail = NULL;
 }
 
-void xpc_put_region(uint8_t* r, const xpc_region* region) {
+void xp_put_region(uint8_t* r, const xp_region* region) {
   xp_put64(r + XPC_R_OFFSET, region->offset);
   xp_put64(r + XPC_R_STORED_SIZE, region->stored_size);
   xp_put64(r + XPC_R_SIZE, region->size);
   xp_put64(r + XPC_R_HASH, region->hash);
 }
 
-void xpc_put_entry(uint8_t* e, const xpc_entry* entry) {
+void xp_put_entry(uint8_t* e, const xp_entry* entry) {
   xp_put64(e + XPC_E_KEY_HASH, entry->key_hash);
   xp_put32(e + XPC_E_SEED, entry->seed);
   xp_put32(e + XPC_E_KERNEL, entry->kernel);
@@ -109,7 +109,7 @@ void xpc_put_entry(uint8_t* e, const xpc_entry* entry) {
   xp_put32(e + XPC_E_FLAGS, entry->flags);
 }
 
-void xpc_put_provenance(uint8_t* p, const xpc_provenance* input) {
+void xp_put_provenance(uint8_t* p, const xp_provenance* input) {
   xp_put32(p + XPC_P_NAME, input->name);
   xp_put32(p + XPC_P_KIND, input->kind);
   xp_put64(p + XPC_P_FILE_SIZE, input->file_size);
@@ -118,25 +118,25 @@ void xpc_put_provenance(uint8_t* p, const xpc_provenance* input) {
   xp_put64(p + XPC_P_PROGRAM_HASH, input->program_hash);
 }
 
-void xpc_put_info(uint8_t* record, uint32_t key, uint32_t value) {
+void xp_put_info(uint8_t* record, uint32_t key, uint32_t value) {
   xp_put32(record + XPC_I_KEY, key);
   xp_put32(record + XPC_I_VALUE, value);
 }
 
-void xpc_put_family(uint8_t* m, const xpc_family* family) {
+void xp_put_family(uint8_t* m, const xp_family* family) {
   xp_put32(m + XPC_M_NAME, family->name);
   xp_put32(m + XPC_M_FLAGS, family->flags);
   xp_put64(m + XPC_M_PROBE_HASH, family->probe_hash);
 }
 
-uint64_t xpc_string_size(uint32_t len) { return 4 + (uint64_t)len + 1; }
+uint64_t xp_string_size(uint32_t len) { return 4 + (uint64_t)len + 1; }
 
-void xpc_put_string(uint8_t* at, const char* text, uint32_t len) {
+void xp_put_string(uint8_t* at, const char* text, uint32_t len) {
   xp_put32(at, len);
   memcpy(at + 4, text, len);
 }
 
-void xpc_header_put(uint8_t* h, const xpc_header_fields* fields) {
+void xp_header_put(uint8_t* h, const xp_header_fields* fields) {
   memcpy(h + XPC_H_MAGIC, XPC_HEADER_MAGIC, XPC_HEADER_MAGIC_SIZE);
   xp_put16(h + XPC_H_MAJOR, fields->major);
   xp_put16(h + XPC_H_MINOR, fields->minor);
@@ -150,17 +150,17 @@ void xpc_header_put(uint8_t* h, const xpc_header_fields* fields) {
   xp_put64(h + XPC_H_CHECKSUM, XXH3_64bits(h, XPC_H_CHECKSUM));
 }
 
-xpack_status xpc_mappable_offsets(const xpc_view* v, const char* name, uint64_t* offsets, uint64_t* data_end,
+xpack_status xp_mappable_offsets(const xp_view* v, const char* name, uint64_t* offsets, uint64_t* data_end,
                                   xpack_error* err) {
-  const uint64_t small_alignment = xpc_small_region_alignment(v->xnn_alignment);
+  const uint64_t small_alignment = xp_small_region_alignment(v->xnn_alignment);
   const uint64_t limit = (uint64_t)INT64_MAX / 2; /* leaves room for the metadata; off_t must hold it all */
   uint64_t cursor = v->page_alignment;
   for (uint64_t i = 0; i < v->regions.count; i++) {
-    xpc_region r;
-    xpc_view_region(v, i, &r);
-    const uint64_t offset = xpc_place_region(cursor, r.size, v->page_alignment, small_alignment);
-    if (r.size > limit || !xpc_fits(offset, r.size, limit)) {
-      return xpack_fail(err, XPACK_ERR_CORRUPT, "%s: region %llu at offset %llu: size %llu does not fit a file", name,
+    xp_region r;
+    xp_view_region(v, i, &r);
+    const uint64_t offset = xp_place_region(cursor, r.size, v->page_alignment, small_alignment);
+    if (r.size > limit || !xp_fits(offset, r.size, limit)) {
+      return xp_fail(err, XPACK_ERR_CORRUPT, "%s: region %llu at offset %llu: size %llu does not fit a file", name,
                         (unsigned long long)i, (unsigned long long)r.offset, (unsigned long long)r.size);
     }
     offsets[i] = offset;
@@ -170,20 +170,20 @@ xpack_status xpc_mappable_offsets(const xpc_view* v, const char* name, uint64_t*
   return XPACK_OK;
 }
 
-xpack_status xpc_metadata_rebuild(const xpc_view* v, const char* name, const uint64_t* offsets,
+xpack_status xp_metadata_rebuild(const xp_view* v, const char* name, const uint64_t* offsets,
                                   const uint64_t* stored, uint64_t data_offset, uint64_t data_end, uint32_t flags,
-                                  xpc_rebuilt* out, xpack_error* err) {
+                                  xp_rebuilt* out, xpack_error* err) {
   memset(out, 0, sizeof *out);
-  xpc_table_out* tables = malloc(((size_t)v->dir_count + 1) * sizeof *tables);
-  if (tables == NULL) return xpack_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", name);
+  xp_table_out* tables = malloc(((size_t)v->dir_count + 1) * sizeof *tables);
+  if (tables == NULL) return xp_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", name);
   const uint8_t* dir = v->base + v->dir_offset;
   for (uint32_t i = 0; i < v->dir_count; i++) {
     const uint8_t* d = dir + (uint64_t)i * XPC_DIR_ENTRY_SIZE;
-    tables[i] = (xpc_table_out){xp_le32(d + XPC_D_TAG), xp_le32(d + XPC_D_RECORD_SIZE), xp_le64(d + XPC_D_COUNT), 0,
+    tables[i] = (xp_table_out){xp_le32(d + XPC_D_TAG), xp_le32(d + XPC_D_RECORD_SIZE), xp_le64(d + XPC_D_COUNT), 0,
                                 NULL};
   }
-  xpc_metadata_out m;
-  xpack_status st = xpc_metadata_begin(&m, tables, v->dir_count, data_end, name, err);
+  xp_metadata_out m;
+  xpack_status st = xp_metadata_begin(&m, tables, v->dir_count, data_end, name, err);
   if (st != XPACK_OK) {
     free(tables);
     return st;
@@ -192,20 +192,20 @@ xpack_status xpc_metadata_rebuild(const xpc_view* v, const char* name, const uin
     const uint8_t* d = dir + (uint64_t)i * XPC_DIR_ENTRY_SIZE;
     memcpy(tables[i].bytes, v->base + xp_le64(d + XPC_D_OFFSET), (size_t)table_bytes(&tables[i]));
   }
-  uint8_t* regions = xpc_metadata_table(&m, XPC_TAG_REGIONS);
+  uint8_t* regions = xp_metadata_table(&m, XPC_TAG_REGIONS);
   for (uint64_t i = 0; i < v->regions.count; i++) {
     uint8_t* r = regions + i * v->regions.record_size;
     xp_put64(r + XPC_R_OFFSET, offsets[i]);
     xp_put64(r + XPC_R_STORED_SIZE, stored[i]);
   }
-  xpc_metadata_put_entry_checks(&m);
-  xpc_metadata_seal(&m, v->major, v->minor, flags);
+  xp_metadata_put_entry_checks(&m);
+  xp_metadata_seal(&m, v->major, v->minor, flags);
   free(tables);
 
   memcpy(out->header, v->base, XPC_HEADER_SIZE); /* keeps the reserved fields as they are */
-  const xpc_header_fields fields = {v->major, v->minor, flags, v->page_alignment, v->xnn_alignment, v->arch,
+  const xp_header_fields fields = {v->major, v->minor, flags, v->page_alignment, v->xnn_alignment, v->arch,
                                     data_offset, data_end - data_offset};
-  xpc_header_put(out->header, &fields);
+  xp_header_put(out->header, &fields);
   out->tail = m.tail;
   out->tail_size = m.tail_size;
   out->metadata_offset = m.metadata_offset;

@@ -11,21 +11,21 @@
 #include "xpc_format.h"
 
 /* x rounded up to a multiple of a, a power of two. */
-static inline uint64_t xpc_align_up(uint64_t x, uint64_t a) { return (x + a - 1) & ~(a - 1); }
+static inline uint64_t xp_align_up(uint64_t x, uint64_t a) { return (x + a - 1) & ~(a - 1); }
 
 /* Whether [a, a + b) ends at or before limit, without overflow. */
-static inline int xpc_fits(uint64_t a, uint64_t b, uint64_t limit) { return a <= limit && b <= limit - a; }
+static inline int xp_fits(uint64_t a, uint64_t b, uint64_t limit) { return a <= limit && b <= limit - a; }
 
 /* The alignment of regions smaller than a page: XNNPACK's allocation alignment, at least 64. */
-static inline uint64_t xpc_small_region_alignment(uint64_t xnn_alignment) {
+static inline uint64_t xp_small_region_alignment(uint64_t xnn_alignment) {
   return xnn_alignment > XPC_MIN_REGION_ALIGNMENT ? xnn_alignment : XPC_MIN_REGION_ALIGNMENT;
 }
 
 /* The offset of a region of `size` bytes that starts no earlier than `end`. Both alignments are powers of
  * two. */
-static inline uint64_t xpc_place_region(uint64_t end, uint64_t size, uint64_t page_alignment,
+static inline uint64_t xp_place_region(uint64_t end, uint64_t size, uint64_t page_alignment,
                                         uint64_t small_alignment) {
-  return xpc_align_up(end, size >= page_alignment ? page_alignment : small_alignment);
+  return xp_align_up(end, size >= page_alignment ? page_alignment : small_alignment);
 }
 
 #endif

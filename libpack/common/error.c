@@ -3,7 +3,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-xpack_status xpack_fail(xpack_error* err, xpack_status status, const char* fmt, ...) {
+xpack_status xp_fail(xpack_error* err, xpack_status status, const char* fmt, ...) {
   if (err != NULL) {
     va_list ap;
     va_start(ap, fmt);

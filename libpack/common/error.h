@@ -11,6 +11,6 @@
 #endif
 
 /* Sets err (if not NULL) to status and the formatted message; returns status. */
-xpack_status xpack_fail(xpack_error* err, xpack_status status, const char* fmt, ...) XPACK_PRINTF(3, 4);
+xpack_status xp_fail(xpack_error* err, xpack_status status, const char* fmt, ...) XPACK_PRINTF(3, 4);
 
 #endif

@@ -23,16 +23,16 @@ xpack_status xp_open_regular(const char* path, int* fd, uint64_t* size, xpack_er
   *fd = -1;
   *size = 0;
   int f = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-  if (f < 0) return xpack_fail(err, XPACK_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+  if (f < 0) return xp_fail(err, XPACK_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
   struct stat st;
   if (fstat(f, &st) != 0) {
     int e = errno;
     close(f);
-    return xpack_fail(err, XPACK_ERR_IO, "%s: cannot stat: %s", path, strerror(e));
+    return xp_fail(err, XPACK_ERR_IO, "%s: cannot stat: %s", path, strerror(e));
   }
   if (!S_ISREG(st.st_mode)) {
     close(f);
-    return xpack_fail(err, XPACK_ERR_IO, "%s: %s, not a regular file: expected a file to read", path,
+    return xp_fail(err, XPACK_ERR_IO, "%s: %s, not a regular file: expected a file to read", path,
                       kind_of(st.st_mode));
   }
   int flags = fcntl(f, F_GETFL);
@@ -51,7 +51,7 @@ xpack_status xp_map_file(const char* path, xp_file_map* out, xpack_error* err) {
   if (status != XPACK_OK) return status;
   if (size > (uint64_t)SIZE_MAX) {
     close(fd);
-    return xpack_fail(err, XPACK_ERR_IO, "%s: too large to map (%llu bytes)", path, (unsigned long long)size);
+    return xp_fail(err, XPACK_ERR_IO, "%s: too large to map (%llu bytes)", path, (unsigned long long)size);
   }
   if (size > 0) {
     void* m = mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, fd, 0);
@@ -59,7 +59,7 @@ xpack_status xp_map_file(const char* path, xp_file_map* out, xpack_error* err) {
       int e = errno;
       close(fd);
       /* Out of address space or a mapping limit is the machine's state, not a fault of the file. */
-      return xpack_fail(err, e == ENOMEM ? XPACK_ERR_NOMEM : XPACK_ERR_IO, "%s: mmap of %llu bytes failed: %s", path,
+      return xp_fail(err, e == ENOMEM ? XPACK_ERR_NOMEM : XPACK_ERR_IO, "%s: mmap of %llu bytes failed: %s", path,
                         (unsigned long long)size, strerror(e));
     }
     out->data = m;

@@ -34,7 +34,7 @@ xpack_status xp_safe_create(xp_safe_file* f, const char* path, xpack_error* err)
     free(dir_copy);
     free(base_copy);
     release(f);
-    return xpack_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", path);
+    return xp_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", path);
   }
   /* Same folder as the target, so that the final rename is atomic. */
   snprintf(f->tmp_path, n, "%s/.%s.XXXXXX", dirname(dir_copy), basename(base_copy));
@@ -44,7 +44,7 @@ xpack_status xp_safe_create(xp_safe_file* f, const char* path, xpack_error* err)
   if (f->fd < 0) {
     const int e = errno;
     release(f);
-    return xpack_fail(err, XPACK_ERR_IO, "%s: cannot create a temporary file beside it: %s", path, strerror(e));
+    return xp_fail(err, XPACK_ERR_IO, "%s: cannot create a temporary file beside it: %s", path, strerror(e));
   }
   fchmod(f->fd, 0644);
   return XPACK_OK;
@@ -52,7 +52,7 @@ xpack_status xp_safe_create(xp_safe_file* f, const char* path, xpack_error* err)
 
 xpack_status xp_safe_write_at(xp_safe_file* f, const void* bytes, size_t n, uint64_t offset, xpack_error* err) {
   if (xp_write_at(f->fd, bytes, n, offset) == 0) return XPACK_OK;
-  return xpack_fail(err, XPACK_ERR_IO, "%s: cannot write the temporary file (%zu bytes at offset %llu): %s", f->path,
+  return xp_fail(err, XPACK_ERR_IO, "%s: cannot write the temporary file (%zu bytes at offset %llu): %s", f->path,
                     n, (unsigned long long)offset, strerror(errno));
 }
 
@@ -75,7 +75,7 @@ static void sync_folder(const char* path) {
 }
 
 static xpack_status fail_and_abort(xp_safe_file* f, const char* what, xpack_error* err) {
-  xpack_status st = xpack_fail(err, XPACK_ERR_IO, "%s: %s the temporary file %s: %s", f->path, what, f->tmp_path,
+  xpack_status st = xp_fail(err, XPACK_ERR_IO, "%s: %s the temporary file %s: %s", f->path, what, f->tmp_path,
                                strerror(errno));
   xp_safe_abort(f);
   return st;
@@ -89,7 +89,7 @@ xpack_status xp_safe_commit(xp_safe_file* f, uint64_t file_size, xpack_error* er
   f->fd = -1;
   if (closed != 0) return fail_and_abort(f, "cannot close", err);
   if (rename(f->tmp_path, f->path) != 0) {
-    xpack_status st = xpack_fail(err, XPACK_ERR_IO, "%s: cannot rename the temporary file into place: %s", f->path,
+    xpack_status st = xp_fail(err, XPACK_ERR_IO, "%s: cannot rename the temporary file into place: %s", f->path,
                                  strerror(errno));
     xp_safe_abort(f);
     return st;

@@ -33,7 +33,7 @@ static xpack_status resolve_named(const xpack_et_xnn_graph* g, uint32_t idx, con
     const xpack_et_ptd_entry* hit = xpack_et_ptd_find(src->ptds[i], e->named_key, e->named_key_len);
     if (!hit) continue;
     if (found) {
-      return xpack_fail(err, XPACK_ERR_BAD_INPUT, "%s: constant_data[%u].named_key \"%.*s\" is in both %s and %s",
+      return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: constant_data[%u].named_key \"%.*s\" is in both %s and %s",
                         g->name, (unsigned)idx, KEY_SHOWN(e->named_key_len), e->named_key,
                         xpack_et_ptd_get_info(src->ptds[found_in])->name, xpack_et_ptd_get_info(src->ptds[i])->name);
     }
@@ -43,7 +43,7 @@ static xpack_status resolve_named(const xpack_et_xnn_graph* g, uint32_t idx, con
   const xpack_et_named_data* in_pte =
       src && src->program ? xpack_et_program_find_named(src->program, e->named_key, e->named_key_len) : NULL;
   if (found && in_pte) {
-    return xpack_fail(err, XPACK_ERR_BAD_INPUT,
+    return xp_fail(err, XPACK_ERR_BAD_INPUT,
                       "%s: constant_data[%u].named_key \"%.*s\" is in both %s and the program's named_data", g->name,
                       (unsigned)idx, KEY_SHOWN(e->named_key_len), e->named_key,
                       xpack_et_ptd_get_info(src->ptds[found_in])->name);
@@ -58,14 +58,14 @@ static xpack_status resolve_named(const xpack_et_xnn_graph* g, uint32_t idx, con
     out->data = in_pte->data;
     out->size = in_pte->size;
   } else {
-    return xpack_fail(err, XPACK_ERR_BAD_INPUT,
+    return xp_fail(err, XPACK_ERR_BAD_INPUT,
                       "%s: constant_data[%u].named_key \"%.*s\" is in none of the %zu .ptd file(s) nor the program's "
                       "named_data (missing .ptd?)",
                       g->name, (unsigned)idx, KEY_SHOWN(e->named_key_len), e->named_key, src ? src->ptd_count : 0);
   }
   /* ExecuTorch serves the whole named segment; the graph's own size must fit in it. */
   if (e->size > out->size) {
-    return xpack_fail(err, XPACK_ERR_BAD_INPUT,
+    return xp_fail(err, XPACK_ERR_BAD_INPUT,
                       "%s: constant_data[%u] wants %llu bytes but named data \"%.*s\" holds %zu", g->name,
                       (unsigned)idx, (unsigned long long)e->size, KEY_SHOWN(e->named_key_len), e->named_key, out->size);
   }
@@ -75,13 +75,13 @@ static xpack_status resolve_named(const xpack_et_xnn_graph* g, uint32_t idx, con
 xpack_status xpack_et_xnn_resolve_constant(const xpack_et_xnn_graph* g, uint32_t idx,
                                            const xpack_et_named_sources* sources, xpack_et_constant* out,
                                            xpack_error* err) {
-  if (!g || !out) return xpack_fail(err, XPACK_ERR_ARG, "xpack_et_xnn_resolve_constant: NULL graph or out");
+  if (!g || !out) return xp_fail(err, XPACK_ERR_ARG, "xpack_et_xnn_resolve_constant: NULL graph or out");
   memset(out, 0, sizeof *out);
   if (idx == 0) return XPACK_OK;
   if (!g->has_header) {
     const xp_xnn_graph* impl = xp_xnn_graph_impl(g);
     if (idx >= g->legacy_constant_buffer_count) {
-      return xpack_fail(err, XPACK_ERR_BAD_INPUT,
+      return xp_fail(err, XPACK_ERR_BAD_INPUT,
                         "%s: constant index %u but the legacy constant_buffer has %zu entries (blob has no XH00 header)",
                         g->name, (unsigned)idx, g->legacy_constant_buffer_count);
     }
@@ -91,13 +91,13 @@ xpack_status xpack_et_xnn_resolve_constant(const xpack_et_xnn_graph* g, uint32_t
     return XPACK_OK;
   }
   if (idx >= g->constant_entry_count) {
-    return xpack_fail(err, XPACK_ERR_BAD_INPUT, "%s: constant index %u but constant_data has %zu entries", g->name,
+    return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: constant index %u but constant_data has %zu entries", g->name,
                       (unsigned)idx, g->constant_entry_count);
   }
   const xpack_et_xnn_constant_entry* e = &g->constant_entries[idx];
   if (e->named_key) return resolve_named(g, idx, e, sources, out, err);
   if (e->offset > g->constant_data_size || e->size > g->constant_data_size - e->offset) {
-    return xpack_fail(err, XPACK_ERR_BAD_INPUT,
+    return xp_fail(err, XPACK_ERR_BAD_INPUT,
                       "%s: constant_data[%u] = [%llu, +%llu) runs past the %llu-byte constant region", g->name,
                       (unsigned)idx, (unsigned long long)e->offset, (unsigned long long)e->size,
                       (unsigned long long)g->constant_data_size);
@@ -138,12 +138,12 @@ static void xxh3_128_hex(const uint8_t* data, size_t size, char hex[33]) {
 
 xpack_status xpack_et_constant_identity(const uint8_t* data, size_t size, const char* named_key, size_t named_key_len,
                                         char* out, size_t out_size, size_t* out_len, xpack_error* err) {
-  if (!out) return xpack_fail(err, XPACK_ERR_ARG, "xpack_et_constant_identity: NULL output");
+  if (!out) return xp_fail(err, XPACK_ERR_ARG, "xpack_et_constant_identity: NULL output");
   char hex[33];
   int n;
   if (named_key && is_content_key(named_key, named_key_len)) {
     if (named_key_len >= out_size) {
-      return xpack_fail(err, XPACK_ERR_ARG, "xpack_et_constant_identity: key of %zu bytes needs %zu bytes of output, got %zu",
+      return xp_fail(err, XPACK_ERR_ARG, "xpack_et_constant_identity: key of %zu bytes needs %zu bytes of output, got %zu",
                         named_key_len, named_key_len + 1, out_size);
     }
     memcpy(out, named_key, named_key_len);
@@ -151,7 +151,7 @@ xpack_status xpack_et_constant_identity(const uint8_t* data, size_t size, const 
     if (out_len) *out_len = named_key_len;
     return XPACK_OK;
   }
-  if (!data && size) return xpack_fail(err, XPACK_ERR_ARG, "xpack_et_constant_identity: NULL data");
+  if (!data && size) return xp_fail(err, XPACK_ERR_ARG, "xpack_et_constant_identity: NULL data");
   xxh3_128_hex(data, size, hex);
   if (named_key) { /* memcpy, not %s: a key may hold any bytes */
     char suffix[80];
@@ -166,7 +166,7 @@ xpack_status xpack_et_constant_identity(const uint8_t* data, size_t size, const 
   }
   if (n < 0 || (size_t)n >= out_size) {
     if (out_size) out[0] = 0;
-    return xpack_fail(err, XPACK_ERR_ARG, "xpack_et_constant_identity: output of %zu bytes is too small (need %d)",
+    return xp_fail(err, XPACK_ERR_ARG, "xpack_et_constant_identity: output of %zu bytes is too small (need %d)",
                       out_size, n + 1);
   }
   if (out_len) *out_len = (size_t)n;

@@ -34,7 +34,7 @@ xpack_status xp_fb_fail(xp_fb* fb, xpack_status status, const char* path, const 
   } else {
     snprintf(where, sizeof where, "root table");
   }
-  return xpack_fail(fb->err, status, "%s: %s: %s", fb->name, where, what);
+  return xp_fail(fb->err, status, "%s: %s: %s", fb->name, where, what);
 }
 
 /* Paths only serve messages: a very deep one is cut short rather than failing the parse. */

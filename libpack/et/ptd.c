@@ -211,28 +211,28 @@ static xpack_status read_fh01(xpack_et_ptd* p, size_t* region, xpack_error* err)
   size_t size = p->map.size;
   if (size < 8 || memcmp(d + 4, "FT01", 4) != 0) {
     if (size >= 4 && memcmp(d, "PK\x03\x04", 4) == 0) {
-      return xpack_fail(err, XPACK_ERR_BAD_INPUT, "%s: a ZIP archive, not an ExecuTorch .ptd (expected \"FT01\" at bytes 4..8)",
+      return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: a ZIP archive, not an ExecuTorch .ptd (expected \"FT01\" at bytes 4..8)",
                         p->name);
     }
-    return xpack_fail(err, XPACK_ERR_BAD_INPUT, "%s: not an ExecuTorch .ptd: expected identifier \"FT01\" at bytes 4..8",
+    return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: not an ExecuTorch .ptd: expected identifier \"FT01\" at bytes 4..8",
                       p->name);
   }
   if (size < 16 || memcmp(d + 8, "FH01", 4) != 0) {
-    return xpack_fail(err, XPACK_ERR_BAD_INPUT, "%s: expected the \"FH01\" header magic at bytes 8..12", p->name);
+    return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: expected the \"FH01\" header magic at bytes 8..12", p->name);
   }
   uint32_t len = xp_le32(d + 12);
   if (len < FH01_MIN_LENGTH || (uint64_t)len + 8 > size) {
-    return xpack_fail(err, XPACK_ERR_BAD_INPUT, "%s: FH01 header length %u; expected >= %d and inside the %zu-byte file",
+    return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: FH01 header length %u; expected >= %d and inside the %zu-byte file",
                       p->name, (unsigned)len, FH01_MIN_LENGTH, size);
   }
   uint64_t fb_off = xp_le64(d + 16), fb_size = xp_le64(d + 24);
   uint64_t seg_base = xp_le64(d + 32), seg_size = xp_le64(d + 40);
   if (fb_off > size || fb_size > size - fb_off) {
-    return xpack_fail(err, XPACK_ERR_BAD_INPUT, "%s: FH01 flatbuffer [%llu, +%llu) runs past the %zu-byte file", p->name,
+    return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: FH01 flatbuffer [%llu, +%llu) runs past the %zu-byte file", p->name,
                       (unsigned long long)fb_off, (unsigned long long)fb_size, size);
   }
   if (seg_base > size || seg_size > size - seg_base) {
-    return xpack_fail(err, XPACK_ERR_BAD_INPUT,
+    return xp_fail(err, XPACK_ERR_BAD_INPUT,
                       "%s: FH01 segment data [%llu, +%llu) runs past the %zu-byte file (truncated?)", p->name,
                       (unsigned long long)seg_base, (unsigned long long)seg_size, size);
   }
@@ -291,14 +291,14 @@ static xpack_status check_unique_keys(xpack_et_ptd* p, xpack_error* err) {
   size_t n = p->info.entry_count;
   if (n == 0) return XPACK_OK;
   p->sorted = calloc(n, sizeof *p->sorted);
-  if (!p->sorted) return xpack_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", p->name);
+  if (!p->sorted) return xp_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", p->name);
   xp_et_sort_keys(p->sorted, n, p->entries, sizeof *p->entries, offsetof(xpack_et_ptd_entry, key),
                   offsetof(xpack_et_ptd_entry, key_len));
   for (size_t i = 1; i < n; i++) {
     const xpack_et_ptd_entry* a = &p->entries[p->sorted[i - 1]];
     const xpack_et_ptd_entry* b = &p->entries[p->sorted[i]];
     if (xp_et_key_compare(a->key, a->key_len, b->key, b->key_len) == 0) {
-      return xpack_fail(err, XPACK_ERR_BAD_INPUT, "%s: key \"%.*s\" appears twice (entries %zu and %zu)", p->name,
+      return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: key \"%.*s\" appears twice (entries %zu and %zu)", p->name,
                         (int)(a->key_len > 200 ? 200 : a->key_len), a->key, p->sorted[i - 1], p->sorted[i]);
     }
   }
@@ -318,12 +318,12 @@ static xpack_status finish_open(xpack_et_ptd* p, xpack_et_ptd** out, xpack_error
 }
 
 xpack_status xpack_et_ptd_open(const char* path, xpack_et_ptd** out, xpack_error* err) {
-  if (!path || !out) return xpack_fail(err, XPACK_ERR_ARG, "xpack_et_ptd_open: NULL path or out");
+  if (!path || !out) return xp_fail(err, XPACK_ERR_ARG, "xpack_et_ptd_open: NULL path or out");
   *out = NULL;
   xpack_et_ptd* p = calloc(1, sizeof *p);
   if (!p || !(p->name = xp_et_strdup(path))) {
     free(p);
-    return xpack_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", path);
+    return xp_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", path);
   }
   xpack_status st = xp_et_map_file(path, &p->map, err);
   if (st != XPACK_OK) {
@@ -335,12 +335,12 @@ xpack_status xpack_et_ptd_open(const char* path, xpack_et_ptd** out, xpack_error
 
 xpack_status xpack_et_ptd_open_memory(const void* data, size_t size, const char* name, xpack_et_ptd** out,
                                       xpack_error* err) {
-  if (!out || (!data && size)) return xpack_fail(err, XPACK_ERR_ARG, "xpack_et_ptd_open_memory: NULL data or out");
+  if (!out || (!data && size)) return xp_fail(err, XPACK_ERR_ARG, "xpack_et_ptd_open_memory: NULL data or out");
   *out = NULL;
   xpack_et_ptd* p = calloc(1, sizeof *p);
   if (!p || !(p->name = xp_et_strdup(name ? name : "(memory)"))) {
     free(p);
-    return xpack_fail(err, XPACK_ERR_NOMEM, "out of memory");
+    return xp_fail(err, XPACK_ERR_NOMEM, "out of memory");
   }
   p->map.data = data;
   p->map.size = size;

@@ -39,17 +39,17 @@ static const char XNNPACK_BACKEND_ID[] = "XnnpackBackend";
 /* Recognizes what a non-program file is, so the message says more than "bad identifier". */
 static xpack_status reject_non_program(const char* name, const uint8_t* d, size_t size, xpack_error* err) {
   if (size >= 4 && memcmp(d, "PK\x03\x04", 4) == 0) {
-    return xpack_fail(err, XPACK_ERR_BAD_INPUT,
+    return xp_fail(err, XPACK_ERR_BAD_INPUT,
                       "%s: a ZIP archive (bytes 0..4 are \"PK\\3\\4\"; a TorchScript model?), not an ExecuTorch "
                       "program: expected the flatbuffer identifier \"ET12\" at bytes 4..8",
                       name);
   }
   if (size < 8) {
-    return xpack_fail(err, XPACK_ERR_BAD_INPUT, "%s: %zu bytes is too short for an ExecuTorch program (at least 8)",
+    return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: %zu bytes is too short for an ExecuTorch program (at least 8)",
                       name, size);
   }
   if (memcmp(d + 4, "ET", 2) == 0 && d[6] >= '0' && d[6] <= '9' && d[7] >= '0' && d[7] <= '9') {
-    return xpack_fail(err, XPACK_ERR_UNSUPPORTED,
+    return xp_fail(err, XPACK_ERR_UNSUPPORTED,
                       "%s: program schema identifier \"%.4s\" at bytes 4..8; this xpack reads \"ET12\"", name,
                       (const char*)d + 4);
   }
@@ -59,7 +59,7 @@ static xpack_status reject_non_program(const char* name, const uint8_t* d, size_
     shown[i] = (c >= 0x20 && c < 0x7f && c != '"') ? (char)c : '?';
   }
   shown[4] = 0;
-  return xpack_fail(err, XPACK_ERR_BAD_INPUT,
+  return xp_fail(err, XPACK_ERR_BAD_INPUT,
                     "%s: not an ExecuTorch program: expected identifier \"ET12\" at bytes 4..8, found \"%s\" "
                     "(%02x %02x %02x %02x)",
                     name, shown, d[4], d[5], d[6], d[7]);
@@ -74,11 +74,11 @@ static xpack_status read_extended_header(xpack_et_program* p, size_t* program_re
   if (size < 16 || memcmp(d + 8, "eh00", 4) != 0) return XPACK_OK;
   uint32_t len = xp_le32(d + 12);
   if (len < EXTENDED_HEADER_MIN) {
-    return xpack_fail(err, XPACK_ERR_BAD_INPUT, "%s: eh00 header at byte 8 has length %u; expected at least %d",
+    return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: eh00 header at byte 8 has length %u; expected at least %d",
                       p->name, (unsigned)len, EXTENDED_HEADER_MIN);
   }
   if ((uint64_t)len + 8 > size) {
-    return xpack_fail(err, XPACK_ERR_BAD_INPUT, "%s: eh00 header of %u bytes at byte 8 runs past the %zu-byte file",
+    return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: eh00 header of %u bytes at byte 8 runs past the %zu-byte file",
                       p->name, (unsigned)len, size);
   }
   info->extended_header_size = len;
@@ -86,19 +86,19 @@ static xpack_status read_extended_header(xpack_et_program* p, size_t* program_re
   info->segment_base_offset = xp_le64(d + 24);
   info->segment_data_size = len >= 32 ? xp_le64(d + 32) : 0;
   if (info->program_size < 8 + (uint64_t)len || info->program_size > size) {
-    return xpack_fail(err, XPACK_ERR_BAD_INPUT,
+    return xp_fail(err, XPACK_ERR_BAD_INPUT,
                       "%s: eh00 program_size = %llu; expected between %u and the file size %zu", p->name,
                       (unsigned long long)info->program_size, (unsigned)(8 + len), size);
   }
   if (info->segment_base_offset != 0) {
     if (info->segment_base_offset < info->program_size || info->segment_base_offset > size) {
-      return xpack_fail(err, XPACK_ERR_BAD_INPUT,
+      return xp_fail(err, XPACK_ERR_BAD_INPUT,
                         "%s: eh00 segment_base_offset = %llu; expected between program_size %llu and the file size %zu",
                         p->name, (unsigned long long)info->segment_base_offset,
                         (unsigned long long)info->program_size, size);
     }
     if (info->segment_data_size > size - info->segment_base_offset) {
-      return xpack_fail(err, XPACK_ERR_BAD_INPUT,
+      return xp_fail(err, XPACK_ERR_BAD_INPUT,
                         "%s: eh00 says %llu segment bytes from byte %llu, but the file is %zu bytes (truncated?)",
                         p->name, (unsigned long long)info->segment_data_size,
                         (unsigned long long)info->segment_base_offset, size);
@@ -346,12 +346,12 @@ static xpack_status finish_open(xpack_et_program* p, xpack_et_program** out, xpa
 }
 
 xpack_status xpack_et_program_open(const char* path, xpack_et_program** out, xpack_error* err) {
-  if (!path || !out) return xpack_fail(err, XPACK_ERR_ARG, "xpack_et_program_open: NULL path or out");
+  if (!path || !out) return xp_fail(err, XPACK_ERR_ARG, "xpack_et_program_open: NULL path or out");
   *out = NULL;
   xpack_et_program* p = calloc(1, sizeof *p);
   if (!p || !(p->name = xp_et_strdup(path))) {
     free(p);
-    return xpack_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", path);
+    return xp_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", path);
   }
   xpack_status st = xp_et_map_file(path, &p->map, err);
   if (st != XPACK_OK) {
@@ -363,12 +363,12 @@ xpack_status xpack_et_program_open(const char* path, xpack_et_program** out, xpa
 
 xpack_status xpack_et_program_open_memory(const void* data, size_t size, const char* name, xpack_et_program** out,
                                           xpack_error* err) {
-  if (!out || (!data && size)) return xpack_fail(err, XPACK_ERR_ARG, "xpack_et_program_open_memory: NULL data or out");
+  if (!out || (!data && size)) return xp_fail(err, XPACK_ERR_ARG, "xpack_et_program_open_memory: NULL data or out");
   *out = NULL;
   xpack_et_program* p = calloc(1, sizeof *p);
   if (!p || !(p->name = xp_et_strdup(name ? name : "(memory)"))) {
     free(p);
-    return xpack_fail(err, XPACK_ERR_NOMEM, "out of memory");
+    return xp_fail(err, XPACK_ERR_NOMEM, "out of memory");
   }
   p->map.data = data;
   p->map.size = size;
@@ -408,9 +408,9 @@ const xpack_et_named_data* xpack_et_program_find_named(const xpack_et_program* p
 
 xpack_status xpack_et_program_legacy_constant(const xpack_et_program* p, size_t index, const uint8_t** data,
                                               size_t* size, xpack_error* err) {
-  if (!p || !data || !size) return xpack_fail(err, XPACK_ERR_ARG, "xpack_et_program_legacy_constant: NULL argument");
+  if (!p || !data || !size) return xp_fail(err, XPACK_ERR_ARG, "xpack_et_program_legacy_constant: NULL argument");
   if (index >= p->info.legacy_constant_buffer_count) {
-    return xpack_fail(err, XPACK_ERR_ARG, "%s: constant_buffer[%zu] requested but the program has %zu", p->name, index,
+    return xp_fail(err, XPACK_ERR_ARG, "%s: constant_buffer[%zu] requested but the program has %zu", p->name, index,
                       p->info.legacy_constant_buffer_count);
   }
   *data = p->legacy[index].data;

@@ -13,7 +13,7 @@ static xpack_status add_constant(xpack_et_delegate_summary* d, const xpack_et_xn
   if (st != XPACK_OK || c.source == XPACK_ET_CONSTANT_NONE) return st;
   size_t cap = (c.named_key ? c.named_key_len : 0) + XPACK_ET_IDENTITY_MAX;
   char* id = malloc(cap);
-  if (!id) return xpack_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", g->name);
+  if (!id) return xp_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", g->name);
   st = xpack_et_constant_identity(c.data, c.size, c.named_key, c.named_key_len, id, cap, NULL, err);
   if (st != XPACK_OK) {
     free(id);
@@ -34,7 +34,7 @@ static xpack_status add_constant(xpack_et_delegate_summary* d, const xpack_et_xn
 
 xpack_status xpack_et_summarize_graph(const xpack_et_xnn_graph* g, const xpack_et_named_sources* src,
                                       xpack_et_delegate_summary* d, xpack_error* err) {
-  if (!g || !d) return xpack_fail(err, XPACK_ERR_ARG, "xpack_et_summarize_graph: %s is NULL", !g ? "the graph" : "d");
+  if (!g || !d) return xp_fail(err, XPACK_ERR_ARG, "xpack_et_summarize_graph: %s is NULL", !g ? "the graph" : "d");
   d->has_header = g->has_header;
   memcpy(d->identifier, g->identifier, sizeof d->identifier);
   d->value_count = g->value_count;
@@ -53,7 +53,7 @@ xpack_status xpack_et_summarize_graph(const xpack_et_xnn_graph* g, const xpack_e
   d->constants = calloc(g->value_count * 2 + 1, sizeof *d->constants);
   if (!seen || !d->constants) {
     free(seen);
-    return xpack_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", g->name);
+    return xp_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", g->name);
   }
   xpack_status st = XPACK_OK;
   for (size_t k = 0; k < g->value_count && st == XPACK_OK; k++) {
@@ -90,7 +90,7 @@ static xpack_status summarize_xnnpack(const xpack_et_program* program, size_t m,
 
 xpack_status xpack_et_summarize(const xpack_et_program* program, const xpack_et_named_sources* sources,
                                 xpack_et_summary** out, xpack_error* err) {
-  if (!program || !out) return xpack_fail(err, XPACK_ERR_ARG, "xpack_et_summarize: NULL program or out");
+  if (!program || !out) return xp_fail(err, XPACK_ERR_ARG, "xpack_et_summarize: NULL program or out");
   *out = NULL;
   const xpack_et_program_info* info = xpack_et_program_get_info(program);
   xpack_et_named_sources src = {program, NULL, 0};
@@ -103,7 +103,7 @@ xpack_status xpack_et_summarize(const xpack_et_program* program, const xpack_et_
   xpack_et_summary* s = calloc(1, sizeof *s);
   if (!s || (total && !(s->delegates = calloc(total, sizeof *s->delegates)))) {
     free(s);
-    return xpack_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", info->name);
+    return xp_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", info->name);
   }
   s->method_count = info->method_count;
   s->named_data_count = info->named_data_count;
@@ -146,7 +146,7 @@ void xpack_et_summary_free(xpack_et_summary* s) {
 xpack_status xpack_et_summary_print(const xpack_et_summary* s, const xpack_et_program* program, bool verbose,
                                     FILE* out, xpack_error* err) {
   if (!s || !out) {
-    return xpack_fail(err, XPACK_ERR_ARG, "xpack_et_summary_print: %s is NULL", !s ? "the summary" : "out");
+    return xp_fail(err, XPACK_ERR_ARG, "xpack_et_summary_print: %s is NULL", !s ? "the summary" : "out");
   }
   const xpack_et_program_info* info = program ? xpack_et_program_get_info(program) : NULL;
   if (info) {
@@ -200,7 +200,7 @@ xpack_status xpack_et_summary_print(const xpack_et_summary* s, const xpack_et_pr
     }
   }
   if (ferror(out)) {
-    return xpack_fail(err, XPACK_ERR_IO, "writing the summary of %s failed", info ? info->name : "a program");
+    return xp_fail(err, XPACK_ERR_IO, "writing the summary of %s failed", info ? info->name : "a program");
   }
   return XPACK_OK;
 }

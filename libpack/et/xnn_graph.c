@@ -368,23 +368,23 @@ static xpack_status locate_regions(xp_xnn_graph* g, const uint8_t* b, size_t siz
   const char* name = g->pub.name;
   if (size >= 8 && memcmp(b + 4, "XH00", 4) == 0) {
     if (size < XH00_MIN_LENGTH) {
-      return xpack_fail(err, XPACK_ERR_BAD_INPUT, "%s: %zu-byte blob is too short for its XH00 header (30 bytes)", name,
+      return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: %zu-byte blob is too short for its XH00 header (30 bytes)", name,
                         size);
     }
     uint16_t len = xp_le16(b + 8);
     uint32_t fb_off = xp_le32(b + 10), fb_size = xp_le32(b + 14), c_off = xp_le32(b + 18);
     uint64_t c_size = xp_le64(b + 22);
     if (len < XH00_MIN_LENGTH) {
-      return xpack_fail(err, XPACK_ERR_BAD_INPUT, "%s: XH00 header length %u; expected at least %d", name,
+      return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: XH00 header length %u; expected at least %d", name,
                         (unsigned)len, XH00_MIN_LENGTH);
     }
     if ((uint64_t)fb_off + fb_size > size || fb_off < len) {
-      return xpack_fail(err, XPACK_ERR_BAD_INPUT,
+      return xp_fail(err, XPACK_ERR_BAD_INPUT,
                         "%s: XH00 flatbuffer [%u, +%u) is not inside the %zu-byte blob after its %u-byte header", name,
                         (unsigned)fb_off, (unsigned)fb_size, size, (unsigned)len);
     }
     if ((uint64_t)c_off < (uint64_t)fb_off + fb_size || c_off > size || c_size > size - c_off) {
-      return xpack_fail(err, XPACK_ERR_BAD_INPUT,
+      return xp_fail(err, XPACK_ERR_BAD_INPUT,
                         "%s: XH00 constant data [%u, +%llu) must follow the flatbuffer (ends at %llu) inside the "
                         "%zu-byte blob",
                         name, (unsigned)c_off, (unsigned long long)c_size, (unsigned long long)fb_off + fb_size, size);
@@ -400,7 +400,7 @@ static xpack_status locate_regions(xp_xnn_graph* g, const uint8_t* b, size_t siz
   }
   const uint8_t* f = g->pub.flatbuffer;
   if (g->pub.flatbuffer_size < 8 || (memcmp(f + 4, "XN01", 4) != 0 && memcmp(f + 4, "XN00", 4) != 0)) {
-    return xpack_fail(err, XPACK_ERR_BAD_INPUT,
+    return xp_fail(err, XPACK_ERR_BAD_INPUT,
                       "%s: not an XNNPACK graph: expected identifier \"XN01\" or \"XN00\" at bytes 4..8 of the %s",
                       name, g->pub.has_header ? "flatbuffer the XH00 header points to" : "blob (no XH00 header)");
   }
@@ -431,13 +431,13 @@ static xpack_status parse_graph(xp_xnn_graph* g, const uint8_t* blob, size_t siz
 
 xpack_status xpack_et_xnn_graph_parse(const void* blob, size_t size, const char* name, xpack_et_xnn_graph** out,
                                       xpack_error* err) {
-  if (!out || (!blob && size)) return xpack_fail(err, XPACK_ERR_ARG, "xpack_et_xnn_graph_parse: NULL blob or out");
+  if (!out || (!blob && size)) return xp_fail(err, XPACK_ERR_ARG, "xpack_et_xnn_graph_parse: NULL blob or out");
   *out = NULL;
   xp_xnn_graph* g = calloc(1, sizeof *g);
   char* owned = g ? xp_et_strdup(name ? name : "(XNNPACK blob)") : NULL;
   if (!owned) {
     free(g);
-    return xpack_fail(err, XPACK_ERR_NOMEM, "out of memory");
+    return xp_fail(err, XPACK_ERR_NOMEM, "out of memory");
   }
   g->pub.name = owned;
   xpack_status st = parse_graph(g, blob, size, err);
@@ -451,15 +451,15 @@ xpack_status xpack_et_xnn_graph_parse(const void* blob, size_t size, const char*
 
 xpack_status xpack_et_xnn_graph_open(const xpack_et_program* program, size_t method, size_t delegate,
                                      xpack_et_xnn_graph** out, xpack_error* err) {
-  if (!program || !out) return xpack_fail(err, XPACK_ERR_ARG, "xpack_et_xnn_graph_open: NULL program or out");
+  if (!program || !out) return xp_fail(err, XPACK_ERR_ARG, "xpack_et_xnn_graph_open: NULL program or out");
   *out = NULL;
   const xpack_et_program_info* info = xpack_et_program_get_info(program);
   if (method >= info->method_count || delegate >= info->methods[method].delegate_count) {
-    return xpack_fail(err, XPACK_ERR_ARG, "%s: no delegate %zu in method %zu", info->name, delegate, method);
+    return xp_fail(err, XPACK_ERR_ARG, "%s: no delegate %zu in method %zu", info->name, delegate, method);
   }
   const xpack_et_delegate* d = &info->methods[method].delegates[delegate];
   if (!d->is_xnnpack) {
-    return xpack_fail(err, XPACK_ERR_UNSUPPORTED, "%s: execution_plan[%zu].delegates[%zu] is a \"%s\" delegate, not XNNPACK",
+    return xp_fail(err, XPACK_ERR_UNSUPPORTED, "%s: execution_plan[%zu].delegates[%zu] is a \"%s\" delegate, not XNNPACK",
                       info->name, method, delegate, d->backend_id);
   }
   char name[512];

@@ -76,7 +76,7 @@ typedef struct export_item {
 } export_item;
 
 typedef struct export_plan {
-  const xpc_view* view;
+  const xp_view* view;
   export_item* items;         /* one per entry, in entry order */
   export_item** named;        /* the items with a name, sorted by name, seed, region */
   uint64_t named_count;
@@ -110,22 +110,22 @@ static int compare_items(const void* a, const void* b) {
 }
 
 /* Names one entry: kernel name followed by bias name, as ExecuTorch's look-up builds it. */
-static xpack_status name_item(const xpc_view* v, const char* path, uint64_t index, export_item* it,
+static xpack_status name_item(const xp_view* v, const char* path, uint64_t index, export_item* it,
                               xpack_error* err) {
-  xpc_entry e;
-  xpc_view_entry(v, index, &e);
+  xp_entry e;
+  xp_view_entry(v, index, &e);
   it->entry = index;
   it->seed = e.seed;
   it->region = e.region;
   const char *kernel, *bias = NULL;
   uint32_t kernel_len, bias_len = 0;
-  if (xpc_view_string(v, e.kernel, &kernel, &kernel_len) != 0 ||
-      (e.bias != XPC_NONE && xpc_view_string(v, e.bias, &bias, &bias_len) != 0)) {
-    return xpack_fail(err, XPACK_ERR_CORRUPT, "%s: entry %llu: identity offset is not a string of STRS", path,
+  if (xp_view_string(v, e.kernel, &kernel, &kernel_len) != 0 ||
+      (e.bias != XPC_NONE && xp_view_string(v, e.bias, &bias, &bias_len) != 0)) {
+    return xp_fail(err, XPACK_ERR_CORRUPT, "%s: entry %llu: identity offset is not a string of STRS", path,
                       (unsigned long long)index);
   }
   if (e.region >= v->regions.count) {
-    return xpack_fail(err, XPACK_ERR_CORRUPT, "%s: entry %llu: region index %u, the file has %llu regions", path,
+    return xp_fail(err, XPACK_ERR_CORRUPT, "%s: entry %llu: region index %u, the file has %llu regions", path,
                       (unsigned long long)index, e.region, (unsigned long long)v->regions.count);
   }
   size_t kernel_name_len, bias_name_len = 0;
@@ -142,12 +142,12 @@ static xpack_status name_item(const xpc_view* v, const char* path, uint64_t inde
     return XPACK_OK;
   }
   if ((uint64_t)kernel_name_len + bias_name_len > UINT32_MAX) {
-    return xpack_fail(err, XPACK_ERR_UNSUPPORTED, "%s: entry %llu: a name of %llu bytes does not fit ExecuTorch's index",
+    return xp_fail(err, XPACK_ERR_UNSUPPORTED, "%s: entry %llu: a name of %llu bytes does not fit ExecuTorch's index",
                       path, (unsigned long long)index, (unsigned long long)kernel_name_len + bias_name_len);
   }
   it->name_len = kernel_name_len + bias_name_len;
   it->name = malloc(it->name_len + 1);
-  if (it->name == NULL) return xpack_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", path);
+  if (it->name == NULL) return xp_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", path);
   memcpy(it->name, kernel, kernel_name_len);
   if (bias_name_len) memcpy(it->name + kernel_name_len, bias, bias_name_len);
   it->name[it->name_len] = 0;
@@ -160,14 +160,14 @@ static xpack_status name_item(const xpc_view* v, const char* path, uint64_t inde
  * and none of them is exported; entries equal in name, seed and region become one record. Then places each
  * region a written record points at, by xpack's own alignment rules. */
 static xpack_status plan_export(export_plan* p, const char* path, xpack_error* err) {
-  const xpc_view* v = p->view;
+  const xp_view* v = p->view;
   const uint64_t n = v->entries.count;
   p->items = calloc(n ? n : 1, sizeof *p->items);
   p->named = calloc(n ? n : 1, sizeof *p->named);
   p->records = calloc(n ? n : 1, sizeof *p->records);
   p->region_out_offset = malloc((v->regions.count ? v->regions.count : 1) * sizeof *p->region_out_offset);
   if (!p->items || !p->named || !p->records || !p->region_out_offset) {
-    return xpack_fail(err, XPACK_ERR_NOMEM, "%s: out of memory for %llu entries", path, (unsigned long long)n);
+    return xp_fail(err, XPACK_ERR_NOMEM, "%s: out of memory for %llu entries", path, (unsigned long long)n);
   }
   for (uint64_t i = 0; i < n; i++) {
     xpack_status st = name_item(v, path, i, &p->items[i], err);
@@ -191,7 +191,7 @@ static xpack_status plan_export(export_plan* p, const char* path, xpack_error* e
     i = end;
   }
   if (p->record_count > UINT32_MAX) {
-    return xpack_fail(err, XPACK_ERR_UNSUPPORTED, "%s: %llu records do not fit ExecuTorch's u32 record count", path,
+    return xp_fail(err, XPACK_ERR_UNSUPPORTED, "%s: %llu records do not fit ExecuTorch's u32 record count", path,
                       (unsigned long long)p->record_count);
   }
 
@@ -202,13 +202,13 @@ static xpack_status plan_export(export_plan* p, const char* path, xpack_error* e
   uint64_t cursor = 0;
   for (uint64_t r = 0; r < v->regions.count; r++) {
     if (p->region_out_offset[r] == UINT64_MAX) continue;
-    xpc_region region;
-    xpc_view_region(v, r, &region);
-    if (!xpc_region_is_sound(v, &region)) {
-      return xpack_fail(err, XPACK_ERR_CORRUPT, "%s: region %llu at offset %llu lies outside the data area", path,
+    xp_region region;
+    xp_view_region(v, r, &region);
+    if (!xp_region_is_sound(v, &region)) {
+      return xp_fail(err, XPACK_ERR_CORRUPT, "%s: region %llu at offset %llu lies outside the data area", path,
                         (unsigned long long)r, (unsigned long long)region.offset);
     }
-    cursor = xpc_place_region(cursor, region.size, v->page_alignment, small_alignment);
+    cursor = xp_place_region(cursor, region.size, v->page_alignment, small_alignment);
     p->region_out_offset[r] = cursor;
     cursor += region.size;
     p->stats.regions++;
@@ -234,11 +234,11 @@ static xpack_status plan_export(export_plan* p, const char* path, xpack_error* e
 
 /* The packed regions at their planned offsets (the gaps read as zeros), then the index and the footer. */
 static xpack_status write_contents(const export_plan* p, xp_safe_file* out, xpack_error* err) {
-  const xpc_view* v = p->view;
+  const xp_view* v = p->view;
   for (uint64_t r = 0; r < v->regions.count; r++) {
     if (p->region_out_offset[r] == UINT64_MAX) continue;
-    xpc_region region;
-    xpc_view_region(v, r, &region);
+    xp_region region;
+    xp_view_region(v, r, &region);
     xpack_status st = xp_safe_write_at(out, v->base + region.offset, (size_t)region.size, p->region_out_offset[r], err);
     if (st != XPACK_OK) return st;
   }
@@ -246,14 +246,14 @@ static xpack_status write_contents(const export_plan* p, xp_safe_file* out, xpac
   for (uint64_t k = 0; k < p->record_count; k++) index_size += XPWC_RECORD_FIXED_SIZE + p->records[k]->name_len;
   uint8_t* index = malloc((size_t)index_size);
   if (index == NULL) {
-    return xpack_fail(err, XPACK_ERR_NOMEM, "%s: out of memory for a %llu-byte index", out->path,
+    return xp_fail(err, XPACK_ERR_NOMEM, "%s: out of memory for a %llu-byte index", out->path,
                       (unsigned long long)index_size);
   }
   uint8_t* q = index;
   for (uint64_t k = 0; k < p->record_count; k++) {
     const export_item* it = p->records[k];
-    xpc_region region;
-    xpc_view_region(v, it->region, &region);
+    xp_region region;
+    xp_view_region(v, it->region, &region);
     xp_put32(q, (uint32_t)it->name_len);
     memcpy(q + 4, it->name, it->name_len);
     q += 4 + it->name_len;
@@ -299,18 +299,18 @@ xpack_status xpack_export_executorch(const char* cache_path, const char* out_pat
                                      void* context, xpack_export_stats* stats, xpack_error* err) {
   if (stats) memset(stats, 0, sizeof *stats);
   if (cache_path == NULL || out_path == NULL) {
-    return xpack_fail(err, XPACK_ERR_ARG, "xpack_export_executorch: NULL path");
+    return xp_fail(err, XPACK_ERR_ARG, "xpack_export_executorch: NULL path");
   }
-  xpc_file cache;
-  xpack_status st = xpc_file_open(&cache, cache_path, 0, err);
+  xp_file cache;
+  xpack_status st = xp_file_open(&cache, cache_path, 0, err);
   if (st != XPACK_OK) return st;
-  const xpc_view* view = &cache.view;
+  const xp_view* view = &cache.view;
   /* Every byte of the output comes from the cache: export nothing that verify would not pass. */
   first_problem problem = {{0}, 0};
   uint64_t problems = 0;
   st = xpack_verify_file(cache_path, keep_first_problem, &problem, &problems, err);
   if (st == XPACK_OK && problems > 0) {
-    st = xpack_fail(err, XPACK_ERR_CORRUPT, "%s: damaged, nothing exported: %s (%llu problem%s; `xpack verify %s` lists them)",
+    st = xp_fail(err, XPACK_ERR_CORRUPT, "%s: damaged, nothing exported: %s (%llu problem%s; `xpack verify %s` lists them)",
                     cache_path, problem.text, (unsigned long long)problems, problems == 1 ? "" : "s", cache_path);
   }
   export_plan plan;
@@ -333,6 +333,6 @@ xpack_status xpack_export_executorch(const char* cache_path, const char* out_pat
     if (stats) *stats = plan.stats;
   }
   plan_free(&plan);
-  xpc_file_close(&cache);
+  xp_file_close(&cache);
   return st;
 }

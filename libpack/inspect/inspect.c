@@ -11,22 +11,22 @@
 #include "xpc_format.h"
 
 struct xpack_file {
-  xpc_file file;
+  xp_file file;
 };
 
 static const char kBadString[] = "<bad string>";
 
-static const char* string_at(const xpc_view* v, uint32_t offset) {
+static const char* string_at(const xp_view* v, uint32_t offset) {
   const char* s;
   uint32_t len;
-  return xpc_view_string(v, offset, &s, &len) == 0 ? s : kBadString;
+  return xp_view_string(v, offset, &s, &len) == 0 ? s : kBadString;
 }
 
 xpack_status xpack_file_open(const char* path, xpack_file** out, xpack_error* err) {
   *out = NULL;
   xpack_file* f = calloc(1, sizeof *f);
-  if (f == NULL) return xpack_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", path);
-  xpack_status st = xpc_file_open(&f->file, path, 1, err);
+  if (f == NULL) return xp_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", path);
+  xpack_status st = xp_file_open(&f->file, path, 1, err);
   if (st != XPACK_OK) {
     free(f);
     return st;
@@ -37,7 +37,7 @@ xpack_status xpack_file_open(const char* path, xpack_file** out, xpack_error* er
 
 void xpack_file_close(xpack_file* f) {
   if (f == NULL) return;
-  xpc_file_close(&f->file);
+  xp_file_close(&f->file);
   free(f);
 }
 
@@ -45,7 +45,7 @@ void xpack_file_get_info(const xpack_file* f, xpack_file_info* o) {
   if (o == NULL) return;
   memset(o, 0, sizeof *o);
   if (f == NULL) return;
-  const xpc_view* v = &f->file.view;
+  const xp_view* v = &f->file.view;
   o->major = v->major;
   o->minor = v->minor;
   o->flags = v->flags;
@@ -68,16 +68,16 @@ void xpack_file_get_info(const xpack_file* f, xpack_file_info* o) {
   o->build_id_matches = o->build_id_size == xnn_experimental_get_build_identifier_size() &&
                         xnn_experimental_check_build_identifier(o->build_id, o->build_id_size);
   for (uint64_t i = 0; i < v->regions.count; i++) {
-    xpc_region r;
-    xpc_view_region(v, i, &r);
+    xp_region r;
+    xp_view_region(v, i, &r);
     o->stored_bytes += r.size;
   }
   for (uint64_t i = 0; i < v->entries.count; i++) {
-    xpc_entry e;
-    xpc_view_entry(v, i, &e);
+    xp_entry e;
+    xp_view_entry(v, i, &e);
     if (e.region < v->regions.count) {
-      xpc_region r;
-      xpc_view_region(v, e.region, &r);
+      xp_region r;
+      xp_view_region(v, e.region, &r);
       o->referenced_bytes += r.size;
     }
   }
@@ -87,25 +87,25 @@ void xpack_file_get_region(const xpack_file* f, uint64_t index, xpack_file_regio
   if (out == NULL) return;
   memset(out, 0, sizeof *out);
   if (f == NULL) return;
-  xpc_region r;
-  xpc_view_region(&f->file.view, index, &r);
+  xp_region r;
+  xp_view_region(&f->file.view, index, &r);
   *out = (xpack_file_region){r.offset, r.stored_size, r.size, r.hash};
 }
 
 const uint8_t* xpack_file_region_bytes(const xpack_file* f, uint64_t index) {
-  xpc_region r;
+  xp_region r;
   if (f == NULL || index >= f->file.view.regions.count) return NULL;
-  xpc_view_region(&f->file.view, index, &r);
-  return xpc_region_is_sound(&f->file.view, &r) ? f->file.view.base + r.offset : NULL;
+  xp_view_region(&f->file.view, index, &r);
+  return xp_region_is_sound(&f->file.view, &r) ? f->file.view.base + r.offset : NULL;
 }
 
 void xpack_file_get_entry(const xpack_file* f, uint64_t index, xpack_file_entry* out) {
   if (out == NULL) return;
   memset(out, 0, sizeof *out);
   if (f == NULL) return;
-  const xpc_view* v = &f->file.view;
-  xpc_entry e;
-  xpc_view_entry(v, index, &e);
+  const xp_view* v = &f->file.view;
+  xp_entry e;
+  xp_view_entry(v, index, &e);
   out->seed = e.seed;
   out->kernel = string_at(v, e.kernel);
   out->bias = e.bias == XPC_NONE ? NULL : string_at(v, e.bias);
@@ -113,9 +113,9 @@ void xpack_file_get_entry(const xpack_file* f, uint64_t index, xpack_file_entry*
   out->family = e.family;
   out->flags = e.flags;
   if (e.region < v->regions.count) {
-    xpc_region r;
-    xpc_view_region(v, e.region, &r);
-    out->sound = xpc_entry_check(v, index, &r) == e.check && xpc_region_is_sound(v, &r);
+    xp_region r;
+    xp_view_region(v, e.region, &r);
+    out->sound = xp_entry_check(v, index, &r) == e.check && xp_region_is_sound(v, &r);
   }
 }
 
@@ -123,8 +123,8 @@ void xpack_file_get_family(const xpack_file* f, uint64_t index, xpack_file_famil
   if (out == NULL) return;
   memset(out, 0, sizeof *out);
   if (f == NULL) return;
-  xpc_family m;
-  xpc_view_family(&f->file.view, index, &m);
+  xp_family m;
+  xp_view_family(&f->file.view, index, &m);
   out->name = string_at(&f->file.view, m.name);
   out->flags = m.flags;
   out->probe_hash = m.probe_hash;
@@ -134,7 +134,7 @@ void xpack_file_get_input(const xpack_file* f, uint64_t index, xpack_file_input*
   if (out == NULL) return;
   memset(out, 0, sizeof *out);
   if (f == NULL) return;
-  const xpc_view* v = &f->file.view;
+  const xp_view* v = &f->file.view;
   const uint8_t* p = v->base + v->provenance.offset + index * v->provenance.record_size;
   out->name = string_at(v, xp_le32(p + XPC_P_NAME));
   out->kind = xp_le32(p + XPC_P_KIND);
@@ -148,18 +148,18 @@ void xpack_file_get_info_pair(const xpack_file* f, uint64_t index, const char** 
   if (key == NULL || value == NULL) return;
   *key = *value = NULL;
   if (f == NULL) return;
-  const xpc_view* v = &f->file.view;
+  const xp_view* v = &f->file.view;
   const uint8_t* p = v->base + v->info.offset + index * v->info.record_size;
   *key = string_at(v, xp_le32(p + XPC_I_KEY));
   *value = string_at(v, xp_le32(p + XPC_I_VALUE));
 }
 
 int64_t xpack_file_find(const xpack_file* f, uint32_t seed, const char* kernel, const char* bias) {
-  xpc_entry e;
-  xpc_region r;
+  xp_entry e;
+  xp_region r;
   uint64_t index;
   if (f == NULL || kernel == NULL) return -1;
-  if (xpc_view_find(&f->file.view, seed, kernel, strlen(kernel), bias, bias ? strlen(bias) : 0, &e, &r, &index) !=
+  if (xp_view_find(&f->file.view, seed, kernel, strlen(kernel), bias, bias ? strlen(bias) : 0, &e, &r, &index) !=
       XPC_FOUND) {
     return -1;
   }

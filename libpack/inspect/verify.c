@@ -22,25 +22,25 @@ static int report(void* context, const char* where, const char* what) {
 }
 
 /* A region's bytes: hashed, or (transport form) its zstd frame decoded into nothing and the result hashed. */
-static void check_region_bytes(void* context, xpc_checker* c, uint64_t index, const xpc_region* r,
+static void check_region_bytes(void* context, xp_checker* c, uint64_t index, const xp_region* r,
                                const char* where) {
   (void)index;
-  xt_decoder* decoder = context;
-  const xpc_view* v = c->v;
+  xp_transport_decoder* decoder = context;
+  const xp_view* v = c->v;
   if (v->flags & XPC_FLAG_TRANSPORT) {
     if (decoder->dctx == NULL) {
-      xpc_problem(c, where, r->offset, "not decoded: no memory for a zstd decompression context");
+      xp_problem(c, where, r->offset, "not decoded: no memory for a zstd decompression context");
       return;
     }
     char what[256];
-    if (xt_decode_region(decoder, v, r, NULL, 0, what, sizeof what, NULL) != XPACK_OK) {
-      xpc_problem(c, where, r->offset, "%s", what);
+    if (xp_transport_decode_region(decoder, v, r, NULL, 0, what, sizeof what, NULL) != XPACK_OK) {
+      xp_problem(c, where, r->offset, "%s", what);
     }
     return;
   }
   const uint64_t h = XXH3_64bits(v->base + r->offset, (size_t)r->size);
   if (h != r->hash) {
-    xpc_problem(c, where, r->offset, "XXH3-64 of its %llu bytes is %016llx, the record says %016llx",
+    xp_problem(c, where, r->offset, "XXH3-64 of its %llu bytes is %016llx, the record says %016llx",
                 (unsigned long long)r->size, (unsigned long long)h, (unsigned long long)r->hash);
   }
 }
@@ -48,8 +48,8 @@ static void check_region_bytes(void* context, xpc_checker* c, uint64_t index, co
 xpack_status xpack_verify_file(const char* path, xpack_problem_fn fn, void* context, uint64_t* problem_count,
                                xpack_error* err) {
   if (problem_count) *problem_count = 0;
-  xpc_file file;
-  xpack_status st = xpc_file_open(&file, path, 1, err);
+  xp_file file;
+  xpack_status st = xp_file_open(&file, path, 1, err);
   if (st != XPACK_OK) {
     if (st != XPACK_ERR_IO) { /* the file was read: what is wrong with it is its one problem */
       if (fn) fn(context, path, err ? err->message : xpack_status_name(st));
@@ -58,16 +58,16 @@ xpack_status xpack_verify_file(const char* path, xpack_problem_fn fn, void* cont
     return st;
   }
   listener l = {fn, context};
-  xpc_checker c;
-  xpc_checker_init(&c, &file.view, report, &l);
-  xt_decoder decoder = {0};
-  if (file.view.flags & XPC_FLAG_TRANSPORT) xt_decoder_init(&decoder, NULL);
-  xpc_check_tables(&c);
-  xpc_check_regions(&c, check_region_bytes, &decoder);
-  xt_decoder_free(&decoder);
-  xpc_check_entries(&c);
-  xpc_check_small_tables(&c);
+  xp_checker c;
+  xp_checker_init(&c, &file.view, report, &l);
+  xp_transport_decoder decoder = {0};
+  if (file.view.flags & XPC_FLAG_TRANSPORT) xp_transport_decoder_init(&decoder, NULL);
+  xp_check_tables(&c);
+  xp_check_regions(&c, check_region_bytes, &decoder);
+  xp_transport_decoder_free(&decoder);
+  xp_check_entries(&c);
+  xp_check_small_tables(&c);
   if (problem_count) *problem_count = c.problems;
-  xpc_file_close(&file);
+  xp_file_close(&file);
   return XPACK_OK;
 }

@@ -20,18 +20,18 @@ void xp_families_destroy(xp_cache_families* f) {
   memset(f, 0, sizeof *f);
 }
 
-static void decide(xp_family_slot* slot, const xpc_view* view, const char* file_refusal, uint32_t index) {
+static void decide(xp_family_slot* slot, const xp_view* view, const char* file_refusal, uint32_t index) {
   slot->local_probe = 0;
   if (file_refusal != NULL) {
     slot->refusal = XPACK_FAMILY_FILE_REFUSED;
     snprintf(slot->reason, sizeof slot->reason, "the whole file is refused: %s", file_refusal);
     return;
   }
-  xpc_family record;
-  xpc_view_family(view, index, &record);
+  xp_family record;
+  xp_view_family(view, index, &record);
   const char* name;
   uint32_t len;
-  if (xpc_view_string(view, record.name, &name, &len) != 0) {
+  if (xp_view_string(view, record.name, &name, &len) != 0) {
     slot->refusal = XPACK_FAMILY_UNKNOWN;
     snprintf(slot->reason, sizeof slot->reason, "family record %u: name offset %u is not a string of STRS", index,
              record.name);
@@ -63,7 +63,7 @@ static void decide(xp_family_slot* slot, const xpc_view* view, const char* file_
   }
 }
 
-xp_family_slot* xp_families_decide(xp_cache_families* f, const xpc_view* view, const char* file_refusal,
+xp_family_slot* xp_families_decide(xp_cache_families* f, const xp_view* view, const char* file_refusal,
                                    uint32_t index) {
   xp_family_slot* slot = &f->slots[index];
   if (atomic_load_explicit(&slot->decided, memory_order_acquire)) return slot;

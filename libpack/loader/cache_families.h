@@ -33,7 +33,7 @@ int xp_families_init(xp_cache_families* families, uint32_t count);
 void xp_families_destroy(xp_cache_families* families);
 
 /* The slot of family `index` (< count), decided. file_refusal: why the whole file is refused, or NULL. */
-xp_family_slot* xp_families_decide(xp_cache_families* families, const xpc_view* view, const char* file_refusal,
+xp_family_slot* xp_families_decide(xp_cache_families* families, const xp_view* view, const char* file_refusal,
                                    uint32_t index);
 
 #endif

@@ -120,7 +120,7 @@ const char* xpack_family_datatype_name(enum xnn_datatype datatype) {
 
 xpack_status xpack_family_format(const xpack_family* f, char* name, size_t cap, size_t* len, xpack_error* err) {
   if (f == NULL || name == NULL || cap == 0) {
-    return xpack_fail(err, XPACK_ERR_ARG, "xpack_family_format: %s", f == NULL ? "the family is NULL"
+    return xp_fail(err, XPACK_ERR_ARG, "xpack_family_format: %s", f == NULL ? "the family is NULL"
                                                                      : name == NULL ? "the name buffer is NULL"
                                                                                     : "a name buffer of 0 bytes");
   }
@@ -134,12 +134,12 @@ xpack_status xpack_family_format(const xpack_family* f, char* name, size_t cap, 
                    xpack_family_datatype_name(f->filter), block, xpack_family_datatype_name(f->bias),
                    xpack_family_datatype_name(f->output), transpose);
   if (n < 0 || (size_t)n >= cap) {
-    return xpack_fail(err, XPACK_ERR_ARG, "xpack_family_format: a name buffer of %zu bytes (the name needs %d)", cap,
+    return xp_fail(err, XPACK_ERR_ARG, "xpack_family_format: a name buffer of %zu bytes (the name needs %d)", cap,
                       n + 1);
   }
   if (len != NULL) *len = (size_t)n;
   if (!is_known(f)) {
-    return xpack_fail(err, XPACK_ERR_UNSUPPORTED, "%s: not a packing family this xpack can probe", name);
+    return xp_fail(err, XPACK_ERR_UNSUPPORTED, "%s: not a packing family this xpack can probe", name);
   }
   return XPACK_OK;
 }
@@ -213,10 +213,10 @@ static xpack_status parse_name(const char* name, size_t len, xpack_family* out) 
 
 xpack_status xpack_family_parse(const char* name, size_t len, xpack_family* out, xpack_error* err) {
   if (name == NULL || out == NULL) {
-    return xpack_fail(err, XPACK_ERR_ARG, "xpack_family_parse: %s is NULL", name == NULL ? "the name" : "out");
+    return xp_fail(err, XPACK_ERR_ARG, "xpack_family_parse: %s is NULL", name == NULL ? "the name" : "out");
   }
   if (parse_name(name, len, out) != XPACK_OK) {
-    return xpack_fail(err, XPACK_ERR_UNSUPPORTED, "'%.*s' is not the name of a packing family this xpack knows",
+    return xp_fail(err, XPACK_ERR_UNSUPPORTED, "'%.*s' is not the name of a packing family this xpack knows",
                       (int)(len < XPACK_FAMILY_NAME_MAX ? len : XPACK_FAMILY_NAME_MAX), name);
   }
   return XPACK_OK;

@@ -28,7 +28,7 @@ struct xpack_cache {
   uint64_t size;
   int mapped;
   int check_regions; /* XPACK_OPEN_CHECK_REGIONS */
-  xpc_view view;
+  xp_view view;
   char refusal[256]; /* empty = served */
   xp_bindings bindings;
   xp_heap_pool heap;
@@ -44,12 +44,12 @@ typedef enum answer { ANSWER_HIT, ANSWER_UNBOUND, ANSWER_NOT_FOUND, ANSWER_REFUS
 
 /* Resolves a key to a region of the file, counting the refusal reason if any. On a hit *family is the
  * entry's family slot, for the caller to count the hit in. */
-static answer find(xpack_cache* c, const struct xnn_weights_cache_look_up_key* key, xpc_region* region,
+static answer find(xpack_cache* c, const struct xnn_weights_cache_look_up_key* key, xp_region* region,
                    xp_family_slot** family) {
   xp_key_identities ids;
   if (xp_bindings_resolve_key(&c->bindings, key->kernel, key->bias, &ids) != 0) return ANSWER_UNBOUND;
-  xpc_entry entry;
-  xpc_find_result r = xpc_view_find(&c->view, key->seed, ids.kernel, ids.kernel_len, ids.has_bias ? ids.bias : NULL,
+  xp_entry entry;
+  xp_find_result r = xp_view_find(&c->view, key->seed, ids.kernel, ids.kernel_len, ids.has_bias ? ids.bias : NULL,
                                     ids.bias_len, &entry, region, NULL);
   if (r == XPC_NOT_FOUND) return ANSWER_NOT_FOUND;
   if (r == XPC_ENTRY_CORRUPT) {
@@ -91,7 +91,7 @@ static void count_miss(xpack_cache* c, answer a) {
 static size_t provider_look_up(void* context, const struct xnn_weights_cache_look_up_key* key) {
   xpack_cache* c = context;
   BUMP(c, lookups);
-  xpc_region region;
+  xp_region region;
   xp_family_slot* family = NULL;
   answer a = find(c, key, &region, &family);
   if (a == ANSWER_HIT) {
@@ -122,7 +122,7 @@ static size_t provider_look_up_or_insert(void* context, const struct xnn_weights
   /* XNNPACK packed without asking first (depthwise convolution, deconvolution, ...). Serve the file's copy
    * only if it is exactly what XNNPACK just produced: a free end-to-end check. */
   BUMP(c, lookups);
-  xpc_region region;
+  xp_region region;
   xp_family_slot* family = NULL;
   answer a = find(c, key, &region, &family);
   if (a == ANSWER_HIT) {
@@ -161,7 +161,7 @@ static xpack_status read_whole_file(xpack_cache* c, const char* path, xpack_erro
   void* buf = NULL;
   if (posix_memalign(&buf, 16384, c->size ? (size_t)c->size : 1) != 0) {
     close(fd);
-    return xpack_fail(err, XPACK_ERR_NOMEM, "%s: cannot allocate %llu bytes to read the file", path,
+    return xp_fail(err, XPACK_ERR_NOMEM, "%s: cannot allocate %llu bytes to read the file", path,
                       (unsigned long long)c->size);
   }
   for (uint64_t done = 0; done < c->size;) {
@@ -170,7 +170,7 @@ static xpack_status read_whole_file(xpack_cache* c, const char* path, xpack_erro
       if (n < 0 && errno == EINTR) continue;
       free(buf);
       close(fd);
-      return xpack_fail(err, XPACK_ERR_IO, "%s: read failed at offset %llu: %s", path, (unsigned long long)done,
+      return xp_fail(err, XPACK_ERR_IO, "%s: read failed at offset %llu: %s", path, (unsigned long long)done,
                         n < 0 ? strerror(errno) : "file shrank while reading");
     }
     done += (uint64_t)n;
@@ -195,7 +195,7 @@ static xpack_status load_file(xpack_cache* c, const char* path, unsigned flags, 
   }
   if (st == XPACK_OK && c->size < XPC_HEADER_SIZE + XPC_FOOTER_SIZE) {
     /* Checked before anything reads the bytes: a shorter file cannot hold a header and a footer. */
-    return xpack_fail(err, c->size == 0 ? XPACK_ERR_NOT_XPACK : XPACK_ERR_TRUNCATED,
+    return xp_fail(err, c->size == 0 ? XPACK_ERR_NOT_XPACK : XPACK_ERR_TRUNCATED,
                       "%s: %llu bytes is too short for an xpack cache (at least %d)", path,
                       (unsigned long long)c->size, XPC_HEADER_SIZE + XPC_FOOTER_SIZE);
   }
@@ -214,7 +214,7 @@ static void unload_file(xpack_cache* c) {
 
 /* Decides whether this process may be served from the file at all. */
 static void check_compatibility(xpack_cache* c) {
-  const xpc_view* v = &c->view;
+  const xp_view* v = &c->view;
   if (v->arch != xp_target_arch()) {
     snprintf(c->refusal, sizeof c->refusal, "packed for %s, this process runs on %s", xp_arch_name(v->arch),
              xp_arch_name(xp_target_arch()));
@@ -231,18 +231,18 @@ xpack_status xpack_cache_open(const char* path, unsigned flags, xpack_cache** ou
   const unsigned known =
       XPACK_OPEN_READ | XPACK_OPEN_STRICT | XPACK_OPEN_SEQUENTIAL | XPACK_OPEN_WILLNEED | XPACK_OPEN_CHECK_REGIONS;
   if (path == NULL || out == NULL || (flags & ~known) != 0) {
-    return xpack_fail(err, XPACK_ERR_ARG, "xpack_cache_open: NULL path or output, or unknown flags");
+    return xp_fail(err, XPACK_ERR_ARG, "xpack_cache_open: NULL path or output, or unknown flags");
   }
   *out = NULL;
   xpack_cache* c = calloc(1, sizeof *c);
-  if (c == NULL) return xpack_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", path);
+  if (c == NULL) return xp_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", path);
   c->check_regions = (flags & XPACK_OPEN_CHECK_REGIONS) != 0;
   xpack_status st = load_file(c, path, flags, err);
-  if (st == XPACK_OK) st = xpc_view_open(&c->view, c->base, c->size, path, 0, err);
+  if (st == XPACK_OK) st = xp_view_open(&c->view, c->base, c->size, path, 0, err);
   if (st == XPACK_OK) {
     check_compatibility(c);
     if (c->refusal[0] != 0 && (flags & XPACK_OPEN_STRICT)) {
-      st = xpack_fail(err, XPACK_ERR_INCOMPATIBLE, "%s: %s", path, c->refusal);
+      st = xp_fail(err, XPACK_ERR_INCOMPATIBLE, "%s: %s", path, c->refusal);
     }
   }
   if (st != XPACK_OK) {
@@ -253,7 +253,7 @@ xpack_status xpack_cache_open(const char* path, unsigned flags, xpack_cache** ou
   if (xp_families_init(&c->families, (uint32_t)c->view.families.count) != 0) {
     unload_file(c);
     free(c);
-    return xpack_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", path);
+    return xp_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", path);
   }
   xp_bindings_init(&c->bindings);
   xp_heap_init(&c->heap, xp_target_xnn_alignment());
@@ -286,7 +286,7 @@ xpack_status xpack_cache_bind(xpack_cache* c, const void* raw, const char* ident
   xpack_status st = xp_bind_check("xpack_cache_bind", c, "the cache", raw, identity, identity_len, err);
   if (st != XPACK_OK) return st;
   if (xp_bindings_set(&c->bindings, raw, identity, identity_len) != XPACK_OK) {
-    return xpack_fail(err, XPACK_ERR_NOMEM, "xpack_cache_bind: out of memory binding '%.*s'", (int)identity_len,
+    return xp_fail(err, XPACK_ERR_NOMEM, "xpack_cache_bind: out of memory binding '%.*s'", (int)identity_len,
                       identity);
   }
   return XPACK_OK;
@@ -343,18 +343,18 @@ uint32_t xpack_cache_family_count(const xpack_cache* c) { return c ? c->families
 
 xpack_status xpack_cache_family(xpack_cache* c, uint32_t index, xpack_cache_family_info* out, xpack_error* err) {
   if (c == NULL || out == NULL) {
-    return xpack_fail(err, XPACK_ERR_ARG, "xpack_cache_family: %s is NULL", c == NULL ? "the cache" : "out");
+    return xp_fail(err, XPACK_ERR_ARG, "xpack_cache_family: %s is NULL", c == NULL ? "the cache" : "out");
   }
   if (index >= c->families.count) {
-    return xpack_fail(err, XPACK_ERR_ARG, "xpack_cache_family: family %u of a file with %u families", index,
+    return xp_fail(err, XPACK_ERR_ARG, "xpack_cache_family: family %u of a file with %u families", index,
                       c->families.count);
   }
   xp_family_slot* slot = xp_families_decide(&c->families, &c->view, c->refusal[0] ? c->refusal : NULL, index);
-  xpc_family record;
-  xpc_view_family(&c->view, index, &record);
+  xp_family record;
+  xp_view_family(&c->view, index, &record);
   const char* name;
   uint32_t len;
-  out->name = xpc_view_string(&c->view, record.name, &name, &len) == 0 ? name : "<bad string>";
+  out->name = xp_view_string(&c->view, record.name, &name, &len) == 0 ? name : "<bad string>";
   out->packed_probe = record.probe_hash;
   out->local_probe = slot->local_probe;
   out->refusal = slot->refusal;
@@ -367,4 +367,4 @@ xpack_status xpack_cache_family(xpack_cache* c, uint32_t index, xpack_cache_fami
 uint64_t xpack_cache_entry_count(const xpack_cache* c) { return c ? c->view.entries.count : 0; }
 uint64_t xpack_cache_file_size(const xpack_cache* c) { return c ? c->size : 0; }
 
-const xpc_view* xp_cache_view(const xpack_cache* c) { return &c->view; }
+const xp_view* xp_cache_view(const xpack_cache* c) { return &c->view; }

@@ -6,6 +6,6 @@
 #include "xpack_loader.h"
 
 /* The validated view of the cache's file; valid until xpack_cache_close. */
-const xpc_view* xp_cache_view(const xpack_cache* cache);
+const xp_view* xp_cache_view(const xpack_cache* cache);
 
 #endif

@@ -299,7 +299,7 @@ xpack_status xp_probe_run(const xpack_family* family, uint64_t* hash, xpack_erro
   if (st != XPACK_OK) return st;
   enum xnn_status xs = xnn_initialize(NULL);
   if (xs != xnn_status_success) {
-    return xpack_fail(err, XPACK_ERR_XNNPACK, "%s: xnn_initialize failed (status %d)", name, (int)xs);
+    return xp_fail(err, XPACK_ERR_XNNPACK, "%s: xnn_initialize failed (status %d)", name, (int)xs);
   }
   probe p;
   memset(&p, 0, sizeof p);
@@ -336,11 +336,11 @@ xpack_status xp_probe_run(const xpack_family* family, uint64_t* hash, xpack_erro
   for (size_t i = 0; i < p.allocation_count; i++) free(p.allocations[i]);
   for (size_t i = 0; i < c.reserved_count; i++) free(c.reserved[i]);
   if (xs != xnn_status_success) {
-    return xpack_fail(err, XPACK_ERR_XNNPACK, "XNNPACK cannot %s the probe of %s here (status %d)", stage, name,
+    return xp_fail(err, XPACK_ERR_XNNPACK, "XNNPACK cannot %s the probe of %s here (status %d)", stage, name,
                       (int)xs);
   }
   if (c.failed || c.inserted_count == 0) {
-    return xpack_fail(err, XPACK_ERR_XNNPACK, "the probe of %s packed %s", name,
+    return xp_fail(err, XPACK_ERR_XNNPACK, "the probe of %s packed %s", name,
                       c.failed ? "more weights than expected" : "nothing");
   }
   *hash = XXH3_64bits_digest(&c.hash);
@@ -378,7 +378,7 @@ xpack_status xp_probe_family(const char* name, size_t len, uint64_t* hash, xpack
   xpack_status st = m ? m->status : XPACK_ERR_NOMEM;
   uint64_t h = m ? m->hash : 0;
   const char* message = m ? m->message : "out of memory";
-  if (st != XPACK_OK) xpack_fail(err, st, "%s", message);
+  if (st != XPACK_OK) xp_fail(err, st, "%s", message);
   pthread_mutex_unlock(&g_memo_lock);
   if (st == XPACK_OK) *hash = h;
   return st;

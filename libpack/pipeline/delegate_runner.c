@@ -69,15 +69,15 @@ xpack_status xpack_execute_runtime(xnn_runtime_t runtime, const xpack_replay_sub
   }
   double t0 = now_ms();
   if (!ok) {
-    st = xpack_fail(err, XPACK_ERR_NOMEM, "out of memory for delegate inputs and outputs");
+    st = xp_fail(err, XPACK_ERR_NOMEM, "out of memory for delegate inputs and outputs");
   } else if ((xs = xnn_reshape_runtime(runtime)) != xnn_status_success) {
-    st = xpack_fail(err, XPACK_ERR_XNNPACK, "%s: method '%s' delegate %zu: reshaping the runtime failed (status %d)",
+    st = xp_fail(err, XPACK_ERR_XNNPACK, "%s: method '%s' delegate %zu: reshaping the runtime failed (status %d)",
                     ref->file, ref->method_name, ref->delegate, (int)xs);
   } else if ((st = xpack_replay_check_externals(runtime, replay, &why)) != XPACK_OK) {
-    st = xpack_fail(err, st, "%s: method '%s' delegate %zu: %s", ref->file, ref->method_name, ref->delegate, why.message);
+    st = xp_fail(err, st, "%s: method '%s' delegate %zu: %s", ref->file, ref->method_name, ref->delegate, why.message);
   } else if ((xs = xnn_setup_runtime_v2(runtime, replay->num_externals, ext)) != xnn_status_success ||
              (xs = xnn_invoke_runtime(runtime)) != xnn_status_success) {
-    st = xpack_fail(err, XPACK_ERR_XNNPACK, "%s: method '%s' delegate %zu: running the runtime failed (status %d)",
+    st = xp_fail(err, XPACK_ERR_XNNPACK, "%s: method '%s' delegate %zu: running the runtime failed (status %d)",
                     ref->file, ref->method_name, ref->delegate, (int)xs);
   } else {
     out->first_inference_ms = now_ms() - t0;
@@ -136,9 +136,9 @@ static xpack_status resolve_target(const xpack_bind_target* target, binding* b, 
     case XPACK_BIND_CALLBACKS:
       *b = (binding){target->provider, target->bind, target->unbind};
       return XPACK_OK;
-    default: return xpack_fail(err, XPACK_ERR_ARG, "xpack_run_delegate: unknown bind kind %d", (int)target->kind);
+    default: return xp_fail(err, XPACK_ERR_ARG, "xpack_run_delegate: unknown bind kind %d", (int)target->kind);
   }
-  if (target->object == NULL) return xpack_fail(err, XPACK_ERR_ARG, "xpack_run_delegate: bind target without object");
+  if (target->object == NULL) return xp_fail(err, XPACK_ERR_ARG, "xpack_run_delegate: bind target without object");
   return XPACK_OK;
 }
 
@@ -147,7 +147,7 @@ xpack_status xpack_run_delegate(const xpack_model_set* set, const xpack_delegate
                                 xpack_error* err) {
   if (out) memset(out, 0, sizeof *out);
   if (set == NULL || ref == NULL || target == NULL || out == NULL) {
-    return xpack_fail(err, XPACK_ERR_ARG, "xpack_run_delegate: NULL argument");
+    return xp_fail(err, XPACK_ERR_ARG, "xpack_run_delegate: NULL argument");
   }
   binding b;
   xpack_status st = resolve_target(target, &b, err);
@@ -170,7 +170,7 @@ xpack_status xpack_run_delegate(const xpack_model_set* set, const xpack_delegate
   if (b.unbind) b.unbind(target->object);
   xpack_replay_drop_definition(&replay); /* as ExecuTorch, before the first inference */
   if (xs != xnn_status_success) {
-    st = xpack_fail(err, XPACK_ERR_XNNPACK, "%s: method '%s' delegate %zu: xnn_create_runtime_v4 failed (status %d)",
+    st = xp_fail(err, XPACK_ERR_XNNPACK, "%s: method '%s' delegate %zu: xnn_create_runtime_v4 failed (status %d)",
                     ref->file, ref->method_name, ref->delegate, (int)xs);
   } else if (execute) {
     st = xpack_execute_runtime(runtime, &replay, ref, out, err);

@@ -29,7 +29,7 @@ static xpack_status measure_file(const char* path, xpack_model_file* f, xpack_er
 
 static xpack_status add_ptd(xpack_model_set* set, const char* path, xpack_error* err) {
   if (set->ptd_count == XPACK_MODEL_SET_MAX_FILES) {
-    return xpack_fail(err, XPACK_ERR_ARG, "at most %d .ptd files", XPACK_MODEL_SET_MAX_FILES);
+    return xp_fail(err, XPACK_ERR_ARG, "at most %d .ptd files", XPACK_MODEL_SET_MAX_FILES);
   }
   xpack_status st = measure_file(path, &set->ptd_files[set->ptd_count], err);
   if (st == XPACK_OK) st = xpack_et_ptd_open(path, &set->ptds[set->ptd_count], err);
@@ -40,7 +40,7 @@ static xpack_status add_ptd(xpack_model_set* set, const char* path, xpack_error*
 static xpack_status add_program(xpack_model_set* set, const char* path, xpack_message_fn on_message,
                                 void* message_context, xpack_error* err) {
   if (set->program_count == XPACK_MODEL_SET_MAX_FILES) {
-    return xpack_fail(err, XPACK_ERR_ARG, "at most %d programs", XPACK_MODEL_SET_MAX_FILES);
+    return xp_fail(err, XPACK_ERR_ARG, "at most %d programs", XPACK_MODEL_SET_MAX_FILES);
   }
   xpack_model_file* f = &set->program_files[set->program_count];
   xpack_status st = measure_file(path, f, err);
@@ -74,7 +74,7 @@ static xpack_status add_program(xpack_model_set* set, const char* path, xpack_me
 xpack_status xpack_model_set_add(xpack_model_set* set, const xpack_model_input* input, xpack_message_fn on_message,
                                  void* message_context, xpack_error* err) {
   if (set == NULL || input == NULL || input->path == NULL) {
-    return xpack_fail(err, XPACK_ERR_ARG, "xpack_model_set_add: NULL argument");
+    return xp_fail(err, XPACK_ERR_ARG, "xpack_model_set_add: NULL argument");
   }
   if (input->kind == XPACK_MODEL_DATA) return add_ptd(set, input->path, err);
   return add_program(set, input->path, on_message, message_context, err);

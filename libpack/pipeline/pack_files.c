@@ -73,7 +73,7 @@ static xpack_status something_to_write(const xpack_model_set* set, xpack_pack_re
     return XPACK_OK;
   }
   if (r->packed == 0) {
-    return xpack_fail(err, r->first_error.status, "no delegate could be packed; first error: %s",
+    return xp_fail(err, r->first_error.status, "no delegate could be packed; first error: %s",
                       r->first_error.message);
   }
   *write = 1;
@@ -97,29 +97,29 @@ xpack_status xpack_pack_set(const xpack_model_set* set, const xpack_pack_options
                             xpack_error* err) {
   if (report) memset(report, 0, sizeof *report);
   if (set == NULL || options == NULL || report == NULL) {
-    return xpack_fail(err, XPACK_ERR_ARG, "xpack_pack_set: NULL argument");
+    return xp_fail(err, XPACK_ERR_ARG, "xpack_pack_set: NULL argument");
   }
   if (set->program_count == 0) {
     nothing_to_pack(report, "no program given");
     return XPACK_OK;
   }
-  if (options->output_path == NULL) return xpack_fail(err, XPACK_ERR_ARG, "xpack_pack_set: no output path");
+  if (options->output_path == NULL) return xp_fail(err, XPACK_ERR_ARG, "xpack_pack_set: no output path");
   if (options->page_alignment != 0 && options->page_alignment != 4096 && options->page_alignment != 16384) {
-    return xpack_fail(err, XPACK_ERR_ARG, "xpack_pack_set: page alignment %u is not 4096 or 16384",
+    return xp_fail(err, XPACK_ERR_ARG, "xpack_pack_set: page alignment %u is not 4096 or 16384",
                       options->page_alignment);
   }
   if (options->zstd_level != 0 &&
       (options->zstd_level < XPACK_ZSTD_LEVEL_MIN || options->zstd_level > XPACK_ZSTD_LEVEL_MAX)) {
-    return xpack_fail(err, XPACK_ERR_ARG, "xpack_pack_set: zstd level %d is not 0 or %d to %d", options->zstd_level,
+    return xp_fail(err, XPACK_ERR_ARG, "xpack_pack_set: zstd level %d is not 0 or %d to %d", options->zstd_level,
                       XPACK_ZSTD_LEVEL_MIN, XPACK_ZSTD_LEVEL_MAX);
   }
   if (xnn_initialize(NULL) != xnn_status_success) {
-    return xpack_fail(err, XPACK_ERR_XNNPACK, "xnn_initialize failed: this CPU is not supported by XNNPACK");
+    return xp_fail(err, XPACK_ERR_XNNPACK, "xnn_initialize failed: this CPU is not supported by XNNPACK");
   }
   const char* out_path = options->output_path;
   char* mappable_path = NULL;
   if (options->zstd_level != 0 && (mappable_path = mappable_temp_path(out_path)) == NULL) {
-    return xpack_fail(err, XPACK_ERR_IO, "%s: cannot create a temporary file beside it", out_path);
+    return xp_fail(err, XPACK_ERR_IO, "%s: cannot create a temporary file beside it", out_path);
   }
   xpack_writer_options writer_options = {options->page_alignment};
   xpack_writer* writer = NULL;
@@ -140,7 +140,7 @@ xpack_status xpack_pack_files(const xpack_model_input* inputs, size_t count, con
                               xpack_pack_report* report, xpack_error* err) {
   if (report) memset(report, 0, sizeof *report);
   if ((inputs == NULL && count > 0) || options == NULL || report == NULL) {
-    return xpack_fail(err, XPACK_ERR_ARG, "xpack_pack_files: NULL argument");
+    return xp_fail(err, XPACK_ERR_ARG, "xpack_pack_files: NULL argument");
   }
   xpack_model_set set;
   xpack_model_set_init(&set, 1);

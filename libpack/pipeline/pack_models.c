@@ -144,11 +144,11 @@ static xpack_status pack_serial(pack_run* run, xpack_error* err) {
   return s.status;
 }
 
-/* The worker pool: each worker takes what pack_schedule gives it and replays it into the one writer, whose
+/* The worker pool: each worker takes what xp_pack_schedule gives it and replays it into the one writer, whose
  * bindings are per thread and whose layout follows delegate indices (xpack_writer_begin_delegate), so the
  * file does not depend on which worker took which delegate. */
 typedef struct pool {
-  pack_schedule schedule;
+  xp_pack_schedule schedule;
   pack_run* run;
   delegate_outcome* outcomes;
 } pool;
@@ -156,12 +156,12 @@ typedef struct pool {
 static void* pool_worker(void* arg) {
   pool* p = arg;
   for (;;) {
-    const size_t i = pack_schedule_take(&p->schedule);
+    const size_t i = xp_pack_schedule_take(&p->schedule);
     if (i == SIZE_MAX) return NULL;
     delegate_outcome* o = &p->outcomes[i];
     replay_into_writer(p->run, o, (uint32_t)i);
     /* A malformed delegate: later ones are not started (the pack fails with its error). */
-    pack_schedule_done(&p->schedule, i, is_malformed(o->status));
+    xp_pack_schedule_done(&p->schedule, i, is_malformed(o->status));
     progress_delegate_done(p->run);
   }
 }
@@ -190,19 +190,19 @@ static xpack_status pack_parallel(pack_run* run, xpack_error* err) {
   ref_list refs = {0};
   if (xpack_for_each_delegate(run->set, NULL, collect_one, &refs) != 0) {
     free(refs.items);
-    return xpack_fail(err, XPACK_ERR_NOMEM, "out of memory listing the delegates");
+    return xp_fail(err, XPACK_ERR_NOMEM, "out of memory listing the delegates");
   }
   progress_total(run, refs.count);
   pool p = {.run = run, .outcomes = refs.items};
   const int reverse = run->options->order == XPACK_PACK_ORDER_REVERSE;
-  int planned = pack_schedule_init(&p.schedule, refs.count, reverse) == 0;
+  int planned = xp_pack_schedule_init(&p.schedule, refs.count, reverse) == 0;
   for (size_t i = 0; planned && i < refs.count; i++) {
-    planned = pack_schedule_list(&p.schedule, i, run->set, &refs.items[i].ref) == 0;
+    planned = xp_pack_schedule_list(&p.schedule, i, run->set, &refs.items[i].ref) == 0;
   }
   if (!planned) {
-    pack_schedule_destroy(&p.schedule);
+    xp_pack_schedule_destroy(&p.schedule);
     free(refs.items);
-    return xpack_fail(err, XPACK_ERR_NOMEM, "out of memory planning the delegates");
+    return xp_fail(err, XPACK_ERR_NOMEM, "out of memory planning the delegates");
   }
   const size_t jobs = (size_t)run->options->jobs;
   size_t workers = jobs < refs.count ? jobs : refs.count;
@@ -213,7 +213,7 @@ static xpack_status pack_parallel(pack_run* run, xpack_error* err) {
   pool_worker(&p);
   for (size_t i = 0; i < started; i++) pthread_join(threads[i], NULL);
   free(threads);
-  pack_schedule_destroy(&p.schedule);
+  xp_pack_schedule_destroy(&p.schedule);
   xpack_status st = XPACK_OK;
   for (size_t i = 0; i < refs.count && st == XPACK_OK && refs.items[i].done; i++) {
     st = report_one(run, &refs.items[i], err);
@@ -266,7 +266,7 @@ xpack_status xpack_pack_into_writer(const xpack_model_set* set, xpack_writer* wr
                                     const xpack_pack_options* options, xpack_pack_report* report, xpack_error* err) {
   if (report) memset(report, 0, sizeof *report);
   if (set == NULL || writer == NULL || options == NULL || report == NULL) {
-    return xpack_fail(err, XPACK_ERR_ARG, "xpack_pack_into_writer: NULL argument");
+    return xp_fail(err, XPACK_ERR_ARG, "xpack_pack_into_writer: NULL argument");
   }
   pack_run run = {.set = set, .writer = writer, .options = options, .report = report};
   input_hashes hashes = {.set = set};

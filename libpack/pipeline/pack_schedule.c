@@ -19,7 +19,7 @@ static void add_constant(const xpack_et_xnn_graph* graph, uint32_t idx, const xp
   }
 }
 
-int pack_schedule_list(pack_schedule* s, size_t index, const xpack_model_set* set, const xpack_delegate_ref* ref) {
+int xp_pack_schedule_list(xp_pack_schedule* s, size_t index, const xpack_model_set* set, const xpack_delegate_ref* ref) {
   if (!ref->info->is_xnnpack) return 0;
   xpack_et_xnn_graph* graph = NULL;
   xpack_error err;
@@ -44,8 +44,8 @@ int pack_schedule_list(pack_schedule* s, size_t index, const xpack_model_set* se
   return 0;
 }
 
-int pack_schedule_init(pack_schedule* s, size_t count, int reverse) {
-  *s = (pack_schedule){.count = count, .reverse = reverse};
+int xp_pack_schedule_init(xp_pack_schedule* s, size_t count, int reverse) {
+  *s = (xp_pack_schedule){.count = count, .reverse = reverse};
   pthread_mutex_init(&s->lock, NULL);
   pthread_cond_init(&s->changed, NULL);
   s->weights = calloc(count + 1, sizeof *s->weights);
@@ -54,7 +54,7 @@ int pack_schedule_init(pack_schedule* s, size_t count, int reverse) {
   return s->weights == NULL || s->weight_count == NULL || s->state == NULL ? -1 : 0;
 }
 
-void pack_schedule_destroy(pack_schedule* s) {
+void xp_pack_schedule_destroy(xp_pack_schedule* s) {
   for (size_t i = 0; s->weights != NULL && i < s->count; i++) free(s->weights[i]);
   free(s->weights);
   free(s->weight_count);
@@ -63,7 +63,7 @@ void pack_schedule_destroy(pack_schedule* s) {
   pthread_mutex_destroy(&s->lock);
 }
 
-static int share_a_weight(const pack_schedule* s, size_t a, size_t b) {
+static int share_a_weight(const xp_pack_schedule* s, size_t a, size_t b) {
   const uintptr_t *x = s->weights[a], *y = s->weights[b];
   for (size_t i = 0, j = 0; i < s->weight_count[a] && j < s->weight_count[b];) {
     if (x[i] == y[j]) return 1;
@@ -73,7 +73,7 @@ static int share_a_weight(const pack_schedule* s, size_t a, size_t b) {
 }
 
 /* A waiting delegate that shares no weight with any delegate in flight, or SIZE_MAX. Lock held. */
-static size_t first_free(const pack_schedule* s, int* any_waiting) {
+static size_t first_free(const xp_pack_schedule* s, int* any_waiting) {
   *any_waiting = 0;
   for (size_t k = 0; k < s->count; k++) {
     const size_t i = s->reverse ? s->count - 1 - k : k;
@@ -86,7 +86,7 @@ static size_t first_free(const pack_schedule* s, int* any_waiting) {
   return SIZE_MAX;
 }
 
-size_t pack_schedule_take(pack_schedule* s) {
+size_t xp_pack_schedule_take(xp_pack_schedule* s) {
   pthread_mutex_lock(&s->lock);
   size_t i = SIZE_MAX;
   for (;;) {
@@ -102,7 +102,7 @@ size_t pack_schedule_take(pack_schedule* s) {
   return i;
 }
 
-void pack_schedule_done(pack_schedule* s, size_t index, int stop) {
+void xp_pack_schedule_done(xp_pack_schedule* s, size_t index, int stop) {
   pthread_mutex_lock(&s->lock);
   s->state[index] = 2;
   if (stop) s->stop = 1;

@@ -14,7 +14,7 @@
 
 #include "xpack_pipeline.h"
 
-typedef struct pack_schedule {
+typedef struct xp_pack_schedule {
   pthread_mutex_t lock;
   pthread_cond_t changed; /* a delegate finished, or the schedule stopped */
   size_t count;
@@ -23,19 +23,19 @@ typedef struct pack_schedule {
   unsigned char* state; /* per delegate: 0 waiting, 1 in flight, 2 done */
   int reverse; /* take the last waiting delegate first (tests: regions arrive out of file order) */
   int stop;
-} pack_schedule;
+} xp_pack_schedule;
 
 /* A schedule of `count` delegates, none of them listed yet. Returns 0, or -1 when out of memory. */
-int pack_schedule_init(pack_schedule* s, size_t count, int reverse);
+int xp_pack_schedule_init(xp_pack_schedule* s, size_t count, int reverse);
 /* Lists the raw constants of delegate `index` (a delegate that cannot be parsed gets none: its replay reports
- * the error). Call it for every delegate before the first pack_schedule_take. Returns 0, or -1 when out of
+ * the error). Call it for every delegate before the first xp_pack_schedule_take. Returns 0, or -1 when out of
  * memory. */
-int pack_schedule_list(pack_schedule* s, size_t index, const xpack_model_set* set, const xpack_delegate_ref* ref);
-void pack_schedule_destroy(pack_schedule* s);
+int xp_pack_schedule_list(xp_pack_schedule* s, size_t index, const xpack_model_set* set, const xpack_delegate_ref* ref);
+void xp_pack_schedule_destroy(xp_pack_schedule* s);
 /* The next delegate for this worker, waiting while every waiting delegate shares a weight with one in flight;
  * SIZE_MAX when none is left or the schedule stopped. */
-size_t pack_schedule_take(pack_schedule* s);
-/* Marks a delegate taken by pack_schedule_take as done; stop = 1 starts no further delegates. */
-void pack_schedule_done(pack_schedule* s, size_t index, int stop);
+size_t xp_pack_schedule_take(xp_pack_schedule* s);
+/* Marks a delegate taken by xp_pack_schedule_take as done; stop = 1 starts no further delegates. */
+void xp_pack_schedule_done(xp_pack_schedule* s, size_t index, int stop);
 
 #endif

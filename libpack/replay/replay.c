@@ -5,25 +5,25 @@
 #include "common/error.h"
 #include "replay/replay_internal.h"
 
-xpack_status rp_map_id(rp_state* s, uint32_t serialized, uint32_t defined, xpack_error* err) {
+xpack_status xp_replay_map_id(xp_replay_state* s, uint32_t serialized, uint32_t defined, xpack_error* err) {
   if (s->id_count == s->id_capacity) {
     size_t cap = s->id_capacity ? s->id_capacity * 2 : 64;
-    rp_id_pair* grown = realloc(s->ids, cap * sizeof *grown);
-    if (grown == NULL) return xpack_fail(err, XPACK_ERR_NOMEM, "out of memory");
+    xp_replay_id_pair* grown = realloc(s->ids, cap * sizeof *grown);
+    if (grown == NULL) return xp_fail(err, XPACK_ERR_NOMEM, "out of memory");
     s->ids = grown;
     s->id_capacity = cap;
   }
-  s->ids[s->id_count++] = (rp_id_pair){serialized, defined};
+  s->ids[s->id_count++] = (xp_replay_id_pair){serialized, defined};
   s->ids_sorted = 0;
   return XPACK_OK;
 }
 
 static int by_serialized(const void* a, const void* b) {
-  uint32_t x = ((const rp_id_pair*)a)->serialized, y = ((const rp_id_pair*)b)->serialized;
+  uint32_t x = ((const xp_replay_id_pair*)a)->serialized, y = ((const xp_replay_id_pair*)b)->serialized;
   return x < y ? -1 : x > y;
 }
 
-int rp_lookup_id(rp_state* s, uint32_t serialized, uint32_t* defined) {
+int xp_replay_lookup_id(xp_replay_state* s, uint32_t serialized, uint32_t* defined) {
   if (serialized == XNN_INVALID_VALUE_ID) {
     *defined = XNN_INVALID_VALUE_ID;
     return 0;
@@ -32,16 +32,16 @@ int rp_lookup_id(rp_state* s, uint32_t serialized, uint32_t* defined) {
     qsort(s->ids, s->id_count, sizeof *s->ids, by_serialized);
     s->ids_sorted = 1;
   }
-  rp_id_pair key = {serialized, 0};
-  const rp_id_pair* hit = bsearch(&key, s->ids, s->id_count, sizeof *s->ids, by_serialized);
+  xp_replay_id_pair key = {serialized, 0};
+  const xp_replay_id_pair* hit = bsearch(&key, s->ids, s->id_count, sizeof *s->ids, by_serialized);
   if (hit == NULL) return -1;
   *defined = hit->defined;
   return 0;
 }
 
-static void free_scratch(rp_scratch* block) {
+static void free_scratch(xp_replay_scratch* block) {
   while (block != NULL) {
-    rp_scratch* next = block->next;
+    xp_replay_scratch* next = block->next;
     free(block);
     block = next;
   }
@@ -50,19 +50,19 @@ static void free_scratch(rp_scratch* block) {
 xpack_status xpack_replay_define(const xpack_et_xnn_graph* graph, const xpack_et_named_sources* sources,
                                  xpack_bind_fn bind, void* bind_context, xpack_replay_subgraph* out, xpack_error* err) {
   if (graph == NULL || out == NULL) {
-    return xpack_fail(err, XPACK_ERR_ARG, "xpack_replay_define: %s is NULL", graph == NULL ? "the graph" : "out");
+    return xp_fail(err, XPACK_ERR_ARG, "xpack_replay_define: %s is NULL", graph == NULL ? "the graph" : "out");
   }
   memset(out, 0, sizeof *out);
-  rp_state s = {.graph = graph, .sources = sources, .bind = bind, .bind_context = bind_context};
+  xp_replay_state s = {.graph = graph, .sources = sources, .bind = bind, .bind_context = bind_context};
   enum xnn_status xs = xnn_create_subgraph(graph->num_externs, 0, &s.subgraph);
   if (xs != xnn_status_success) {
-    return xpack_fail(err, XPACK_ERR_XNNPACK, "%s: xnn_create_subgraph(%u externals) failed (status %d)", graph->name,
+    return xp_fail(err, XPACK_ERR_XNNPACK, "%s: xnn_create_subgraph(%u externals) failed (status %d)", graph->name,
                       graph->num_externs, (int)xs);
   }
   xpack_status st = XPACK_OK;
-  for (size_t i = 0; st == XPACK_OK && i < graph->value_count; i++) st = rp_check_value(&s, &graph->values[i], err);
-  for (size_t i = 0; st == XPACK_OK && i < graph->value_count; i++) st = rp_define_value(&s, &graph->values[i], err);
-  for (size_t i = 0; st == XPACK_OK && i < graph->node_count; i++) st = rp_define_node(&s, &graph->nodes[i], err);
+  for (size_t i = 0; st == XPACK_OK && i < graph->value_count; i++) st = xp_replay_check_value(&s, &graph->values[i], err);
+  for (size_t i = 0; st == XPACK_OK && i < graph->value_count; i++) st = xp_replay_define_value(&s, &graph->values[i], err);
+  for (size_t i = 0; st == XPACK_OK && i < graph->node_count; i++) st = xp_replay_define_node(&s, &graph->nodes[i], err);
   free(s.ids);
   free(s.value_info);
   if (st != XPACK_OK) {

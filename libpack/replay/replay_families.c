@@ -6,32 +6,32 @@
 
 #include "replay/replay_internal.h"
 
-xpack_status rp_note_value(rp_state* s, uint32_t id, enum xnn_datatype datatype, const void* data,
+xpack_status xp_replay_note_value(xp_replay_state* s, uint32_t id, enum xnn_datatype datatype, const void* data,
                            uint32_t block_size) {
   if (id == XNN_INVALID_VALUE_ID) return XPACK_OK;
   if (id >= s->value_info_capacity) {
     size_t cap = s->value_info_capacity ? s->value_info_capacity : 64;
     while (cap <= id) cap *= 2;
-    rp_value_info* grown = realloc(s->value_info, cap * sizeof *grown);
+    xp_replay_value_info* grown = realloc(s->value_info, cap * sizeof *grown);
     if (grown == NULL) return XPACK_ERR_NOMEM;
     memset(grown + s->value_info_capacity, 0, (cap - s->value_info_capacity) * sizeof *grown);
     s->value_info = grown;
     s->value_info_capacity = cap;
   }
-  s->value_info[id] = (rp_value_info){datatype, data, block_size};
+  s->value_info[id] = (xp_replay_value_info){datatype, data, block_size};
   return XPACK_OK;
 }
 
-static rp_value_info info_of(const rp_state* s, uint32_t id) {
+static xp_replay_value_info info_of(const xp_replay_state* s, uint32_t id) {
   if (id == XNN_INVALID_VALUE_ID || id >= s->value_info_capacity) {
-    return (rp_value_info){xnn_datatype_invalid, NULL, 0};
+    return (xp_replay_value_info){xnn_datatype_invalid, NULL, 0};
   }
   return s->value_info[id];
 }
 
-xpack_status rp_note_family(rp_state* s, xpack_family_op op, uint32_t node, uint32_t input, uint32_t filter,
+xpack_status xp_replay_note_family(xp_replay_state* s, xpack_family_op op, uint32_t node, uint32_t input, uint32_t filter,
                             uint32_t bias, uint32_t output, uint32_t flags) {
-  const rp_value_info w = info_of(s, filter);
+  const xp_replay_value_info w = info_of(s, filter);
   if (w.data == NULL) return XPACK_OK; /* a dynamic filter: XNNPACK packs nothing ahead */
   if (s->family_count == s->family_capacity) {
     size_t cap = s->family_capacity ? s->family_capacity * 2 : 16;

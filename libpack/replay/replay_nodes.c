@@ -7,7 +7,7 @@
 #include "xpack.h"
 
 typedef struct ids {
-  rp_state* s;
+  xp_replay_state* s;
   const xpack_et_xnn_node* node;
   xpack_error* err;
   int failed;
@@ -16,17 +16,17 @@ typedef struct ids {
 /* XNNPACK's id for a serialized id of this node; records a failure naming the node. */
 static uint32_t id(ids* x, uint32_t serialized) {
   uint32_t defined = XNN_INVALID_VALUE_ID;
-  if (!x->failed && rp_lookup_id(x->s, serialized, &defined) != 0) {
-    xpack_fail(x->err, XPACK_ERR_BAD_INPUT, "%s: node %u (%s): value id %u is not defined", x->s->graph->name,
+  if (!x->failed && xp_replay_lookup_id(x->s, serialized, &defined) != 0) {
+    xp_fail(x->err, XPACK_ERR_BAD_INPUT, "%s: node %u (%s): value id %u is not defined", x->s->graph->name,
                x->node->index, x->node->type_name, serialized);
     x->failed = 1;
   }
   return defined;
 }
 
-static size_t* to_sizes(rp_state* s, const xpack_et_u32_array* a, size_t expected) {
+static size_t* to_sizes(xp_replay_state* s, const xpack_et_u32_array* a, size_t expected) {
   size_t n = a->count > expected ? a->count : expected;
-  size_t* out = rp_scratch_alloc(s, (n ? n : 1) * sizeof *out);
+  size_t* out = xp_replay_scratch_alloc(s, (n ? n : 1) * sizeof *out);
   if (out == NULL) return NULL;
   for (size_t i = 0; i < n; i++) out[i] = i < a->count ? a->data[i] : 0;
   return out;
@@ -70,7 +70,7 @@ static enum xnn_binary_operator binary_of(int type) {
   }
 }
 
-xpack_status rp_define_node(rp_state* s, const xpack_et_xnn_node* n, xpack_error* err) {
+xpack_status xp_replay_define_node(xp_replay_state* s, const xpack_et_xnn_node* n, xpack_error* err) {
   ids x = {s, n, err, 0};
   const float lo = n->has_output_min_max ? n->output_min : -INFINITY;
   const float hi = n->has_output_min_max ? n->output_max : INFINITY;
@@ -124,8 +124,8 @@ xpack_status rp_define_node(rp_state* s, const xpack_et_xnn_node* n, xpack_error
                b = id(&x, n->u.fully_connected.bias_id), o = id(&x, n->u.fully_connected.output_id);
       if (!x.failed) xs = xnn_define_fully_connected(g, lo, hi, i, w, b, o, n->u.fully_connected.flags);
       if (!x.failed && xs == xnn_status_success &&
-          rp_note_family(s, XPACK_OP_FULLY_CONNECTED, n->index, i, w, b, o, n->u.fully_connected.flags) != XPACK_OK) {
-        return xpack_fail(err, XPACK_ERR_NOMEM, "out of memory");
+          xp_replay_note_family(s, XPACK_OP_FULLY_CONNECTED, n->index, i, w, b, o, n->u.fully_connected.flags) != XPACK_OK) {
+        return xp_fail(err, XPACK_ERR_NOMEM, "out of memory");
       }
       break;
     }
@@ -135,19 +135,19 @@ xpack_status rp_define_node(rp_state* s, const xpack_et_xnn_node* n, xpack_error
       const __typeof__(n->u.conv)* c = &n->u.conv;
       uint32_t i = id(&x, c->input1_id), w = id(&x, c->filter_id), b = id(&x, c->bias_id), o = id(&x, c->output_id);
       if (x.failed) break;
-      if (rp_check_conv(s, n, err) != XPACK_OK) return XPACK_ERR_BAD_INPUT;
+      if (xp_replay_check_conv(s, n, err) != XPACK_OK) return XPACK_ERR_BAD_INPUT;
       if (n->type == XPACK_ET_XNN_CONV2D) {
         xs = xnn_define_convolution_2d(g, c->padding_top, c->padding_right, c->padding_bottom, c->padding_left,
                                        c->kernel_height, c->kernel_width, c->subsampling_height, c->subsampling_width,
                                        c->dilation_height, c->dilation_width, c->groups, c->group_input_channels,
                                        c->group_output_channels, lo, hi, i, w, b, o, c->flags);
         if (xs == xnn_status_success &&
-            rp_note_family(s, XPACK_OP_CONVOLUTION_2D, n->index, i, w, b, o, c->flags) != XPACK_OK) {
-          return xpack_fail(err, XPACK_ERR_NOMEM, "out of memory");
+            xp_replay_note_family(s, XPACK_OP_CONVOLUTION_2D, n->index, i, w, b, o, c->flags) != XPACK_OK) {
+          return xp_fail(err, XPACK_ERR_NOMEM, "out of memory");
         }
       } else if (n->type == XPACK_ET_XNN_DEPTHWISE_CONV2D) {
         if (c->group_input_channels == 0) {
-          xpack_fail(err, XPACK_ERR_BAD_INPUT, "%s: node %u (DepthwiseConv2d): group_input_channels is 0",
+          xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: node %u (DepthwiseConv2d): group_input_channels is 0",
                      s->graph->name, n->index);
           return XPACK_ERR_BAD_INPUT;
         }
@@ -162,8 +162,8 @@ xpack_status rp_define_node(rp_state* s, const xpack_et_xnn_node* n, xpack_error
                                          c->dilation_width, c->groups, c->group_input_channels,
                                          c->group_output_channels, lo, hi, i, w, b, o, c->flags);
         if (xs == xnn_status_success &&
-            rp_note_family(s, XPACK_OP_DECONVOLUTION_2D, n->index, i, w, b, o, c->flags) != XPACK_OK) {
-          return xpack_fail(err, XPACK_ERR_NOMEM, "out of memory");
+            xp_replay_note_family(s, XPACK_OP_DECONVOLUTION_2D, n->index, i, w, b, o, c->flags) != XPACK_OK) {
+          return xp_fail(err, XPACK_ERR_NOMEM, "out of memory");
         }
       }
       break;
@@ -248,13 +248,13 @@ xpack_status rp_define_node(rp_state* s, const xpack_et_xnn_node* n, xpack_error
       break;
     }
     case XPACK_ET_XNN_SCALED_DOT_PRODUCT_ATTENTION:
-      return xpack_fail(err, XPACK_ERR_UNSUPPORTED,
+      return xp_fail(err, XPACK_ERR_UNSUPPORTED,
                         "%s: node %u (ScaledDotProductAttention): XNNPACK %s cannot define this node (ExecuTorch never "
                         "compiles it either)", s->graph->name, n->index, XPACK_XNNPACK_VERSION);
     default: {
       enum xnn_unary_operator op = unary_of(n->type);
       if (op == xnn_unary_invalid) {
-        return xpack_fail(err, XPACK_ERR_UNSUPPORTED, "%s: node %u (%s, type %u): no XNNPACK definition for it",
+        return xp_fail(err, XPACK_ERR_UNSUPPORTED, "%s: node %u (%s, type %u): no XNNPACK definition for it",
                           s->graph->name, n->index, n->type_name, n->type);
       }
       union xnn_unary_params p = {.clamp = {lo, hi}};
@@ -265,7 +265,7 @@ xpack_status rp_define_node(rp_state* s, const xpack_et_xnn_node* n, xpack_error
   }
   if (x.failed) return XPACK_ERR_BAD_INPUT;
   if (xs != xnn_status_success) {
-    return xpack_fail(err, XPACK_ERR_XNNPACK, "%s: node %u (%s): XNNPACK refused to define it (status %d)",
+    return xp_fail(err, XPACK_ERR_XNNPACK, "%s: node %u (%s): XNNPACK refused to define it (status %d)",
                       s->graph->name, n->index, n->type_name, (int)xs);
   }
   return XPACK_OK;

@@ -5,15 +5,15 @@
 #include "common/error.h"
 #include "replay/replay_internal.h"
 
-void* rp_scratch_alloc(rp_state* s, size_t bytes) {
-  rp_scratch* block = malloc(sizeof *block + bytes);
+void* xp_replay_scratch_alloc(xp_replay_state* s, size_t bytes) {
+  xp_replay_scratch* block = malloc(sizeof *block + bytes);
   if (block == NULL) return NULL;
   block->next = s->scratch;
   s->scratch = block;
   return block->data;
 }
 
-enum xnn_datatype rp_datatype(int serialized) {
+enum xnn_datatype xp_replay_datatype(int serialized) {
   switch (serialized) { /* serialized numbers differ from enum xnn_datatype: mapped by name */
     case XPACK_ET_XNN_DT_FP32: return xnn_datatype_fp32;
     case XPACK_ET_XNN_DT_FP16: return xnn_datatype_fp16;
@@ -33,7 +33,7 @@ enum xnn_datatype rp_datatype(int serialized) {
   }
 }
 
-size_t rp_element_bits(int serialized) {
+size_t xp_replay_element_bits(int serialized) {
   switch (serialized) {
     case XPACK_ET_XNN_DT_FP16:
     case XPACK_ET_XNN_DT_BF16: return 16;
@@ -52,7 +52,7 @@ size_t rp_element_bits(int serialized) {
  * (convertF32TensorToBF16): scale by 1.00389105f, then keep the high half. It is not c10::BFloat16's
  * round-to-nearest-even (a tie such as 1 + 2^-8 goes up here, to even there); any other rounding would
  * pack different bytes than ExecuTorch packs at run time, and a cache would then serve them. */
-uint16_t rp_bf16_as_executorch(float f) {
+uint16_t xp_replay_bf16_as_executorch(float f) {
   const float adjusted = f * 1.00389105f;
   uint32_t bits;
   memcpy(&bits, &adjusted, sizeof bits);
@@ -63,7 +63,7 @@ uint16_t rp_bf16_as_executorch(float f) {
 static int aligned_for(const void* p, size_t alignment) { return ((uintptr_t)p & (alignment - 1)) == 0; }
 
 /* Resolves a constant, binds its identity, and returns its bytes (NULL for index 0). */
-static xpack_status constant_of(rp_state* s, uint32_t idx, const char* what, uint32_t value_index,
+static xpack_status constant_of(xp_replay_state* s, uint32_t idx, const char* what, uint32_t value_index,
                                 xpack_et_constant* c, xpack_error* err) {
   memset(c, 0, sizeof *c);
   if (idx == 0) return XPACK_OK;
@@ -75,7 +75,7 @@ static xpack_status constant_of(rp_state* s, uint32_t idx, const char* what, uin
     st = xpack_et_constant_identity(c->data, c->size, c->named_key, c->named_key_len, identity, sizeof identity, &len,
                                     err);
     if (st != XPACK_OK) {
-      return xpack_fail(err, st, "%s: value %u: %s identity: %s", s->graph->name, value_index, what,
+      return xp_fail(err, st, "%s: value %u: %s identity: %s", s->graph->name, value_index, what,
                         err ? err->message : "");
     }
     s->bind(s->bind_context, c->data, identity, len);
@@ -84,7 +84,7 @@ static xpack_status constant_of(rp_state* s, uint32_t idx, const char* what, uin
 }
 
 /* Per-channel scales: inline in the blob, or a constant (scale_buffer_idx). */
-static xpack_status channel_scales(rp_state* s, const xpack_et_xnn_value* v, size_t expected, const float** out,
+static xpack_status channel_scales(xp_replay_state* s, const xpack_et_xnn_value* v, size_t expected, const float** out,
                                    xpack_error* err) {
   const xpack_et_xnn_quant* q = &v->quant;
   if (q->scale_buffer_idx != 0) {
@@ -92,7 +92,7 @@ static xpack_status channel_scales(rp_state* s, const xpack_et_xnn_value* v, siz
     xpack_status st = constant_of(s, q->scale_buffer_idx, "scale", v->index, &c, err);
     if (st != XPACK_OK) return st;
     if (c.size < expected * sizeof(float)) {
-      return xpack_fail(err, XPACK_ERR_BAD_INPUT, "%s: value %u: scale constant has %zu bytes, expected %zu floats",
+      return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: value %u: scale constant has %zu bytes, expected %zu floats",
                         s->graph->name, v->index, c.size, expected);
     }
     /* Used in place, as ExecuTorch does, unless the constant is not 4-aligned. */
@@ -100,14 +100,14 @@ static xpack_status channel_scales(rp_state* s, const xpack_et_xnn_value* v, siz
       *out = (const float*)(const void*)c.data;
       return XPACK_OK;
     }
-    float* copy = rp_scratch_alloc(s, expected * sizeof(float));
-    if (copy == NULL) return xpack_fail(err, XPACK_ERR_NOMEM, "out of memory");
+    float* copy = xp_replay_scratch_alloc(s, expected * sizeof(float));
+    if (copy == NULL) return xp_fail(err, XPACK_ERR_NOMEM, "out of memory");
     memcpy(copy, c.data, expected * sizeof(float));
     *out = copy;
     return XPACK_OK;
   }
   if (q->scales == NULL || q->scale_count < expected) {
-    return xpack_fail(err, XPACK_ERR_BAD_INPUT, "%s: value %u: %u per-channel scales, expected %zu", s->graph->name,
+    return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: value %u: %u per-channel scales, expected %zu", s->graph->name,
                       v->index, q->scales ? q->scale_count : 0, expected);
   }
   *out = q->scales;
@@ -116,7 +116,7 @@ static xpack_status channel_scales(rp_state* s, const xpack_et_xnn_value* v, siz
 
 /* Blockwise (qbint4) scales as bf16: a bf16 constant is used in place as ExecuTorch uses it (copied only
  * when it is not 2-aligned); fp32 scales, in a constant or inline, are converted as ExecuTorch converts. */
-static xpack_status block_scales(rp_state* s, const xpack_et_xnn_value* v, size_t expected, const uint16_t** out,
+static xpack_status block_scales(xp_replay_state* s, const xpack_et_xnn_value* v, size_t expected, const uint16_t** out,
                                  xpack_error* err) {
   const xpack_et_xnn_quant* q = &v->quant;
   const float* inline_scales = NULL;
@@ -129,38 +129,38 @@ static xpack_status block_scales(rp_state* s, const xpack_et_xnn_value* v, size_
       return XPACK_OK;
     }
     if (c.size != expected * sizeof(uint16_t) && c.size != expected * sizeof(float)) {
-      return xpack_fail(err, XPACK_ERR_BAD_INPUT, "%s: value %u: blockwise scale constant has %zu bytes, expected %zu "
+      return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: value %u: blockwise scale constant has %zu bytes, expected %zu "
                         "bf16 or fp32 scales", s->graph->name, v->index, c.size, expected);
     }
   } else {
     if (q->scales == NULL || q->scale_count < expected) {
-      return xpack_fail(err, XPACK_ERR_BAD_INPUT, "%s: value %u: %u blockwise scales, expected %zu", s->graph->name,
+      return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: value %u: %u blockwise scales, expected %zu", s->graph->name,
                         v->index, q->scales ? q->scale_count : 0, expected);
     }
     inline_scales = q->scales;
   }
-  uint16_t* bf = rp_scratch_alloc(s, expected * sizeof(uint16_t));
-  if (bf == NULL) return xpack_fail(err, XPACK_ERR_NOMEM, "out of memory");
+  uint16_t* bf = xp_replay_scratch_alloc(s, expected * sizeof(uint16_t));
+  if (bf == NULL) return xp_fail(err, XPACK_ERR_NOMEM, "out of memory");
   if (inline_scales != NULL) {
-    for (size_t i = 0; i < expected; i++) bf[i] = rp_bf16_as_executorch(inline_scales[i]);
+    for (size_t i = 0; i < expected; i++) bf[i] = xp_replay_bf16_as_executorch(inline_scales[i]);
   } else if (c.size == expected * sizeof(uint16_t)) {
     memcpy(bf, c.data, c.size);
   } else {
     for (size_t i = 0; i < expected; i++) {
       float f;
       memcpy(&f, c.data + 4 * i, sizeof f);
-      bf[i] = rp_bf16_as_executorch(f);
+      bf[i] = xp_replay_bf16_as_executorch(f);
     }
   }
   *out = bf;
   return XPACK_OK;
 }
 
-static xpack_status note_external(rp_state* s, const xpack_et_xnn_value* v, uint32_t id, const size_t* dims) {
+static xpack_status note_external(xp_replay_state* s, const xpack_et_xnn_value* v, uint32_t id, const size_t* dims) {
   if (!(v->flags & (XPACK_ET_XNN_VALUE_FLAG_EXTERNAL_INPUT | XPACK_ET_XNN_VALUE_FLAG_EXTERNAL_OUTPUT))) return XPACK_OK;
   size_t numel = 1;
   for (uint32_t i = 0; i < v->num_dims; i++) numel *= dims[i];
-  size_t bytes = (numel * rp_element_bits(v->datatype) + 7) / 8;
+  size_t bytes = (numel * xp_replay_element_bits(v->datatype) + 7) / 8;
   xpack_replay_external* grown = realloc(s->externals, (s->num_externals + 1) * sizeof *grown);
   if (grown == NULL) return XPACK_ERR_NOMEM;
   s->externals = grown;
@@ -169,17 +169,17 @@ static xpack_status note_external(rp_state* s, const xpack_et_xnn_value* v, uint
   return XPACK_OK;
 }
 
-xpack_status rp_define_value(rp_state* s, const xpack_et_xnn_value* v, xpack_error* err) {
+xpack_status xp_replay_define_value(xp_replay_state* s, const xpack_et_xnn_value* v, xpack_error* err) {
   const char* name = s->graph->name;
   size_t dims[XNN_MAX_TENSOR_DIMS];
   if (v->num_dims > XNN_MAX_TENSOR_DIMS) {
-    return xpack_fail(err, XPACK_ERR_UNSUPPORTED, "%s: value %u has %u dims, XNNPACK takes at most %d", name, v->index,
+    return xp_fail(err, XPACK_ERR_UNSUPPORTED, "%s: value %u has %u dims, XNNPACK takes at most %d", name, v->index,
                       v->num_dims, XNN_MAX_TENSOR_DIMS);
   }
   for (uint32_t i = 0; i < v->num_dims; i++) dims[i] = v->dims[i];
-  enum xnn_datatype dt = rp_datatype(v->datatype);
+  enum xnn_datatype dt = xp_replay_datatype(v->datatype);
   if (dt == xnn_datatype_invalid) {
-    return xpack_fail(err, XPACK_ERR_UNSUPPORTED, "%s: value %u: datatype %s (%d) cannot be defined", name, v->index,
+    return xp_fail(err, XPACK_ERR_UNSUPPORTED, "%s: value %u: datatype %s (%d) cannot be defined", name, v->index,
                       v->datatype_name, v->datatype);
   }
   const int external = (v->flags & (XPACK_ET_XNN_VALUE_FLAG_EXTERNAL_INPUT | XPACK_ET_XNN_VALUE_FLAG_EXTERNAL_OUTPUT)) != 0;
@@ -199,15 +199,15 @@ xpack_status rp_define_value(rp_state* s, const xpack_et_xnn_value* v, xpack_err
         /* Legacy dynamic quantization marker: an internal qdint8 value fed by a convert node. */
         uint32_t qid = XNN_INVALID_VALUE_ID;
         st = note_external(s, v, id, dims);
-        if (st != XPACK_OK) return xpack_fail(err, st, "out of memory");
+        if (st != XPACK_OK) return xp_fail(err, st, "out of memory");
         xs = xnn_define_dynamically_quantized_tensor_value(s->subgraph, xnn_datatype_qdint8, v->num_dims, 1, dims,
                                                            XNN_INVALID_VALUE_ID, 0, &qid);
         if (xs == xnn_status_success) xs = xnn_define_unary(s->subgraph, xnn_unary_convert, NULL, id, qid, 0);
         if (xs != xnn_status_success) break;
-        if (rp_note_value(s, id, dt, NULL, 0) != XPACK_OK || rp_note_value(s, qid, xnn_datatype_qdint8, NULL, 0)) {
-          return xpack_fail(err, XPACK_ERR_NOMEM, "out of memory");
+        if (xp_replay_note_value(s, id, dt, NULL, 0) != XPACK_OK || xp_replay_note_value(s, qid, xnn_datatype_qdint8, NULL, 0)) {
+          return xp_fail(err, XPACK_ERR_NOMEM, "out of memory");
         }
-        return rp_map_id(s, v->id_out, qid, err);
+        return xp_replay_map_id(s, v->id_out, qid, err);
       }
       break;
     case XPACK_ET_XNN_QUANT_PER_TENSOR:
@@ -216,7 +216,7 @@ xpack_status rp_define_value(rp_state* s, const xpack_et_xnn_value* v, xpack_err
       break;
     case XPACK_ET_XNN_QUANT_PER_CHANNEL: {
       if (q->channel_dim < 0 || (uint32_t)q->channel_dim >= v->num_dims) {
-        return xpack_fail(err, XPACK_ERR_BAD_INPUT, "%s: value %u: channel_dim %d outside its %u dims", name, v->index,
+        return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: value %u: channel_dim %d outside its %u dims", name, v->index,
                           q->channel_dim, v->num_dims);
       }
       const float* scales = NULL;
@@ -230,7 +230,7 @@ xpack_status rp_define_value(rp_state* s, const xpack_et_xnn_value* v, xpack_err
     }
     case XPACK_ET_XNN_QUANT_PER_CHANNEL_GROUP: {
       if (v->num_dims != 2 || q->group_size <= 0 || q->channel_dim != 0 || dims[1] % (size_t)q->group_size != 0) {
-        return xpack_fail(err, XPACK_ERR_BAD_INPUT, "%s: value %u: blockwise quantization needs 2 dims, channel_dim 0 "
+        return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: value %u: blockwise quantization needs 2 dims, channel_dim 0 "
                           "and a group size dividing the input channels (dims %u, group %d)",
                           name, v->index, v->num_dims, q->group_size);
       }
@@ -247,14 +247,14 @@ xpack_status rp_define_value(rp_state* s, const xpack_et_xnn_value* v, xpack_err
       break;
   }
   if (xs != xnn_status_success) {
-    return xpack_fail(err, XPACK_ERR_XNNPACK, "%s: value %u (%s, %u dims): XNNPACK refused to define it (status %d)",
+    return xp_fail(err, XPACK_ERR_XNNPACK, "%s: value %u (%s, %u dims): XNNPACK refused to define it (status %d)",
                       name, v->index, v->datatype_name, v->num_dims, (int)xs);
   }
   st = note_external(s, v, id, dims);
   if (st == XPACK_OK) {
     const uint32_t block = q->kind == XPACK_ET_XNN_QUANT_PER_CHANNEL_GROUP ? (uint32_t)q->group_size : 0;
-    st = rp_note_value(s, id, dt, c.data, block);
+    st = xp_replay_note_value(s, id, dt, c.data, block);
   }
-  if (st != XPACK_OK) return xpack_fail(err, st, "out of memory");
-  return rp_map_id(s, v->id_out, id, err);
+  if (st != XPACK_OK) return xp_fail(err, st, "out of memory");
+  return xp_replay_map_id(s, v->id_out, id, err);
 }

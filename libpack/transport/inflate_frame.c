@@ -12,18 +12,18 @@
 #include "common/le.h"
 #include "transport/transport.h"
 
-xpack_status xt_decoder_init(xt_decoder* d, xpack_error* err) {
+xpack_status xp_transport_decoder_init(xp_transport_decoder* d, xpack_error* err) {
   d->dctx = ZSTD_createDCtx();
   d->buffer = malloc(XT_BUFFER_SIZE);
   if (d->dctx == NULL || d->buffer == NULL ||
       ZSTD_isError(ZSTD_DCtx_setParameter(d->dctx, ZSTD_d_windowLogMax, XT_WINDOW_LOG_MAX))) {
-    xt_decoder_free(d);
-    return xpack_fail(err, XPACK_ERR_NOMEM, "out of memory for a zstd decompression context");
+    xp_transport_decoder_free(d);
+    return xp_fail(err, XPACK_ERR_NOMEM, "out of memory for a zstd decompression context");
   }
   return XPACK_OK;
 }
 
-void xt_decoder_free(xt_decoder* d) {
+void xp_transport_decoder_free(xp_transport_decoder* d) {
   ZSTD_freeDCtx(d->dctx);
   free(d->buffer);
   d->dctx = NULL;
@@ -41,7 +41,7 @@ static void release_pages(const uint8_t* p, size_t n) {
 #define FAULT(...) (snprintf(what, what_size, __VA_ARGS__), XPACK_ERR_CORRUPT)
 
 /* The frame's header and extent, before any byte is decoded. */
-static xpack_status check_frame(const uint8_t* frame, const xpc_region* r, char* what, size_t what_size) {
+static xpack_status check_frame(const uint8_t* frame, const xp_region* r, char* what, size_t what_size) {
   const size_t n = (size_t)r->stored_size;
   if (n < 4 || xp_le32(frame) != ZSTD_MAGICNUMBER) {
     return FAULT("does not start with the zstd frame magic 28 b5 2f fd");
@@ -67,7 +67,7 @@ static xpack_status check_frame(const uint8_t* frame, const xpc_region* r, char*
   return XPACK_OK;
 }
 
-xpack_status xt_decode_region(xt_decoder* d, const xpc_view* v, const xpc_region* r, const xt_sink* sink,
+xpack_status xp_transport_decode_region(xp_transport_decoder* d, const xp_view* v, const xp_region* r, const xp_transport_sink* sink,
                               uint64_t out_offset, char* what, size_t what_size, xpack_error* err) {
   const uint8_t* frame = v->base + r->offset;
   xpack_status st = check_frame(frame, r, what, what_size);

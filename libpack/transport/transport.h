@@ -1,7 +1,7 @@
 /* Internals shared by compress (transport_compress.c), inflate (inflate.c) and verify: the decoding of one
  * region's zstd frame and the file-to-file frame of a conversion. A source is checked with
- * xpc_check_first (cachefile/cache_checks.h) and its metadata rebuilt for the new placement of its regions
- * with xpc_metadata_rebuild (cachefile/cache_write.h). Format: docs/FORMAT.md section 9. */
+ * xp_check_first (cachefile/cache_checks.h) and its metadata rebuilt for the new placement of its regions
+ * with xp_metadata_rebuild (cachefile/cache_write.h). Format: docs/FORMAT.md section 9. */
 #ifndef XPACK_SRC_TRANSPORT_H
 #define XPACK_SRC_TRANSPORT_H
 
@@ -16,23 +16,23 @@
 #define XT_BUFFER_SIZE (1u << 20)
 #define XT_WINDOW_LOG_MAX 23 /* 8 MiB: the largest window a region's frame may need */
 
-/* Where converted bytes go: a file (xt_safe_file_sink) or, in the fuzzer, a bounded discard. Returns
+/* Where converted bytes go: a file (xp_transport_safe_file_sink) or, in the fuzzer, a bounded discard. Returns
  * XPACK_OK or an error it has described in err. */
-typedef struct xt_sink {
+typedef struct xp_transport_sink {
   xpack_status (*write)(void* context, const uint8_t* bytes, size_t n, uint64_t offset, xpack_error* err);
   void* context;
-} xt_sink;
+} xp_transport_sink;
 
 /* ---- one region's frame (inflate_frame.c) ---- */
 
-typedef struct xt_decoder {
+typedef struct xp_transport_decoder {
   void* dctx; /* ZSTD_DCtx */
   uint8_t* buffer;
   int release_input; /* the view is a read-only file mapping: drop frame pages from the process once read */
-} xt_decoder;
+} xp_transport_decoder;
 
-xpack_status xt_decoder_init(xt_decoder* d, xpack_error* err);
-void xt_decoder_free(xt_decoder* d);
+xpack_status xp_transport_decoder_init(xp_transport_decoder* d, xpack_error* err);
+void xp_transport_decoder_free(xp_transport_decoder* d);
 
 /* Decodes region r of the transport view v, which must lie inside the file: checks that it is one zstd
  * frame of r->stored_size bytes with content size r->size, no dictionary and a window of at most
@@ -40,7 +40,7 @@ void xt_decoder_free(xt_decoder* d);
  * The bytes go to sink at out_offset onwards (sink may be NULL: check only).
  * Returns XPACK_ERR_CORRUPT with the fault in what (no file or region prefix: the caller adds it), or the
  * sink's error (described in err). */
-xpack_status xt_decode_region(xt_decoder* d, const xpc_view* v, const xpc_region* r, const xt_sink* sink,
+xpack_status xp_transport_decode_region(xp_transport_decoder* d, const xp_view* v, const xp_region* r, const xp_transport_sink* sink,
                               uint64_t out_offset, char* what, size_t what_size, xpack_error* err);
 
 /* ---- inflate of a view (inflate.c) ---- */
@@ -49,24 +49,24 @@ xpack_status xt_decode_region(xt_decoder* d, const xpc_view* v, const xpc_region
  * new layout, every region decoded into sink, header and metadata written to sink. *file_size receives
  * the size the output must be truncated to. When v->base is a read-only file mapping, input_is_mapped
  * lets inflate drop frame pages from the process once decoded, so memory does not grow with regions. */
-xpack_status xt_inflate_view(const xpc_view* v, const char* name, const xt_sink* sink, int input_is_mapped,
+xpack_status xp_transport_inflate_view(const xp_view* v, const char* name, const xp_transport_sink* sink, int input_is_mapped,
                              uint64_t* file_size, xpack_transport_stats* stats, xpack_error* err);
 
 /* ---- a whole conversion, file to file (transport_convert.c) ---- */
 
-/* Converts view v (named name; input_is_mapped as for xt_inflate_view) into sink, setting *file_size. */
-typedef xpack_status (*xt_convert_fn)(void* context, const xpc_view* v, const char* name, int input_is_mapped,
-                                      const xt_sink* sink, uint64_t* file_size, xpack_transport_stats* stats,
+/* Converts view v (named name; input_is_mapped as for xp_transport_inflate_view) into sink, setting *file_size. */
+typedef xpack_status (*xp_transport_convert_fn)(void* context, const xp_view* v, const char* name, int input_is_mapped,
+                                      const xp_transport_sink* sink, uint64_t* file_size, xpack_transport_stats* stats,
                                       xpack_error* err);
 
 /* A sink writing to the temporary file of f. */
-xt_sink xt_safe_file_sink(xp_safe_file* f);
+xp_transport_sink xp_transport_safe_file_sink(xp_safe_file* f);
 
 /* Maps in_path, checks that it is a cache in the transport form (input_is_transport) or the mappable one
  * (else XPACK_ERR_ARG "<in_path>: <wrong_form>"), converts it with convert into a temporary file beside
  * out_path and renames that into place; on any failure out_path is left as it was. */
-xpack_status xt_convert_file(const char* in_path, const char* out_path, int input_is_transport,
-                             const char* wrong_form, xt_convert_fn convert, void* context,
+xpack_status xp_transport_convert_file(const char* in_path, const char* out_path, int input_is_transport,
+                             const char* wrong_form, xp_transport_convert_fn convert, void* context,
                              xpack_transport_stats* stats, xpack_error* err);
 
 #endif

@@ -21,7 +21,7 @@ typedef struct compressor {
 } compressor;
 
 /* Compresses bytes[0, size) into one frame written at offset; *frame_size receives its length. */
-static xpack_status compress_region(compressor* c, const uint8_t* bytes, uint64_t size, const xt_sink* sink,
+static xpack_status compress_region(compressor* c, const uint8_t* bytes, uint64_t size, const xp_transport_sink* sink,
                                     uint64_t offset, uint64_t* frame_size, const char* name, uint64_t index,
                                     xpack_error* err) {
   /* Frames must decode within an 8 MiB window (docs/FORMAT.md 9.2); a level's own choice may be larger. */
@@ -46,7 +46,7 @@ static xpack_status compress_region(compressor* c, const uint8_t* bytes, uint64_
     written += out.pos;
   }
   if (ZSTD_isError(failed)) {
-    return xpack_fail(err, XPACK_ERR_NOMEM, "%s: region %llu: zstd compression failed: %s", name,
+    return xp_fail(err, XPACK_ERR_NOMEM, "%s: region %llu: zstd compression failed: %s", name,
                       (unsigned long long)index, ZSTD_getErrorName(failed));
   }
   *frame_size = written;
@@ -69,7 +69,7 @@ static xpack_status memory_write(void* context, const uint8_t* bytes, size_t n, 
     size_t capacity = f->capacity ? f->capacity : XT_BUFFER_SIZE;
     while (capacity < f->size + n) capacity *= 2;
     uint8_t* bigger = realloc(f->bytes, capacity);
-    if (bigger == NULL) return xpack_fail(err, XPACK_ERR_NOMEM, "out of memory for a compressed frame");
+    if (bigger == NULL) return xp_fail(err, XPACK_ERR_NOMEM, "out of memory for a compressed frame");
     f->bytes = bigger;
     f->capacity = capacity;
   }
@@ -81,7 +81,7 @@ static xpack_status memory_write(void* context, const uint8_t* bytes, size_t n, 
 /* One region's work: its bytes checked against the region's XXH3-64, then compressed into frame. */
 typedef struct frame_job {
   compressor c;
-  const xpc_view* v;
+  const xp_view* v;
   const char* name;
   uint64_t index;
   memory_frame frame;
@@ -89,11 +89,11 @@ typedef struct frame_job {
   xpack_error err;
 } frame_job;
 
-static xpack_status check_region(const xpc_view* v, const char* name, uint64_t i, const xpc_region* r,
+static xpack_status check_region(const xp_view* v, const char* name, uint64_t i, const xp_region* r,
                                  xpack_error* err) {
   uint64_t h = XXH3_64bits(v->base + r->offset, (size_t)r->size);
   if (h == r->hash) return XPACK_OK;
-  return xpack_fail(err, XPACK_ERR_CORRUPT,
+  return xp_fail(err, XPACK_ERR_CORRUPT,
                     "%s: region %llu at offset %llu: XXH3-64 of its %llu bytes is %016llx, the record says %016llx",
                     name, (unsigned long long)i, (unsigned long long)r->offset, (unsigned long long)r->size,
                     (unsigned long long)h, (unsigned long long)r->hash);
@@ -101,12 +101,12 @@ static xpack_status check_region(const xpc_view* v, const char* name, uint64_t i
 
 static void* run_frame_job(void* arg) {
   frame_job* j = arg;
-  xpc_region r;
-  xpc_view_region(j->v, j->index, &r);
+  xp_region r;
+  xp_view_region(j->v, j->index, &r);
   j->frame.size = 0;
   j->status = check_region(j->v, j->name, j->index, &r, &j->err);
   if (j->status == XPACK_OK) {
-    const xt_sink memory = {memory_write, &j->frame};
+    const xp_transport_sink memory = {memory_write, &j->frame};
     uint64_t frame_size = 0;
     j->status = compress_region(&j->c, j->v->base + r.offset, r.size, &memory, 0, &frame_size, j->name, j->index,
                                 &j->err);
@@ -130,8 +130,8 @@ static void compressor_free(compressor* c) {
 /* Every region of v, checked against its XXH3-64 and compressed back to back from data_offset, by up to
  * `threads` threads: consecutive regions of at most FRAME_IN_MEMORY_MAX bytes are compressed in batches,
  * one per thread, and written in region order. */
-static xpack_status compress_regions(const xpc_view* v, const char* name, int level, int threads,
-                                     const xt_sink* sink, uint64_t data_offset, uint64_t* offsets,
+static xpack_status compress_regions(const xp_view* v, const char* name, int level, int threads,
+                                     const xp_transport_sink* sink, uint64_t data_offset, uint64_t* offsets,
                                      uint64_t* stored, uint64_t* data_end, xpack_error* err) {
   if ((uint64_t)threads > v->regions.count) threads = v->regions.count > 0 ? (int)v->regions.count : 1;
   frame_job* jobs = calloc((size_t)threads, sizeof *jobs);
@@ -139,12 +139,12 @@ static xpack_status compress_regions(const xpc_view* v, const char* name, int le
   xpack_status st = XPACK_OK;
   int ready = 0;
   if (jobs == NULL || ids == NULL) {
-    st = xpack_fail(err, XPACK_ERR_NOMEM, "%s: out of memory for %d compression threads", name, threads);
+    st = xp_fail(err, XPACK_ERR_NOMEM, "%s: out of memory for %d compression threads", name, threads);
   }
   for (; st == XPACK_OK && ready < threads; ready++) {
     if (!compressor_init(&jobs[ready].c, level)) {
       compressor_free(&jobs[ready].c);
-      st = xpack_fail(err, XPACK_ERR_NOMEM, "%s: out of memory for a zstd compression context", name);
+      st = xp_fail(err, XPACK_ERR_NOMEM, "%s: out of memory for a zstd compression context", name);
       break;
     }
     jobs[ready].v = v;
@@ -152,8 +152,8 @@ static xpack_status compress_regions(const xpc_view* v, const char* name, int le
   }
   uint64_t cursor = data_offset;
   for (uint64_t i = 0; i < v->regions.count && st == XPACK_OK;) {
-    xpc_region r;
-    xpc_view_region(v, i, &r);
+    xp_region r;
+    xp_view_region(v, i, &r);
     if (r.size > FRAME_IN_MEMORY_MAX || threads == 1) { /* streamed straight to the output */
       offsets[i] = cursor;
       st = check_region(v, name, i, &r, err);
@@ -166,8 +166,8 @@ static xpack_status compress_regions(const xpc_view* v, const char* name, int le
     }
     int batch = 0;
     for (uint64_t k = i; k < v->regions.count && batch < threads; k++, batch++) {
-      xpc_region next;
-      xpc_view_region(v, k, &next);
+      xp_region next;
+      xp_view_region(v, k, &next);
       if (next.size > FRAME_IN_MEMORY_MAX) break;
       jobs[batch].index = k;
     }
@@ -202,9 +202,9 @@ static xpack_status compress_regions(const xpc_view* v, const char* name, int le
   return st;
 }
 
-static xpack_status compress_view(const xpc_view* v, const char* name, int level, int threads, const xt_sink* sink,
+static xpack_status compress_view(const xp_view* v, const char* name, int level, int threads, const xp_transport_sink* sink,
                                   uint64_t* file_size, xpack_transport_stats* stats, xpack_error* err) {
-  xpack_status st = xpc_check_first(v, name, err);
+  xpack_status st = xp_check_first(v, name, err);
   if (st != XPACK_OK) return st;
   const uint64_t count = v->regions.count;
   uint64_t* offsets = malloc((size_t)(count + 1) * sizeof *offsets);
@@ -212,14 +212,14 @@ static xpack_status compress_view(const xpc_view* v, const char* name, int level
   if (offsets == NULL || stored == NULL) {
     free(offsets);
     free(stored);
-    return xpack_fail(err, XPACK_ERR_NOMEM, "%s: out of memory for %llu region records", name,
+    return xp_fail(err, XPACK_ERR_NOMEM, "%s: out of memory for %llu region records", name,
                       (unsigned long long)count);
   }
   uint64_t data_end = 0;
-  xpc_rebuilt layout = {0};
+  xp_rebuilt layout = {0};
   st = compress_regions(v, name, level, threads, sink, XPC_HEADER_SIZE, offsets, stored, &data_end, err);
   if (st == XPACK_OK) {
-    st = xpc_metadata_rebuild(v, name, offsets, stored, XPC_HEADER_SIZE, data_end, XPC_FLAG_TRANSPORT, &layout, err);
+    st = xp_metadata_rebuild(v, name, offsets, stored, XPC_HEADER_SIZE, data_end, XPC_FLAG_TRANSPORT, &layout, err);
   }
   if (st == XPACK_OK) st = sink->write(sink->context, layout.header, sizeof layout.header, 0, err);
   if (st == XPACK_OK) st = sink->write(sink->context, layout.tail, layout.tail_size, layout.metadata_offset, err);
@@ -228,8 +228,8 @@ static xpack_status compress_view(const xpc_view* v, const char* name, int level
     if (stats != NULL) {
       *stats = (xpack_transport_stats){count, 0, data_end - XPC_HEADER_SIZE, v->size, layout.file_size};
       for (uint64_t i = 0; i < count; i++) {
-        xpc_region r;
-        xpc_view_region(v, i, &r);
+        xp_region r;
+        xp_view_region(v, i, &r);
         stats->region_bytes += r.size;
       }
     }
@@ -245,8 +245,8 @@ typedef struct compress_settings {
   int threads;
 } compress_settings;
 
-static xpack_status compress_with_settings(void* context, const xpc_view* v, const char* name, int input_is_mapped,
-                                           const xt_sink* sink, uint64_t* file_size, xpack_transport_stats* stats,
+static xpack_status compress_with_settings(void* context, const xp_view* v, const char* name, int input_is_mapped,
+                                           const xp_transport_sink* sink, uint64_t* file_size, xpack_transport_stats* stats,
                                            xpack_error* err) {
   (void)input_is_mapped;
   const compress_settings* settings = context;
@@ -255,17 +255,17 @@ static xpack_status compress_with_settings(void* context, const xpc_view* v, con
 
 xpack_status xpack_compress_file_threads(const char* in_path, const char* out_path, int level, int threads,
                                          xpack_transport_stats* stats, xpack_error* err) {
-  if (in_path == NULL || out_path == NULL) return xpack_fail(err, XPACK_ERR_ARG, "xpack_compress_file: NULL path");
+  if (in_path == NULL || out_path == NULL) return xp_fail(err, XPACK_ERR_ARG, "xpack_compress_file: NULL path");
   if (level < XPACK_ZSTD_LEVEL_MIN || level > XPACK_ZSTD_LEVEL_MAX) {
-    return xpack_fail(err, XPACK_ERR_ARG, "zstd level %d: expected %d to %d", level, XPACK_ZSTD_LEVEL_MIN,
+    return xp_fail(err, XPACK_ERR_ARG, "zstd level %d: expected %d to %d", level, XPACK_ZSTD_LEVEL_MIN,
                       XPACK_ZSTD_LEVEL_MAX);
   }
   if (threads < 1 || threads > XPACK_COMPRESS_THREADS_MAX) {
-    return xpack_fail(err, XPACK_ERR_ARG, "compression threads %d: expected 1 to %d", threads,
+    return xp_fail(err, XPACK_ERR_ARG, "compression threads %d: expected 1 to %d", threads,
                       XPACK_COMPRESS_THREADS_MAX);
   }
   compress_settings settings = {level, threads};
-  return xt_convert_file(in_path, out_path, 0, "already in the transport form", compress_with_settings, &settings,
+  return xp_transport_convert_file(in_path, out_path, 0, "already in the transport form", compress_with_settings, &settings,
                          stats, err);
 }
 

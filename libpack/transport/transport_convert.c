@@ -6,25 +6,25 @@
 #include "transport/transport.h"
 #include "xpc_format.h"
 
-xpack_status xt_convert_file(const char* in_path, const char* out_path, int input_is_transport,
-                             const char* wrong_form, xt_convert_fn convert, void* context,
+xpack_status xp_transport_convert_file(const char* in_path, const char* out_path, int input_is_transport,
+                             const char* wrong_form, xp_transport_convert_fn convert, void* context,
                              xpack_transport_stats* stats, xpack_error* err) {
-  xpc_file in;
-  xpack_status st = xpc_file_open(&in, in_path, 1, err);
+  xp_file in;
+  xpack_status st = xp_file_open(&in, in_path, 1, err);
   if (st != XPACK_OK) return st;
   if (((in.view.flags & XPC_FLAG_TRANSPORT) != 0) != (input_is_transport != 0)) {
-    st = xpack_fail(err, XPACK_ERR_ARG, "%s: %s", in_path, wrong_form);
+    st = xp_fail(err, XPACK_ERR_ARG, "%s: %s", in_path, wrong_form);
   }
   xp_safe_file out;
   if (st == XPACK_OK) st = xp_safe_create(&out, out_path, err);
   if (st == XPACK_OK) {
-    xt_sink sink = xt_safe_file_sink(&out);
+    xp_transport_sink sink = xp_transport_safe_file_sink(&out);
     uint64_t file_size = 0;
-    st = convert(context, &in.view, in_path, xpc_file_is_mapped(&in), &sink, &file_size, stats, err);
+    st = convert(context, &in.view, in_path, xp_file_is_mapped(&in), &sink, &file_size, stats, err);
     if (st == XPACK_OK) st = xp_safe_commit(&out, file_size, err);
     else xp_safe_abort(&out);
   }
-  xpc_file_close(&in);
+  xp_file_close(&in);
   return st;
 }
 
@@ -32,4 +32,4 @@ static xpack_status write_at(void* context, const uint8_t* bytes, size_t n, uint
   return xp_safe_write_at(context, bytes, n, offset, err);
 }
 
-xt_sink xt_safe_file_sink(xp_safe_file* f) { return (xt_sink){write_at, f}; }
+xp_transport_sink xp_transport_safe_file_sink(xp_safe_file* f) { return (xp_transport_sink){write_at, f}; }

@@ -15,43 +15,43 @@
 xpack_status xpack_writer_bind_family(xpack_writer* w, const void* kernel, const xpack_family* family,
                                       xpack_error* err) {
   if (w == NULL || kernel == NULL || family == NULL) {
-    return xpack_fail(err, XPACK_ERR_ARG, "xpack_writer_bind_family: NULL argument");
+    return xp_fail(err, XPACK_ERR_ARG, "xpack_writer_bind_family: NULL argument");
   }
-  wr_session* s = wr_session_get(w);
-  if (s == NULL) return xpack_fail(err, XPACK_ERR_NOMEM, "out of memory");
+  xp_writer_session* s = xp_writer_session_get(w);
+  if (s == NULL) return xp_fail(err, XPACK_ERR_NOMEM, "out of memory");
   char name[XPACK_FAMILY_NAME_MAX];
   size_t len = 0;
   xpack_status st = xpack_family_format(family, name, sizeof name, &len, NULL);
   if (st == XPACK_ERR_UNSUPPORTED) {
     xp_bindings_set(&s->family_bindings, kernel, WR_NO_FAMILY_UNPROBEABLE, strlen(WR_NO_FAMILY_UNPROBEABLE));
-    return xpack_fail(err, st, "%s: not a packing family this xpack can probe; its weights are not recorded", name);
+    return xp_fail(err, st, "%s: not a packing family this xpack can probe; its weights are not recorded", name);
   }
-  if (st != XPACK_OK) return xpack_fail(err, st, "xpack_writer_bind_family: cannot name the family");
+  if (st != XPACK_OK) return xp_fail(err, st, "xpack_writer_bind_family: cannot name the family");
   uint64_t probe = 0;
   xpack_error probe_err;
   st = xp_probe_family(name, len, &probe, &probe_err);
   if (st != XPACK_OK) {
     xp_bindings_set(&s->family_bindings, kernel, WR_NO_FAMILY_UNPROBEABLE, strlen(WR_NO_FAMILY_UNPROBEABLE));
-    return xpack_fail(err, st, "%s; its weights are not recorded", probe_err.message);
+    return xp_fail(err, st, "%s; its weights are not recorded", probe_err.message);
   }
   char bound[XPACK_FAMILY_NAME_MAX];
   size_t bound_len = xp_bindings_get(&s->family_bindings, kernel, bound, sizeof bound);
   if (bound_len != (size_t)-1 && !(bound_len == len && memcmp(bound, name, len) == 0)) {
     if (bound[0] == '!') return XPACK_OK; /* already excluded */
     xp_bindings_set(&s->family_bindings, kernel, WR_NO_FAMILY_CONFLICT, strlen(WR_NO_FAMILY_CONFLICT));
-    return xpack_fail(err, XPACK_ERR_MISMATCH,
+    return xp_fail(err, XPACK_ERR_MISMATCH,
                       "one weight is used by two packing families (%.*s and %s); its entries are not recorded",
                       (int)bound_len, bound, name);
   }
   return xp_bindings_set(&s->family_bindings, kernel, name, len);
 }
 
-uint32_t wr_entry_family(xpack_writer* w, wr_session* session, const void* kernel) {
+uint32_t xp_writer_entry_family(xpack_writer* w, xp_writer_session* session, const void* kernel) {
   char name[XPACK_FAMILY_NAME_MAX];
   if (session == NULL) return XPC_NONE;
   size_t len = xp_bindings_get(&session->family_bindings, kernel, name, sizeof name);
   if (len == (size_t)-1 || len >= sizeof name || name[0] == '!') return XPC_NONE;
-  uint32_t s = wr_intern(w, name, len);
+  uint32_t s = xp_writer_intern(w, name, len);
   if (s == XPC_NONE) return XPC_NONE;
   for (size_t i = 0; i < w->family_count; i++) {
     if (w->families[i].name == s) return (uint32_t)i;
@@ -59,9 +59,9 @@ uint32_t wr_entry_family(xpack_writer* w, wr_session* session, const void* kerne
   uint64_t probe = 0;
   if (xp_probe_family(name, len, &probe, NULL) != XPACK_OK) return XPC_NONE; /* remembered from the bind */
   if (w->family_count >= XPC_MAX_FAMILIES ||
-      wr_reserve((void**)&w->families, &w->family_cap, w->family_count + 1, sizeof *w->families) != 0) {
+      xp_writer_reserve((void**)&w->families, &w->family_cap, w->family_count + 1, sizeof *w->families) != 0) {
     return XPC_NONE;
   }
-  w->families[w->family_count] = (wr_family){s, probe};
+  w->families[w->family_count] = (xp_writer_family){s, probe};
   return (uint32_t)w->family_count++;
 }

@@ -12,7 +12,7 @@
 #include "loader/pending_keys.h"
 #include "xpack.h"
 
-typedef struct wr_region {
+typedef struct xp_writer_region {
   uint64_t offset, size;
   uint64_t hash64; /* XXH3-64 of the bytes */
   void* map; /* lazily made read-only mapping for offset_to_addr, or NULL */
@@ -24,18 +24,18 @@ typedef struct wr_region {
   uint8_t io_busy;              /* its bytes are being written, with the lock dropped */
   const uint8_t* pending_bytes; /* meanwhile, where its bytes are in memory */
   uint64_t move_to;             /* a spooled region's place in the temporary file, once given one */
-} wr_region;
+} xp_writer_region;
 
 /* A delegate slot: 0 for events outside any delegate, delegate index + 1 otherwise (a ticket's bits from
  * 40 up). Regions are written to the temporary file in slot order; those of a slot that cannot be placed
  * yet wait in the spool file (writer_layout.c). */
-typedef struct wr_slot {
+typedef struct xp_writer_slot {
   uint32_t users;                       /* sessions replaying this delegate now */
   uint8_t begun;                        /* some session began it */
   uint32_t first_spooled, last_spooled; /* its regions waiting in the spool, in arrival order, or XPC_NONE */
-} wr_slot;
+} xp_writer_slot;
 
-typedef struct wr_entry {
+typedef struct xp_writer_entry {
   uint64_t key_hash;
   uint32_t seed;
   uint32_t kernel; /* string index */
@@ -43,33 +43,33 @@ typedef struct wr_entry {
   uint32_t region;
   uint32_t family; /* index into families */
   uint32_t flags;
-} wr_entry;
+} xp_writer_entry;
 
-typedef struct wr_family {
+typedef struct xp_writer_family {
   uint32_t name; /* string index */
   uint64_t probe_hash;
-} wr_family;
+} xp_writer_family;
 
-typedef struct wr_string {
+typedef struct xp_writer_string {
   char* text;
   uint32_t len;
   uint64_t hash;
-  uint64_t ticket; /* as wr_region's: strings are laid out in ticket order */
-} wr_string;
+  uint64_t ticket; /* as xp_writer_region's: strings are laid out in ticket order */
+} xp_writer_string;
 
-typedef struct wr_input {
+typedef struct xp_writer_input {
   uint32_t name; /* string index */
   uint32_t kind;
   uint64_t file_size, file_hash, program_size, program_hash;
-} wr_input;
+} xp_writer_input;
 
 /* Open-addressing index from a 64-bit hash to an array position (value + 1; 0 = empty). */
 /* What one thread binds while it creates runtimes (writer_sessions.c). Runtimes created at the same time
  * on several threads each see only their own thread's bindings, so delegates packed in parallel never see
  * each other's pointers. Tickets order what each look-up and insert touches: (delegate << 40 | event << 2 |
  * part), the same whichever thread gets there first, so the file does not depend on arrival order. */
-typedef struct wr_session {
-  struct wr_session* next; /* the writer's list, freed with the writer */
+typedef struct xp_writer_session {
+  struct xp_writer_session* next; /* the writer's list, freed with the writer */
   xp_bindings bindings;
   xp_bindings family_bindings; /* kernel pointer -> family name, or a WR_NO_FAMILY_* marker */
   xp_pending_keys pending;
@@ -79,16 +79,16 @@ typedef struct wr_session {
                            another thread asking for the same key waits instead of packing it again) */
   uint64_t packing_key; /* its key hash */
   int in_slot;          /* counted among the users of its slot (ticket_base's, writer_layout.c) */
-} wr_session;
+} xp_writer_session;
 
-#define WR_SLOT_SHIFT 40 /* a ticket's bits from here up are its delegate slot (wr_slot) */
+#define WR_SLOT_SHIFT 40 /* a ticket's bits from here up are its delegate slot (xp_writer_slot) */
 #define WR_TICKET_PARTS 4 /* within one event: 0 family name, 1 kernel, 2 bias */
 
-typedef struct wr_index {
+typedef struct xp_writer_index {
   uint64_t* hashes;
   uint32_t* values;
   size_t capacity, count;
-} wr_index;
+} xp_writer_index;
 
 struct xpack_writer {
   struct xnn_weights_cache_provider provider;
@@ -102,94 +102,94 @@ struct xpack_writer {
   unsigned long long written_behind; /* xp_write_behind's progress over the temporary file */
   pthread_key_t session_key;
   int has_session_key;
-  wr_session* sessions;
+  xp_writer_session* sessions;
   size_t session_count;
   uint64_t intern_ticket;  /* ticket given to strings interned now; caller holds the lock */
   uint64_t outside_events; /* tickets of strings interned outside any delegate (inputs, info) */
   xp_heap_pool heap;
-  wr_slot* slots; size_t slot_cap;
+  xp_writer_slot* slots; size_t slot_cap;
   uint64_t head_slot; /* regions of this slot (and earlier ones) go straight into the temporary file */
   int spool_fd;       /* unnamed file beside the target, or -1 until needed */
   int spool_unusable; /* it could not be made: regions go straight in, out of order (put in order at the end) */
   uint64_t spool_end;
-  wr_region* regions; size_t region_count, region_cap;
-  wr_entry* entries; size_t entry_count, entry_cap;
-  wr_string* strings; size_t string_count, string_cap;
-  wr_input* inputs; size_t input_count, input_cap;
+  xp_writer_region* regions; size_t region_count, region_cap;
+  xp_writer_entry* entries; size_t entry_count, entry_cap;
+  xp_writer_string* strings; size_t string_count, string_cap;
+  xp_writer_input* inputs; size_t input_count, input_cap;
   uint32_t* info; size_t info_count, info_cap; /* pairs of string indices */
-  wr_family* families; size_t family_count, family_cap;
-  wr_index region_index; /* hash64 -> region */
-  wr_index entry_index;  /* key_hash -> entry */
-  wr_index string_index; /* string hash -> string */
+  xp_writer_family* families; size_t family_count, family_cap;
+  xp_writer_index region_index; /* hash64 -> region */
+  xp_writer_index entry_index;  /* key_hash -> entry */
+  xp_writer_index string_index; /* string hash -> string */
   xpack_writer_stats stats;
   int failed; /* an I/O error happened inside a provider callback; finish reports it */
   char failure[256];
 };
 
 /* Grows *array (of elem bytes each) so that it holds at least need elements. */
-int wr_reserve(void** array, size_t* cap, size_t need, size_t elem);
+int xp_writer_reserve(void** array, size_t* cap, size_t need, size_t elem);
 
-int wr_index_init(wr_index* ix);
-void wr_index_free(wr_index* ix);
+int xp_writer_index_init(xp_writer_index* ix);
+void xp_writer_index_free(xp_writer_index* ix);
 /* Inserts hash -> value; several values may share a hash. */
-int wr_index_put(wr_index* ix, uint64_t hash, uint32_t value);
+int xp_writer_index_put(xp_writer_index* ix, uint64_t hash, uint32_t value);
 /* Iterates the values stored under hash: start with *cursor = 0; returns 0 when done. */
-int wr_index_next(const wr_index* ix, uint64_t hash, size_t* cursor, uint32_t* value);
+int xp_writer_index_next(const xp_writer_index* ix, uint64_t hash, size_t* cursor, uint32_t* value);
 
 /* The calling thread's session, made on first use; NULL on allocation failure (writer_sessions.c). */
-wr_session* wr_session_get(xpack_writer* w);
+xp_writer_session* xp_writer_session_get(xpack_writer* w);
 /* Frees every session (writer destruction). */
-void wr_sessions_destroy(xpack_writer* w);
+void xp_writer_sessions_destroy(xpack_writer* w);
 
 /* Records an I/O failure inside a provider callback; the first one is kept for xpack_writer_finish. */
-void wr_fail(xpack_writer* w, const char* fmt, const char* detail);
+void xp_writer_fail(xpack_writer* w, const char* fmt, const char* detail);
 
 /* The answer the provider gives XNNPACK for region i: an id, not an offset, because a region may move while
  * the writer runs (offset_to_addr resolves it). Below XP_HEAP_OFFSET_BASE, so the two never collide. */
 #define WR_REGION_ID_BASE ((size_t)1 << 61)
 
 /* Where a region that starts no earlier than `end` is placed (cachefile/region_place.h). */
-static inline uint64_t wr_region_place(const xpack_writer* w, uint64_t end, uint64_t size) {
-  return xpc_place_region(end, size, w->page_alignment, w->region_alignment);
+static inline uint64_t xp_writer_region_place(const xpack_writer* w, uint64_t end, uint64_t size) {
+  return xp_place_region(end, size, w->page_alignment, w->region_alignment);
 }
 
 /* Region placement (writer_layout.c). Every function takes the lock held, and those that write or copy
  * drop it while they do: the caller must not keep pointers into the writer's arrays across them.
- * A session is in the slot of its ticket_base. wr_slot_enter counts s among the users of that slot;
- * wr_slot_leave takes it out again (before ticket_base changes), which may bring later slots' spooled
+ * A session is in the slot of its ticket_base. xp_writer_slot_enter counts s among the users of that slot;
+ * xp_writer_slot_leave takes it out again (before ticket_base changes), which may bring later slots' spooled
  * regions into the temporary file, copying them. Entering never does: it cannot end a slot. */
-void wr_slot_enter(xpack_writer* w, wr_session* s);
-void wr_slot_leave(xpack_writer* w, wr_session* s);
+void xp_writer_slot_enter(xpack_writer* w, xp_writer_session* s);
+void xp_writer_slot_leave(xpack_writer* w, xp_writer_session* s);
 /* Gives r, the new region number region_count stored by a session in `slot`, its place: in the temporary
  * file when its slot's turn has come, else in the spool, where it waits for it. The caller then writes
- * `bytes` there with wr_write_reserved; until that is done, they are what region_equals compares with. */
-void wr_reserve_region(xpack_writer* w, uint64_t slot, wr_region* r, const uint8_t* bytes);
+ * `bytes` there with xp_writer_write_reserved; until that is done, they are what region_equals compares with. */
+void xp_writer_reserve_region(xpack_writer* w, uint64_t slot, xp_writer_region* r, const uint8_t* bytes);
 /* Writes region idx's bytes to their reserved place, dropping the lock meanwhile; a failure is recorded
- * with wr_fail. */
-void wr_write_reserved(xpack_writer* w, uint32_t idx);
+ * with xp_writer_fail. */
+void xp_writer_write_reserved(xpack_writer* w, uint32_t idx);
 /* The descriptor that holds r's bytes at r->offset now. */
-int wr_region_fd(const xpack_writer* w, const wr_region* r);
+int xp_writer_region_fd(const xpack_writer* w, const xp_writer_region* r);
 /* Moves every spooled region into the temporary file, in slot order, and closes the spool. Takes the lock
- * itself (no other thread may use the writer any more). Returns 0, or -1 after wr_fail. */
-int wr_spool_drain_all(xpack_writer* w);
+ * itself (no other thread may use the writer any more). Returns 0, or -1 after xp_writer_fail. */
+int xp_writer_spool_drain_all(xpack_writer* w);
 /* Closes the spool file, if any (its mapped regions stay readable). */
-void wr_spool_close(xpack_writer* w);
+void xp_writer_spool_close(xpack_writer* w);
 
 /* Lays regions out in ticket order when they arrived in another, copying them to a new temporary file,
  * and gives the strings' order for the string table (writer_order.c). Errors: XPACK_ERR_IO, NOMEM. */
-xpack_status wr_canonical_regions(xpack_writer* w, xpack_error* err);
+xpack_status xp_writer_canonical_regions(xpack_writer* w, xpack_error* err);
 /* Indices of the strings in ticket order (ties: index); caller frees. NULL on allocation failure. */
-uint32_t* wr_string_order(const xpack_writer* w);
+uint32_t* xp_writer_string_order(const xpack_writer* w);
 
 /* Interns a string with ticket w->intern_ticket (an existing string keeps the smaller ticket); returns its
  * index or XPC_NONE on allocation failure. Caller holds the lock. */
-uint32_t wr_intern(xpack_writer* w, const char* s, size_t len);
+uint32_t xp_writer_intern(xpack_writer* w, const char* s, size_t len);
 
 /* The family index for an entry whose kernel pointer is `kernel` (writer_families.c), or XPC_NONE when
  * the pointer has no single known family: then the entry is not recorded. Caller holds the lock. */
-uint32_t wr_entry_family(xpack_writer* w, wr_session* s, const void* kernel);
+uint32_t xp_writer_entry_family(xpack_writer* w, xp_writer_session* s, const void* kernel);
 
 /* Writes metadata, footer and header, then commits the file (writer_meta.c). */
-xpack_status wr_write_metadata(xpack_writer* w, xpack_error* err);
+xpack_status xp_writer_write_metadata(xpack_writer* w, xpack_error* err);
 
 #endif

@@ -32,21 +32,21 @@
 #define WR_SPOOL_ALIGNMENT 4096u /* whole pages, so a punched region frees its page cache */
 
 /* The slot's record, grown on demand; NULL when it is not tracked. */
-static wr_slot* slot_at(xpack_writer* w, uint64_t slot) {
+static xp_writer_slot* slot_at(xpack_writer* w, uint64_t slot) {
   if (slot >= WR_MAX_SLOTS) return NULL;
   if (slot >= w->slot_cap) {
     size_t cap = w->slot_cap ? w->slot_cap : 16;
     while (cap <= slot) cap *= 2;
-    wr_slot* grown = realloc(w->slots, cap * sizeof *grown);
+    xp_writer_slot* grown = realloc(w->slots, cap * sizeof *grown);
     if (grown == NULL) return NULL;
-    for (size_t i = w->slot_cap; i < cap; i++) grown[i] = (wr_slot){0, 0, XPC_NONE, XPC_NONE};
+    for (size_t i = w->slot_cap; i < cap; i++) grown[i] = (xp_writer_slot){0, 0, XPC_NONE, XPC_NONE};
     w->slots = grown;
     w->slot_cap = cap;
   }
   return &w->slots[slot];
 }
 
-int wr_region_fd(const xpack_writer* w, const wr_region* r) { return r->in_spool ? w->spool_fd : w->file.fd; }
+int xp_writer_region_fd(const xpack_writer* w, const xp_writer_region* r) { return r->in_spool ? w->spool_fd : w->file.fd; }
 
 static int spool_open(xpack_writer* w) {
   if (w->spool_fd >= 0) return 0;
@@ -65,7 +65,7 @@ static int spool_open(xpack_writer* w) {
 }
 
 /* Appends region idx to its slot's list of waiting regions. */
-static void link_waiting(xpack_writer* w, wr_slot* sl, uint32_t idx) {
+static void link_waiting(xpack_writer* w, xp_writer_slot* sl, uint32_t idx) {
   if (sl->last_spooled == XPC_NONE) {
     sl->first_spooled = idx;
   } else {
@@ -74,12 +74,12 @@ static void link_waiting(xpack_writer* w, wr_slot* sl, uint32_t idx) {
   sl->last_spooled = idx;
 }
 
-void wr_reserve_region(xpack_writer* w, uint64_t slot, wr_region* r, const uint8_t* bytes) {
+void xp_writer_reserve_region(xpack_writer* w, uint64_t slot, xp_writer_region* r, const uint8_t* bytes) {
   const uint32_t idx = (uint32_t)(r - w->regions);
   r->next_spooled = XPC_NONE;
   r->pending_bytes = bytes;
   r->io_busy = 1;
-  wr_slot* sl = slot > w->head_slot ? slot_at(w, slot) : NULL;
+  xp_writer_slot* sl = slot > w->head_slot ? slot_at(w, slot) : NULL;
   if (sl != NULL && spool_open(w) == 0) {
     r->offset = (w->spool_end + WR_SPOOL_ALIGNMENT - 1) & ~(uint64_t)(WR_SPOOL_ALIGNMENT - 1);
     r->in_spool = 1;
@@ -87,19 +87,19 @@ void wr_reserve_region(xpack_writer* w, uint64_t slot, wr_region* r, const uint8
     link_waiting(w, sl, idx);
     return;
   }
-  r->offset = wr_region_place(w, w->data_end, r->size);
+  r->offset = xp_writer_region_place(w, w->data_end, r->size);
   r->in_spool = 0;
   w->data_end = r->offset + r->size;
 }
 
-void wr_write_reserved(xpack_writer* w, uint32_t idx) {
-  const wr_region copy = w->regions[idx];
-  const int fd = wr_region_fd(w, &copy);
+void xp_writer_write_reserved(xpack_writer* w, uint32_t idx) {
+  const xp_writer_region copy = w->regions[idx];
+  const int fd = xp_writer_region_fd(w, &copy);
   pthread_mutex_unlock(&w->lock);
   const int rc = xp_write_at(fd, copy.pending_bytes, copy.size, copy.offset);
   const int e = errno;
   pthread_mutex_lock(&w->lock);
-  if (rc != 0) wr_fail(w, copy.in_spool ? "cannot write the spool file: %s" : "cannot write the temporary file: %s",
+  if (rc != 0) xp_writer_fail(w, copy.in_spool ? "cannot write the spool file: %s" : "cannot write the temporary file: %s",
                        strerror(e));
   w->regions[idx].pending_bytes = NULL;
   w->regions[idx].io_busy = 0;
@@ -109,10 +109,10 @@ void wr_write_reserved(xpack_writer* w, uint32_t idx) {
 
 /* Gives each spooled region of the slot its place at the end of the temporary file, in the order they were
  * stored, and adds them to the list of moves *moves (linked through next_spooled) that the caller copies. */
-static void reserve_moves(xpack_writer* w, wr_slot* sl, uint32_t* moves_first, uint32_t* moves_last) {
+static void reserve_moves(xpack_writer* w, xp_writer_slot* sl, uint32_t* moves_first, uint32_t* moves_last) {
   for (uint32_t i = sl->first_spooled; i != XPC_NONE; i = w->regions[i].next_spooled) {
-    wr_region* r = &w->regions[i];
-    r->move_to = wr_region_place(w, w->data_end, r->size);
+    xp_writer_region* r = &w->regions[i];
+    r->move_to = xp_writer_region_place(w, w->data_end, r->size);
     w->data_end = r->move_to + r->size;
   }
   if (sl->first_spooled != XPC_NONE) {
@@ -132,16 +132,16 @@ static void perform_moves(xpack_writer* w, uint32_t first) {
   if (first == XPC_NONE) return;
   for (uint32_t i = first; i != XPC_NONE;) {
     while (w->regions[i].io_busy) pthread_cond_wait(&w->io_done, &w->lock);
-    const wr_region copy = w->regions[i];
+    const xp_writer_region copy = w->regions[i];
     int rc = -1, e = EIO;
     if (!w->failed) {
       pthread_mutex_unlock(&w->lock);
       rc = xp_copy_range(w->spool_fd, copy.offset, w->file.fd, copy.move_to, copy.size);
       e = errno;
       pthread_mutex_lock(&w->lock);
-      if (rc != 0) wr_fail(w, "cannot copy packed weights into the temporary file: %s", strerror(e));
+      if (rc != 0) xp_writer_fail(w, "cannot copy packed weights into the temporary file: %s", strerror(e));
     }
-    wr_region* r = &w->regions[i];
+    xp_writer_region* r = &w->regions[i];
     const int punch = rc == 0 && r->map == NULL; /* a mapped region keeps its spool bytes: the mapping reads them */
     if (rc == 0) {
       r->offset = r->move_to;
@@ -168,9 +168,9 @@ static void perform_moves(xpack_writer* w, uint32_t first) {
 static void advance_head(xpack_writer* w) {
   uint32_t first = XPC_NONE, last = XPC_NONE;
   for (;;) {
-    const wr_slot* head = w->head_slot < w->slot_cap ? &w->slots[w->head_slot] : NULL;
+    const xp_writer_slot* head = w->head_slot < w->slot_cap ? &w->slots[w->head_slot] : NULL;
     if (head == NULL || head->users != 0 || (w->head_slot != 0 && !head->begun)) break;
-    wr_slot* next = slot_at(w, w->head_slot + 1);
+    xp_writer_slot* next = slot_at(w, w->head_slot + 1);
     if (next == NULL) break;
     w->head_slot++;
     reserve_moves(w, next, &first, &last);
@@ -178,7 +178,7 @@ static void advance_head(xpack_writer* w) {
   perform_moves(w, first);
 }
 
-void wr_slot_leave(xpack_writer* w, wr_session* s) {
+void xp_writer_slot_leave(xpack_writer* w, xp_writer_session* s) {
   if (!s->in_slot) return;
   s->in_slot = 0;
   const uint64_t slot = s->ticket_base >> WR_SLOT_SHIFT;
@@ -186,8 +186,8 @@ void wr_slot_leave(xpack_writer* w, wr_session* s) {
   advance_head(w);
 }
 
-void wr_slot_enter(xpack_writer* w, wr_session* s) {
-  wr_slot* sl = slot_at(w, s->ticket_base >> WR_SLOT_SHIFT);
+void xp_writer_slot_enter(xpack_writer* w, xp_writer_session* s) {
+  xp_writer_slot* sl = slot_at(w, s->ticket_base >> WR_SLOT_SHIFT);
   if (sl != NULL) {
     sl->users++;
     sl->begun = 1;
@@ -195,18 +195,18 @@ void wr_slot_enter(xpack_writer* w, wr_session* s) {
   }
 }
 
-int wr_spool_drain_all(xpack_writer* w) {
+int xp_writer_spool_drain_all(xpack_writer* w) {
   pthread_mutex_lock(&w->lock);
   uint32_t first = XPC_NONE, last = XPC_NONE;
   for (size_t slot = 0; slot < w->slot_cap; slot++) reserve_moves(w, &w->slots[slot], &first, &last);
   perform_moves(w, first);
-  wr_spool_close(w);
+  xp_writer_spool_close(w);
   const int failed = w->failed;
   pthread_mutex_unlock(&w->lock);
   return failed ? -1 : 0;
 }
 
-void wr_spool_close(xpack_writer* w) {
+void xp_writer_spool_close(xpack_writer* w) {
   if (w->spool_fd >= 0) close(w->spool_fd);
   w->spool_fd = -1;
 }

@@ -27,7 +27,7 @@ static int by_string_ticket(const void* pa, const void* pb) {
   return a < b ? -1 : a > b;
 }
 
-uint32_t* wr_string_order(const xpack_writer* w) {
+uint32_t* xp_writer_string_order(const xpack_writer* w) {
   uint32_t* order = malloc((w->string_count + 1) * sizeof *order);
   if (order == NULL) return NULL;
   for (size_t i = 0; i < w->string_count; i++) order[i] = (uint32_t)i;
@@ -36,15 +36,15 @@ uint32_t* wr_string_order(const xpack_writer* w) {
   return order;
 }
 
-xpack_status wr_canonical_regions(xpack_writer* w, xpack_error* err) {
-  if (wr_spool_drain_all(w) != 0) return xpack_fail(err, XPACK_ERR_IO, "%s: %s", w->out_path, w->failure);
+xpack_status xp_writer_canonical_regions(xpack_writer* w, xpack_error* err) {
+  if (xp_writer_spool_drain_all(w) != 0) return xp_fail(err, XPACK_ERR_IO, "%s: %s", w->out_path, w->failure);
   uint32_t* order = malloc((w->region_count + 1) * sizeof *order);
   uint32_t* new_index = malloc((w->region_count + 1) * sizeof *new_index);
-  wr_region* placed = malloc((w->region_count + 1) * sizeof *placed);
+  xp_writer_region* placed = malloc((w->region_count + 1) * sizeof *placed);
   xp_safe_file fresh = {NULL, NULL, -1};
   xpack_status st = XPACK_OK;
   if (order == NULL || new_index == NULL || placed == NULL) {
-    st = xpack_fail(err, XPACK_ERR_NOMEM, "out of memory");
+    st = xp_fail(err, XPACK_ERR_NOMEM, "out of memory");
     goto done;
   }
   for (size_t i = 0; i < w->region_count; i++) order[i] = (uint32_t)i;
@@ -55,7 +55,7 @@ xpack_status wr_canonical_regions(xpack_writer* w, xpack_error* err) {
   uint64_t end = w->data_offset;
   for (size_t i = 0; i < w->region_count; i++) {
     placed[i] = w->regions[order[i]];
-    placed[i].offset = wr_region_place(w, end, placed[i].size);
+    placed[i].offset = xp_writer_region_place(w, end, placed[i].size);
     in_place &= placed[i].offset == w->regions[order[i]].offset;
     new_index[order[i]] = (uint32_t)i;
     end = placed[i].offset + placed[i].size;
@@ -67,7 +67,7 @@ xpack_status wr_canonical_regions(xpack_writer* w, xpack_error* err) {
     if (st != XPACK_OK) goto done;
     for (size_t i = 0; i < w->region_count; i++) {
       if (xp_copy_range(w->file.fd, w->regions[order[i]].offset, fresh.fd, placed[i].offset, placed[i].size) != 0) {
-        st = xpack_fail(err, XPACK_ERR_IO, "%s: cannot copy packed weights into a temporary file beside it: %s",
+        st = xp_fail(err, XPACK_ERR_IO, "%s: cannot copy packed weights into a temporary file beside it: %s",
                         w->out_path, strerror(errno));
         goto done;
       }

@@ -7,8 +7,8 @@
 #include "writer/writer_internal.h"
 #include "xpack.h"
 
-wr_session* wr_session_get(xpack_writer* w) {
-  wr_session* s = pthread_getspecific(w->session_key);
+xp_writer_session* xp_writer_session_get(xpack_writer* w) {
+  xp_writer_session* s = pthread_getspecific(w->session_key);
   if (s != NULL) return s;
   s = calloc(1, sizeof *s);
   if (s == NULL) return NULL;
@@ -28,14 +28,14 @@ wr_session* wr_session_get(xpack_writer* w) {
   w->session_count++;
   /* One spare scratch block per packing thread: each packs weight after weight into the same pages. */
   xp_heap_set_spares(&w->heap, w->session_count);
-  wr_slot_enter(w, s); /* slot 0, outside any delegate, until it begins one */
+  xp_writer_slot_enter(w, s); /* slot 0, outside any delegate, until it begins one */
   pthread_mutex_unlock(&w->lock);
   return s;
 }
 
-void wr_sessions_destroy(xpack_writer* w) {
+void xp_writer_sessions_destroy(xpack_writer* w) {
   while (w->sessions != NULL) {
-    wr_session* s = w->sessions;
+    xp_writer_session* s = w->sessions;
     w->sessions = s->next;
     xp_bindings_destroy(&s->bindings);
     xp_bindings_destroy(&s->family_bindings);
@@ -45,10 +45,10 @@ void wr_sessions_destroy(xpack_writer* w) {
 }
 
 xpack_status xpack_writer_begin_delegate(xpack_writer* w, uint32_t delegate_index, xpack_error* err) {
-  if (w == NULL) return xpack_fail(err, XPACK_ERR_ARG, "xpack_writer_begin_delegate: the writer is NULL");
-  wr_session* s = wr_session_get(w);
+  if (w == NULL) return xp_fail(err, XPACK_ERR_ARG, "xpack_writer_begin_delegate: the writer is NULL");
+  xp_writer_session* s = xp_writer_session_get(w);
   if (s == NULL) {
-    return xpack_fail(err, XPACK_ERR_NOMEM, "xpack_writer_begin_delegate: out of memory for delegate %u's thread",
+    return xp_fail(err, XPACK_ERR_NOMEM, "xpack_writer_begin_delegate: out of memory for delegate %u's thread",
                       delegate_index);
   }
   xp_bindings_clear(&s->bindings);
@@ -58,20 +58,20 @@ xpack_status xpack_writer_begin_delegate(xpack_writer* w, uint32_t delegate_inde
     s->packing = 0;
     pthread_cond_broadcast(&w->packed);
   }
-  wr_slot_leave(w, s);
+  xp_writer_slot_leave(w, s);
   s->ticket_base = ((uint64_t)delegate_index + 1) << WR_SLOT_SHIFT;
   s->events = 0;
-  wr_slot_enter(w, s);
+  xp_writer_slot_enter(w, s);
   pthread_mutex_unlock(&w->lock);
   return XPACK_OK;
 }
 
 xpack_status xpack_writer_end_delegate(xpack_writer* w, xpack_error* err) {
-  if (w == NULL) return xpack_fail(err, XPACK_ERR_ARG, "xpack_writer_end_delegate: the writer is NULL");
-  wr_session* s = wr_session_get(w);
-  if (s == NULL) return xpack_fail(err, XPACK_ERR_NOMEM, "xpack_writer_end_delegate: out of memory for this thread");
+  if (w == NULL) return xp_fail(err, XPACK_ERR_ARG, "xpack_writer_end_delegate: the writer is NULL");
+  xp_writer_session* s = xp_writer_session_get(w);
+  if (s == NULL) return xp_fail(err, XPACK_ERR_NOMEM, "xpack_writer_end_delegate: out of memory for this thread");
   pthread_mutex_lock(&w->lock);
-  wr_slot_leave(w, s);
+  xp_writer_slot_leave(w, s);
   pthread_mutex_unlock(&w->lock);
   return XPACK_OK;
 }
@@ -81,9 +81,9 @@ xpack_status xpack_writer_bind(xpack_writer* w, const void* raw, const char* ide
   xpack_status st = xp_bind_check("xpack_writer_bind", w, "the writer", raw, identity, identity_len,
                                   err);
   if (st != XPACK_OK) return st;
-  wr_session* s = wr_session_get(w);
+  xp_writer_session* s = xp_writer_session_get(w);
   if (s == NULL || xp_bindings_set(&s->bindings, raw, identity, identity_len) != XPACK_OK) {
-    return xpack_fail(err, XPACK_ERR_NOMEM, "xpack_writer_bind: out of memory binding '%.*s'", (int)identity_len,
+    return xp_fail(err, XPACK_ERR_NOMEM, "xpack_writer_bind: out of memory binding '%.*s'", (int)identity_len,
                       identity);
   }
   return XPACK_OK;
@@ -91,7 +91,7 @@ xpack_status xpack_writer_bind(xpack_writer* w, const void* raw, const char* ide
 
 void xpack_writer_unbind_all(xpack_writer* w) {
   if (w == NULL) return;
-  wr_session* s = wr_session_get(w);
+  xp_writer_session* s = xp_writer_session_get(w);
   if (s == NULL) return;
   xp_bindings_clear(&s->bindings);
   xp_bindings_clear(&s->family_bindings);

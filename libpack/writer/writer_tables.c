@@ -6,7 +6,7 @@
 #include "writer/writer_internal.h"
 #include "xpc_format.h"
 
-int wr_reserve(void** array, size_t* cap, size_t need, size_t elem) {
+int xp_writer_reserve(void** array, size_t* cap, size_t need, size_t elem) {
   if (need <= *cap) return 0;
   size_t n = *cap ? *cap : 16;
   while (n < need) n *= 2;
@@ -17,7 +17,7 @@ int wr_reserve(void** array, size_t* cap, size_t need, size_t elem) {
   return 0;
 }
 
-int wr_index_init(wr_index* ix) {
+int xp_writer_index_init(xp_writer_index* ix) {
   ix->capacity = 256;
   ix->count = 0;
   ix->hashes = calloc(ix->capacity, sizeof *ix->hashes);
@@ -25,7 +25,7 @@ int wr_index_init(wr_index* ix) {
   return (ix->hashes && ix->values) ? 0 : -1;
 }
 
-void wr_index_free(wr_index* ix) {
+void xp_writer_index_free(xp_writer_index* ix) {
   free(ix->hashes);
   free(ix->values);
   memset(ix, 0, sizeof *ix);
@@ -38,7 +38,7 @@ static void put_raw(uint64_t* hashes, uint32_t* values, size_t capacity, uint64_
   values[i] = stored;
 }
 
-int wr_index_put(wr_index* ix, uint64_t hash, uint32_t value) {
+int xp_writer_index_put(xp_writer_index* ix, uint64_t hash, uint32_t value) {
   if ((ix->count + 1) * 2 > ix->capacity) {
     size_t cap = ix->capacity * 2;
     uint64_t* hashes = calloc(cap, sizeof *hashes);
@@ -62,7 +62,7 @@ int wr_index_put(wr_index* ix, uint64_t hash, uint32_t value) {
   return 0;
 }
 
-int wr_index_next(const wr_index* ix, uint64_t hash, size_t* cursor, uint32_t* value) {
+int xp_writer_index_next(const xp_writer_index* ix, uint64_t hash, size_t* cursor, uint32_t* value) {
   /* *cursor counts probes already made from the home slot. */
   size_t home = (size_t)(hash ^ (hash >> 29)) & (ix->capacity - 1);
   for (size_t step = *cursor; step < ix->capacity; step++) {
@@ -77,26 +77,26 @@ int wr_index_next(const wr_index* ix, uint64_t hash, size_t* cursor, uint32_t* v
   return 0;
 }
 
-uint32_t wr_intern(xpack_writer* w, const char* s, size_t len) {
+uint32_t xp_writer_intern(xpack_writer* w, const char* s, size_t len) {
   uint64_t h = XXH3_64bits(s, len);
   size_t cursor = 0;
   uint32_t idx;
-  while (wr_index_next(&w->string_index, h, &cursor, &idx)) {
+  while (xp_writer_index_next(&w->string_index, h, &cursor, &idx)) {
     if (w->strings[idx].len == len && memcmp(w->strings[idx].text, s, len) == 0) {
       if (w->intern_ticket < w->strings[idx].ticket) w->strings[idx].ticket = w->intern_ticket;
       return idx;
     }
   }
-  if (wr_reserve((void**)&w->strings, &w->string_cap, w->string_count + 1, sizeof *w->strings) != 0) return XPC_NONE;
+  if (xp_writer_reserve((void**)&w->strings, &w->string_cap, w->string_count + 1, sizeof *w->strings) != 0) return XPC_NONE;
   char* copy = malloc(len + 1);
   if (copy == NULL) return XPC_NONE;
   memcpy(copy, s, len);
   copy[len] = 0;
   idx = (uint32_t)w->string_count;
-  if (wr_index_put(&w->string_index, h, idx) != 0) {
+  if (xp_writer_index_put(&w->string_index, h, idx) != 0) {
     free(copy);
     return XPC_NONE;
   }
-  w->strings[w->string_count++] = (wr_string){copy, (uint32_t)len, h, w->intern_ticket};
+  w->strings[w->string_count++] = (xp_writer_string){copy, (uint32_t)len, h, w->intern_ticket};
   return idx;
 }

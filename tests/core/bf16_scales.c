@@ -16,7 +16,7 @@ static float from_bits(uint32_t bits) {
 
 #define EXPECT_BF16(in_bits, out_bits)                                                                   \
   do {                                                                                                 \
-    uint16_t got = rp_bf16_as_executorch(from_bits(in_bits));                                          \
+    uint16_t got = xp_replay_bf16_as_executorch(from_bits(in_bits));                                          \
     if (got != (out_bits)) {                                                                           \
       fprintf(stderr, "%s:%d: 0x%08x -> 0x%04x, expected 0x%04x\n", __FILE__, __LINE__, (in_bits), got, \
               (unsigned)(out_bits));                                                                   \

@@ -31,8 +31,8 @@ static int write_cache(const char* path, int faults) {
   uint8_t bytes[2][REGION_SIZE];
   for (unsigned i = 0; i < REGION_SIZE; i++) bytes[0][i] = (uint8_t)i, bytes[1][i] = (uint8_t)(3 * i + 1);
   uint64_t region_offset[2];
-  region_offset[0] = xpc_place_region(PAGE, REGION_SIZE, PAGE, XNN_ALIGNMENT);
-  region_offset[1] = xpc_place_region(region_offset[0] + REGION_SIZE, REGION_SIZE, PAGE, XNN_ALIGNMENT);
+  region_offset[0] = xp_place_region(PAGE, REGION_SIZE, PAGE, XNN_ALIGNMENT);
+  region_offset[1] = xp_place_region(region_offset[0] + REGION_SIZE, REGION_SIZE, PAGE, XNN_ALIGNMENT);
   const uint64_t data_end = region_offset[1] + REGION_SIZE;
 
   uint32_t string_offset[S_COUNT];
@@ -41,15 +41,15 @@ static int write_cache(const char* path, int faults) {
     string_offset[i] = (uint32_t)strings_size;
     strings_size += 4 + strlen(kStrings[i]) + 1;
   }
-  xpc_table_out tables[] = {
+  xp_table_out tables[] = {
       {XPC_TAG_REGIONS, XPC_REGION_SIZE, 2, 0, NULL},     {XPC_TAG_ENTRIES, XPC_ENTRY_SIZE, 2, 0, NULL},
       {XPC_TAG_STRINGS, 1, strings_size, 0, NULL},        {XPC_TAG_PROVENANCE, XPC_PROVENANCE_SIZE, 1, 0, NULL},
       {XPC_TAG_BUILD_ID, 1, 4, 0, NULL},                  {XPC_TAG_INFO, XPC_INFO_SIZE, 1, 0, NULL},
       {XPC_TAG_FAMILIES, XPC_FAMILY_SIZE, 1, 0, NULL},
   };
-  xpc_metadata_out m;
-  if (xpc_metadata_begin(&m, tables, 7, data_end, path, NULL) != XPACK_OK) return -1;
-  uint8_t* regions = xpc_metadata_table(&m, XPC_TAG_REGIONS);
+  xp_metadata_out m;
+  if (xp_metadata_begin(&m, tables, 7, data_end, path, NULL) != XPACK_OK) return -1;
+  uint8_t* regions = xp_metadata_table(&m, XPC_TAG_REGIONS);
   for (int i = 0; i < 2; i++) {
     uint8_t* r = regions + i * XPC_REGION_SIZE;
     xp_put64(r + XPC_R_OFFSET, region_offset[i] + (faults && i == 1)); /* fault 1: misaligned */
@@ -57,15 +57,15 @@ static int write_cache(const char* path, int faults) {
     xp_put64(r + XPC_R_SIZE, REGION_SIZE);
     xp_put64(r + XPC_R_HASH, XXH3_64bits(bytes[i], REGION_SIZE));
   }
-  uint8_t* strings = xpc_metadata_table(&m, XPC_TAG_STRINGS);
+  uint8_t* strings = xp_metadata_table(&m, XPC_TAG_STRINGS);
   for (int i = 0; i < S_COUNT; i++) {
     xp_put32(strings + string_offset[i], (uint32_t)strlen(kStrings[i]));
     memcpy(strings + string_offset[i] + 4, kStrings[i], strlen(kStrings[i]));
   }
   uint64_t key_hash[2];
-  for (int i = 0; i < 2; i++) key_hash[i] = xpc_key_hash(7, kStrings[i], strlen(kStrings[i]), NULL, 0);
+  for (int i = 0; i < 2; i++) key_hash[i] = xp_key_hash(7, kStrings[i], strlen(kStrings[i]), NULL, 0);
   const int first = key_hash[0] < key_hash[1] ? 0 : 1; /* entries ascend by key_hash */
-  uint8_t* entries = xpc_metadata_table(&m, XPC_TAG_ENTRIES);
+  uint8_t* entries = xp_metadata_table(&m, XPC_TAG_ENTRIES);
   for (int k = 0; k < 2; k++) {
     const int i = k == 0 ? first : 1 - first;
     uint8_t* e = entries + k * XPC_ENTRY_SIZE;
@@ -77,22 +77,22 @@ static int write_cache(const char* path, int faults) {
     xp_put32(e + XPC_E_FAMILY, 0);
     xp_put32(e + XPC_E_FLAGS, 0);
   }
-  xpc_metadata_put_entry_checks(&m);
+  xp_metadata_put_entry_checks(&m);
   if (faults) xp_put64(entries + XPC_ENTRY_SIZE + XPC_E_CHECK, xp_le64(entries + XPC_ENTRY_SIZE + XPC_E_CHECK) ^ 1);
-  uint8_t* provenance = xpc_metadata_table(&m, XPC_TAG_PROVENANCE);
+  uint8_t* provenance = xp_metadata_table(&m, XPC_TAG_PROVENANCE);
   xp_put32(provenance + XPC_P_NAME, string_offset[S_INPUT]);
   xp_put32(provenance + XPC_P_KIND, faults ? 99 : XPC_INPUT_PTE); /* fault 3 */
-  memcpy(xpc_metadata_table(&m, XPC_TAG_BUILD_ID), "test", 4);
-  uint8_t* info = xpc_metadata_table(&m, XPC_TAG_INFO);
+  memcpy(xp_metadata_table(&m, XPC_TAG_BUILD_ID), "test", 4);
+  uint8_t* info = xp_metadata_table(&m, XPC_TAG_INFO);
   xp_put32(info + XPC_I_KEY, string_offset[S_KEY]);
   xp_put32(info + XPC_I_VALUE, faults ? 9999 : string_offset[S_VALUE]); /* fault 4 */
-  xp_put32(xpc_metadata_table(&m, XPC_TAG_FAMILIES) + XPC_M_NAME, string_offset[S_FAMILY]);
-  xpc_metadata_seal(&m, XPC_VERSION_MAJOR, XPC_VERSION_MINOR, 0);
+  xp_put32(xp_metadata_table(&m, XPC_TAG_FAMILIES) + XPC_M_NAME, string_offset[S_FAMILY]);
+  xp_metadata_seal(&m, XPC_VERSION_MAJOR, XPC_VERSION_MINOR, 0);
 
   uint8_t header[XPC_HEADER_SIZE] = {0};
-  const xpc_header_fields fields = {XPC_VERSION_MAJOR, XPC_VERSION_MINOR, 0, PAGE, XNN_ALIGNMENT, 62, PAGE,
+  const xp_header_fields fields = {XPC_VERSION_MAJOR, XPC_VERSION_MINOR, 0, PAGE, XNN_ALIGNMENT, 62, PAGE,
                                     data_end - PAGE};
-  xpc_header_put(header, &fields);
+  xp_header_put(header, &fields);
   uint8_t* file = calloc(1, (size_t)m.file_size);
   int rc = -1;
   FILE* f = fopen(path, "wb");
@@ -104,7 +104,7 @@ static int write_cache(const char* path, int faults) {
   }
   if (f != NULL && fclose(f) != 0) rc = -1;
   free(file);
-  xpc_metadata_free(&m);
+  xp_metadata_free(&m);
   return rc;
 }
 
@@ -152,18 +152,18 @@ int main(void) {
   EXPECT(strcmp(c.where[3], "info record 0") == 0);
 
   printf("the check set, stopping at the first problem:\n");
-  xpc_file file;
-  EXPECT(xpc_file_open(&file, faulty, 1, NULL) == XPACK_OK);
+  xp_file file;
+  EXPECT(xp_file_open(&file, faulty, 1, NULL) == XPACK_OK);
   collected first = {{{0}}, 0, 1};
-  xpc_checker checker;
-  xpc_checker_init(&checker, &file.view, collect, &first);
-  xpc_check_all(&checker);
+  xp_checker checker;
+  xp_checker_init(&checker, &file.view, collect, &first);
+  xp_check_all(&checker);
   EXPECT(first.count == 1 && checker.problems == 1 && checker.stopped);
   EXPECT(starts_with(first.where[0], "region 1 at offset "));
   xpack_error err = {0};
-  EXPECT(xpc_check_first(&file.view, "faulty.xpc", &err) == XPACK_ERR_CORRUPT);
+  EXPECT(xp_check_first(&file.view, "faulty.xpc", &err) == XPACK_ERR_CORRUPT);
   EXPECT(starts_with(err.message, "faulty.xpc: region 1 at offset "));
-  xpc_file_close(&file);
+  xp_file_close(&file);
 
   printf("compress refuses at the first problem:\n");
   memset(&err, 0, sizeof err);

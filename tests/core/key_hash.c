@@ -1,5 +1,5 @@
 /* The key hash of docs/FORMAT.md 5.9, recomputed here from the prose (one buffer built byte by byte, one
- * XXH3-64 call) and compared with libpack's xpc_key_hash for kernel and bias identities of every length
+ * XXH3-64 call) and compared with libpack's xp_key_hash for kernel and bias identities of every length
  * around the size where libpack switches from its stack buffer to XXH3's streaming state, with and without
  * a bias, and for seeds with high bits set. */
 #include <stdint.h>
@@ -38,14 +38,14 @@ int main(void) {
   for (size_t s = 0; s < sizeof seeds / sizeof *seeds; s++) {
     for (size_t k = 0; k < sizeof lengths / sizeof *lengths; k++) {
       const size_t kl = lengths[k];
-      if (xpc_key_hash(seeds[s], text, kl, NULL, 0) != spec_key_hash(seeds[s], text, kl, NULL, 0)) {
+      if (xp_key_hash(seeds[s], text, kl, NULL, 0) != spec_key_hash(seeds[s], text, kl, NULL, 0)) {
         fprintf(stderr, "key_hash: seed %#x kernel %zu bytes, no bias: differs from FORMAT.md 5.9\n", seeds[s], kl);
         failures++;
       }
       checked++;
       for (size_t b = 0; b < sizeof lengths / sizeof *lengths; b++) {
         const size_t bl = lengths[b];
-        if (xpc_key_hash(seeds[s], text, kl, text + 50, bl) != spec_key_hash(seeds[s], text, kl, text + 50, bl)) {
+        if (xp_key_hash(seeds[s], text, kl, text + 50, bl) != spec_key_hash(seeds[s], text, kl, text + 50, bl)) {
           fprintf(stderr, "key_hash: seed %#x kernel %zu bytes, bias %zu bytes: differs from FORMAT.md 5.9\n",
                   seeds[s], kl, bl);
           failures++;
@@ -55,7 +55,7 @@ int main(void) {
     }
   }
   /* An empty bias is not the absence of a bias. */
-  if (xpc_key_hash(7, "k", 1, "", 0) == xpc_key_hash(7, "k", 1, NULL, 0)) {
+  if (xp_key_hash(7, "k", 1, "", 0) == xp_key_hash(7, "k", 1, NULL, 0)) {
     fprintf(stderr, "key_hash: an empty bias hashes like no bias\n");
     failures++;
   }

@@ -20,7 +20,7 @@ static int table_string(const uint8_t* t, uint64_t count, uint32_t offset, const
   return 0;
 }
 
-void xpc_fuzz_repair(uint8_t* b, uint64_t size) {
+void xp_fuzz_repair(uint8_t* b, uint64_t size) {
   if (size >= XPC_HEADER_SIZE) xp_put64(b + XPC_H_CHECKSUM, XXH3_64bits(b, XPC_H_CHECKSUM));
   if (size < XPC_HEADER_SIZE + XPC_FOOTER_SIZE) return;
   uint8_t* f = b + size - XPC_FOOTER_SIZE;
@@ -45,7 +45,7 @@ void xpc_fuzz_repair(uint8_t* b, uint64_t size) {
       uint32_t bias_offset = xp_le32(e + XPC_E_BIAS);
       if (strs && table_string(strs, strs_count, xp_le32(e + XPC_E_KERNEL), &kernel, &kernel_len) == 0 &&
           (bias_offset == XPC_NONE || table_string(strs, strs_count, bias_offset, &bias, &bias_len) == 0)) {
-        xp_put64(e + XPC_E_KEY_HASH, xpc_key_hash(xp_le32(e + XPC_E_SEED), kernel, kernel_len, bias, bias_len));
+        xp_put64(e + XPC_E_KEY_HASH, xp_key_hash(xp_le32(e + XPC_E_SEED), kernel, kernel_len, bias, bias_len));
       }
       uint32_t region = xp_le32(e + XPC_E_REGION);
       if (regn && region < regn_count) {

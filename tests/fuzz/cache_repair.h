@@ -9,6 +9,6 @@
 
 #include <stdint.h>
 
-void xpc_fuzz_repair(uint8_t* bytes, uint64_t size);
+void xp_fuzz_repair(uint8_t* bytes, uint64_t size);
 
 #endif

@@ -1,7 +1,7 @@
 /* libFuzzer harness: arbitrary bytes as a cache file, through the parsing the loader and `xpack dump` /
- * `xpack verify` do: xpc_view_open (both the loader's form, allow_transport = 0, and the inspection
+ * `xpack verify` do: xp_view_open (both the loader's form, allow_transport = 0, and the inspection
  * tools' form, 1), then every region, entry and string through the view accessors, the per-entry
- * check values, the small tables' string references, and look-ups (xpc_view_find) both of keys that
+ * check values, the small tables' string references, and look-ups (xp_view_find) both of keys that
  * are in the file and of a few that are not. Nothing here may read outside [data, data + size).
  *
  * Each input runs twice: as given, and "repaired": a copy whose checksums (header, footer, directory,
@@ -28,64 +28,64 @@ static uint64_t touch(const uint8_t* p, uint64_t n) {
   return acc;
 }
 
-static uint64_t touch_string(const xpc_view* v, uint32_t offset) {
+static uint64_t touch_string(const xp_view* v, uint32_t offset) {
   const char* s;
   uint32_t len;
-  if (xpc_view_string(v, offset, &s, &len) != 0) return 1;
+  if (xp_view_string(v, offset, &s, &len) != 0) return 1;
   return touch((const uint8_t*)s, (uint64_t)len + 1); /* the string and its NUL */
 }
 
 /* The bytes a region occupies in the file: stored_size in the transport form, size otherwise. */
-static uint64_t region_bytes(const xpc_view* v, const xpc_region* r) {
+static uint64_t region_bytes(const xp_view* v, const xp_region* r) {
   return (v->flags & XPC_FLAG_TRANSPORT) ? r->stored_size : r->size;
 }
 
-static void lookups(const xpc_view* v) {
+static void lookups(const xp_view* v) {
   static const char* kKernels[] = {"", "w", "xpack:xxh3-128:00000000000000000000000000000000:0",
                                    "79ecd561afb8dfd3b2e68da7b144ddea395854ffdd7632674ebf0d8da8a2b4c9"};
   static const uint32_t kSeeds[] = {0, 1, 0x12345678u, UINT32_MAX};
-  xpc_entry e;
-  xpc_region r;
+  xp_entry e;
+  xp_region r;
   uint64_t index = 0;
   for (size_t k = 0; k < sizeof kKernels / sizeof kKernels[0]; k++) {
     for (size_t s = 0; s < sizeof kSeeds / sizeof kSeeds[0]; s++) {
       const char* kernel = kKernels[k];
-      xpc_find_result fr = xpc_view_find(v, kSeeds[s], kernel, strlen(kernel), NULL, 0, &e, &r, &index);
+      xp_find_result fr = xp_view_find(v, kSeeds[s], kernel, strlen(kernel), NULL, 0, &e, &r, &index);
       if (fr == XPC_FOUND) g_sink += touch(v->base + r.offset, region_bytes(v, &r)) + index;
-      fr = xpc_view_find(v, kSeeds[s], kernel, strlen(kernel), "b", 1, &e, &r, NULL);
+      fr = xp_view_find(v, kSeeds[s], kernel, strlen(kernel), "b", 1, &e, &r, NULL);
       if (fr == XPC_FOUND) g_sink += touch(v->base + r.offset, region_bytes(v, &r));
     }
   }
 }
 
-static void walk(const xpc_view* v) {
+static void walk(const xp_view* v) {
   /* Regions: the records, and the bytes of every sound one (as verify hashes them). */
   for (uint64_t i = 0; i < v->regions.count; i++) {
-    xpc_region r;
-    xpc_view_region(v, i, &r);
-    if (xpc_region_is_sound(v, &r)) g_sink += touch(v->base + r.offset, region_bytes(v, &r));
+    xp_region r;
+    xp_view_region(v, i, &r);
+    if (xp_region_is_sound(v, &r)) g_sink += touch(v->base + r.offset, region_bytes(v, &r));
   }
   /* Entries: strings, key hash, check value, and a look-up of each entry's own key (as the loader does
    * for every weight XNNPACK asks for); a found entry's region is read in full. */
   for (uint64_t i = 0; i < v->entries.count; i++) {
-    xpc_entry e;
-    xpc_view_entry(v, i, &e);
+    xp_entry e;
+    xp_view_entry(v, i, &e);
     const char *kernel = NULL, *bias = NULL;
     uint32_t kernel_len = 0, bias_len = 0;
-    int strings_ok = xpc_view_string(v, e.kernel, &kernel, &kernel_len) == 0;
-    if (e.bias != XPC_NONE) strings_ok = strings_ok && xpc_view_string(v, e.bias, &bias, &bias_len) == 0;
+    int strings_ok = xp_view_string(v, e.kernel, &kernel, &kernel_len) == 0;
+    if (e.bias != XPC_NONE) strings_ok = strings_ok && xp_view_string(v, e.bias, &bias, &bias_len) == 0;
     g_sink += touch_string(v, e.kernel) + (e.bias != XPC_NONE ? touch_string(v, e.bias) : 0);
     if (e.region < v->regions.count) {
-      xpc_region r;
-      xpc_view_region(v, e.region, &r);
-      g_sink += xpc_entry_check(v, i, &r) + (uint64_t)xpc_region_is_sound(v, &r);
+      xp_region r;
+      xp_view_region(v, e.region, &r);
+      g_sink += xp_entry_check(v, i, &r) + (uint64_t)xp_region_is_sound(v, &r);
     }
     if (strings_ok) {
-      g_sink += xpc_key_hash(e.seed, kernel, kernel_len, bias, bias_len);
-      xpc_entry found;
-      xpc_region region;
+      g_sink += xp_key_hash(e.seed, kernel, kernel_len, bias, bias_len);
+      xp_entry found;
+      xp_region region;
       uint64_t index = 0;
-      if (xpc_view_find(v, e.seed, kernel, kernel_len, bias, bias_len, &found, &region, &index) == XPC_FOUND) {
+      if (xp_view_find(v, e.seed, kernel, kernel_len, bias, bias_len, &found, &region, &index) == XPC_FOUND) {
         g_sink += touch(v->base + region.offset, region_bytes(v, &region)) + index;
       }
     }
@@ -95,7 +95,7 @@ static void walk(const xpc_view* v) {
   while (offset < v->strings.count && offset <= UINT32_MAX) {
     const char* s;
     uint32_t len;
-    if (xpc_view_string(v, (uint32_t)offset, &s, &len) != 0) break;
+    if (xp_view_string(v, (uint32_t)offset, &s, &len) != 0) break;
     g_sink += touch((const uint8_t*)s, (uint64_t)len + 1);
     offset += (uint64_t)len + 1;
   }
@@ -120,9 +120,9 @@ static void walk(const xpc_view* v) {
 
 static void open_and_walk(const uint8_t* base, size_t size) {
   for (int allow_transport = 0; allow_transport < 2; allow_transport++) {
-    xpc_view v;
+    xp_view v;
     xpack_error err;
-    if (xpc_view_open(&v, base, size, "fuzz.xpc", allow_transport, &err) != XPACK_OK) continue;
+    if (xp_view_open(&v, base, size, "fuzz.xpc", allow_transport, &err) != XPACK_OK) continue;
     walk(&v);
   }
 }
@@ -135,7 +135,7 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   uint8_t* copy = malloc(size ? size : 1);
   if (copy == NULL) return 0;
   memcpy(copy, data, size);
-  xpc_fuzz_repair(copy, size);
+  xp_fuzz_repair(copy, size);
   if (size == 0 || memcmp(copy, data, size) != 0) open_and_walk(copy, size);
   free(copy);
   return 0;

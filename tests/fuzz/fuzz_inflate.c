@@ -1,4 +1,4 @@
-/* libFuzzer harness: arbitrary bytes as a transport-form cache through inflate (xt_inflate_view, all of
+/* libFuzzer harness: arbitrary bytes as a transport-form cache through inflate (xp_transport_inflate_view, all of
  * xpack_inflate_file but the files): the checks of the source, the rebuilt layout, and every region's zstd
  * frame decoded into an in-memory output bounded at 16 MiB. Nothing may read outside [data, data + size)
  * or write outside the output, and an inflate that succeeds must produce a sound mappable cache: it opens
@@ -43,9 +43,9 @@ static int reserve(memory_out* m, size_t end) {
 static xpack_status write_memory(void* context, const uint8_t* bytes, size_t n, uint64_t offset, xpack_error* err) {
   memory_out* m = context;
   if (offset > FUZZ_MAX_OUTPUT || n > FUZZ_MAX_OUTPUT - offset) {
-    return xpack_fail(err, XPACK_ERR_IO, "fuzz: output beyond 16 MiB");
+    return xp_fail(err, XPACK_ERR_IO, "fuzz: output beyond 16 MiB");
   }
-  if (reserve(m, (size_t)offset + n) != 0) return xpack_fail(err, XPACK_ERR_NOMEM, "fuzz: out of memory");
+  if (reserve(m, (size_t)offset + n) != 0) return xp_fail(err, XPACK_ERR_NOMEM, "fuzz: out of memory");
   memcpy(m->bytes + offset, bytes, n);
   if (offset + n > m->size) m->size = (size_t)offset + n;
   return XPACK_OK;
@@ -59,28 +59,28 @@ static void finding(const char* what, const char* detail) {
 /* What a successful inflate promises about its output. */
 static void check_output(memory_out* m, uint64_t file_size) {
   if (file_size > FUZZ_MAX_OUTPUT || reserve(m, (size_t)file_size) != 0) finding("output size", "too large");
-  xpc_view out;
+  xp_view out;
   xpack_error err;
-  if (xpc_view_open(&out, m->bytes, file_size, "inflated.xpc", 0, &err) != XPACK_OK) {
+  if (xp_view_open(&out, m->bytes, file_size, "inflated.xpc", 0, &err) != XPACK_OK) {
     finding("inflated file does not open in the loader's form", err.message);
   }
-  if (xpc_check_first(&out, "inflated.xpc", &err) != XPACK_OK) finding("inflated file is not sound", err.message);
+  if (xp_check_first(&out, "inflated.xpc", &err) != XPACK_OK) finding("inflated file is not sound", err.message);
   for (uint64_t i = 0; i < out.regions.count; i++) {
-    xpc_region r;
-    xpc_view_region(&out, i, &r);
+    xp_region r;
+    xp_view_region(&out, i, &r);
     if (XXH3_64bits(out.base + r.offset, (size_t)r.size) != r.hash) finding("inflated region", "XXH3-64 differs");
   }
 }
 
 static void inflate_bytes(const uint8_t* base, size_t size) {
-  xpc_view v;
+  xp_view v;
   xpack_error err;
-  if (xpc_view_open(&v, base, size, "fuzz.xpc", 1, &err) != XPACK_OK) return;
+  if (xp_view_open(&v, base, size, "fuzz.xpc", 1, &err) != XPACK_OK) return;
   memory_out m = {0};
-  xt_sink sink = {write_memory, &m};
+  xp_transport_sink sink = {write_memory, &m};
   uint64_t file_size = 0;
   xpack_transport_stats stats;
-  if (xt_inflate_view(&v, "fuzz.xpc", &sink, 0, &file_size, &stats, &err) == XPACK_OK) check_output(&m, file_size);
+  if (xp_transport_inflate_view(&v, "fuzz.xpc", &sink, 0, &file_size, &stats, &err) == XPACK_OK) check_output(&m, file_size);
   free(m.bytes);
 }
 
@@ -90,7 +90,7 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   uint8_t* copy = malloc(size ? size : 1);
   if (copy == NULL) return 0;
   memcpy(copy, data, size);
-  xpc_fuzz_repair(copy, size);
+  xp_fuzz_repair(copy, size);
   if (size != 0 && memcmp(copy, data, size) != 0) inflate_bytes(copy, size);
   free(copy);
   return 0;
