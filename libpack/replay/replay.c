@@ -59,12 +59,17 @@ xpack_status xpack_replay_define(const xpack_et_xnn_graph* graph, const xpack_et
     return xp_fail(err, XPACK_ERR_XNNPACK, "%s: xnn_create_subgraph(%u externals) failed (status %d)", graph->name,
                       graph->num_externs, (int)xs);
   }
-  xpack_status st = XPACK_OK;
+  xpack_status st = xp_replay_find_value_uses(&s, err);
   for (size_t i = 0; st == XPACK_OK && i < graph->value_count; i++) st = xp_replay_check_value(&s, &graph->values[i], err);
   for (size_t i = 0; st == XPACK_OK && i < graph->value_count; i++) st = xp_replay_define_value(&s, &graph->values[i], err);
-  for (size_t i = 0; st == XPACK_OK && i < graph->node_count; i++) st = xp_replay_define_node(&s, &graph->nodes[i], err);
+  for (size_t i = 0; st == XPACK_OK && i < graph->node_count; i++) {
+    st = xp_replay_check_node_ids(&s, &graph->nodes[i], err);
+    if (st == XPACK_OK) st = xp_replay_check_elementwise(&s, &graph->nodes[i], err);
+    if (st == XPACK_OK) st = xp_replay_define_node(&s, &graph->nodes[i], err);
+  }
   free(s.ids);
   free(s.value_info);
+  free(s.value_use);
   if (st != XPACK_OK) {
     xnn_delete_subgraph(s.subgraph);
     free(s.externals);

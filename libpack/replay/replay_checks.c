@@ -2,21 +2,112 @@
  * on: a graph that passes the flatbuffer reader can still ask XNNPACK to pack more channels than the
  * filter holds (a read past the weights) or carry value flags that make XNNPACK's fusion abort. */
 #include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "common/error.h"
 #include "replay/replay_internal.h"
 
+/* A node's id fields: outputs are named "output...", everything else it reads. */
+static int is_output_field(const xpack_et_xnn_field* f) { return strncmp(f->name, "output", 6) == 0; }
+
+static uint32_t id_field(const xpack_et_xnn_node* n, const xpack_et_xnn_field* f) {
+  uint32_t id;
+  memcpy(&id, (const unsigned char*)n + f->offset, sizeof id);
+  return id;
+}
+
+static const xpack_et_xnn_value* value_of(const xp_replay_state* s, uint32_t serialized) {
+  return serialized == XNN_INVALID_VALUE_ID ? NULL : xpack_et_xnn_graph_find_value(s->graph, serialized);
+}
+
+static void mark_listed(xp_replay_state* s, const xpack_et_u32_array* ids, unsigned char bit) {
+  for (uint32_t i = 0; i < ids->count; i++) {
+    const xpack_et_xnn_value* v = value_of(s, ids->data[i]);
+    if (v != NULL) s->value_use[v->index] |= bit;
+  }
+}
+
+xpack_status xp_replay_find_value_uses(xp_replay_state* s, xpack_error* err) {
+  const xpack_et_xnn_graph* g = s->graph;
+  s->value_use = calloc(g->value_count + 1, 1);
+  if (s->value_use == NULL) return xp_fail(err, XPACK_ERR_NOMEM, "out of memory");
+  mark_listed(s, &g->input_ids, RP_VALUE_LISTED_INPUT);
+  mark_listed(s, &g->output_ids, RP_VALUE_LISTED_OUTPUT);
+  for (size_t i = 0; i < g->node_count; i++) {
+    size_t count = 0;
+    const xpack_et_xnn_field* fields = xpack_et_xnn_layout_fields(g->nodes[i].layout, &count);
+    for (size_t k = 0; k < count; k++) {
+      if (fields[k].kind != XPACK_ET_XNN_FIELD_ID || is_output_field(&fields[k])) continue;
+      const xpack_et_xnn_value* v = value_of(s, id_field(&g->nodes[i], &fields[k]));
+      if (v != NULL) s->value_use[v->index] |= RP_VALUE_CONSUMED;
+    }
+  }
+  return XPACK_OK;
+}
+
+/* ExecuTorch takes a delegate's inputs and outputs from the value flags; the graph's input_ids and
+ * output_ids must say the same, or an output would silently become an internal tensor that nothing reads
+ * (XNNPACK's fusion aborts on it). */
 xpack_status xp_replay_check_value(const xp_replay_state* s, const xpack_et_xnn_value* v, xpack_error* err) {
   const uint32_t known = XPACK_ET_XNN_VALUE_FLAG_EXTERNAL_INPUT | XPACK_ET_XNN_VALUE_FLAG_EXTERNAL_OUTPUT;
   if ((v->flags & ~known) != 0) {
     return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: value %u: flags 0x%x has bits other than external input (1) and "
                       "external output (2)", s->graph->name, v->index, (unsigned)v->flags);
   }
+  if (v->quant.kind == XPACK_ET_XNN_QUANT_PER_TOKEN_DYNAMIC && v->datatype != XPACK_ET_XNN_DT_QDINT8) {
+    /* XNNPACK's define takes any datatype and then sizes the tensor from a table that has no entry for it. */
+    return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: value %u: per-token dynamic quantization of a %s tensor, "
+                      "expected qdint8", s->graph->name, v->index, v->datatype_name);
+  }
+  const unsigned char use = s->value_use[v->index];
+  const int input = (v->flags & XPACK_ET_XNN_VALUE_FLAG_EXTERNAL_INPUT) != 0;
+  const int output = (v->flags & XPACK_ET_XNN_VALUE_FLAG_EXTERNAL_OUTPUT) != 0;
+  if (input != ((use & RP_VALUE_LISTED_INPUT) != 0) || output != ((use & RP_VALUE_LISTED_OUTPUT) != 0)) {
+    return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: value %u: flags 0x%x but it is %sin input_ids and %sin output_ids "
+                      "(external input is flag 1, external output flag 2)", s->graph->name, v->index,
+                      (unsigned)v->flags, use & RP_VALUE_LISTED_INPUT ? "" : "not ",
+                      use & RP_VALUE_LISTED_OUTPUT ? "" : "not ");
+  }
   return XPACK_OK;
 }
 
-static const xpack_et_xnn_value* value_of(const xp_replay_state* s, uint32_t serialized) {
-  return serialized == XNN_INVALID_VALUE_ID ? NULL : xpack_et_xnn_graph_find_value(s->graph, serialized);
+/* The product of a value's dims, saturated at 2^58: more elements than any file holds, and times 32 bits
+ * it still fits. */
+static uint64_t element_count(const xpack_et_xnn_value* v) {
+  const uint64_t most = UINT64_MAX / 64;
+  uint64_t numel = 1;
+  for (uint32_t d = 0; d < v->num_dims; d++) {
+    numel = v->dims[d] != 0 && numel > most / v->dims[d] ? most : numel * v->dims[d];
+  }
+  return numel;
+}
+
+/* XNNPACK reads a static value's whole tensor (dims x element size) from its constant when it packs or
+ * copies it: a constant shorter than that is a read past the weights, into whatever the file holds next
+ * or past its end. Longer is accepted (named data segments may be padded). */
+xpack_status xp_replay_check_constant_size(const xp_replay_state* s, const xpack_et_xnn_value* v, size_t constant_size,
+                                    xpack_error* err) {
+  const uint64_t needed = (element_count(v) * xp_replay_element_bits(v->datatype) + 7) / 8;
+  if (constant_size < needed) {
+    return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: value %u: its constant has %zu bytes, its dims and datatype %s "
+                      "need %" PRIu64, s->graph->name, v->index, constant_size, v->datatype_name, needed);
+  }
+  return XPACK_OK;
+}
+
+/* XNNPACK reads one bias element per output channel. */
+static xpack_status check_bias(const xp_replay_state* s, const xpack_et_xnn_node* n, uint32_t bias_id, uint64_t channels,
+                               xpack_error* err) {
+  const xpack_et_xnn_value* b = value_of(s, bias_id);
+  if (b == NULL) return XPACK_OK;
+  const uint64_t numel = element_count(b);
+  if (numel != channels) {
+    return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: node %u (%s): bias value %u has %" PRIu64
+                      " elements, the node has %" PRIu64 " output channels", s->graph->name, n->index, n->type_name,
+                      b->index, numel, channels);
+  }
+  return XPACK_OK;
 }
 
 /* Filter layout is OHWI for convolution and deconvolution ([groups x group_output_channels, kh, kw,
@@ -49,16 +140,105 @@ xpack_status xp_replay_check_conv(const xp_replay_state* s, const xpack_et_xnn_n
                       " and kernel %ux%u (expected %s)", s->graph->name, n->index, n->type_name, w->index, groups, gic,
                       goc, (unsigned)c->kernel_height, (unsigned)c->kernel_width, layout);
   }
-  const xpack_et_xnn_value* b = value_of(s, c->bias_id);
-  if (b != NULL) {
-    uint64_t numel = 1;
-    for (uint32_t d = 0; d < b->num_dims; d++) numel *= b->dims[d];
-    const uint64_t channels = n->type == XPACK_ET_XNN_DEPTHWISE_CONV2D ? expect[3] : expect[0];
-    if (numel != channels) {
-      return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: node %u (%s): bias value %u has %" PRIu64
-                        " elements, the node has %" PRIu64 " output channels", s->graph->name, n->index,
-                        n->type_name, b->index, numel, channels);
+  const xpack_et_xnn_value* in = value_of(s, c->input1_id);
+  if (n->type == XPACK_ET_XNN_CONV_TRANSPOSE2D && in != NULL && in->num_dims == 4) {
+    /* XNNPACK saturates a deconvolution's output size at 0 when the padding exceeds it, then builds its
+     * indirection buffer for that empty output out of bounds. */
+    const uint64_t in_size[2] = {in->dims[1], in->dims[2]};
+    const uint64_t stride[2] = {c->subsampling_height, c->subsampling_width};
+    const uint64_t kernel[2] = {c->kernel_height, c->kernel_width};
+    const uint64_t dilation[2] = {c->dilation_height, c->dilation_width};
+    const uint64_t adjustment[2] = {c->adjustment_height, c->adjustment_width};
+    const uint64_t padding[2] = {(uint64_t)c->padding_top + c->padding_bottom, (uint64_t)c->padding_left + c->padding_right};
+    for (int d = 0; d < 2; d++) {
+      const uint64_t full = stride[d] * (in_size[d] ? in_size[d] - 1 : 0) + adjustment[d] +
+                            (kernel[d] ? (kernel[d] - 1) * dilation[d] + 1 : 0);
+      if (padding[d] >= full) {
+        return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: node %u (%s): %s padding %" PRIu64 " leaves no output "
+                          "(the unpadded output is %" PRIu64 ")", s->graph->name, n->index, n->type_name,
+                          d ? "horizontal" : "vertical", padding[d], full);
+      }
     }
+  }
+  return check_bias(s, n, c->bias_id, n->type == XPACK_ET_XNN_DEPTHWISE_CONV2D ? expect[3] : expect[0], err);
+}
+
+/* The filter is [output_channels, input_channels], or [input_channels, output_channels] with
+ * XNN_FLAG_TRANSPOSE_WEIGHTS; XNNPACK takes the channels from those two dims and reads that many bias
+ * elements. */
+xpack_status xp_replay_check_fully_connected(const xp_replay_state* s, const xpack_et_xnn_node* n, xpack_error* err) {
+  const xpack_et_xnn_value* w = value_of(s, n->u.fully_connected.filter_id);
+  if (w == NULL) return XPACK_OK;
+  if (w->num_dims != 2) {
+    return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: node %u (%s): filter value %u has %u dims, expected 2",
+                      s->graph->name, n->index, n->type_name, w->index, w->num_dims);
+  }
+  const int transposed = (n->u.fully_connected.flags & XNN_FLAG_TRANSPOSE_WEIGHTS) != 0;
+  const uint32_t input_channels = transposed ? w->dims[0] : w->dims[1];
+  const xpack_et_xnn_value* in = value_of(s, n->u.fully_connected.input1_id);
+  /* XNNPACK's reshape divides the input's elements by the filter's input channels without checking the
+   * remainder, and computes as many rows as that gives into an output sized from the input's dims. */
+  if (in != NULL && (in->num_dims == 0 || in->dims[in->num_dims - 1] != input_channels)) {
+    return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: node %u (%s): input value %u's last dim is %u, the filter has %u "
+                      "input channels", s->graph->name, n->index, n->type_name, in->index,
+                      in->num_dims ? (unsigned)in->dims[in->num_dims - 1] : 0u, (unsigned)input_channels);
+  }
+  return check_bias(s, n, n->u.fully_connected.bias_id, transposed ? w->dims[1] : w->dims[0], err);
+}
+
+/* Nodes come in an order XNNPACK runs them in: every value a node reads is static, an external input or
+ * written by an earlier node (XNNPACK's runtime creation fails on the others, and leaks doing so). Every
+ * node output is an internal or external-output tensor that exactly one node writes and, unless it is an
+ * external output, a node reads: XNNPACK plans one buffer per value from its single producer, so a second
+ * producer, or a node writing into a static weight or an external input, makes it read and write past the
+ * buffers it planned, and its fusion aborts on an internal value nothing reads. */
+xpack_status xp_replay_check_node_ids(xp_replay_state* s, const xpack_et_xnn_node* n, xpack_error* err) {
+  size_t count = 0;
+  const xpack_et_xnn_field* fields = xpack_et_xnn_layout_fields(n->layout, &count);
+  for (int outputs = 0; outputs < 2; outputs++) { /* inputs first: a node may not read its own output */
+    for (size_t k = 0; k < count; k++) {
+      if (fields[k].kind != XPACK_ET_XNN_FIELD_ID || is_output_field(&fields[k]) != outputs) continue;
+      const xpack_et_xnn_value* v = value_of(s, id_field(n, &fields[k]));
+      if (v == NULL) continue; /* an undefined id is reported by the define step */
+      const unsigned char use = s->value_use[v->index];
+      const int is_static = v->constant_buffer_idx != 0;
+      const int is_input = (v->flags & XPACK_ET_XNN_VALUE_FLAG_EXTERNAL_INPUT) != 0;
+      const char* wrong = NULL;
+      if (!outputs) {
+        wrong = is_static || is_input || (use & RP_VALUE_PRODUCED) ? NULL : "which no earlier node writes";
+      } else {
+        wrong = is_static                  ? "a static weight"
+                : is_input                 ? "an external input"
+                : use & RP_VALUE_PRODUCED  ? "already the output of another node"
+                : !(use & RP_VALUE_CONSUMED) && !(v->flags & XPACK_ET_XNN_VALUE_FLAG_EXTERNAL_OUTPUT)
+                    ? "an internal value no node reads"
+                    : NULL;
+      }
+      if (wrong != NULL) {
+        return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: node %u (%s): %s is value %u, %s", s->graph->name, n->index,
+                          n->type_name, fields[k].name, v->index, wrong);
+      }
+      if (outputs) s->value_use[v->index] |= RP_VALUE_PRODUCED;
+    }
+  }
+  return XPACK_OK;
+}
+
+/* An elementwise node (one input, one output: activations, conversions, copies) keeps its input's shape,
+ * and the checks above read the declared dims of a node's inputs: a conversion whose output declares
+ * other dims than its input would let a fully-connected node's declared input hide the channels XNNPACK's
+ * reshape gives it (it computed more rows than the output holds: found by fuzz_replay). */
+xpack_status xp_replay_check_elementwise(const xp_replay_state* s, const xpack_et_xnn_node* n, xpack_error* err) {
+  if (n->layout != XPACK_ET_XNN_LAYOUT_UNARY || n->type == XPACK_ET_XNN_GLOBAL_AVG_POOLING_2D) return XPACK_OK;
+  const xpack_et_xnn_value* in = value_of(s, n->u.unary.input_id);
+  const xpack_et_xnn_value* out = value_of(s, n->u.unary.output_id);
+  if (in == NULL || out == NULL) return XPACK_OK;
+  int same = in->num_dims == out->num_dims;
+  for (uint32_t d = 0; same && d < in->num_dims; d++) same = in->dims[d] == out->dims[d];
+  if (!same) {
+    return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: node %u (%s): output value %u declares other dims than input "
+                      "value %u (an elementwise node keeps the shape)", s->graph->name, n->index, n->type_name,
+                      out->index, in->index);
   }
   return XPACK_OK;
 }

@@ -37,7 +37,15 @@ typedef struct xp_replay_state {
   xpack_replay_weight_family* families;
   size_t family_count, family_capacity;
   xp_replay_scratch* scratch;
+  unsigned char* value_use; /* by value index: RP_VALUE_* bits (xp_replay_find_value_uses, xp_replay_check_node_ids) */
 } xp_replay_state;
+
+enum {
+  RP_VALUE_LISTED_INPUT = 1,  /* in the graph's input_ids */
+  RP_VALUE_LISTED_OUTPUT = 2, /* in output_ids */
+  RP_VALUE_CONSUMED = 4,      /* some node reads it */
+  RP_VALUE_PRODUCED = 8,      /* a node defined so far writes it */
+};
 
 void* xp_replay_scratch_alloc(xp_replay_state* s, size_t bytes);
 /* One fp32 blockwise scale as ExecuTorch's XNNPACK backend turns it into bf16 (replay_values.c). */
@@ -53,10 +61,19 @@ xpack_status xp_replay_note_family(xp_replay_state* s, xpack_family_op op, uint3
                             uint32_t bias, uint32_t output, uint32_t flags);
 /* XNNPACK's id for a serialized id; XNN_INVALID_VALUE_ID stays invalid. Returns 0, or -1 if unknown. */
 int xp_replay_lookup_id(xp_replay_state* s, uint32_t serialized, uint32_t* defined);
-/* Semantic checks before a value or a convolution node reaches XNNPACK (replay_checks.c): XPACK_ERR_BAD_INPUT
+/* Semantic checks before a value or a convolution or fully-connected node reaches XNNPACK (replay_checks.c): XPACK_ERR_BAD_INPUT
  * naming the value or node and what was expected. */
 xpack_status xp_replay_check_value(const xp_replay_state* s, const xpack_et_xnn_value* value, xpack_error* err);
+xpack_status xp_replay_check_constant_size(const xp_replay_state* s, const xpack_et_xnn_value* value, size_t constant_size,
+                                    xpack_error* err);
 xpack_status xp_replay_check_conv(const xp_replay_state* s, const xpack_et_xnn_node* node, xpack_error* err);
+xpack_status xp_replay_check_fully_connected(const xp_replay_state* s, const xpack_et_xnn_node* node, xpack_error* err);
+/* Allocates s->value_use and marks what input_ids, output_ids and the nodes' inputs say of each value.
+ * XPACK_ERR_NOMEM only. */
+xpack_status xp_replay_find_value_uses(xp_replay_state* s, xpack_error* err);
+/* The values a node reads and writes (replay_checks.c says which); marks its outputs as produced. */
+xpack_status xp_replay_check_node_ids(xp_replay_state* s, const xpack_et_xnn_node* node, xpack_error* err);
+xpack_status xp_replay_check_elementwise(const xp_replay_state* s, const xpack_et_xnn_node* node, xpack_error* err);
 xpack_status xp_replay_define_value(xp_replay_state* s, const xpack_et_xnn_value* value, xpack_error* err);
 xpack_status xp_replay_define_node(xp_replay_state* s, const xpack_et_xnn_node* node, xpack_error* err);
 

@@ -122,8 +122,10 @@ xpack_status xp_replay_define_node(xp_replay_state* s, const xpack_et_xnn_node* 
     case XPACK_ET_XNN_FULLY_CONNECTED: {
       uint32_t i = id(&x, n->u.fully_connected.input1_id), w = id(&x, n->u.fully_connected.filter_id),
                b = id(&x, n->u.fully_connected.bias_id), o = id(&x, n->u.fully_connected.output_id);
-      if (!x.failed) xs = xnn_define_fully_connected(g, lo, hi, i, w, b, o, n->u.fully_connected.flags);
-      if (!x.failed && xs == xnn_status_success &&
+      if (x.failed) break;
+      if (xp_replay_check_fully_connected(s, n, err) != XPACK_OK) return XPACK_ERR_BAD_INPUT;
+      xs = xnn_define_fully_connected(g, lo, hi, i, w, b, o, n->u.fully_connected.flags);
+      if (xs == xnn_status_success &&
           xp_replay_note_family(s, XPACK_OP_FULLY_CONNECTED, n->index, i, w, b, o, n->u.fully_connected.flags) != XPACK_OK) {
         return xp_fail(err, XPACK_ERR_NOMEM, "out of memory");
       }

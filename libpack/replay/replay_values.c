@@ -187,6 +187,7 @@ xpack_status xp_replay_define_value(xp_replay_state* s, const xpack_et_xnn_value
   const uint32_t flags = v->flags & (XNN_VALUE_FLAG_EXTERNAL_INPUT | XNN_VALUE_FLAG_EXTERNAL_OUTPUT);
   xpack_et_constant c;
   xpack_status st = constant_of(s, v->constant_buffer_idx, "weight", v->index, &c, err);
+  if (st == XPACK_OK && c.data != NULL) st = xp_replay_check_constant_size(s, v, c.size, err);
   if (st != XPACK_OK) return st;
   uint32_t id = XNN_INVALID_VALUE_ID;
   enum xnn_status xs = xnn_status_success;

@@ -1,7 +1,8 @@
 /* Two-byte changes to generated programs that once crashed pack or run while the reader called them
  * replayable (issue 16): each is made to the parsed graph, and the replay must now refuse it with
  * XPACK_ERR_BAD_INPUT before XNNPACK packs or writes anything.
- * Usage: hostile_graphs CONV.pte DECONV.pte */
+ * Usage: hostile_graphs CONV.pte DECONV.pte FC.pte DQ.pte (FC: fully-connected nodes with bias, xpack-genmodel
+ * fp16; DQ: dynamically quantized values, qd8-qc8w) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,6 +90,137 @@ static void value_flags(const char* path) {
   close_graph(&o);
 }
 
+/* Flags 2 -> 0: the output silently became internal; XNNPACK's fusion aborted on a value nothing reads.
+ * Refused while output_ids still lists it, and once output_ids drops it too. */
+static void output_dropped(const char* path) {
+  opened o;
+  if (open_graph(path, &o) != 0) { failures++; return; }
+  xpack_et_xnn_value* out = external_output(&o);
+  CHECK(out != NULL && o.graph->output_ids.count == 1, "%s: expected one external output", path);
+  if (out && o.graph->output_ids.count == 1) {
+    out->flags = 0;
+    expect_refused(&o, "in output_ids", "output flags 2 -> 0");
+    ((xpack_et_xnn_graph*)o.graph)->output_ids.count = 0;
+    expect_refused(&o, "an internal value no node reads", "output flags 2 -> 0, not in output_ids");
+  }
+  close_graph(&o);
+}
+
+/* The first node of `type`, writable. */
+static xpack_et_xnn_node* node_of_type(opened* o, int type) {
+  for (size_t i = 0; i < o->graph->node_count; i++) {
+    if (o->graph->nodes[i].type == type) return (xpack_et_xnn_node*)&o->graph->nodes[i];
+  }
+  return NULL;
+}
+
+/* The first node reading the convolution's output, written only later: XNNPACK's runtime creation failed
+ * (and leaked) on a value read before any node writes it (found by fuzz_replay). */
+static void reads_later_output(const char* path) {
+  opened o;
+  if (open_graph(path, &o) != 0) { failures++; return; }
+  xpack_et_xnn_node* conv = node_of_type(&o, XPACK_ET_XNN_CONV2D);
+  xpack_et_xnn_node* first = (xpack_et_xnn_node*)&o.graph->nodes[0];
+  CHECK(conv != NULL && conv != first && first->layout == XPACK_ET_XNN_LAYOUT_STATIC_TRANSPOSE,
+        "%s: expected a transpose before the convolution", path);
+  if (conv && conv != first && first->layout == XPACK_ET_XNN_LAYOUT_STATIC_TRANSPOSE) {
+    first->u.transpose.input_id = conv->u.conv.output_id;
+    expect_refused(&o, "which no earlier node writes", "node 0 reading the convolution's output");
+  }
+  close_graph(&o);
+}
+
+/* A convolution's output id -> its own filter's: XNNPACK would write into the program's weights. */
+static void output_into_weight(const char* path) {
+  opened o;
+  if (open_graph(path, &o) != 0) { failures++; return; }
+  xpack_et_xnn_node* conv = node_of_type(&o, XPACK_ET_XNN_CONV2D);
+  CHECK(conv != NULL, "%s: no convolution", path);
+  if (conv) {
+    conv->u.conv.output_id = conv->u.conv.filter_id;
+    expect_refused(&o, "a static weight", "convolution output_id = its filter");
+  }
+  close_graph(&o);
+}
+
+/* A qdint8 value's datatype -> qpint8: XNNPACK's define of a dynamically quantized tensor read its size
+ * from outside a table (found by fuzz_replay). */
+static void dynamic_datatype(const char* path) {
+  opened o;
+  if (open_graph(path, &o) != 0) { failures++; return; }
+  xpack_et_xnn_value* dq = NULL;
+  for (size_t i = 0; i < o.graph->value_count; i++) {
+    if (o.graph->values[i].quant.kind == XPACK_ET_XNN_QUANT_PER_TOKEN_DYNAMIC) dq = (xpack_et_xnn_value*)&o.graph->values[i];
+  }
+  CHECK(dq != NULL, "%s: no dynamically quantized value", path);
+  if (dq) {
+    dq->datatype = XPACK_ET_XNN_DT_QPINT8;
+    expect_refused(&o, "expected qdint8", "dynamic quantization of qpint8");
+  }
+  close_graph(&o);
+}
+
+/* The program's input last dim changed but not the dims its Convert declares for the qdint8 value the
+ * fully-connected node reads: XNNPACK's reshape gave that node more rows than its output holds (SEGV in the
+ * qd8 GEMM, found by fuzz_replay). */
+static void convert_dims(const char* path) {
+  opened o;
+  if (open_graph(path, &o) != 0) { failures++; return; }
+  xpack_et_xnn_node* convert = node_of_type(&o, XPACK_ET_XNN_CONVERT);
+  const xpack_et_xnn_value* in = convert ? xpack_et_xnn_graph_find_value(o.graph, convert->u.unary.input_id) : NULL;
+  CHECK(in != NULL && in->num_dims > 0, "%s: no convert node with a shaped input", path);
+  if (in && in->num_dims > 0) {
+    ((uint32_t*)in->dims)[in->num_dims - 1] += 1;
+    expect_refused(&o, "declares other dims", "convert input's last dim + 1");
+  }
+  close_graph(&o);
+}
+
+/* A deconvolution's padding_right above its output width: XNNPACK's indirection set-up wrote out of bounds
+ * in reshape (found by fuzz_replay). */
+static void deconv_padding(const char* path) {
+  opened o;
+  if (open_graph(path, &o) != 0) { failures++; return; }
+  xpack_et_xnn_node* deconv = node_of_type(&o, XPACK_ET_XNN_CONV_TRANSPOSE2D);
+  CHECK(deconv != NULL, "%s: no deconvolution", path);
+  if (deconv) {
+    deconv->u.conv.padding_right = 22906;
+    expect_refused(&o, "leaves no output", "deconvolution padding_right 22906");
+  }
+  close_graph(&o);
+}
+
+/* Fully-connected flags 0 -> 1 (XNN_FLAG_TRANSPOSE_WEIGHTS) on a non-square filter: XNNPACK took the
+ * channels from the other dims and read the bias past its end (found by fuzz_replay); the input's channels
+ * no longer match either. A filter dim doubled: XNNPACK packed twice the constant's bytes. The input's last
+ * dim changed: XNNPACK computed more rows than the output holds (found by fuzz_replay). */
+static void fully_connected(const char* path) {
+  opened o;
+  if (open_graph(path, &o) != 0) { failures++; return; }
+  xpack_et_xnn_node* fc = NULL;
+  const xpack_et_xnn_value* w = NULL;
+  for (size_t i = 0; i < o.graph->node_count && w == NULL; i++) {
+    xpack_et_xnn_node* n = (xpack_et_xnn_node*)&o.graph->nodes[i];
+    const xpack_et_xnn_value* f = n->type == XPACK_ET_XNN_FULLY_CONNECTED && n->u.fully_connected.bias_id !=
+        XPACK_ET_XNN_INVALID_ID ? xpack_et_xnn_graph_find_value(o.graph, n->u.fully_connected.filter_id) : NULL;
+    if (f && f->num_dims == 2 && f->dims[0] != f->dims[1] && f->constant_buffer_idx != 0) fc = n, w = f;
+  }
+  CHECK(fc != NULL, "%s: no fully-connected node with a bias and a static non-square filter", path);
+  if (fc) {
+    fc->u.fully_connected.flags = 1;
+    expect_refused(&o, "input channels", "fully-connected transposed weights");
+    fc->u.fully_connected.flags = 0;
+    const xpack_et_xnn_value* in = xpack_et_xnn_graph_find_value(o.graph, fc->u.fully_connected.input1_id);
+    uint32_t* last = (uint32_t*)&in->dims[in->num_dims - 1];
+    *last += 1;
+    expect_refused(&o, "input channels", "fully-connected input's last dim + 1");
+    *last -= 1;
+    ((uint32_t*)w->dims)[0] *= 2;
+    expect_refused(&o, "its constant has", "fully-connected filter dim doubled");
+  }
+  close_graph(&o);
+}
+
 /* An output's declared dims 16 -> 1: run sized the buffer from them and XNNPACK wrote past it. */
 static void output_dims(const char* path) {
   opened o;
@@ -121,14 +253,21 @@ static void output_dims(const char* path) {
 }
 
 int main(int argc, char** argv) {
-  if (argc != 3) {
-    fprintf(stderr, "usage: hostile_graphs CONV.pte DECONV.pte\n");
+  if (argc != 5) {
+    fprintf(stderr, "usage: hostile_graphs CONV.pte DECONV.pte FC.pte DQ.pte\n");
     return 2;
   }
   if (xnn_initialize(NULL) != xnn_status_success) return 2;
   depthwise_channels(argv[1]);
   value_flags(argv[2]);
   output_dims(argv[1]);
+  output_dropped(argv[2]);
+  output_into_weight(argv[1]);
+  reads_later_output(argv[1]);
+  fully_connected(argv[3]);
+  deconv_padding(argv[2]);
+  dynamic_datatype(argv[4]);
+  convert_dims(argv[4]);
   if (failures) {
     fprintf(stderr, "%d check(s) failed\n", failures);
     return 1;

@@ -1,4 +1,5 @@
-# libFuzzer targets for the .pte/.ptd reader, the XNNGraph reader and the cache loader's parsing.
+# libFuzzer targets for the .pte/.ptd reader, the XNNGraph reader, the cache loader's parsing and (fuzz_replay,
+# linked with the real XNNPACK from XNNPACK_PREFIX) the replay and run paths.
 # The main build may use gcc, so run_fuzzers.sh configures its own clang build of just the needed
 # sources (tests/fuzz/CMakeLists.txt) under ${CMAKE_BINARY_DIR}/fuzz, seeds it from real and generated
 # files, and runs each fuzzer for XPACK_FUZZ_SECONDS (default 60, as issue #4 asks). Skips (77) without clang.
@@ -11,5 +12,6 @@ add_test(NAME fuzz_all
                  --xpack "$<$<TARGET_EXISTS:xpack>:$<TARGET_FILE:xpack>>"
                  --subgraphs "$<$<TARGET_EXISTS:xpack-subgraphs>:$<TARGET_FILE:xpack-subgraphs>>"
                  --et-dump "$<$<TARGET_EXISTS:et_dump>:$<TARGET_FILE:et_dump>>"
-                 --genmodel "$<$<TARGET_EXISTS:xpack-genmodel>:$<TARGET_FILE:xpack-genmodel>>")
+                 --genmodel "$<$<TARGET_EXISTS:xpack-genmodel>:$<TARGET_FILE:xpack-genmodel>>"
+                 --xnnpack "${XNNPACK_PREFIX}")
 set_tests_properties(fuzz_all PROPERTIES TIMEOUT 600 SKIP_RETURN_CODE 77)

@@ -3,20 +3,21 @@
 # and generated files, runs each fuzzer for XPACK_FUZZ_SECONDS (default 60, as issue #4 asks) and fails on any finding.
 #
 # usage: run_fuzzers.sh --work DIR [--real DIR] [--xpack PATH] [--subgraphs PATH] [--et-dump PATH]
-#                       [--genmodel PATH] [--only NAME]
+#                       [--genmodel PATH] [--xnnpack PREFIX] [--only NAME]
 #   --work       build dir, seeds, growing corpora and crash artifacts go under DIR
 #   --real       the real .pte/.ptd folder (seeds; optional)
 #   --xpack      the xpack CLI: `xpack pack` makes cache seeds from the real files, `--zstd` inflate seeds
 #   --subgraphs  tests/core's xpack-subgraphs: `pack OUT.xpc` makes a cache seed
 #   --et-dump    tests/et's et_dump: `--blobs DIR model.pte` cuts XNNPACK delegate blobs out (seeds)
 #   --genmodel   the fixture generator: generated .pte/.ptd seeds
-#   --only NAME  run one fuzzer (pte, xnngraph, cache or inflate)
+#   --xnnpack    XNNPACK's install prefix: builds fuzz_replay (replay and run through the real XNNPACK)
+#   --only NAME  run one fuzzer (pte, xnngraph, cache, inflate or replay)
 # Environment: XPACK_FUZZ_SECONDS (per fuzzer, default 60), CC_FUZZ (default clang),
 #              XPACK_FUZZ_ARGS (extra libFuzzer flags, e.g. "-jobs=4 -workers=4").
 # Exit: 0 clean, 1 a fuzzer found something (or the build failed), 77 skipped (no clang).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-work="" real="" xpack="" subgraphs="" et_dump="" genmodel="" only=""
+work="" real="" xpack="" subgraphs="" et_dump="" genmodel="" xnnpack="" only=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --work) work=$2; shift 2 ;;
@@ -25,6 +26,7 @@ while [ $# -gt 0 ]; do
     --subgraphs) subgraphs=$2; shift 2 ;;
     --et-dump) et_dump=$2; shift 2 ;;
     --genmodel) genmodel=$2; shift 2 ;;
+    --xnnpack) xnnpack=$2; shift 2 ;;
     --only) only=$2; shift 2 ;;
     *) echo "run_fuzzers.sh: unknown argument $1" >&2; exit 2 ;;
   esac
@@ -42,17 +44,19 @@ work=$(cd "$work" && pwd)
 # ---- build ----
 gen=()
 command -v ninja >/dev/null 2>&1 && gen=(-G Ninja)
-if [ ! -f "$work/build/CMakeCache.txt" ]; then
-  cmake -S "$here" -B "$work/build" "${gen[@]}" -DCMAKE_C_COMPILER="$cc" -DCMAKE_BUILD_TYPE= >"$work/configure.log" 2>&1 ||
-    { cat "$work/configure.log"; echo "FAIL: configuring the fuzz build"; exit 1; }
-fi
+# Configured every run (cheap once configured) so that a build dir made without --xnnpack gains fuzz_replay.
+[ -f "$work/build/CMakeCache.txt" ] && gen=()
+cmake -S "$here" -B "$work/build" "${gen[@]}" -DCMAKE_C_COMPILER="$cc" -DCMAKE_BUILD_TYPE= -DXNNPACK_PREFIX="$xnnpack" \
+  >"$work/configure.log" 2>&1 || { cat "$work/configure.log"; echo "FAIL: configuring the fuzz build"; exit 1; }
 cmake --build "$work/build" >"$work/build.log" 2>&1 || { cat "$work/build.log"; echo "FAIL: building the fuzzers"; exit 1; }
 
 # ---- seeds (remade every run) and corpora (kept: they grow across runs) ----
 seeds=$work/seeds
 rm -rf "$seeds"
-mkdir -p "$seeds/pte" "$seeds/xnngraph" "$seeds/cache" "$seeds/inflate" "$work/corpus/pte" \
-  "$work/corpus/xnngraph" "$work/corpus/cache" "$work/corpus/inflate" "$work/artifacts"
+names="pte xnngraph cache inflate"
+[ -x "$work/build/fuzz_replay" ] && [ -n "$xnnpack" ] && names="$names replay"
+for d in $names; do mkdir -p "$seeds/$d" "$work/corpus/$d"; done
+mkdir -p "$work/artifacts"
 small_real=()
 if [ -n "$real" ] && [ -d "$real" ]; then
   for f in "$real"/*.pte "$real"/*.ptd; do
@@ -69,6 +73,15 @@ if [ -n "$genmodel" ] && [ -x "$genmodel" ]; then
   done
   "$genmodel" ptd -o "$seeds/pte/gen_ptd.pte" --ptd "$seeds/pte/gen_ptd.ptd" >/dev/null 2>&1 || true
   "$genmodel" llm-q4 -o "$seeds/pte/gen_llm_q4.pte" --size 32K >/dev/null 2>&1 || true
+  # fuzz_replay: no edits (byte 0 = 0), then a whole generated program of each kind the replay handles.
+  if [ -d "$seeds/replay" ]; then
+    for kind in conv deconv llm llm-q4 qd8-qc8w fp16 bmm; do
+      size=()
+      case "$kind" in llm*) size=(--size 32K) ;; esac
+      "$genmodel" "$kind" -o "$seeds/replay/$kind.pte" "${size[@]}" >/dev/null 2>&1 &&
+        { printf '\0'; cat "$seeds/replay/$kind.pte"; } >"$seeds/replay/$kind" && rm "$seeds/replay/$kind.pte"
+    done
+  fi
 fi
 if [ -n "$et_dump" ] && [ -x "$et_dump" ]; then
   for f in "$seeds/pte"/*.pte; do
@@ -94,7 +107,7 @@ if [ -n "$xpack" ] && [ -x "$xpack" ]; then
 fi
 # Real programs as cache seeds too (wrong magic: they exercise the first checks).
 for f in "${small_real[@]:0:3}"; do cp "$f" "$seeds/cache/"; done
-for d in pte xnngraph cache inflate; do
+for d in $names; do
   echo "seeds $d: $(find "$seeds/$d" -type f | wc -l) files"
 done
 
@@ -103,14 +116,23 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-halt_on_error=1:detect_leaks=1:abort_on_erro
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 status=0
 summary=""
-for name in pte xnngraph cache inflate; do
+for name in $names; do
   [ -n "$only" ] && [ "$only" != "$name" ] && continue
   max_len=300000
   [ "$name" = xnngraph ] && max_len=65536
+  [ "$name" = replay ] && max_len=600000 # 129 bytes of edits and the largest generated seed (fp16, 528 KiB)
   log=$work/fuzz_$name.log
+  # A crafted graph can make XNNPACK ask for terabytes (a deconvolution's indirection buffer): outside the
+  # fuzzer that allocation fails and XNNPACK reports out of memory, so let it fail here too; touching too
+  # much memory is still caught by -rss_limit_mb.
+  # Leaks inside XNNPACK's own failure paths are suppressed (replay.lsan.supp); XNNPACK has no frame
+  # pointers, so telling them apart needs the slow unwinder.
+  asan=$ASAN_OPTIONS limits=()
+  [ "$name" = replay ] && asan="$ASAN_OPTIONS:allocator_may_return_null=1:fast_unwind_on_malloc=0" \
+    limits=(-malloc_limit_mb=16777216)
   # libFuzzer's default error exit code is 77, which ctest would read as "skipped": use 1.
   # shellcheck disable=SC2086
-  "$work/build/fuzz_$name" -max_total_time="$seconds" -max_len=$max_len -rss_limit_mb=4096 -timeout=30 \
+  ASAN_OPTIONS=$asan LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$here/replay.lsan.supp} "$work/build/fuzz_$name" "${limits[@]}" -max_total_time="$seconds" -max_len=$max_len -rss_limit_mb=4096 -timeout=30 \
     -error_exitcode=1 -timeout_exitcode=1 -print_final_stats=1 \
     -artifact_prefix="$work/artifacts/$name-" ${XPACK_FUZZ_ARGS:-} \
     "$work/corpus/$name" "$seeds/$name" >"$log" 2>&1
