@@ -96,7 +96,7 @@ static void output_dropped(const char* path) {
   opened o;
   if (open_graph(path, &o) != 0) { failures++; return; }
   xpack_et_xnn_value* out = external_output(&o);
-  CHECK(out != NULL && o.graph->output_ids.count == 1, "%s: expected one external output", path);
+  EXPECT_MSG(out != NULL && o.graph->output_ids.count == 1, "%s: expected one external output", path);
   if (out && o.graph->output_ids.count == 1) {
     out->flags = 0;
     expect_refused(&o, "in output_ids", "output flags 2 -> 0");
@@ -121,7 +121,7 @@ static void reads_later_output(const char* path) {
   if (open_graph(path, &o) != 0) { failures++; return; }
   xpack_et_xnn_node* conv = node_of_type(&o, XPACK_ET_XNN_CONV2D);
   xpack_et_xnn_node* first = (xpack_et_xnn_node*)&o.graph->nodes[0];
-  CHECK(conv != NULL && conv != first && first->layout == XPACK_ET_XNN_LAYOUT_STATIC_TRANSPOSE,
+  EXPECT_MSG(conv != NULL && conv != first && first->layout == XPACK_ET_XNN_LAYOUT_STATIC_TRANSPOSE,
         "%s: expected a transpose before the convolution", path);
   if (conv && conv != first && first->layout == XPACK_ET_XNN_LAYOUT_STATIC_TRANSPOSE) {
     first->u.transpose.input_id = conv->u.conv.output_id;
@@ -135,7 +135,7 @@ static void output_into_weight(const char* path) {
   opened o;
   if (open_graph(path, &o) != 0) { failures++; return; }
   xpack_et_xnn_node* conv = node_of_type(&o, XPACK_ET_XNN_CONV2D);
-  CHECK(conv != NULL, "%s: no convolution", path);
+  EXPECT_MSG(conv != NULL, "%s: no convolution", path);
   if (conv) {
     conv->u.conv.output_id = conv->u.conv.filter_id;
     expect_refused(&o, "a static weight", "convolution output_id = its filter");
@@ -152,7 +152,7 @@ static void dynamic_datatype(const char* path) {
   for (size_t i = 0; i < o.graph->value_count; i++) {
     if (o.graph->values[i].quant.kind == XPACK_ET_XNN_QUANT_PER_TOKEN_DYNAMIC) dq = (xpack_et_xnn_value*)&o.graph->values[i];
   }
-  CHECK(dq != NULL, "%s: no dynamically quantized value", path);
+  EXPECT_MSG(dq != NULL, "%s: no dynamically quantized value", path);
   if (dq) {
     dq->datatype = XPACK_ET_XNN_DT_QPINT8;
     expect_refused(&o, "expected qdint8", "dynamic quantization of qpint8");
@@ -168,7 +168,7 @@ static void convert_dims(const char* path) {
   if (open_graph(path, &o) != 0) { failures++; return; }
   xpack_et_xnn_node* convert = node_of_type(&o, XPACK_ET_XNN_CONVERT);
   const xpack_et_xnn_value* in = convert ? xpack_et_xnn_graph_find_value(o.graph, convert->u.unary.input_id) : NULL;
-  CHECK(in != NULL && in->num_dims > 0, "%s: no convert node with a shaped input", path);
+  EXPECT_MSG(in != NULL && in->num_dims > 0, "%s: no convert node with a shaped input", path);
   if (in && in->num_dims > 0) {
     ((uint32_t*)in->dims)[in->num_dims - 1] += 1;
     expect_refused(&o, "declares other dims", "convert input's last dim + 1");
@@ -182,7 +182,7 @@ static void deconv_padding(const char* path) {
   opened o;
   if (open_graph(path, &o) != 0) { failures++; return; }
   xpack_et_xnn_node* deconv = node_of_type(&o, XPACK_ET_XNN_CONV_TRANSPOSE2D);
-  CHECK(deconv != NULL, "%s: no deconvolution", path);
+  EXPECT_MSG(deconv != NULL, "%s: no deconvolution", path);
   if (deconv) {
     deconv->u.conv.padding_right = 22906;
     expect_refused(&o, "leaves no output", "deconvolution padding_right 22906");
@@ -205,7 +205,7 @@ static void fully_connected(const char* path) {
         XPACK_ET_XNN_INVALID_ID ? xpack_et_xnn_graph_find_value(o.graph, n->u.fully_connected.filter_id) : NULL;
     if (f && f->num_dims == 2 && f->dims[0] != f->dims[1] && f->constant_buffer_idx != 0) fc = n, w = f;
   }
-  CHECK(fc != NULL, "%s: no fully-connected node with a bias and a static non-square filter", path);
+  EXPECT_MSG(fc != NULL, "%s: no fully-connected node with a bias and a static non-square filter", path);
   if (fc) {
     fc->u.fully_connected.flags = 1;
     expect_refused(&o, "input channels", "fully-connected transposed weights");
