@@ -1,0 +1,95 @@
+/* xpack's loader inside stock ExecuTorch: see xpack_et_adapter.h. */
+#include "xpack_et_adapter.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "xpack_executorch.h"
+
+static xpack_status fail(xpack_error* err, xpack_status st, const char* fmt, ...) {
+  if (err) {
+    va_list ap;
+    va_start(ap, fmt);
+    err->status = st;
+    vsnprintf(err->message, sizeof err->message, fmt, ap);
+    va_end(ap);
+  }
+  return st;
+}
+
+static xpack_cache* g_cache;     /* published (substituted by the wrapper) only once attach is complete */
+static xpack_cache* g_opening;
+static xpack_et_program* g_program;
+static xpack_et_ptd** g_ptds;
+static size_t g_ptd_count;
+
+static void release(void) {
+  for (size_t i = 0; i < g_ptd_count; i++) xpack_et_ptd_close(g_ptds[i]);
+  free(g_ptds);
+  g_ptds = NULL;
+  g_ptd_count = 0;
+  xpack_et_program_close(g_program);
+  g_program = NULL;
+  xpack_cache_close(g_cache ? g_cache : g_opening);
+  g_cache = NULL;
+  g_opening = NULL;
+}
+
+xpack_status xpack_et_adapter_attach(const char* cache_path, unsigned flags, const void* pte, size_t pte_size,
+                                     const void* const* ptds, const size_t* ptd_sizes, size_t ptd_count,
+                                     xpack_error* err) {
+  if (g_cache) return fail(err, XPACK_ERR_ARG, "xpack_et_adapter_attach: already attached");
+  if (!cache_path || !pte || (ptd_count && (!ptds || !ptd_sizes)))
+    return fail(err, XPACK_ERR_ARG, "xpack_et_adapter_attach: NULL argument");
+  xpack_status st = xpack_cache_open(cache_path, flags, &g_opening, err);
+  if (st != XPACK_OK) return st;
+  /* The reader borrows the app's bytes: every pointer it resolves is an address ExecuTorch hands XNNPACK. */
+  st = xpack_et_program_open_memory(pte, pte_size, "program", &g_program, err);
+  if (st == XPACK_OK && ptd_count) {
+    g_ptds = calloc(ptd_count, sizeof *g_ptds);
+    if (!g_ptds) st = fail(err, XPACK_ERR_NOMEM, "xpack_et_adapter_attach: out of memory");
+    for (size_t i = 0; st == XPACK_OK && i < ptd_count; i++) {
+      st = xpack_et_ptd_open_memory(ptds[i], ptd_sizes[i], "data", &g_ptds[i], err);
+      if (st == XPACK_OK) g_ptd_count = i + 1;
+    }
+  }
+  xpack_et_summary* summary = NULL;
+  if (st == XPACK_OK) {
+    xpack_et_named_sources sources = {g_program, (const xpack_et_ptd* const*)g_ptds, g_ptd_count};
+    st = xpack_et_summarize(g_program, &sources, &summary, err);
+  }
+  for (size_t d = 0; st == XPACK_OK && d < summary->delegate_count; d++) {
+    const xpack_et_delegate_summary* ds = &summary->delegates[d];
+    for (size_t c = 0; st == XPACK_OK && ds->is_xnnpack && c < ds->constant_count; c++) {
+      const xpack_et_constant_summary* cs = &ds->constants[c];
+      if (cs->data && cs->identity) {
+        size_t len = 0;
+        while (cs->identity[len]) len++;
+        st = xpack_cache_bind(g_opening, cs->data, cs->identity, len, err);
+      }
+    }
+  }
+  xpack_et_summary_free(summary);
+  /* Decide every packing family now. A probe creates an XNNPACK runtime of its own, through the same
+   * (wrapped) xnn_create_runtime_v4: it must run before the wrapper substitutes xpack's provider, or the
+   * probe would pack through the cache it is judging. */
+  for (uint32_t i = 0; st == XPACK_OK && i < xpack_cache_family_count(g_opening); i++) {
+    xpack_cache_family_info info;
+    st = xpack_cache_family(g_opening, i, &info, err);
+  }
+  if (st != XPACK_OK) {
+    release();
+    return st;
+  }
+  g_cache = g_opening;
+  return XPACK_OK;
+}
+
+struct xnn_weights_cache_provider* xpack_et_adapter_provider(void) {
+  return g_cache ? xpack_cache_provider(g_cache) : NULL;
+}
+
+xpack_cache* xpack_et_adapter_cache(void) { return g_cache; }
+
+void xpack_et_adapter_detach(void) { release(); }

@@ -1,0 +1,56 @@
+/*
+ * xpack_et_adapter.h - xpack's loader inside stock ExecuTorch, without changing ExecuTorch's sources
+ * (prototype for issue 15, part 3; see docs/INTEGRATION.md "xpack's loader inside ExecuTorch").
+ *
+ * ExecuTorch's XNNPACK backend builds its own weights-cache provider and offers no way to pass another.
+ * Its only call into XNNPACK that takes a provider is xnn_create_runtime_v4 (backends/xnnpack/runtime/
+ * XNNCompiler.cpp). An app that links ExecuTorch and XNNPACK statically adds
+ *     -Wl,--wrap=xnn_create_runtime_v4  and  xpack_et_adapter_wrap.c
+ * and every runtime ExecuTorch creates gets xpack's provider: the loader's checks (XNNPACK build identifier,
+ * architecture, packing-family probes, checksums on request, byte comparison of what XNNPACK packs anyway)
+ * stay in force inside ExecuTorch.
+ *
+ * xpack's provider finds a weight by the address XNNPACK is given (bound to the weight's identity). So the
+ * app loads the program from ONE mapping of the whole .pte (a BufferDataLoader over it: ExecuTorch then
+ * hands XNNPACK pointers into that mapping; the MmapDataLoader maps each segment separately) and each .ptd
+ * likewise, and gives the same bytes to xpack_et_adapter_attach, which binds every constant of every
+ * XNNPACK delegate to its identity (libpack/et/IDENTITY.md), and decides every packing family (its probe
+ * creates an XNNPACK runtime through the same wrapped function, so it runs before the adapter starts
+ * substituting). The mappings must outlive every method.
+ * Load methods with the backend option weight_cache_enabled = false: ExecuTorch's own cache is not used.
+ * What the adapter does not know (a weight at another address: ExecuTorch copied or converted it) misses,
+ * and XNNPACK packs it as usual.
+ */
+#ifndef XPACK_ET_ADAPTER_H
+#define XPACK_ET_ADAPTER_H
+
+#include <stddef.h>
+
+#include <xnnpack.h>
+
+#include "xpack_loader.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Opens the cache (xpack_cache_open flags) and binds every constant of every XNNPACK delegate of the
+ * program in `pte` (with the .ptd files in `ptds`) at its address in those bytes. One program per process
+ * in this prototype; a second attach fails. Errors as xpack_cache_open and xpack_et_summarize. */
+xpack_status xpack_et_adapter_attach(const char* cache_path, unsigned flags, const void* pte, size_t pte_size,
+                                     const void* const* ptds, const size_t* ptd_sizes, size_t ptd_count,
+                                     xpack_error* err);
+
+/* The provider to use in place of ExecuTorch's (NULL before attach). */
+struct xnn_weights_cache_provider* xpack_et_adapter_provider(void);
+
+/* The attached cache (its stats, refusal, ...), or NULL. */
+xpack_cache* xpack_et_adapter_cache(void);
+
+/* Closes the cache; every method (every XNNPACK runtime) must have been destroyed first. */
+void xpack_et_adapter_detach(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

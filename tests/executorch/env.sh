@@ -1,0 +1,36 @@
+# Sourced by the ExecuTorch test and benchmark scripts. Makes the real ExecuTorch runtime and et_harness
+# available for one (ExecuTorch version, XNNPACK) pair and sets:
+#   ET_PREFIX    the runtime prefix (tools/setup-executorch.sh; built once, cached)
+#   ET_HARNESS   the et_harness binary built over it
+# Inputs (environment):
+#   XNNPACK_PREFIX      the XNNPACK xpack was built with (the ExecuTorch runtime is built over the same)
+#   XPACK_ET_VERSION    v1.4.0 (default) or main-cff6f4dd
+#   XPACK_ET_BUILD_DIR  where to build harnesses (default: ~/.cache/xpack-deps/et-harness)
+# Exits 77 (the caller's test skips) when the vendored sources are absent.
+et_repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+et_rc=0
+et_out=$("$et_repo/tools/setup-executorch.sh" ${XNNPACK_PREFIX:+"$XNNPACK_PREFIX"}) || et_rc=$?
+if [ "$et_rc" -eq 77 ]; then
+  echo "SKIP: the vendored ExecuTorch sources (../shared/vendor or XPACK_VENDOR_DIR) are absent"; exit 77
+elif [ "$et_rc" -ne 0 ]; then
+  echo "tools/setup-executorch.sh failed ($et_rc)" >&2; exit 1
+fi
+et_line=$(printf '%s\n' "$et_out" | tail -n 1)
+ET_PREFIX=${et_line#EXECUTORCH_PREFIX=}
+[ -f "$ET_PREFIX/et.env" ] || { echo "tools/setup-executorch.sh printed no usable prefix: $et_line" >&2; exit 1; }
+et_xnn=$(sed -n 's/^XNNPACK_PREFIX=//p' "$ET_PREFIX/et.env")
+et_hdir="${XPACK_ET_BUILD_DIR:-${XPACK_DEPS_CACHE:-${HOME:-/root}/.cache/xpack-deps}/et-harness}/$(basename "$ET_PREFIX")-$(cat "$et_repo/tests/executorch/et_harness.cpp" "$et_repo/tests/executorch/portable_kernels.cpp" "$et_repo/tests/executorch/harness/CMakeLists.txt" | sha256sum | cut -c1-8)"
+ET_HARNESS="$et_hdir/et_harness"
+if [ ! -x "$ET_HARNESS" ]; then
+  mkdir -p "$et_hdir"
+  (
+    flock 8
+    if [ ! -x "$ET_HARNESS" ]; then
+      cmake -S "$et_repo/tests/executorch/harness" -B "$et_hdir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+        -DEXECUTORCH_PREFIX="$ET_PREFIX" -DXNNPACK_PREFIX="$et_xnn" > "$et_hdir/configure.log" 2>&1 \
+        || { tail -20 "$et_hdir/configure.log" >&2; exit 1; }
+      ninja -C "$et_hdir" > "$et_hdir/build.log" 2>&1 || { tail -40 "$et_hdir/build.log" >&2; exit 1; }
+    fi
+  ) 8>"$et_hdir.lock" || { echo "building et_harness failed" >&2; exit 1; }
+fi
+export ET_PREFIX ET_HARNESS

@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# xpack's loader inside stock ExecuTorch (tests/executorch/adapter; docs/INTEGRATION.md): the app links the
+# adapter with -Wl,--wrap=xnn_create_runtime_v4, loads the program from one mapping, and every runtime
+# ExecuTorch creates gets xpack's provider. Built as an app would: xpack installed (cmake --install) and
+# found with find_package(xpack).
+# Checks, with the real ExecuTorch runtime:
+#   - every look-up of every program hits (xpack's own counters and et_harness's: the hit addresses lie in
+#     the .xpc's mapping), outputs bit-identical to ExecuTorch without any cache;
+#   - docs/TRUST.md's refusals still refuse inside ExecuTorch, outputs unchanged: another XNNPACK build
+#     (tampered build identifier), a probe that packs differently (tampered probe), a damaged region
+#     (XPACK_OPEN_CHECK_REGIONS), deconvolution bytes that differ from the file's, another program's cache.
+# Environment: XPACK, XPACK_GENMODEL, XPACK_BUILD_DIR (the xpack build to install), XPC_TAMPER,
+# XNNPACK_PREFIX, XPACK_ET_VERSION. Exit 0/1/77.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+: "${XPACK:?}" "${XPACK_GENMODEL:?}" "${XPACK_BUILD_DIR:?}" "${XPC_TAMPER:?}"
+fail() { echo "FAIL: $*"; exit 1; }
+source "$here/env.sh"
+work=$(mktemp -d "${TMPDIR:-/tmp}/et_adapter.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+cmake --install "$XPACK_BUILD_DIR" --prefix "$work/xpack" > "$work/install.log" 2>&1 || { cat "$work/install.log"; fail "cmake --install"; }
+et_xnn=$(sed -n 's/^XNNPACK_PREFIX=//p' "$ET_PREFIX/et.env")
+cmake -S "$here/harness" -B "$work/hb" -G Ninja -DCMAKE_BUILD_TYPE=Release -DEXECUTORCH_PREFIX="$ET_PREFIX" \
+  -DXNNPACK_PREFIX="$et_xnn" -Dxpack_DIR="$work/xpack/lib/cmake/xpack" > "$work/hb.log" 2>&1 \
+  && ninja -C "$work/hb" et_harness_xpack >> "$work/hb.log" 2>&1 || { tail -30 "$work/hb.log"; fail "building et_harness_xpack"; }
+HX="$work/hb/et_harness_xpack"
+echo "et_harness_xpack built against the installed xpack and $ET_PREFIX"
+
+xf() { sed -n "s/^xpack .*\b$2=\([0-9a-z]*\).*/\1/p" "$1"; }
+tf() { sed -n "s/^total .*\b$2=\([0-9]*\).*/\1/p" "$1"; }
+same() { diff <(grep '^output' "$1") <(grep '^output' "$2") > /dev/null; }
+summary() { echo "xpack: lookups=$(xf "$1" lookups) hits=$(xf "$1" hits) after_packing=$(xf "$1" hits_after_packing) misses=$(xf "$1" misses) incompatible=$(xf "$1" refused_incompatible) corrupt=$(xf "$1" refused_corrupt) mismatch=$(xf "$1" refused_mismatch) probe=$(xf "$1" refused_probe); answered inside the .xpc mapping=$(( $(tf "$1" from_file) + $(tf "$1" inserted_from_file) + $(tf "$1" null_inserts_from_file) ))"; }
+
+# prog NAME ARGS...: generate (gen:KIND [opts]) or take a real file; sets P (pte), D (harness --data args)
+prog() {
+  local name=$1; shift
+  D=()
+  if [ "$1" = gen ]; then
+    shift; local kind=$1; shift
+    P="$work/$name.pte"
+    if [ "$kind" = ptd ] || [[ " $* " == *" --ptd "* ]]; then
+      local a=() x; for x in "$@"; do [ "$x" = --ptd ] || a+=("$x"); done
+      "$XPACK_GENMODEL" "$kind" -o "$P" --ptd "$work/$name.ptd" "${a[@]}" > /dev/null || fail "genmodel $kind"
+      D=(--data "$work/$name.ptd")
+    else
+      "$XPACK_GENMODEL" "$kind" -o "$P" "$@" > /dev/null || fail "genmodel $kind"
+    fi
+  else
+    P=$1
+  fi
+}
+run_base() { "$HX" "$P" "${D[@]}" --input-scale 0.1 --no-weight-cache > "$1" 2> "$1.err" || { cat "$1.err"; fail "no-cache run of $P"; }; }
+run_xp() { local out=$1 xpc=$2; shift 2
+  "$HX" "$P" "${D[@]}" --input-scale 0.1 --xpack-cache "$xpc" "$@" > "$out" 2> "$out.err" || { cat "$out" "$out.err"; fail "adapter run of $P"; }; }
+
+served=0
+check_served() { # name: pack, run, every look-up hit from the mapping, outputs identical
+  local name=$1
+  "$XPACK" pack "$P" "${D[@]}" -o "$work/$name.xpc" > /dev/null 2>&1
+  if [ ! -f "$work/$name.xpc" ]; then echo "$name: nothing to pack"; return; fi
+  run_base "$work/$name.base"
+  run_xp "$work/$name.run" "$work/$name.xpc"
+  echo "$name: $(summary "$work/$name.run")"
+  [ "$(xf "$work/$name.run" misses)" = 0 ] && [ "$(xf "$work/$name.run" hits)" = "$(xf "$work/$name.run" lookups)" ] \
+    && [ $(( $(tf "$work/$name.run" from_file) + $(tf "$work/$name.run" inserted_from_file) + $(tf "$work/$name.run" null_inserts_from_file) )) = "$(xf "$work/$name.run" hits)" ] \
+    || fail "$name: not every look-up was served from the file"
+  same "$work/$name.run" "$work/$name.base" || fail "$name: outputs differ from no cache"
+  served=$((served + 1))
+}
+
+echo "== every look-up served, outputs identical"
+prog llm gen llm --size 4M; check_served llm
+prog llm_ptd gen llm --size 4M --ptd; check_served llm_ptd
+prog llm_q4 gen llm-q4 --size 4M; check_served llm_q4
+for k in qd8-qc8w fp16 ptd conv deconv; do prog "$k" gen "$k"; check_served "$k"; done
+real=${XPACK_REAL_TESTDATA:-$here/../../../shared/testdata/real}
+for f in conv linear129 qint8_linear small_cnn dwconv_inblob_2024; do
+  [ -f "$real/$f.pte" ] && { prog "real_$f" "$real/$f.pte"; check_served "real_$f"; }
+done
+[ $served -ge 8 ] || fail "only $served programs served"
+
+echo "== refusals inside ExecuTorch (outputs must equal no cache)"
+prog llm gen llm --size 4M
+refused() { # name base file field [flags]: the field must be > 0, outputs identical to base (no cache)
+  local name=$1 base=$2 xpc=$3 field=$4; shift 4
+  run_xp "$work/$name.run" "$xpc" "$@"
+  echo "$name: $(summary "$work/$name.run")"
+  [ "$(xf "$work/$name.run" "$field")" -gt 0 ] || fail "$name: expected $field > 0"
+  same "$work/$name.run" "$base" || fail "$name: outputs differ from no cache"
+}
+cp "$work/llm.xpc" "$work/bid.xpc"; "$XPC_TAMPER" "$work/bid.xpc" build-id > /dev/null || fail tamper
+refused another_xnnpack_build "$work/llm.base" "$work/bid.xpc" refused_incompatible
+[ "$(xf "$work/another_xnnpack_build.run" hits)" = 0 ] || fail "a file of another XNNPACK build was served"
+cp "$work/llm.xpc" "$work/probe.xpc"; "$XPC_TAMPER" "$work/probe.xpc" probe 0 > /dev/null || fail tamper
+refused probe_differs "$work/llm.base" "$work/probe.xpc" refused_probe
+cp "$work/llm.xpc" "$work/region.xpc"
+size=$(stat -c %s "$work/region.xpc")
+printf '\xa5' | dd of="$work/region.xpc" bs=1 seek=$((size / 3)) conv=notrunc 2>/dev/null
+refused damaged_region "$work/llm.base" "$work/region.xpc" refused_corrupt --xpack-flags 16
+# Deconvolution packs before asking: bytes that differ from the file's are refused (stock ExecuTorch's own
+# file crashed here: et_serve_gen_deconv).
+prog deconv gen deconv
+XPACK="$XPACK" python3 - "$work/deconv.xpc" "$work/deconv_bad.xpc" <<'PY'
+import subprocess, sys, json, os
+src, dst = sys.argv[1], sys.argv[2]
+d = json.loads(subprocess.run([os.environ["XPACK"], "dump", src, "--json"], capture_output=True, text=True).stdout)
+buf = bytearray(open(src, "rb").read())
+n = 0
+for r in d["regions"]:  # one byte in the middle of every packed region
+    buf[r["offset"] + r["size"] // 2] ^= 0x55; n += 1
+open(dst, "wb").write(bytes(buf))
+print(f"flipped {n} regions", file=sys.stderr)
+PY
+refused deconv_bytes_differ "$work/deconv.base" "$work/deconv_bad.xpc" refused_mismatch
+# Another program with this cache: program B shares every layer but the head.
+prog llm_b gen llm --size 4M --variant B
+run_base "$work/llm_b.base"
+run_xp "$work/llm_b.run" "$work/llm.xpc"
+echo "another_program: $(summary "$work/llm_b.run")"
+[ "$(xf "$work/llm_b.run" hits)" -gt 0 ] && [ "$(xf "$work/llm_b.run" misses)" -gt 0 ] || fail "expected shared layers to hit and the head to miss"
+same "$work/llm_b.run" "$work/llm_b.base" || fail "another program: outputs differ from no cache"
+echo "PASS: $served programs served in full inside ExecuTorch; every refusal refused with identical outputs"
