@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# xpack's loader inside stock ExecuTorch (tests/executorch/adapter; docs/INTEGRATION.md): the app links the
+# xpack's loader inside stock ExecuTorch (libpack/et_adapter; docs/INTEGRATION.md): the app links the
 # adapter with -Wl,--wrap=xnn_create_runtime_v4, loads the program from one mapping, and every runtime
 # ExecuTorch creates gets xpack's provider. Built as an app would: xpack installed (cmake --install) and
 # found with find_package(xpack).

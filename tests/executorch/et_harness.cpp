@@ -4,7 +4,7 @@
 //   et_harness PROGRAM.pte [--data W.ptd] [--method M] [--no-weight-cache] [--cache-file PATH]
 //                          [--no-execute] [--hold-ms N] [--input-scale S] [--pre-init] [--verbose]
 //                          [--xpack-cache CACHE.xpc [--xpack-flags N]]   (et_harness_xpack only)
-// --xpack-cache (the binary built with tests/executorch/adapter): xpack's loader inside ExecuTorch. The
+// --xpack-cache (the binary built with xpack::et_adapter): xpack's loader inside ExecuTorch. The
 // program and .ptd are each loaded from one mapping of the whole file (a BufferDataLoader), the adapter
 // binds their constants, ExecuTorch's own weights cache is off, and every runtime ExecuTorch creates gets
 // xpack's provider (through the same xnn_create_runtime_v4 wrapper that counts); from_file then counts
@@ -236,7 +236,7 @@ extern "C" enum xnn_status __wrap_xnn_create_runtime_v4(xnn_subgraph_t subgraph,
                                                          xnn_workspace_t workspace, pthreadpool_t threadpool,
                                                          uint32_t flags, xnn_runtime_t* runtime_out) {
 #ifdef XPACK_ET_ADAPTER
-  if (xpack_et_adapter_provider() != nullptr) cache = xpack_et_adapter_provider();  // as xpack_et_adapter_wrap.c
+  if (xpack_et_adapter_provider() != nullptr) cache = xpack_et_adapter_provider();  // as libpack/et_adapter/et_adapter_wrap.c does
 #endif
   // Only runtimes ExecuTorch creates in load_method are counted (not, say, xpack's probe runtimes).
   if (cache == nullptr || g_current_method == nullptr)

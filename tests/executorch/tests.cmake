@@ -53,7 +53,7 @@ xpack_et_test(et_serve_gen_bmm ${_et_dir}/et_serve.sh --gen bmm)
 # another XNNPACK (seeds changed), its own cache at the first and second launch.
 xpack_et_test(et_file_handling ${_et_dir}/et_file_handling.sh)
 
-# xpack's loader inside ExecuTorch (tests/executorch/adapter): every look-up hits, outputs identical, and
+# xpack's loader inside ExecuTorch (libpack/et_adapter, xpack::et_adapter): every look-up hits, outputs identical, and
 # docs/TRUST.md's refusals still refuse inside ExecuTorch. Installs xpack and builds the adapter harness
 # against it, as an app would.
 xpack_et_test(et_adapter ${_et_dir}/et_adapter.sh)

@@ -6,6 +6,8 @@
 # in PUBLIC_INCLUDE_DIR/*.h (comments left out), or one that starts with none of ALLOWED_INTERNAL_PREFIXES.
 # Usage: symbols.sh ARCHIVE_DIR PUBLIC_INCLUDE_DIR
 ALLOWED_INTERNAL_PREFIXES="xp_"
+# Names a linker convention fixes: the et_adapter's stand-in for XNNPACK's function under -Wl,--wrap.
+ALLOWED_EXACT="__wrap_xnn_create_runtime_v4"
 
 set -euo pipefail
 ARCHIVES=$1 INCLUDE=$2
@@ -39,6 +41,9 @@ while read -r where name _; do
     continue
   fi
   allowed=0
+  for exact in $ALLOWED_EXACT; do
+    if [[ $name == "$exact" ]]; then allowed=1; fi
+  done
   for prefix in $ALLOWED_INTERNAL_PREFIXES; do
     if [[ $name == "$prefix"* ]]; then allowed=1; fi
   done

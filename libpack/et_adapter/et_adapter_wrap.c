@@ -1,4 +1,5 @@
-/* Link with -Wl,--wrap=xnn_create_runtime_v4: every XNNPACK runtime ExecuTorch creates gets xpack's
+/* Linked only when the app links with -Wl,--wrap=xnn_create_runtime_v4 (nothing else references this
+ * object, so it costs nothing otherwise): every XNNPACK runtime ExecuTorch creates gets xpack's
  * provider once xpack_et_adapter_attach succeeded (ExecuTorch's own provider, if any, is not used). */
 #include "xpack_et_adapter.h"
 

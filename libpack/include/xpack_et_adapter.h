@@ -1,11 +1,12 @@
 /*
  * xpack_et_adapter.h - xpack's loader inside stock ExecuTorch, without changing ExecuTorch's sources
- * (prototype for issue 15, part 3; see docs/INTEGRATION.md "xpack's loader inside ExecuTorch").
+ * (docs/INTEGRATION.md, "xpack's loader inside ExecuTorch"). Library xpack_et_adapter (xpack::et_adapter).
  *
  * ExecuTorch's XNNPACK backend builds its own weights-cache provider and offers no way to pass another.
  * Its only call into XNNPACK that takes a provider is xnn_create_runtime_v4 (backends/xnnpack/runtime/
  * XNNCompiler.cpp). An app that links ExecuTorch and XNNPACK statically adds
- *     -Wl,--wrap=xnn_create_runtime_v4  and  xpack_et_adapter_wrap.c
+ *     -Wl,--wrap=xnn_create_runtime_v4
+ * to its link line and links xpack::et_adapter (which defines __wrap_xnn_create_runtime_v4),
  * and every runtime ExecuTorch creates gets xpack's provider: the loader's checks (XNNPACK build identifier,
  * architecture, packing-family probes, checksums on request, byte comparison of what XNNPACK packs anyway)
  * stay in force inside ExecuTorch.
@@ -35,8 +36,8 @@ extern "C" {
 #endif
 
 /* Opens the cache (xpack_cache_open flags) and binds every constant of every XNNPACK delegate of the
- * program in `pte` (with the .ptd files in `ptds`) at its address in those bytes. One program per process
- * in this prototype; a second attach fails. Errors as xpack_cache_open and xpack_et_summarize. */
+ * program in `pte` (with the .ptd files in `ptds`) at its address in those bytes. One program per process:
+ * a second attach fails. Errors as xpack_cache_open and xpack_et_summarize. */
 xpack_status xpack_et_adapter_attach(const char* cache_path, unsigned flags, const void* pte, size_t pte_size,
                                      const void* const* ptds, const size_t* ptd_sizes, size_t ptd_count,
                                      xpack_error* err);

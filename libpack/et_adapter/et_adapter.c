@@ -1,22 +1,12 @@
 /* xpack's loader inside stock ExecuTorch: see xpack_et_adapter.h. */
 #include "xpack_et_adapter.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "xpack_executorch.h"
 
-static xpack_status fail(xpack_error* err, xpack_status st, const char* fmt, ...) {
-  if (err) {
-    va_list ap;
-    va_start(ap, fmt);
-    err->status = st;
-    vsnprintf(err->message, sizeof err->message, fmt, ap);
-    va_end(ap);
-  }
-  return st;
-}
+#include "common/error.h"
 
 static xpack_cache* g_cache;     /* published (substituted by the wrapper) only once attach is complete */
 static xpack_cache* g_opening;
@@ -39,16 +29,16 @@ static void release(void) {
 xpack_status xpack_et_adapter_attach(const char* cache_path, unsigned flags, const void* pte, size_t pte_size,
                                      const void* const* ptds, const size_t* ptd_sizes, size_t ptd_count,
                                      xpack_error* err) {
-  if (g_cache) return fail(err, XPACK_ERR_ARG, "xpack_et_adapter_attach: already attached");
+  if (g_cache) return xp_fail(err, XPACK_ERR_ARG, "xpack_et_adapter_attach: already attached");
   if (!cache_path || !pte || (ptd_count && (!ptds || !ptd_sizes)))
-    return fail(err, XPACK_ERR_ARG, "xpack_et_adapter_attach: NULL argument");
+    return xp_fail(err, XPACK_ERR_ARG, "xpack_et_adapter_attach: NULL argument");
   xpack_status st = xpack_cache_open(cache_path, flags, &g_opening, err);
   if (st != XPACK_OK) return st;
   /* The reader borrows the app's bytes: every pointer it resolves is an address ExecuTorch hands XNNPACK. */
   st = xpack_et_program_open_memory(pte, pte_size, "program", &g_program, err);
   if (st == XPACK_OK && ptd_count) {
     g_ptds = calloc(ptd_count, sizeof *g_ptds);
-    if (!g_ptds) st = fail(err, XPACK_ERR_NOMEM, "xpack_et_adapter_attach: out of memory");
+    if (!g_ptds) st = xp_fail(err, XPACK_ERR_NOMEM, "xpack_et_adapter_attach: out of memory");
     for (size_t i = 0; st == XPACK_OK && i < ptd_count; i++) {
       st = xpack_et_ptd_open_memory(ptds[i], ptd_sizes[i], "data", &g_ptds[i], err);
       if (st == XPACK_OK) g_ptd_count = i + 1;
