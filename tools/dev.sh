@@ -3,21 +3,34 @@
 #   tools/dev.sh demo   set up dependencies, build, and run the main job on a sample the project makes itself
 #   tools/dev.sh test   set up dependencies, build, and run every test
 #   tools/dev.sh build  set up dependencies and build only
-# Environment: BUILD_DIR (default ./build), XNNPACK_PREFIX (use an existing XNNPACK), XPACK_SKIP_APT=1.
+#   ... --pin NAME      the same over the XNNPACK that an ExecuTorch release pins (cmake/xnnpack_pins.txt;
+#                       needs ../shared/vendor), in build-NAME unless BUILD_DIR says otherwise
+# Environment: BUILD_DIR (default ./build), XNNPACK_PREFIX (use an existing XNNPACK), XPACK_SKIP_APT=1,
+#   XPACK_XNNPACK_PIN (same as --pin), XPACK_OTHER_XNNPACK_XPACK (an xpack built with another XNNPACK, for
+#   the test model_cross_xnnpack; skipped without it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
-build=${BUILD_DIR:-$root/build}
 mode=${1:-test}
+[ $# -gt 0 ] && shift
+pin=${XPACK_XNNPACK_PIN:-}
+case "${1:-}" in
+  --pin) pin=${2:?--pin needs a name (tools/setup-deps.sh --list-pins)} ;;
+  --pin=*) pin=${1#--pin=} ;;
+  "") ;;
+  *) echo "usage: tools/dev.sh demo|test|build [--pin NAME]" >&2; exit 2 ;;
+esac
+build=${BUILD_DIR:-$root/build${pin:+-$pin}}
 
-prefix_line=$(tools/setup-deps.sh | tail -n 1)
+prefix_line=$(XPACK_XNNPACK_PIN="$pin" tools/setup-deps.sh | tail -n 1)
 export XNNPACK_PREFIX=${prefix_line#XNNPACK_PREFIX=}
 
 mkdir -p "$build"
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DXNNPACK_PREFIX="$XNNPACK_PREFIX" \
+  -DXPACK_OTHER_XNNPACK_XPACK="${XPACK_OTHER_XNNPACK_XPACK:-}" \
   > "$build/configure.log" 2>&1 || { cat "$build/configure.log"; exit 1; }
 ninja -C "$build" > "$build/build.log" 2>&1 || { tail -n 60 "$build/build.log"; exit 1; }
-echo "dev: built in $build"
+echo "dev: built in $build ($(tail -n 1 <<<"$("$build/tools/xpack" --version)"))"
 
 case "$mode" in
   build) ;;
@@ -44,5 +57,5 @@ case "$mode" in
   test)
     ctest --test-dir "$build" --output-on-failure -j"$(nproc)"
     ;;
-  *) echo "usage: tools/dev.sh demo|test|build" >&2; exit 2 ;;
+  *) echo "usage: tools/dev.sh demo|test|build [--pin NAME]" >&2; exit 2 ;;
 esac

@@ -7,22 +7,54 @@
 # The trixie apt entry is derived from this machine's own apt configuration (the URI it already uses for
 # bookworm), pinned at priority 1 so that nothing is ever upgraded from it implicitly (glibc stays).
 #
+# Or, with a pin selected, the XNNPACK that an ExecuTorch release pins (cmake/xnnpack_pins.txt), built with
+# ExecuTorch's own XNNPACK options from the vendored archives ($repo/../shared/vendor), together with its own
+# cpuinfo and pthreadpool in the same prefix; or an XNNPACK source folder the user names (the one their
+# ExecuTorch checkout pins). Every prefix records what it is in $prefix/.complete (line 1: the XNNPACK
+# version xpack reports; line 2: the source digest; line 3: the recipe).
+#
+# Usage: tools/setup-deps.sh [--pin NAME | --xnnpack-source DIR] [--list-pins]
 # Prints the XNNPACK prefix on the last line of stdout as XNNPACK_PREFIX=...
 # Environment:
-#   XNNPACK_PREFIX      use an existing XNNPACK install of this API level instead of building one
-#   XPACK_DEPS_CACHE    where to build and keep XNNPACK (default: ~/.cache/xpack-deps)
-#   XPACK_SKIP_APT=1    do not touch apt (everything is already installed)
+#   XNNPACK_PREFIX        use an existing XNNPACK install of this API level instead of building one
+#   XPACK_XNNPACK_PIN     a pin of cmake/xnnpack_pins.txt (same as --pin); unset = the default, Debian's
+#   XPACK_XNNPACK_SOURCE  an XNNPACK source folder (same as --xnnpack-source); cpuinfo, pthreadpool and FXdiv
+#                         come from CPUINFO_SOURCE_DIR, PTHREADPOOL_SOURCE_DIR, FXDIV_SOURCE_DIR, else from
+#                         folders of those names beside it (ExecuTorch's backends/xnnpack/third-party layout)
+#   XPACK_XNNPACK_KLEIDIAI  ON (default, as ExecuTorch's default preset) or OFF: KleidiAI where XNNPACK uses it
+#   XPACK_VENDOR_DIR      where the vendored archives and their SHA256SUMS are (default: $repo/../shared/vendor)
+#   XPACK_DEPS_CACHE      where to build and keep XNNPACK (default: ~/.cache/xpack-deps)
+#   XPACK_SKIP_APT=1      do not touch apt (everything is already installed)
 set -euo pipefail
 
-XNNPACK_VERSION="0.0~git20241108.4ea82e5"
-XNNPACK_TARBALL="xnnpack_${XNNPACK_VERSION}.orig.tar.xz"
-XNNPACK_SHA256="90bde2caef0f880f627bab0dc805a86c4b8070cd98e3243db3046ab3f3be1a99"
+REPO_ROOT=$(cd "$(dirname "$0")/.." && pwd)
+PINS_TABLE="$REPO_ROOT/cmake/xnnpack_pins.txt"
+PIN="${XPACK_XNNPACK_PIN:-}"
+XNNPACK_SOURCE="${XPACK_XNNPACK_SOURCE:-}"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --pin) PIN="${2:?--pin needs a name}"; shift 2 ;;
+    --pin=*) PIN="${1#--pin=}"; shift ;;
+    --xnnpack-source) XNNPACK_SOURCE="${2:?--xnnpack-source needs a folder}"; shift 2 ;;
+    --xnnpack-source=*) XNNPACK_SOURCE="${1#--xnnpack-source=}"; shift ;;
+    --list-pins) grep -v '^#' "$PINS_TABLE" | awk 'NF { print $1 "\t" $NF }'; exit 0 ;;
+    *) echo "setup-deps: unknown argument $1 (usage: setup-deps.sh [--pin NAME | --xnnpack-source DIR] [--list-pins])" >&2; exit 2 ;;
+  esac
+done
+
+say() { echo "setup-deps: $*" >&2; }
+
+# pin_row NAME: prints NAME's row of the pins table (the first row when NAME is empty: the default).
+pin_row() {
+  grep -v -E '^[[:space:]]*(#|$)' "$PINS_TABLE" | awk -v pin="$1" 'pin == "" || $1 == pin { print; exit }'
+}
+read -r DEFAULT_PIN default_archive XNNPACK_SHA256 _ <<<"$(pin_row "")"
+XNNPACK_TARBALL="${default_archive#debian:}"
+XNNPACK_VERSION="${XNNPACK_TARBALL#xnnpack_}"; XNNPACK_VERSION="${XNNPACK_VERSION%.orig.tar.xz}"
 CACHE_ROOT="${XPACK_DEPS_CACHE:-${HOME:-/root}/.cache/xpack-deps}"
 # Changing any build option must change the prefix, so an old build is never reused for a new recipe.
 BUILD_RECIPE="v1 static release prod-microkernels no-tests no-benchmarks kleidiai-off pic system-deps"
 RECIPE_TAG=$(printf '%s' "$BUILD_RECIPE" | sha256sum | cut -c1-12)
-
-say() { echo "setup-deps: $*" >&2; }
 SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 
 bookworm_packages=(cmake ninja-build pkg-config gcc g++ python3 xz-utils ca-certificates
@@ -128,6 +160,154 @@ build_xnnpack() {
   say "XNNPACK built in $((SECONDS - t0)) s into $PREFIX"
 }
 
+# ---- pins and source folders: ExecuTorch's XNNPACK, with its own cpuinfo and pthreadpool ----
+
+VENDOR_DIR="${XPACK_VENDOR_DIR:-$REPO_ROOT/../shared/vendor}"
+# The architecture XNNPACK is built for is a recipe input, so a cross build gets a prefix of its own.
+TARGET_ARCH="${XPACK_TARGET_ARCH:-$(uname -m)}"
+KLEIDIAI="${XPACK_XNNPACK_KLEIDIAI:-ON}"
+
+# ExecuTorch's XNNPACK options (backends/xnnpack/cmake/Dependencies.cmake of v1.4.0 and of main cff6f4dd).
+# XNNPACK's build identifier hashes the production microkernel sources these options select, so an xpack
+# built with other options packs caches that ExecuTorch's XNNPACK refuses.
+executorch_xnnpack_options() {
+  echo "-DCMAKE_BUILD_TYPE=Release -DCMAKE_POSITION_INDEPENDENT_CODE=ON -DXNNPACK_LIBRARY_TYPE=static" \
+       "-DXNNPACK_BUILD_TESTS=OFF -DXNNPACK_BUILD_BENCHMARKS=OFF -DXNNPACK_BUILD_ALL_MICROKERNELS=OFF" \
+       "-DXNNPACK_ENABLE_AVXVNNI=OFF -DXNNPACK_ENABLE_AVX512VNNIGFNI=OFF -DXNNPACK_ENABLE_ARM_SME2=ON" \
+       "-DXNNPACK_ENABLE_KLEIDIAI=$KLEIDIAI" \
+       "-DCPUINFO_LIBRARY_TYPE=static -DPTHREADPOOL_LIBRARY_TYPE=static -DCPUINFO_BUILD_PKG_CONFIG=OFF"
+}
+
+# Which XNNPACK microkernels get built also depends on the compiler (XNNPACK turns some ISAs off for old ones).
+compiler_identity() { "${CC:-cc}" --version 2>/dev/null | head -n1; }
+
+# vendor_archive FILE: the archive's path, after checking its digest against the vendor folder's SHA256SUMS.
+vendor_archive() {
+  local file="$1" path="$VENDOR_DIR/$1" want got
+  [ -f "$path" ] || { say "$file not found in $VENDOR_DIR (set XPACK_VENDOR_DIR)"; exit 1; }
+  want=$(awk -v f="$file" '$2 == f || $2 == "*" f { print $1 }' "$VENDOR_DIR/SHA256SUMS" 2>/dev/null)
+  [ -n "$want" ] || { say "$file is not listed in $VENDOR_DIR/SHA256SUMS"; exit 1; }
+  got=$(sha256sum "$path" | cut -d' ' -f1)
+  [ "$got" = "$want" ] || { say "SHA-256 mismatch for $path: SHA256SUMS says $want, got $got"; exit 1; }
+  echo "$path"
+}
+
+# unpack ARCHIVE DEST: extracts ARCHIVE into DEST and prints the folder holding its top-level CMakeLists.txt.
+unpack() {
+  mkdir -p "$2"
+  tar -xJf "$1" -C "$2"
+  dirname "$(find "$2" -maxdepth 2 -name CMakeLists.txt | sort | head -n1)"
+}
+
+# tree_digest DIR: a digest of every file under DIR (names and contents), for source folders.
+tree_digest() {
+  (cd "$1" && find . -type f ! -path './.git/*' ! -path './build*' -print0 | LC_ALL=C sort -z \
+     | xargs -0 sha256sum | sha256sum | cut -d' ' -f1)
+}
+
+# build_pinned NAME VERSION DIGEST RECIPE XNNPACK_SRC CPUINFO_SRC PTHREADPOOL_SRC FXDIV_SRC KLEIDIAI_SRC
+# Builds into $CACHE_ROOT/xnnpack-NAME-<hash of RECIPE> (reused when complete) and sets PREFIX.
+build_pinned() {
+  local name="$1" version="$2" digest="$3" recipe="$4" xnn="$5" cpuinfo="$6" pthreadpool="$7" fxdiv="$8" kleidiai="$9"
+  local tag; tag=$(printf '%s' "$recipe" | sha256sum | cut -c1-12)
+  PREFIX="$CACHE_ROOT/xnnpack-$name-$tag"
+  if [ -f "$PREFIX/.complete" ]; then say "XNNPACK $name: cached in $PREFIX"; return; fi
+  local work="$CACHE_ROOT/work-$name-$tag"
+  rm -rf "$work"; mkdir -p "$work"
+  # Archives are unpacked here; source folders are built in place (out of tree).
+  [ -f "$xnn" ] && xnn=$(unpack "$xnn" "$work/xnnpack")
+  [ -f "$cpuinfo" ] && cpuinfo=$(unpack "$cpuinfo" "$work/cpuinfo")
+  [ -f "$pthreadpool" ] && pthreadpool=$(unpack "$pthreadpool" "$work/pthreadpool")
+  [ -f "$fxdiv" ] && fxdiv=$(unpack "$fxdiv" "$work/fxdiv")
+  [ -f "$kleidiai" ] && kleidiai=$(unpack "$kleidiai" "$work/kleidiai")
+  local deps=(-DCPUINFO_SOURCE_DIR="$cpuinfo" -DPTHREADPOOL_SOURCE_DIR="$pthreadpool")
+  [ -n "$fxdiv" ] && deps+=(-DFXDIV_SOURCE_DIR="$fxdiv")
+  [ -n "$kleidiai" ] && deps+=(-DKLEIDIAI_SOURCE_DIR="$kleidiai")
+  say "building XNNPACK $name with ExecuTorch's options, cpuinfo and pthreadpool into $PREFIX (about 7 minutes on 2 cores)"
+  local t0=$SECONDS
+  # shellcheck disable=SC2046 # the options are words without spaces
+  cmake -S "$xnn" -B "$work/build" -G Ninja $(executorch_xnnpack_options) "${deps[@]}" \
+    -DCMAKE_INSTALL_PREFIX="$PREFIX.tmp" > "$work/configure.log" 2>&1 \
+    || { say "XNNPACK configure failed; see $work/configure.log"; tail -20 "$work/configure.log" >&2; exit 1; }
+  ninja -C "$work/build" -j"$(nproc)" > "$work/build.log" 2>&1 \
+    || { say "XNNPACK build failed; see $work/build.log"; tail -20 "$work/build.log" >&2; exit 1; }
+  rm -rf "$PREFIX.tmp"
+  ninja -C "$work/build" install > "$work/install.log" 2>&1
+  for lib in cpuinfo pthreadpool; do
+    [ -f "$PREFIX.tmp/lib/lib$lib.a" ] || { say "the build installed no lib/lib$lib.a into $PREFIX.tmp"; exit 1; }
+  done
+  printf '%s\n%s\n%s\n' "$version" "$digest" "$recipe" > "$PREFIX.tmp/.complete"
+  rm -rf "$PREFIX"; mv "$PREFIX.tmp" "$PREFIX"
+  rm -rf "$work"
+  say "XNNPACK $name built in $((SECONDS - t0)) s into $PREFIX"
+}
+
+recipe_common() {
+  echo "v1 arch=$TARGET_ARCH compiler=$(compiler_identity) options=$(executorch_xnnpack_options)"
+}
+
+check_target_arch() {
+  if [ "$TARGET_ARCH" != "$(uname -m)" ]; then
+    say "XPACK_TARGET_ARCH=$TARGET_ARCH: cross builds are not implemented yet (this machine is $(uname -m))"; exit 1
+  fi
+}
+
+build_pin() {
+  local row; row=$(pin_row "$PIN")
+  [ -n "$row" ] || { say "no pin '$PIN' in $PINS_TABLE (known: $(grep -v '^#' "$PINS_TABLE" | awk 'NF { printf "%s ", $1 }'))"; exit 2; }
+  local name archive sha cpuinfo pthreadpool fxdiv kleidiai releases
+  read -r name archive sha cpuinfo pthreadpool fxdiv kleidiai releases <<<"$row"
+  if [ "$name" = "$DEFAULT_PIN" ]; then build_xnnpack; return; fi
+  check_target_arch
+  [ -d "$VENDOR_DIR" ] || { say "pin $name needs the vendored sources: $VENDOR_DIR is missing (set XPACK_VENDOR_DIR)"; exit 1; }
+  local xnn_path; xnn_path=$(vendor_archive "$archive")
+  [ "$(sha256sum "$xnn_path" | cut -d' ' -f1)" = "$sha" ] \
+    || { say "$archive does not have the SHA-256 that $PINS_TABLE names ($sha)"; exit 1; }
+  local recipe="pin=$name xnnpack=$sha" paths=() dep
+  for dep in "$cpuinfo" "$pthreadpool" "$fxdiv" "$kleidiai"; do
+    if [ "$dep" = - ] || { [ "$dep" = "$kleidiai" ] && [ "$KLEIDIAI" != ON ]; }; then paths+=(""); continue; fi
+    paths+=("$(vendor_archive "$dep")")
+    recipe+=" ${dep}"
+  done
+  recipe+=" $(recipe_common)"
+  local version="${archive#xnnpack-}"; version="${version%.tar.xz}"
+  say "pin $name: XNNPACK $version (ExecuTorch $releases)"
+  build_pinned "$name" "$version" "$sha" "$recipe" "$xnn_path" "${paths[@]}"
+}
+
+# A source folder the user names: its own contents (digested) are the recipe's input, so any change rebuilds.
+build_source_folder() {
+  check_target_arch
+  local xnn; xnn=$(cd "$XNNPACK_SOURCE" && pwd) || exit 1
+  [ -f "$xnn/include/xnnpack.h" ] || { say "$XNNPACK_SOURCE is not an XNNPACK source folder (no include/xnnpack.h)"; exit 1; }
+  local third; third=$(dirname "$xnn")
+  local cpuinfo="${CPUINFO_SOURCE_DIR:-$third/cpuinfo}" pthreadpool="${PTHREADPOOL_SOURCE_DIR:-$third/pthreadpool}"
+  local fxdiv="${FXDIV_SOURCE_DIR:-$third/FXdiv}" kleidiai="${KLEIDIAI_SOURCE_DIR:-$third/kleidiai}"
+  local dir recipe="" digest
+  for dir in "$cpuinfo" "$pthreadpool"; do
+    [ -f "$dir/CMakeLists.txt" ] || { say "no source folder $dir (set CPUINFO_SOURCE_DIR / PTHREADPOOL_SOURCE_DIR)"; exit 1; }
+  done
+  # FXdiv only where XNNPACK or its pthreadpool use it (newer XNNPACKs do not); KleidiAI only where enabled.
+  if ! grep -q FXDIV_SOURCE_DIR "$xnn/CMakeLists.txt" "$pthreadpool/CMakeLists.txt"; then fxdiv=""; fi
+  [ -z "$fxdiv" ] || [ -f "$fxdiv/CMakeLists.txt" ] || { say "no FXdiv source folder $fxdiv (set FXDIV_SOURCE_DIR)"; exit 1; }
+  if [ "$KLEIDIAI" != ON ] || [ ! -d "$kleidiai" ]; then kleidiai=""; fi
+  digest=$(tree_digest "$xnn")
+  for dir in "$cpuinfo" "$pthreadpool" "$fxdiv" "$kleidiai"; do
+    [ -n "$dir" ] && recipe+=" $(basename "$dir")=$(tree_digest "$dir")"
+  done
+  recipe="source xnnpack=$digest$recipe $(recipe_common)"
+  local version="source:$(basename "$xnn")"
+  if git -C "$xnn" rev-parse HEAD >/dev/null 2>&1; then version=$(git -C "$xnn" rev-parse HEAD); fi
+  build_pinned "source" "$version" "$digest" "$recipe" "$xnn" "$cpuinfo" "$pthreadpool" "$fxdiv" "$kleidiai"
+}
+
 install_packages
-build_xnnpack
+if [ -n "${XNNPACK_PREFIX:-}" ] || { [ -z "$PIN" ] && [ -z "$XNNPACK_SOURCE" ]; }; then
+  build_xnnpack
+elif [ -n "$XNNPACK_SOURCE" ]; then
+  [ -z "$PIN" ] || { say "choose one of a pin ($PIN) and a source folder ($XNNPACK_SOURCE)"; exit 2; }
+  build_source_folder
+else
+  build_pin
+fi
 echo "XNNPACK_PREFIX=$PREFIX"

@@ -26,7 +26,12 @@
 extern "C" {
 #endif
 
-#define XPACK_XNNPACK_VERSION "0.0~git20241108.4ea82e5" /* the XNNPACK source this xpack is built against */
+/* The XNNPACK source this xpack is built against (e.g. "0.0~git20241108.4ea82e5", or a full commit for an
+ * ExecuTorch pin): defined by the build for whatever links XNNPACK through xpack's CMake targets
+ * (cmake/xpackDependencies.cmake). XNNPACK itself only reports its build identifier at run time. */
+#ifndef XPACK_XNNPACK_VERSION
+#define XPACK_XNNPACK_VERSION "unknown"
+#endif
 
 /* ============================== the recording writer ============================== */
 

@@ -29,11 +29,13 @@
 extern "C" {
 #endif
 
-/* The operators whose weights XNNPACK offers to a weights cache. */
+/* The operators whose weights XNNPACK offers to a weights cache. Depthwise convolution only in the
+ * XNNPACKs of ExecuTorch 1.x (1adaa7c7, 92a7ad50); its families do not parse with 4ea82e5. */
 typedef enum xpack_family_op {
   XPACK_OP_FULLY_CONNECTED = 1,
   XPACK_OP_CONVOLUTION_2D = 2,
   XPACK_OP_DECONVOLUTION_2D = 3,
+  XPACK_OP_DEPTHWISE_CONVOLUTION_2D = 4,
 } xpack_family_op;
 
 typedef struct xpack_family {

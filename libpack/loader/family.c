@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "loader/xnn_compat.h"
 #include "xpack_family.h"
 
 #include "common/error.h"
@@ -57,6 +58,13 @@ static const known_family kKnown[] = {
     {XPACK_OP_DECONVOLUTION_2D, QS8, QC8W, QS8, BIAS_NONE | BIAS_QC32},
     {XPACK_OP_DECONVOLUTION_2D, QS8, QS8, QS8, BIAS_NONE | BIAS_QS32},
     {XPACK_OP_DECONVOLUTION_2D, QU8, QU8, QU8, BIAS_NONE | BIAS_QS32},
+#if XPACK_XNN_CACHES_DEPTHWISE_WEIGHTS
+    {XPACK_OP_DEPTHWISE_CONVOLUTION_2D, F32, F32, F32, BIAS_NONE | BIAS_F32},
+    {XPACK_OP_DEPTHWISE_CONVOLUTION_2D, F16, F32, F16, BIAS_NONE | BIAS_F32},
+    {XPACK_OP_DEPTHWISE_CONVOLUTION_2D, QS8, QC8W, QS8, BIAS_NONE | BIAS_QC32},
+    {XPACK_OP_DEPTHWISE_CONVOLUTION_2D, QS8, QS8, QS8, BIAS_NONE | BIAS_QS32},
+    {XPACK_OP_DEPTHWISE_CONVOLUTION_2D, QU8, QU8, QU8, BIAS_NONE | BIAS_QS32},
+#endif
 };
 
 /* Blockwise 4-bit weights: XNNPACK packs blocks of a multiple of 32 input channels. */
@@ -97,6 +105,7 @@ static const char* op_name(xpack_family_op op) {
     case XPACK_OP_FULLY_CONNECTED: return "fully_connected";
     case XPACK_OP_CONVOLUTION_2D: return "convolution_2d";
     case XPACK_OP_DECONVOLUTION_2D: return "deconvolution_2d";
+    case XPACK_OP_DEPTHWISE_CONVOLUTION_2D: return "depthwise_convolution_2d";
     default: return "?";
   }
 }
@@ -177,7 +186,8 @@ static xpack_status parse_name(const char* name, size_t len, xpack_family* out) 
   if (len == 0 || len >= XPACK_FAMILY_NAME_MAX || memchr(name, 0, len) != NULL) return XPACK_ERR_UNSUPPORTED;
   xpack_family f;
   memset(&f, 0, sizeof f);
-  static const xpack_family_op ops[] = {XPACK_OP_FULLY_CONNECTED, XPACK_OP_CONVOLUTION_2D, XPACK_OP_DECONVOLUTION_2D};
+  static const xpack_family_op ops[] = {XPACK_OP_FULLY_CONNECTED, XPACK_OP_CONVOLUTION_2D, XPACK_OP_DECONVOLUTION_2D,
+                                        XPACK_OP_DEPTHWISE_CONVOLUTION_2D};
   f.op = 0;
   for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
     size_t n = strlen(op_name(ops[i]));

@@ -293,6 +293,26 @@ static enum xnn_status define_deconvolution(probe* p) {
   return xnn_status_success;
 }
 
+/* Depthwise convolution on a 5x5 image, multiplier 1, filter [1, kh, kw, C]: 3x3 over 37 and over 3 channels
+ * (wide and narrow channel tiling), and 5x5 over 37 (XNNPACK picks its depthwise kernels, and so their
+ * packed layout, by the number of taps). */
+static enum xnn_status define_depthwise_convolution(probe* p) {
+  static const struct { size_t kernel, channels; } nodes[3] = {{3, 37}, {3, 3}, {5, 37}};
+  for (size_t i = 0; i < 3; i++) {
+    const size_t kk = nodes[i].kernel, pad = kk / 2, c = nodes[i].channels;
+    const size_t in_dims[4] = {1, 5, 5, c}, w_dims[4] = {1, kk, kk, c}, out_dims[4] = {1, 5, 5, c};
+    uint32_t x, w, b, y;
+    TRY(define_input(p, 4, in_dims, &x));
+    TRY(define_filter(p, 4, w_dims, 3, &w));
+    TRY(define_bias(p, c, &b));
+    TRY(define_output(p, 4, out_dims, &y));
+    TRY(xnn_define_depthwise_convolution_2d(p->sg, (uint32_t)pad, (uint32_t)pad, (uint32_t)pad, (uint32_t)pad,
+                                            (uint32_t)kk, (uint32_t)kk, 1, 1, 1, 1, 1, c, -INFINITY, INFINITY, x, w,
+                                            b, y, 0));
+  }
+  return xnn_status_success;
+}
+
 xpack_status xp_probe_run(const xpack_family* family, uint64_t* hash, xpack_error* err) {
   char name[XPACK_FAMILY_NAME_MAX];
   xpack_status st = xpack_family_format(family, name, sizeof name, NULL, err);
@@ -323,6 +343,7 @@ xpack_status xp_probe_run(const xpack_family* family, uint64_t* hash, xpack_erro
       case XPACK_OP_FULLY_CONNECTED: xs = define_fully_connected(&p); break;
       case XPACK_OP_CONVOLUTION_2D: xs = define_convolution(&p); break;
       case XPACK_OP_DECONVOLUTION_2D: xs = define_deconvolution(&p); break;
+      case XPACK_OP_DEPTHWISE_CONVOLUTION_2D: xs = define_depthwise_convolution(&p); break;
       default: xs = xnn_status_unsupported_parameter; break;
     }
   }

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "common/error.h"
+#include "loader/xnn_compat.h"
 #include "replay/replay_internal.h"
 #include "xpack.h"
 
@@ -157,6 +158,12 @@ xpack_status xp_replay_define_node(xp_replay_state* s, const xpack_et_xnn_node* 
             g, c->padding_top, c->padding_right, c->padding_bottom, c->padding_left, c->kernel_height, c->kernel_width,
             c->subsampling_height, c->subsampling_width, c->dilation_height, c->dilation_width,
             c->group_output_channels / c->group_input_channels, c->groups, lo, hi, i, w, b, o, c->flags);
+#if XPACK_XNN_CACHES_DEPTHWISE_WEIGHTS
+        if (xs == xnn_status_success &&
+            xp_replay_note_family(s, XPACK_OP_DEPTHWISE_CONVOLUTION_2D, n->index, i, w, b, o, c->flags) != XPACK_OK) {
+          return xp_fail(err, XPACK_ERR_NOMEM, "out of memory");
+        }
+#endif
       } else {
         xs = xnn_define_deconvolution_2d(g, c->padding_top, c->padding_right, c->padding_bottom, c->padding_left,
                                          c->adjustment_height, c->adjustment_width, c->kernel_height, c->kernel_width,

@@ -76,6 +76,8 @@ python3 -c 'import json,sys; v=json.load(open("nothing.json")); assert v["writte
 [ -e bmm.xpc ] && fail "nothing to pack wrote a file"
 "$XPACK" --version > v.txt || fail "--version"
 grep -q "^xpack [0-9]" v.txt && grep -q "build identifier [0-9a-f]\{16,\}" v.txt || fail "--version: $(cat v.txt)"
+# The XNNPACK version comes from the prefix's .complete at configure time: a build of setup-deps.sh's names one.
+grep -q "^XNNPACK [0-9a-z.~]*, build identifier" v.txt || fail "--version names no XNNPACK version (an XNNPACK_PREFIX without .complete needs -DXPACK_XNNPACK_VERSION=...): $(cat v.txt)"
 "$XPACK" --version --json > v.json || fail "--version --json"
 python3 - <<'PY' || fail "--version --json keys"
 import json, re

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "loader/xnn_compat.h"
+
 /* ---- deterministic weights ---- */
 
 static uint64_t rng_next(uint64_t* s) { /* splitmix64 */
@@ -164,8 +166,14 @@ static enum xnn_status dwconv_f32(demo_graph* g, demo_bind_fn bind, void* ctx) {
   size_t xd[4] = {1, 8, 8, 16}, wd[4] = {1, 3, 3, 16}, bd[1] = {16}, yd[4] = {1, 8, 8, 16};
   CHECK(xnn_create_subgraph(2, 0, &g->subgraph));
   CHECK(external_f32(g, 4, xd, 0, 0, &x));
-  CHECK(xnn_define_tensor_value(g->subgraph, xnn_datatype_fp32, 4, wd, bound(bind, ctx, "dwconv/weight", 9 * 16 * 4, 'f', 51),
-                                XNN_INVALID_VALUE_ID, 0, &w));
+  const void* kernel = bound(bind, ctx, "dwconv/weight", 9 * 16 * 4, 'f', 51);
+  CHECK(xnn_define_tensor_value(g->subgraph, xnn_datatype_fp32, 4, wd, kernel, XNN_INVALID_VALUE_ID, 0, &w));
+#if XPACK_XNN_CACHES_DEPTHWISE_WEIGHTS
+  add_family(g, kernel, XPACK_OP_DEPTHWISE_CONVOLUTION_2D, xnn_datatype_fp32, xnn_datatype_fp32, xnn_datatype_fp32,
+             xnn_datatype_fp32);
+#else
+  (void)kernel; /* this XNNPACK never offers depthwise weights to a cache */
+#endif
   CHECK(xnn_define_tensor_value(g->subgraph, xnn_datatype_fp32, 1, bd, bound(bind, ctx, "dwconv/bias", 16 * 4, 'f', 52),
                                 XNN_INVALID_VALUE_ID, 0, &b));
   CHECK(external_f32(g, 4, yd, 1, 1, &y));

@@ -49,7 +49,7 @@ int main(void) {
   size_t probed_count = 0, known = 0, unprobeable = 0;
   double slowest_us = 0;
   static const uint32_t blocks[] = {0, 32, 64};
-  for (int op = XPACK_OP_FULLY_CONNECTED; op <= XPACK_OP_DECONVOLUTION_2D; op++)
+  for (int op = XPACK_OP_FULLY_CONNECTED; op <= XPACK_OP_DEPTHWISE_CONVOLUTION_2D; op++)
     for (size_t a = 0; a < NTYPES; a++)
       for (size_t b = 0; b < NTYPES; b++)
         for (size_t c = 0; c < NTYPES; c++)

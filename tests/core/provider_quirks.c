@@ -29,7 +29,10 @@ int main(void) {
   int fd = mkstemp(path);
   close(fd);
   static float kernel_a[16], bias_a[4], kernel_b[16];
-  struct xnn_weights_cache_look_up_key ka = {7, kernel_a, bias_a}, kb = {9, kernel_b, NULL}, kc = {7, kernel_b, NULL};
+  /* Designated: the key has more fields in newer XNNPACKs (fingerprint_id), left zero here. */
+  struct xnn_weights_cache_look_up_key ka = {.seed = 7, .kernel = kernel_a, .bias = bias_a};
+  struct xnn_weights_cache_look_up_key kb = {.seed = 9, .kernel = kernel_b, .bias = NULL};
+  struct xnn_weights_cache_look_up_key kc = {.seed = 7, .kernel = kernel_b, .bias = NULL};
 
   /* ---- record ---- */
   xpack_writer* w;
@@ -79,11 +82,12 @@ int main(void) {
   size_t c1 = pack_like_xnnpack(wp, &kc, 128, 0xAA, 1); /* other key, same bytes as A: one region */
   EXPECT(c1 == a1);
   static float unbound[4];
-  struct xnn_weights_cache_look_up_key ku = {1, unbound, NULL};
+  struct xnn_weights_cache_look_up_key ku = {.seed = 1, .kernel = unbound, .bias = NULL};
   size_t u1 = pack_like_xnnpack(wp, &ku, 64, 0x11, 1);
   EXPECT(u1 != SIZE_MAX && wp->offset_to_addr(wp->context, u1) != NULL);
   EXPECT(((unsigned char*)wp->offset_to_addr(wp->context, a1))[5] == 0xAA);
-  struct xnn_weights_cache_look_up_key kd = {3, kernel_d, NULL}, ke = {4, kernel_e, NULL};
+  struct xnn_weights_cache_look_up_key kd = {.seed = 3, .kernel = kernel_d, .bias = NULL};
+  struct xnn_weights_cache_look_up_key ke = {.seed = 4, .kernel = kernel_e, .bias = NULL};
   EXPECT(pack_like_xnnpack(wp, &kd, 64, 0xDD, 1) != SIZE_MAX); /* no family: packed, not recorded */
   EXPECT(pack_like_xnnpack(wp, &ke, 64, 0xEE, 1) != SIZE_MAX); /* two families: packed, not recorded */
   xpack_writer_stats ws;
@@ -115,7 +119,7 @@ int main(void) {
   size_t lm = pack_like_xnnpack(p, &kb, 4096, 0xBD, 0);
   EXPECT(lm != lb && ((unsigned char*)p->offset_to_addr(p->context, lm))[0] == 0xBD);
   /* a seed that differs (another CPU's tiling) misses */
-  struct xnn_weights_cache_look_up_key kx = {8, kernel_a, bias_a};
+  struct xnn_weights_cache_look_up_key kx = {.seed = 8, .kernel = kernel_a, .bias = bias_a};
   size_t lx = pack_like_xnnpack(p, &kx, 128, 0x5A, 1);
   EXPECT(lx != SIZE_MAX && ((unsigned char*)p->offset_to_addr(p->context, lx))[0] == 0x5A);
   /* rebinding to another identity: not found */

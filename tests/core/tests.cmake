@@ -1,6 +1,7 @@
 # Core tests: the cache format, the recording writer and the loader on sample subgraphs built in C.
 add_executable(xpack-subgraphs ${CMAKE_CURRENT_LIST_DIR}/xpack_subgraphs.c ${CMAKE_CURRENT_LIST_DIR}/demo_subgraphs.c)
 target_link_libraries(xpack-subgraphs PRIVATE xpack_pack xpack_xxhash Threads::Threads)
+target_include_directories(xpack-subgraphs PRIVATE ${PROJECT_SOURCE_DIR}/libpack) # loader/xnn_compat.h
 
 foreach(script roundtrip corruption)
   add_test(NAME core_${script}
@@ -30,6 +31,7 @@ add_test(NAME core_family_probes COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/family_p
 
 # Files changing underneath an open cache: replace by rename, --read, SIGBUS on truncation, size check at open.
 add_executable(change_underneath ${CMAKE_CURRENT_LIST_DIR}/change_underneath.c ${CMAKE_CURRENT_LIST_DIR}/demo_subgraphs.c)
+target_include_directories(change_underneath PRIVATE ${PROJECT_SOURCE_DIR}/libpack) # loader/xnn_compat.h (demo_subgraphs.c)
 target_link_libraries(change_underneath PRIVATE xpack_pack xpack_xxhash)
 add_test(NAME core_change_underneath
          COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/change_underneath.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-subgraphs> $<TARGET_FILE:change_underneath>)

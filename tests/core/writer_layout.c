@@ -52,7 +52,7 @@ static void begin(int d) {
 
 /* Packs weight i of delegate d as XNNPACK does (look up, miss, reserve, pack, insert); returns the answer. */
 static size_t pack(int d, int i) {
-  struct xnn_weights_cache_look_up_key key = {1, raw[d][i], NULL};
+  struct xnn_weights_cache_look_up_key key = {.seed = 1, .kernel = raw[d][i], .bias = NULL};
   size_t answer = provider->look_up(provider->context, &key);
   EXPECT(answer == SIZE_MAX);
   unsigned char* block = provider->reserve_space(provider->context, script[d][i].size);

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <xxhash.h>
 
+#include "loader/xnn_compat.h"
 #include "demo_subgraphs.h"
 #include "xpack.h"
 
@@ -61,10 +62,11 @@ static int pack(const char* out) {
     fprintf(stderr, "xpack-subgraphs: %s\n", err.message);
     return 1;
   }
-  printf("packed entries %llu regions %llu packed_bytes %llu stored_bytes %llu reused %llu unbound %llu no_family %llu\n",
+  printf("packed entries %llu regions %llu packed_bytes %llu stored_bytes %llu reused %llu unbound %llu no_family %llu "
+         "caches_depthwise %d\n",
          (unsigned long long)s.entries, (unsigned long long)s.regions, (unsigned long long)s.packed_bytes,
          (unsigned long long)s.stored_bytes, (unsigned long long)s.reused, (unsigned long long)s.unbound,
-         (unsigned long long)s.no_family);
+         (unsigned long long)s.no_family, XPACK_XNN_CACHES_DEPTHWISE_WEIGHTS);
   return 0;
 }
 

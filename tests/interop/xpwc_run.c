@@ -311,8 +311,13 @@ int main(int argc, char** argv) {
     xpack_model_set_close(&set);
     return rc;
   }
-  struct xnn_weights_cache_provider provider = {&cache,        counted_look_up, reserve_space, look_up_or_insert,
-                                                is_finalized, offset_to_addr,  delete_cache};
+  struct xnn_weights_cache_provider provider = {.context = &cache,
+                                                .look_up = counted_look_up,
+                                                .reserve_space = reserve_space,
+                                                .look_up_or_insert = look_up_or_insert,
+                                                .is_finalized = is_finalized,
+                                                .offset_to_addr = offset_to_addr,
+                                                .delete_cache = delete_cache};
   run_context ctx = {&cache, &provider, 0, 0};
   xpack_for_each_delegate(&set, NULL, run_one, &ctx);
   xpack_model_set_close(&set);

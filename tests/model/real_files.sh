@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Every XNNPACK file of the real test data packs; run --cache hits with zero misses and bit-identical outputs;
 # controls say "nothing to pack"; bad files exit 3; damaged copies never crash.
-XPACK=$1; REAL=$2
+XPACK=$1; REAL=$2; DEPTHWISE_PACKS=${3:-0} # 1: this XNNPACK offers depthwise weights to a weights cache
 . "$(dirname "$0")/lib.sh"
 [ -d "$REAL" ] || { echo "SKIP: $REAL is absent (real ExecuTorch files are read in place from ../shared/testdata/real)"; exit 77; }
 d=$(mktemp -d); trap 'rm -rf "$d"' EXIT
 
-for f in linear129 small_cnn person_detect_fp32 person_detect_int8 stress_mlp img_enc_fp32 img_dec_small_q8 conv qint8_linear; do
+packing="linear129 small_cnn person_detect_fp32 person_detect_int8 stress_mlp img_enc_fp32 img_dec_small_q8 conv qint8_linear"
+nothing="add clamp dynamic_mul dwconv_inblob_2024"
+if [ "$DEPTHWISE_PACKS" = 1 ]; then packing="$packing dwconv_inblob_2024"; nothing="add clamp dynamic_mul"; fi
+for f in $packing; do
   echo "== $f"
   "$XPACK" pack "$REAL/$f.pte" -o "$d/$f.xpc" || fail "$f: pack"
   "$XPACK" verify "$d/$f.xpc" > /dev/null || fail "$f: verify"
@@ -19,8 +22,9 @@ done
 set +e; "$XPACK" verify "$d/linear129.xpc" --model "$REAL/small_cnn.pte" > "$d/v.txt" 2>&1; st=$?; set -e
 [ "$st" = 1 ] || fail "verify --model with the wrong model: exit $st"
 grep -q "the cache has no sound entry" "$d/v.txt" || fail "verify --model message: $(cat "$d/v.txt")"
-# XNNPACK delegates whose weights XNNPACK never packs (elementwise ops; depthwise only): nothing to pack.
-for f in add clamp dynamic_mul dwconv_inblob_2024; do
+# XNNPACK delegates whose weights XNNPACK never packs (elementwise ops; depthwise only, with an XNNPACK that
+# never offers depthwise weights to a cache): nothing to pack.
+for f in $nothing; do
   out=$("$XPACK" pack "$REAL/$f.pte" -o "$d/$f.xpc") || fail "$f: pack exit"
   echo "$out" | grep -q "nothing to pack" || fail "$f: expected nothing to pack, got: $out"
   [ ! -e "$d/$f.xpc" ] || fail "$f: wrote a file with nothing in it"

@@ -1,5 +1,23 @@
 # ExecuTorch programs end to end: pack, verify, run with and without the cache.
-add_test(NAME model_real_files COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/real_files.sh $<TARGET_FILE:xpack> ${XPACK_REAL_TESTDATA})
+# Whether this XNNPACK offers depthwise convolution weights to a weights cache (libpack/loader/xnn_compat.h):
+# then delegates of depthwise convolutions alone have something to pack.
+include(CheckCSourceCompiles)
+set(CMAKE_REQUIRED_INCLUDES "${PROJECT_SOURCE_DIR}/libpack" "${XPACK_XNNPACK_INCLUDE_DIR}")
+set(CMAKE_TRY_COMPILE_TARGET_TYPE STATIC_LIBRARY)
+check_c_source_compiles("#include \"loader/xnn_compat.h\"
+#if !XPACK_XNN_CACHES_DEPTHWISE_WEIGHTS
+#error 4ea82e5-like
+#endif
+int xpack_probe_only;" XPACK_XNN_CACHES_DEPTHWISE_WEIGHTS)
+unset(CMAKE_REQUIRED_INCLUDES)
+unset(CMAKE_TRY_COMPILE_TARGET_TYPE)
+if(XPACK_XNN_CACHES_DEPTHWISE_WEIGHTS)
+  set(_xpack_depthwise_packs 1)
+else()
+  set(_xpack_depthwise_packs 0)
+endif()
+add_test(NAME model_real_files COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/real_files.sh $<TARGET_FILE:xpack> ${XPACK_REAL_TESTDATA}
+         ${_xpack_depthwise_packs})
 set_tests_properties(model_real_files PROPERTIES SKIP_RETURN_CODE 77)
 add_test(NAME model_generated COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/generated.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>)
 add_test(NAME model_identity COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/model_identity.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>)
@@ -25,3 +43,9 @@ set_target_properties(pack-reverse PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_C
 add_test(NAME model_parallel_pack COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/parallel_pack.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>
          $<TARGET_FILE:pack-reverse> ${XPACK_REAL_TESTDATA})
 add_test(NAME model_check_regions COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/check_regions.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel> $<TARGET_FILE:flipbyte>)
+# A cache packed with one XNNPACK build, run by an xpack built with another: refused whole, outputs identical.
+# Needs a second xpack (built over another pin: tools/dev.sh test builds one when ../shared/vendor is present).
+set(XPACK_OTHER_XNNPACK_XPACK "" CACHE FILEPATH "An xpack built with another XNNPACK, for model_cross_xnnpack")
+add_test(NAME model_cross_xnnpack COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/cross_xnnpack.sh $<TARGET_FILE:xpack>
+         "${XPACK_OTHER_XNNPACK_XPACK}" $<TARGET_FILE:xpack-genmodel>)
+set_tests_properties(model_cross_xnnpack PROPERTIES SKIP_RETURN_CODE 77)
