@@ -120,6 +120,16 @@ install_packages() {
     "${bookworm_packages[@]}" "${t[@]}" >&2
 }
 
+# Builds the XNNPACK configured in $1/build and installs it into $PREFIX.tmp (renamed into place by the caller
+# once complete, so an interrupted build never looks finished).
+build_and_install() {
+  local work=$1
+  ninja -C "$work/build" -j"$(nproc)" > "$work/build.log" 2>&1 \
+    || { say "XNNPACK build failed; see $work/build.log"; tail -20 "$work/build.log" >&2; exit 1; }
+  rm -rf "$PREFIX.tmp"
+  ninja -C "$work/build" install > "$work/install.log" 2>&1
+}
+
 build_xnnpack() {
   if [ -n "${XNNPACK_PREFIX:-}" ]; then
     [ -f "$XNNPACK_PREFIX/include/xnnpack.h" ] || { say "XNNPACK_PREFIX=$XNNPACK_PREFIX has no include/xnnpack.h"; exit 1; }
@@ -150,10 +160,7 @@ build_xnnpack() {
     -DXNNPACK_ENABLE_KLEIDIAI=OFF -DXNNPACK_LIBRARY_TYPE=static -DCMAKE_POSITION_INDEPENDENT_CODE=ON \
     -DCMAKE_INSTALL_PREFIX="$PREFIX.tmp" > "$work/configure.log" 2>&1 \
     || { say "XNNPACK configure failed; see $work/configure.log"; tail -20 "$work/configure.log" >&2; exit 1; }
-  ninja -C "$work/build" -j"$(nproc)" > "$work/build.log" 2>&1 \
-    || { say "XNNPACK build failed; see $work/build.log"; tail -20 "$work/build.log" >&2; exit 1; }
-  rm -rf "$PREFIX.tmp"
-  ninja -C "$work/build" install > "$work/install.log" 2>&1
+  build_and_install "$work"
   printf '%s\n%s\n%s\n' "$XNNPACK_VERSION" "$XNNPACK_SHA256" "$BUILD_RECIPE" > "$PREFIX.tmp/.complete"
   rm -rf "$PREFIX"; mv "$PREFIX.tmp" "$PREFIX"
   rm -rf "$work"
@@ -229,10 +236,7 @@ build_pinned() {
   cmake -S "$xnn" -B "$work/build" -G Ninja $(executorch_xnnpack_options) "${deps[@]}" \
     -DCMAKE_INSTALL_PREFIX="$PREFIX.tmp" > "$work/configure.log" 2>&1 \
     || { say "XNNPACK configure failed; see $work/configure.log"; tail -20 "$work/configure.log" >&2; exit 1; }
-  ninja -C "$work/build" -j"$(nproc)" > "$work/build.log" 2>&1 \
-    || { say "XNNPACK build failed; see $work/build.log"; tail -20 "$work/build.log" >&2; exit 1; }
-  rm -rf "$PREFIX.tmp"
-  ninja -C "$work/build" install > "$work/install.log" 2>&1
+  build_and_install "$work"
   for lib in cpuinfo pthreadpool; do
     [ -f "$PREFIX.tmp/lib/lib$lib.a" ] || { say "the build installed no lib/lib$lib.a into $PREFIX.tmp"; exit 1; }
   done
