@@ -2,7 +2,9 @@
 #ifndef XPACK_TOOLS_CLI_COMMON_H
 #define XPACK_TOOLS_CLI_COMMON_H
 
+#include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "xpack_pipeline.h"
 #include "xpack_status.h"
@@ -30,6 +32,54 @@ void cli_message(void* context, xpack_message_kind kind, const char* text);
 
 /* Maps a libpack status about an input file to an exit code. */
 int cli_exit_for_status(xpack_status status);
+
+/* An option of a command: its name ("--jobs"), whether it takes a value (the next argument), and whether
+ * it also takes one after '=' in the same argument ("--zstd=3"; then the value is optional). */
+typedef struct cli_option {
+  const char* name;
+  int takes_value;
+  int equals_value;
+} cli_option;
+
+/* A command's options; `command` ("pack") starts its messages. */
+typedef struct cli_options {
+  const char* command;
+  const cli_option* list;
+  size_t count;
+} cli_options;
+
+/* The option of `options` that `arg` is ("--zstd=3" is "--zstd" when that takes an '=' value), or NULL. */
+const cli_option* cli_option_of(const cli_options* options, const char* arg);
+
+/* Whether `arg` has the form of an option ("-x", "--x"); "-" alone does not. */
+int cli_is_option(const char* arg);
+
+/* Checks a whole command line before anything is opened: every argument of the form of an option is one of
+ * the command's, and every option that takes a value has one (a next argument that is not one of the
+ * command's options). Returns 0, or XPACK_EXIT_USAGE after printing "COMMAND: unknown option X" or
+ * "COMMAND: X needs a value". */
+int cli_check_options(const cli_options* options, int argc, char** argv);
+
+/* Parses `text`, the value of `option`, as a whole decimal number from min to max: digits only (no sign,
+ * space, suffix or base prefix), no overflow. Returns 0 with *value set, or XPACK_EXIT_USAGE after printing
+ * (cli_bad_value) what is accepted: `accepted`, or "a whole number from MIN to MAX" when NULL. */
+int cli_parse_number(const char* command, const char* option, const char* text, uint64_t min, uint64_t max,
+                     const char* accepted, uint64_t* value);
+
+/* Prints "COMMAND: OPTION TEXT: expected ACCEPTED" and returns XPACK_EXIT_USAGE. */
+int cli_bad_value(const char* command, const char* option, const char* text, const char* accepted);
+
+/* Where a command prints its report, text or --json. Between cli_out_begin and cli_out_end it is held in
+ * memory, and reaches stdout only when the command ends with exit 0 or 1: a command that fails (exit 2, 3
+ * or 4) leaves stdout empty, whenever it finds out (docs/CLI.md). stdout outside those calls. */
+FILE* cli_out(void);
+
+/* Starts holding the report. Returns 0, or XPACK_EXIT_FAILED after printing why (out of memory). */
+int cli_out_begin(void);
+
+/* Ends holding: with exit_code 0 or 1 writes the held report to stdout, else drops it. Returns exit_code,
+ * or XPACK_EXIT_FAILED after printing why when stdout cannot be written. */
+int cli_out_end(int exit_code);
 
 /* Formats a byte count as "12.3 MiB" into buf. */
 const char* cli_bytes(uint64_t bytes, char buf[32]);

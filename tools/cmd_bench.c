@@ -69,7 +69,9 @@ static int pack_cache(bench_run* run, const char* dir, char* path, size_t path_s
     free(child.out);
     if (child.exit_code != 0) {
       cli_error("bench: xpack pack failed (exit %d)", child.exit_code);
-      return child.exit_code == XPACK_EXIT_BAD_INPUT ? XPACK_EXIT_BAD_INPUT : XPACK_EXIT_FAILED;
+      /* The inputs are the child's as given: a bad one, or one given twice, is bad input or usage here too. */
+      const int passed_on = child.exit_code == XPACK_EXIT_BAD_INPUT || child.exit_code == XPACK_EXIT_USAGE;
+      return passed_on ? child.exit_code : XPACK_EXIT_FAILED;
     }
     const int64_t cache_bytes = bench_file_size(path);
     if (cache_bytes < 0) return BENCH_NOTHING_TO_PACK;
@@ -232,32 +234,31 @@ static int select_variants(bench_run* run, const bench_options* o) {
   return 0;
 }
 
+static const cli_option kOptions[] = {{"--json", 0, 0},  {"--readahead", 0, 0}, {"--keep", 0, 0},    {"--reps", 1, 0},
+                                      {"--cache", 1, 0}, {"--variants", 1, 0},  {"--data", 1, 0}};
+static const cli_options kBenchOptions = {"bench", kOptions, sizeof kOptions / sizeof kOptions[0]};
+
 static int parse_args(bench_run* run, bench_options* o, int argc, char** argv) {
+  int rc = cli_check_options(&kBenchOptions, argc, argv);
+  if (rc != 0) return rc;
   run->reps = 5;
   run->models = calloc((size_t)argc + 1, sizeof *run->models);
   run->data = calloc((size_t)argc + 1, sizeof *run->data);
   if (run->models == NULL || run->data == NULL) return XPACK_EXIT_FAILED;
   for (int i = 0; i < argc; i++) {
     const char* a = argv[i];
-    const int has_value = i + 1 < argc;
     if (strcmp(a, "--json") == 0) o->as_json = 1;
     else if (strcmp(a, "--readahead") == 0) o->readahead = 1;
     else if (strcmp(a, "--keep") == 0) o->keep = 1;
-    else if (strcmp(a, "--reps") == 0 && has_value) {
-      char* end;
-      long n = strtol(argv[++i], &end, 10);
-      if (*end != 0 || n < 1 || n > BENCH_MAX_REPS) {
-        cli_error("bench: --reps takes 1 to %d, not '%s'", BENCH_MAX_REPS, argv[i]);
-        return XPACK_EXIT_USAGE;
-      }
+    else if (strcmp(a, "--reps") == 0) {
+      uint64_t n = 0;
+      rc = cli_parse_number("bench", a, argv[++i], 1, BENCH_MAX_REPS, NULL, &n);
+      if (rc != 0) return rc;
       run->reps = (int)n;
-    } else if (strcmp(a, "--cache") == 0 && has_value) o->given_cache = argv[++i];
-    else if (strcmp(a, "--variants") == 0 && has_value) o->variants = argv[++i];
-    else if (strcmp(a, "--data") == 0 && has_value) run->data[run->data_count++] = argv[++i];
-    else if (a[0] == '-' && a[1] != 0) {
-      cli_error("bench: unknown option or missing value: %s (see xpack help bench)", a);
-      return XPACK_EXIT_USAGE;
-    } else run->models[run->model_count++] = argv[i];
+    } else if (strcmp(a, "--cache") == 0) o->given_cache = argv[++i];
+    else if (strcmp(a, "--variants") == 0) o->variants = argv[++i];
+    else if (strcmp(a, "--data") == 0) run->data[run->data_count++] = argv[++i];
+    else run->models[run->model_count++] = argv[i];
   }
   if (run->model_count == 0) {
     cli_error("bench: no program (.pte) given");
@@ -267,6 +268,8 @@ static int parse_args(bench_run* run, bench_options* o, int argc, char** argv) {
     cli_error("bench: at most %d programs and %d .ptd files", BENCH_MAX_FILES, BENCH_MAX_FILES);
     return XPACK_EXIT_USAGE;
   }
+  rc = select_variants(run, o); /* a usage error, found before any file is looked at */
+  if (rc != 0) return rc;
   for (size_t i = 0; i < run->model_count + run->data_count; i++) {
     const char* path = i < run->model_count ? run->models[i] : run->data[i - run->model_count];
     int64_t size = bench_file_size(path);
@@ -276,7 +279,7 @@ static int parse_args(bench_run* run, bench_options* o, int argc, char** argv) {
     }
     run->model_bytes += (uint64_t)size;
   }
-  return select_variants(run, o);
+  return 0;
 }
 
 static void free_run(bench_run* run) {
@@ -317,7 +320,7 @@ int cmd_bench(int argc, char** argv) {
   if (rc == BENCH_NOTHING_TO_PACK) { /* as `xpack pack`: not an error, but nothing to measure */
     if (o.as_json) {
       json j;
-      json_init(&j, stdout);
+      json_init(&j, cli_out());
       json_object(&j);
       json_key(&j, "models"); json_array(&j);
       for (size_t i = 0; i < run->model_count; i++) json_string(&j, run->models[i]);
@@ -326,7 +329,7 @@ int cmd_bench(int argc, char** argv) {
       json_end_object(&j);
       json_finish(&j);
     }
-    else printf("nothing to pack: no XNNPACK weight to cache in these programs, nothing measured\n");
+    else fprintf(cli_out(), "nothing to pack: no XNNPACK weight to cache in these programs, nothing measured\n");
     rc = XPACK_EXIT_OK;
     nothing_to_pack = 1;
     rmdir(dir);
@@ -345,8 +348,8 @@ int cmd_bench(int argc, char** argv) {
       bench_sample_median(run->v[v].samples, run->v[v].count, &run->v[v].median);
     }
     check_outputs(run);
-    if (o.as_json) bench_report_json(run, stdout);
-    else bench_report_text(run, stdout);
+    if (o.as_json) bench_report_json(run, cli_out());
+    else bench_report_text(run, cli_out());
     if (run->problem[0]) {
       cli_error("bench: %s", run->problem);
       rc = XPACK_EXIT_CHECK_FAILED;

@@ -60,11 +60,12 @@ static int collect(void* context, const xpack_model_set* set, const xpack_delega
   return 0;
 }
 
-static int takes_cache(const char* a) { return strcmp(a, "--cache") == 0; }
+static const cli_option kOptions[] = {{"--cache", 1, 0}, {"--data", 1, 0}};
+static const cli_options kChildOptions = {"bench --child", kOptions, sizeof kOptions / sizeof kOptions[0]};
 
 /* The programs, not hashed (see above). */
 static int open_models(child* c, int argc, char** argv) {
-  int rc = model_args_open(&c->set, argc, argv, takes_cache, NULL, 0);
+  int rc = model_args_open(&c->set, argc, argv, &kChildOptions, 0);
   return rc ? rc : xpack_for_each_delegate(&c->set, NULL, collect, c);
 }
 

@@ -31,7 +31,7 @@ static double ratio(uint64_t stored, uint64_t size) { return size ? (double)stor
 
 static void dump_json(const xpack_file* f, const xpack_file_info* info, const char* path) {
   json j;
-  json_init(&j, stdout);
+  json_init(&j, cli_out());
   char build_id[2 * 256 + 1];
   hex(info->build_id, info->build_id_size < 256 ? info->build_id_size : 256, build_id);
   json_object(&j);
@@ -143,82 +143,84 @@ static void dump_text(const xpack_file* f, const xpack_file_info* info, const ch
   char b1[32], b2[32], b3[32];
   char build_id[2 * 256 + 1];
   hex(info->build_id, info->build_id_size < 256 ? info->build_id_size : 256, build_id);
-  printf("file            %s (%s)\n", path, cli_bytes(info->file_size, b1));
-  printf("format          xpack cache %u.%u%s\n", info->major, info->minor,
+  fprintf(cli_out(), "file            %s (%s)\n", path, cli_bytes(info->file_size, b1));
+  fprintf(cli_out(), "format          xpack cache %u.%u%s\n", info->major, info->minor,
          (info->flags & 1) ? ", transport form (zstd regions)" : "");
-  printf("target          %s, XNN_ALLOCATION_ALIGNMENT %u, large regions aligned to %u\n", info->arch_name,
+  fprintf(cli_out(), "target          %s, XNN_ALLOCATION_ALIGNMENT %u, large regions aligned to %u\n", info->arch_name,
          info->xnn_alignment, info->page_alignment);
-  printf("xnnpack build   %s (%s this xpack's XNNPACK)\n", build_id,
+  fprintf(cli_out(), "xnnpack build   %s (%s this xpack's XNNPACK)\n", build_id,
          info->build_id_matches ? "matches" : "DIFFERS from");
-  printf("data area       offset %llu, %llu bytes\n", (unsigned long long)info->data_offset,
+  fprintf(cli_out(), "data area       offset %llu, %llu bytes\n", (unsigned long long)info->data_offset,
          (unsigned long long)info->data_size);
-  printf("metadata area   offset %llu, %llu bytes\n", (unsigned long long)info->metadata_offset,
+  fprintf(cli_out(), "metadata area   offset %llu, %llu bytes\n", (unsigned long long)info->metadata_offset,
          (unsigned long long)info->metadata_size);
-  printf("inputs          %llu\n", (unsigned long long)info->input_count);
+  fprintf(cli_out(), "inputs          %llu\n", (unsigned long long)info->input_count);
   for (uint64_t i = 0; i < info->input_count; i++) {
     xpack_file_input in;
     xpack_file_get_input(f, i, &in);
-    printf("  %-3s %s  %llu bytes  xxh3 %016llx", input_kind(in.kind), in.name, (unsigned long long)in.file_size,
+    fprintf(cli_out(), "  %-3s %s  %llu bytes  xxh3 %016llx", input_kind(in.kind), in.name, (unsigned long long)in.file_size,
            (unsigned long long)in.file_hash);
     if (in.program_size) {
-      printf("  program %llu bytes xxh3 %016llx", (unsigned long long)in.program_size,
+      fprintf(cli_out(), "  program %llu bytes xxh3 %016llx", (unsigned long long)in.program_size,
              (unsigned long long)in.program_hash);
     }
-    printf("\n");
+    fprintf(cli_out(), "\n");
   }
   for (uint64_t i = 0; i < info->info_count; i++) {
     const char *k, *v;
     xpack_file_get_info_pair(f, i, &k, &v);
-    printf("info            %s = %s\n", k, v);
+    fprintf(cli_out(), "info            %s = %s\n", k, v);
   }
-  printf("regions         %llu\n", (unsigned long long)info->region_count);
+  fprintf(cli_out(), "regions         %llu\n", (unsigned long long)info->region_count);
   for (uint64_t i = 0; i < info->region_count; i++) {
     xpack_file_region r;
     xpack_file_get_region(f, i, &r);
-    printf("  #%-4llu offset %-10llu size %-10llu xxh3 %016llx", (unsigned long long)i,
+    fprintf(cli_out(), "  #%-4llu offset %-10llu size %-10llu xxh3 %016llx", (unsigned long long)i,
            (unsigned long long)r.offset, (unsigned long long)r.size, (unsigned long long)r.hash);
     if (info->flags & 1) {
-      printf("  zstd %-10llu ratio %.3f", (unsigned long long)r.stored_size, ratio(r.stored_size, r.size));
+      fprintf(cli_out(), "  zstd %-10llu ratio %.3f", (unsigned long long)r.stored_size, ratio(r.stored_size, r.size));
     }
-    printf("\n");
+    fprintf(cli_out(), "\n");
   }
-  printf("families        %llu\n", (unsigned long long)info->family_count);
+  fprintf(cli_out(), "families        %llu\n", (unsigned long long)info->family_count);
   for (uint64_t i = 0; i < info->family_count; i++) {
     xpack_file_family m;
     xpack_file_get_family(f, i, &m);
-    printf("  #%-4llu %s  probe xxh3 %016llx%s\n", (unsigned long long)i, m.name, (unsigned long long)m.probe_hash,
+    fprintf(cli_out(), "  #%-4llu %s  probe xxh3 %016llx%s\n", (unsigned long long)i, m.name, (unsigned long long)m.probe_hash,
            m.flags ? "  (unknown flags)" : "");
   }
-  printf("entries         %llu\n", (unsigned long long)info->entry_count);
+  fprintf(cli_out(), "entries         %llu\n", (unsigned long long)info->entry_count);
   for (uint64_t i = 0; i < info->entry_count; i++) {
     xpack_file_entry e;
     xpack_file_get_entry(f, i, &e);
     char family[32] = "no family";
     if (e.family != 0xFFFFFFFFu) snprintf(family, sizeof family, "family #%u", e.family);
-    printf("  seed %08x  kernel %s  bias %s  -> region #%u, %s%s%s\n", e.seed, e.kernel, e.bias ? e.bias : "(none)",
+    fprintf(cli_out(), "  seed %08x  kernel %s  bias %s  -> region #%u, %s%s%s\n", e.seed, e.kernel, e.bias ? e.bias : "(none)",
            e.region, family, (e.flags & 1) ? "  (XNNPACK packs it at every create)" : "",
            e.sound ? "" : "  ** UNSOUND **");
   }
-  printf("totals          %llu entries, %llu regions; stored %s; without dedup %s; saved %s\n",
+  fprintf(cli_out(), "totals          %llu entries, %llu regions; stored %s; without dedup %s; saved %s\n",
          (unsigned long long)info->entry_count, (unsigned long long)info->region_count,
          cli_bytes(info->stored_bytes, b1), cli_bytes(info->referenced_bytes, b2),
          cli_bytes(info->referenced_bytes - info->stored_bytes, b3));
   if (info->flags & 1) {
     uint64_t frames = stored_total(f, info);
-    printf("transport       %s of regions in %s of zstd frames, ratio %.3f; `xpack inflate` makes it mappable\n",
+    fprintf(cli_out(), "transport       %s of regions in %s of zstd frames, ratio %.3f; `xpack inflate` makes it mappable\n",
            cli_bytes(info->stored_bytes, b1), cli_bytes(frames, b2), ratio(frames, info->stored_bytes));
   }
 }
 
+static const cli_option kOptions[] = {{"--json", 0, 0}};
+static const cli_options kDumpOptions = {"dump", kOptions, sizeof kOptions / sizeof kOptions[0]};
+
 int cmd_dump(int argc, char** argv) {
   const char* path = NULL;
   int as_json = 0;
+  int rc = cli_check_options(&kDumpOptions, argc, argv);
+  if (rc != 0) return rc;
   for (int i = 0; i < argc; i++) {
     if (strcmp(argv[i], "--json") == 0) as_json = 1;
-    else if (argv[i][0] == '-' && argv[i][1] != 0) {
-      cli_error("dump: unknown option %s", argv[i]);
-      return XPACK_EXIT_USAGE;
-    } else if (path == NULL) path = argv[i];
+    else if (path == NULL) path = argv[i];
     else {
       cli_error("dump: one file at a time");
       return XPACK_EXIT_USAGE;

@@ -64,7 +64,7 @@ static void print_json(const char* cache, const char* out, const xpack_file* f, 
                        const xpack_export_stats* s, const xpack_export_outcome* outcomes, const char* validity,
                        const char* check, const char* build_id) {
   json j;
-  json_init(&j, stdout);
+  json_init(&j, cli_out());
   json_object(&j);
   json_key(&j, "cache"); json_string(&j, cache);
   json_key(&j, "output"); json_string(&j, out);
@@ -109,54 +109,56 @@ static void print_json(const char* cache, const char* out, const xpack_file* f, 
 static void print_text(const char* cache, const char* out, const xpack_export_stats* s) {
   char b1[32], b2[32];
   if (s->records == 0) {
-    printf("nothing to export: none of the %llu entries of %s has a name ExecuTorch would look it up by; "
+    fprintf(cli_out(), "nothing to export: none of the %llu entries of %s has a name ExecuTorch would look it up by; "
            "wrote nothing\n",
            (unsigned long long)s->entries, cache);
   } else {
-    printf("wrote %s: ExecuTorch packed-weights cache (XPWC version 2, for the XNNPACK backend's packed_cache_path)\n",
+    fprintf(cli_out(), "wrote %s: ExecuTorch packed-weights cache (XPWC version 2, for the XNNPACK backend's packed_cache_path)\n",
            out);
-    printf("  %llu of %llu entries exported in %llu record%s; %llu packed weight%s, %s; file %s\n",
+    fprintf(cli_out(), "  %llu of %llu entries exported in %llu record%s; %llu packed weight%s, %s; file %s\n",
            (unsigned long long)s->exported, (unsigned long long)s->entries, (unsigned long long)s->records,
            s->records == 1 ? "" : "s", (unsigned long long)s->regions, s->regions == 1 ? "" : "s",
            cli_bytes(s->data_bytes, b1), cli_bytes(s->file_size, b2));
   }
   uint64_t skipped = s->entries - s->exported;
   if (skipped > 0) {
-    printf("  skipped %llu entr%s that ExecuTorch's naming cannot express (XNNPACK packs them in the app as "
+    fprintf(cli_out(), "  skipped %llu entr%s that ExecuTorch's naming cannot express (XNNPACK packs them in the app as "
            "usual):\n",
            (unsigned long long)skipped, skipped == 1 ? "y" : "ies");
     if (s->skipped_unnamed) {
-      printf("    %llu with a constant that has no named key (ExecuTorch looks weights up by named key only)\n",
+      fprintf(cli_out(), "    %llu with a constant that has no named key (ExecuTorch looks weights up by named key only)\n",
              (unsigned long long)s->skipped_unnamed);
     }
     if (s->skipped_not_executorch) {
-      printf("    %llu with an identity that is not an ExecuTorch named key (bound through xpack's C API)\n",
+      fprintf(cli_out(), "    %llu with an identity that is not an ExecuTorch named key (bound through xpack's C API)\n",
              (unsigned long long)s->skipped_not_executorch);
     }
     if (s->skipped_ambiguous) {
-      printf("    %llu whose name (kernel key + bias key) other entries share with another seed or other bytes "
+      fprintf(cli_out(), "    %llu whose name (kernel key + bias key) other entries share with another seed or other bytes "
              "(ExecuTorch keeps one per name)\n",
              (unsigned long long)s->skipped_ambiguous);
     }
   }
   if (s->module_path_records > 0) {
-    printf("  %llu records are named by module paths, not content hashes: ExecuTorch serves them to any program "
+    fprintf(cli_out(), "  %llu records are named by module paths, not content hashes: ExecuTorch serves them to any program "
            "using the same key, so use %s only with the programs %s was packed from\n",
            (unsigned long long)s->module_path_records, out, cache);
   }
 }
 
+static const cli_option kOptions[] = {{"--json", 0, 0}, {"--executorch", 0, 0}};
+static const cli_options kExportOptions = {"export", kOptions, sizeof kOptions / sizeof kOptions[0]};
+
 int cmd_export(int argc, char** argv) {
   const char* cache = NULL;
   const char* out = NULL;
   int as_json = 0, executorch = 0;
+  int rc = cli_check_options(&kExportOptions, argc, argv);
+  if (rc != 0) return rc;
   for (int i = 0; i < argc; i++) {
     if (strcmp(argv[i], "--json") == 0) as_json = 1;
     else if (strcmp(argv[i], "--executorch") == 0) executorch = 1;
-    else if (argv[i][0] == '-' && argv[i][1] != 0) {
-      cli_error("export: unknown option %s (usage: " USAGE ")", argv[i]);
-      return XPACK_EXIT_USAGE;
-    } else if (cache == NULL) cache = argv[i];
+    else if (cache == NULL) cache = argv[i];
     else if (out == NULL) out = argv[i];
     else {
       cli_error("export: one CACHE and one OUT (usage: " USAGE ")");

@@ -14,15 +14,17 @@ static double seconds_now(void) {
   return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
+static const cli_option kOptions[] = {{"--json", 0, 0}};
+static const cli_options kInflateOptions = {"inflate", kOptions, sizeof kOptions / sizeof kOptions[0]};
+
 int cmd_inflate(int argc, char** argv) {
   const char* paths[2] = {NULL, NULL};
   int npaths = 0, as_json = 0;
+  int rc = cli_check_options(&kInflateOptions, argc, argv);
+  if (rc != 0) return rc;
   for (int i = 0; i < argc; i++) {
     if (strcmp(argv[i], "--json") == 0) as_json = 1;
-    else if (argv[i][0] == '-' && argv[i][1] != 0) {
-      cli_error("inflate: unknown option %s", argv[i]);
-      return XPACK_EXIT_USAGE;
-    } else if (npaths < 2) paths[npaths++] = argv[i];
+    else if (npaths < 2) paths[npaths++] = argv[i];
     else {
       cli_error("inflate: one input and one output (usage: xpack inflate IN OUT [--json])");
       return XPACK_EXIT_USAGE;
@@ -48,7 +50,7 @@ int cmd_inflate(int argc, char** argv) {
   double mb_per_s = seconds > 0 ? (double)stats.output_size / seconds / 1e6 : 0.0;
   if (as_json) {
     json j;
-    json_init(&j, stdout);
+    json_init(&j, cli_out());
     json_object(&j);
     json_key(&j, "input"); json_string(&j, paths[0]);
     json_key(&j, "output"); json_string(&j, paths[1]);
@@ -63,7 +65,7 @@ int cmd_inflate(int argc, char** argv) {
     json_finish(&j);
   } else if (g_verbosity >= 0) {
     char b1[32], b2[32];
-    printf("inflated %s (%s) into %s (%s): %llu regions, %.3f s, %.1f MB/s\n", paths[0],
+    fprintf(cli_out(), "inflated %s (%s) into %s (%s): %llu regions, %.3f s, %.1f MB/s\n", paths[0],
            cli_bytes(stats.input_size, b1), paths[1], cli_bytes(stats.output_size, b2),
            (unsigned long long)stats.regions, seconds, mb_per_s);
   }

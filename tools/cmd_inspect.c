@@ -7,8 +7,8 @@
  *
  * Exit codes: 0 report printed (also when a delegate is not replayable, and when there is nothing to
  * pack); 2 usage; 3 an input file is missing or malformed, including a delegate blob that does not
- * parse or a constant that does not resolve (the report is still printed, the reader's message goes to
- * stderr); 4 out of memory or an XNNPACK failure unrelated to the file.
+ * parse or a constant that does not resolve (the reader's message goes to stderr and, as for every
+ * failure, the report is dropped: cli_out); 4 out of memory or an XNNPACK failure unrelated to the file.
  *
  * JSON (--json), one document on stdout. Keys are stable; new keys may be added, none removed:
  * {
@@ -357,24 +357,16 @@ static void print_program_json(json* j, const insp_program* ip) {
 
 /* ------------------------------------------------------------------------------ command -- */
 
-static int is_flag(const char* arg) { return strcmp(arg, "--json") == 0 || strcmp(arg, "-v") == 0; }
+static const cli_option kOptions[] = {{"--data", 1, 0}, {"--json", 0, 0}};
+static const cli_options kInspectOptions = {"inspect", kOptions, sizeof kOptions / sizeof kOptions[0]};
 
 int cmd_inspect(int argc, char** argv) {
   bool as_json = false;
   for (int i = 0; i < argc; i++) {
-    if (strcmp(argv[i], "--data") == 0) {
-      i++;
-    } else if (strcmp(argv[i], "--json") == 0) {
-      as_json = true;
-    } else if (strcmp(argv[i], "-v") == 0) {
-      g_verbosity = 1;
-    } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-      printf("usage: xpack inspect MODEL.pte [MODEL2.pte ...] [--data FILE.ptd ...] [--json] [-v]\n");
-      return XPACK_EXIT_OK;
-    }
+    if (strcmp(argv[i], "--json") == 0) as_json = true;
   }
   xpack_model_set set;
-  int rc = model_args_open(&set, argc, argv, NULL, is_flag, 1);
+  int rc = model_args_open(&set, argc, argv, &kInspectOptions, 1);
   if (rc != 0) {
     xpack_model_set_close(&set);
     return rc;
@@ -398,7 +390,7 @@ int cmd_inspect(int argc, char** argv) {
   if (exit_code == XPACK_EXIT_OK) {
     if (as_json) {
       json j;
-      json_init(&j, stdout);
+      json_init(&j, cli_out());
       json_object(&j);
       json_key(&j, "programs"); json_array(&j);
       for (size_t p = 0; p < set.program_count; p++) print_program_json(&j, &programs[p]);
@@ -416,17 +408,13 @@ int cmd_inspect(int argc, char** argv) {
       json_finish(&j);
     } else {
       for (size_t p = 0; p < set.program_count; p++) {
-        if (p) printf("\n");
-        print_program_text(&programs[p], stdout);
+        if (p) fprintf(cli_out(), "\n");
+        print_program_text(&programs[p], cli_out());
       }
       for (size_t t = 0; t < set.ptd_count; t++) {
-        printf("data file %s: %zu entries\n", set.ptd_files[t].path, xpack_et_ptd_get_info(set.ptds[t])->entry_count);
+        fprintf(cli_out(), "data file %s: %zu entries\n", set.ptd_files[t].path, xpack_et_ptd_get_info(set.ptds[t])->entry_count);
       }
-      if (set.program_count == 0) printf("no program, only weight files: nothing xpack can pack\n");
-    }
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-      cli_error("writing the report failed");
-      exit_code = XPACK_EXIT_FAILED;
+      if (set.program_count == 0) fprintf(cli_out(), "no program, only weight files: nothing xpack can pack\n");
     }
     /* Delegates that do not parse or whose constants do not resolve make the input bad. */
     for (size_t p = 0; p < set.program_count; p++) {

@@ -11,20 +11,9 @@
 #include "progress.h"
 #include "xpack_pipeline.h"
 
-static int takes_value(const char* a) {
-  return strcmp(a, "-o") == 0 || strcmp(a, "--page-size") == 0 || strcmp(a, "--jobs") == 0;
-}
-static int is_zstd(const char* a) { return strcmp(a, "--zstd") == 0 || strncmp(a, "--zstd=", 7) == 0; }
-static int is_flag(const char* a) { return strcmp(a, "--json") == 0 || is_zstd(a); }
-
-/* --zstd[=LEVEL]: the zstd level, or -1 when LEVEL is not a whole number in range. */
-static int zstd_level(const char* a) {
-  if (a[6] == 0) return XPACK_ZSTD_LEVEL_DEFAULT;
-  char* end;
-  long level = strtol(a + 7, &end, 10);
-  if (a[7] == 0 || *end != 0 || level < XPACK_ZSTD_LEVEL_MIN || level > XPACK_ZSTD_LEVEL_MAX) return -1;
-  return (int)level;
-}
+static const cli_option kOptions[] = {{"-o", 1, 0},     {"--page-size", 1, 0}, {"--jobs", 1, 0},
+                                      {"--zstd", 0, 1}, {"--json", 0, 0},      {"--data", 1, 0}};
+static const cli_options kPackOptions = {"pack", kOptions, sizeof kOptions / sizeof kOptions[0]};
 
 static char* default_output(const char* model) {
   size_t n = strlen(model);
@@ -43,7 +32,7 @@ static char* default_output(const char* model) {
 static void report_nothing(int as_json, const char* why) {
   if (as_json) {
     json j;
-    json_init(&j, stdout);
+    json_init(&j, cli_out());
     json_object(&j);
     json_key(&j, "output"); json_null(&j);
     json_key(&j, "written"); json_bool(&j, 0);
@@ -51,7 +40,7 @@ static void report_nothing(int as_json, const char* why) {
     json_end_object(&j);
     json_finish(&j);
   } else if (g_verbosity >= 0) {
-    printf("nothing to pack: %s\n", why);
+    fprintf(cli_out(), "nothing to pack: %s\n", why);
   }
 }
 
@@ -61,7 +50,7 @@ static void report_written(int as_json, const char* out_path, int level, const x
   char b1[32], b2[32], b3[32], b4[32];
   if (as_json) {
     json j;
-    json_init(&j, stdout);
+    json_init(&j, cli_out());
     json_object(&j);
     json_key(&j, "output"); json_string(&j, out_path);
     json_key(&j, "xnnpack_delegates"); json_uint(&j, r->xnnpack);
@@ -86,27 +75,27 @@ static void report_written(int as_json, const char* out_path, int level, const x
     json_end_object(&j);
     json_finish(&j);
   } else if (g_verbosity >= 0) {
-    printf("wrote %s: %zu of %zu XNNPACK delegate%s packed", out_path, r->packed, r->xnnpack,
+    fprintf(cli_out(), "wrote %s: %zu of %zu XNNPACK delegate%s packed", out_path, r->packed, r->xnnpack,
            r->xnnpack == 1 ? "" : "s");
-    if (r->skipped) printf(", %zu other delegate%s skipped", r->skipped, r->skipped == 1 ? "" : "s");
-    printf("\n  %llu entries, %llu regions, %s stored\n", (unsigned long long)stats->entries,
+    if (r->skipped) fprintf(cli_out(), ", %zu other delegate%s skipped", r->skipped, r->skipped == 1 ? "" : "s");
+    fprintf(cli_out(), "\n  %llu entries, %llu regions, %s stored\n", (unsigned long long)stats->entries,
            (unsigned long long)stats->regions, cli_bytes(stats->stored_bytes, b1));
-    printf("  shared by methods/programs: %llu re-uses, %s not packed again; identical packed bytes: %s saved\n",
+    fprintf(cli_out(), "  shared by methods/programs: %llu re-uses, %s not packed again; identical packed bytes: %s saved\n",
            (unsigned long long)stats->reused, cli_bytes(stats->reused_bytes, b2),
            cli_bytes(stats->packed_bytes - stats->stored_bytes, b3));
     if (level) {
-      printf("  transport form, zstd level %d: %s of regions in %s of frames (%.3f); file %s, mappable %s\n", level,
+      fprintf(cli_out(), "  transport form, zstd level %d: %s of regions in %s of frames (%.3f); file %s, mappable %s\n", level,
              cli_bytes(transport->region_bytes, b1), cli_bytes(transport->frame_bytes, b2),
              transport->region_bytes ? (double)transport->frame_bytes / (double)transport->region_bytes : 1.0,
              cli_bytes(transport->output_size, b3), cli_bytes(transport->input_size, b4));
-      printf("  the loader needs the mappable form: xpack inflate %s OUT.xpc\n", out_path);
+      fprintf(cli_out(), "  the loader needs the mappable form: xpack inflate %s OUT.xpc\n", out_path);
     }
     if (stats->unbound) {
-      printf("  %llu packed weight%s had no identity and are not in the cache\n", (unsigned long long)stats->unbound,
+      fprintf(cli_out(), "  %llu packed weight%s had no identity and are not in the cache\n", (unsigned long long)stats->unbound,
              stats->unbound == 1 ? "" : "s");
     }
     if (stats->no_family) {
-      printf("  %llu packed weight%s belong to no packing family a loader could check and are not in the cache\n",
+      fprintf(cli_out(), "  %llu packed weight%s belong to no packing family a loader could check and are not in the cache\n",
              (unsigned long long)stats->no_family, stats->no_family == 1 ? "" : "s");
     }
   }
@@ -122,6 +111,32 @@ static void on_progress(void* context, uint64_t done, uint64_t total, uint64_t p
   else progress_item_done(context, packed_bytes);
 }
 
+/* The options' values: a usage error (exit 2) names the option and what it accepts. */
+static int parse_options(int argc, char** argv, const char** out_path, uint32_t* page, int* level, int* jobs,
+                         int* as_json) {
+  int rc = cli_check_options(&kPackOptions, argc, argv);
+  for (int i = 0; rc == 0 && i < argc; i++) {
+    const char* a = argv[i];
+    uint64_t v = 0;
+    if (strcmp(a, "-o") == 0) *out_path = argv[++i];
+    else if (strcmp(a, "--json") == 0) *as_json = 1;
+    else if (strcmp(a, "--zstd") == 0) *level = XPACK_ZSTD_LEVEL_DEFAULT;
+    else if (strncmp(a, "--zstd=", 7) == 0) {
+      rc = cli_parse_number("pack", "--zstd=", a + 7, XPACK_ZSTD_LEVEL_MIN, XPACK_ZSTD_LEVEL_MAX, NULL, &v);
+      *level = (int)v;
+    } else if (strcmp(a, "--jobs") == 0) {
+      rc = cli_parse_number("pack", a, argv[++i], 1, 1024, NULL, &v);
+      *jobs = (int)v;
+    } else if (strcmp(a, "--page-size") == 0) {
+      const char* accepted = "4096 or 16384";
+      rc = cli_parse_number("pack", a, argv[++i], 4096, 16384, accepted, &v);
+      if (rc == 0 && v != 4096 && v != 16384) rc = cli_bad_value("pack", a, argv[i], accepted);
+      *page = (uint32_t)v;
+    } else if (strcmp(a, "--data") == 0) i++;
+  }
+  return rc;
+}
+
 int cmd_pack(int argc, char** argv) {
   const char* out_path = NULL;
   uint32_t page = 0;
@@ -129,38 +144,10 @@ int cmd_pack(int argc, char** argv) {
   int level = 0; /* 0: the mappable form; else the zstd level of the transport form */
   long online = sysconf(_SC_NPROCESSORS_ONLN);
   int jobs = online > 0 ? (int)online : 1; /* delegates replayed at once (xpack_pack_options.jobs) */
-  for (int i = 0; i < argc; i++) {
-    if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) out_path = argv[++i];
-    else if (is_zstd(argv[i])) {
-      level = zstd_level(argv[i]);
-      if (level < 0) {
-        cli_error("pack: %s: LEVEL must be a whole number from %d to %d (default %d)", argv[i], XPACK_ZSTD_LEVEL_MIN,
-                  XPACK_ZSTD_LEVEL_MAX, XPACK_ZSTD_LEVEL_DEFAULT);
-        return XPACK_EXIT_USAGE;
-      }
-    }
-    else if (strcmp(argv[i], "--page-size") == 0 && i + 1 < argc) page = (uint32_t)strtoul(argv[++i], NULL, 10);
-    else if (strcmp(argv[i], "--json") == 0) as_json = 1;
-    else if (strcmp(argv[i], "--jobs") == 0 && i + 1 < argc) {
-      char* end = NULL;
-      long n = strtol(argv[++i], &end, 10);
-      if (end == argv[i] || *end != 0 || n < 1 || n > 1024) {
-        cli_error("pack: --jobs %s: N must be a whole number from 1 to 1024", argv[i]);
-        return XPACK_EXIT_USAGE;
-      }
-      jobs = (int)n;
-    }
-    else if (takes_value(argv[i])) {
-      cli_error("pack: %s needs a value", argv[i]);
-      return XPACK_EXIT_USAGE;
-    }
-  }
-  if (page != 0 && page != 4096 && page != 16384) {
-    cli_error("pack: --page-size must be 4096 or 16384");
-    return XPACK_EXIT_USAGE;
-  }
+  int rc = parse_options(argc, argv, &out_path, &page, &level, &jobs, &as_json);
+  if (rc != 0) return rc;
   xpack_model_set set;
-  int rc = model_args_open(&set, argc, argv, takes_value, is_flag, 1);
+  rc = model_args_open(&set, argc, argv, &kPackOptions, 1);
   char* default_path = NULL;
   if (rc == 0 && set.program_count > 0 && out_path == NULL) {
     out_path = default_path = default_output(set.program_files[0].path);

@@ -66,12 +66,12 @@ static int run_one(void* context, const xpack_model_set* set, const xpack_delega
     }
     json_end_object(j);
   } else if (st == XPACK_OK) {
-    printf("%s  method %-10s delegate %-3zu create %8.3f ms  first inference %8.3f ms  look-ups %llu hits %llu misses "
+    fprintf(cli_out(), "%s  method %-10s delegate %-3zu create %8.3f ms  first inference %8.3f ms  look-ups %llu hits %llu misses "
            "%llu heap %llu B  outputs",
            ref->file, ref->method_name, ref->delegate, r.create_ms, r.first_inference_ms, (unsigned long long)lookups,
            (unsigned long long)hits, (unsigned long long)misses, (unsigned long long)heap);
-    for (size_t i = 0; i < r.num_outputs; i++) printf(" %016llx", (unsigned long long)r.output_hash[i]);
-    printf("\n");
+    for (size_t i = 0; i < r.num_outputs; i++) fprintf(cli_out(), " %016llx", (unsigned long long)r.output_hash[i]);
+    fprintf(cli_out(), "\n");
   }
   return 0;
 }
@@ -128,7 +128,7 @@ static void report_families(xpack_cache* cache, json* j) {
       json_key(j, "refused"); json_uint(j, f.refused);
       json_end_object(j);
     } else {
-      printf("family %s: %s, %llu hits, %llu refused look-ups%s%s\n", f.name,
+      fprintf(cli_out(), "family %s: %s, %llu hits, %llu refused look-ups%s%s\n", f.name,
              served ? "served" : xpack_family_refusal_name(f.refusal), (unsigned long long)f.hits,
              (unsigned long long)f.refused, served ? "" : ": ", served ? "" : f.reason);
     }
@@ -136,9 +136,34 @@ static void report_families(xpack_cache* cache, json* j) {
   if (j) json_end_array(j);
 }
 
-static int takes_value(const char* a) { return strcmp(a, "--cache") == 0 || strcmp(a, "--method") == 0; }
-static int is_flag(const char* a) {
-  return strcmp(a, "--json") == 0 || strcmp(a, "--read") == 0 || strcmp(a, "--check-regions") == 0;
+static const cli_option kOptions[] = {{"--cache", 1, 0}, {"--method", 1, 0},        {"--data", 1, 0},
+                                      {"--json", 0, 0},  {"--read", 0, 0}, {"--check-regions", 0, 0}};
+static const cli_options kRunOptions = {"run", kOptions, sizeof kOptions / sizeof kOptions[0]};
+
+/* --method NAME names a method of the given programs: one that none has is a usage error (exit 2) that lists
+ * the methods they have, not "nothing to run". */
+static int check_method(const xpack_model_set* set, const char* method) {
+  if (method == NULL) return 0;
+  for (size_t p = 0; p < set->program_count; p++) {
+    const xpack_et_program_info* info = xpack_et_program_get_info(set->programs[p]);
+    for (size_t m = 0; m < info->method_count; m++) {
+      const xpack_et_method* mm = &info->methods[m];
+      if (mm->name && strlen(method) == mm->name_len && memcmp(mm->name, method, mm->name_len) == 0) return 0;
+    }
+  }
+  char list[1024] = "";
+  size_t used = 0;
+  for (size_t p = 0; p < set->program_count; p++) {
+    const xpack_et_program_info* info = xpack_et_program_get_info(set->programs[p]);
+    for (size_t m = 0; m < info->method_count && used < sizeof list; m++) {
+      const xpack_et_method* mm = &info->methods[m];
+      if (mm->name == NULL) continue;
+      int n = snprintf(list + used, sizeof list - used, "%s%.*s", used ? ", " : "", (int)mm->name_len, mm->name);
+      if (n > 0) used += (size_t)n;
+    }
+  }
+  cli_error("run: --method %s: no given program has this method (they have: %s)", method, used ? list : "none");
+  return XPACK_EXIT_USAGE;
 }
 
 int cmd_run(int argc, char** argv) {
@@ -146,19 +171,19 @@ int cmd_run(int argc, char** argv) {
   const char* method = NULL;
   unsigned open_flags = 0;
   run_job job = {0};
+  int rc = cli_check_options(&kRunOptions, argc, argv);
+  if (rc != 0) return rc;
   for (int i = 0; i < argc; i++) {
-    if (strcmp(argv[i], "--cache") == 0 && i + 1 < argc) cache_path = argv[++i];
-    else if (strcmp(argv[i], "--method") == 0 && i + 1 < argc) method = argv[++i];
+    if (strcmp(argv[i], "--cache") == 0) cache_path = argv[++i];
+    else if (strcmp(argv[i], "--method") == 0) method = argv[++i];
+    else if (strcmp(argv[i], "--data") == 0) i++;
     else if (strcmp(argv[i], "--json") == 0) job.as_json = 1;
     else if (strcmp(argv[i], "--read") == 0) open_flags |= XPACK_OPEN_READ;
     else if (strcmp(argv[i], "--check-regions") == 0) open_flags |= XPACK_OPEN_CHECK_REGIONS;
-    else if (takes_value(argv[i])) {
-      cli_error("run: %s needs a value", argv[i]);
-      return XPACK_EXIT_USAGE;
-    }
   }
   xpack_model_set set;
-  int rc = model_args_open(&set, argc, argv, takes_value, is_flag, 1);
+  rc = model_args_open(&set, argc, argv, &kRunOptions, 1);
+  if (rc == 0) rc = check_method(&set, method);
   if (rc) {
     xpack_model_set_close(&set);
     return rc;
@@ -172,7 +197,7 @@ int cmd_run(int argc, char** argv) {
   const char* refusal = xpack_cache_refusal(job.cache);
   if (refusal && !job.as_json) fprintf(stderr, "cache refused, XNNPACK packs everything: %s\n", refusal);
   json j;
-  json_init(&j, stdout);
+  json_init(&j, cli_out());
   job.j = &j;
   if (job.cache && !job.as_json) check_programs(&set, job.cache, NULL);
   if (job.as_json) {
@@ -202,9 +227,9 @@ int cmd_run(int argc, char** argv) {
     json_end_object(&j);
     json_finish(&j);
   } else {
-    if (job.delegates == 0) printf("nothing to run: no XNNPACK delegate\n");
+    if (job.delegates == 0) fprintf(cli_out(), "nothing to run: no XNNPACK delegate\n");
     if (job.cache) {
-      printf("cache %s: %llu look-ups, %llu hits (%llu after XNNPACK packed anyway), %llu misses (%llu unbound, %llu not "
+      fprintf(cli_out(), "cache %s: %llu look-ups, %llu hits (%llu after XNNPACK packed anyway), %llu misses (%llu unbound, %llu not "
              "found, %llu refused), %llu heap-fallback bytes\n",
              cache_path, (unsigned long long)s.lookups, (unsigned long long)s.hits,
              (unsigned long long)s.hits_after_packing, (unsigned long long)s.misses,
@@ -212,7 +237,7 @@ int cmd_run(int argc, char** argv) {
              (unsigned long long)s.misses_refused, (unsigned long long)s.heap_fallback_bytes);
       report_families(job.cache, NULL);
       if (s.refused_no_family > 0) {
-        printf("%llu look-up%s refused: the entry names no packing family (a format 1.0 cache: pack it again)\n",
+        fprintf(cli_out(), "%llu look-up%s refused: the entry names no packing family (a format 1.0 cache: pack it again)\n",
                (unsigned long long)s.refused_no_family, s.refused_no_family == 1 ? "" : "s");
       }
     }

@@ -26,32 +26,35 @@ static void on_problem(void* context, const char* where, const char* what) {
     json_key(r->j, "what"); json_string(r->j, what);
     json_end_object(r->j);
   } else {
-    printf("%s: %s\n", where, what);
+    fprintf(cli_out(), "%s: %s\n", where, what);
   }
 }
 
-static int takes_value(const char* a) { return strcmp(a, "--model") == 0; }
-static int is_flag(const char* a) { return strcmp(a, "--json") == 0; }
+static const cli_option kOptions[] = {{"--json", 0, 0}, {"--model", 1, 0}, {"--data", 1, 0}};
+static const cli_options kVerifyOptions = {"verify", kOptions, sizeof kOptions / sizeof kOptions[0]};
 
 int cmd_verify(int argc, char** argv) {
+  int rc = cli_check_options(&kVerifyOptions, argc, argv);
+  if (rc != 0) return rc;
   const char* path = NULL;
   int as_json = 0;
   int with_model = 0;
   int model_argc = 0;
   char* model_argv[2 * XPACK_MODEL_SET_MAX_FILES + 2];
+  const int model_room = (int)(sizeof model_argv / sizeof model_argv[0]);
   for (int i = 0; i < argc; i++) {
     if (strcmp(argv[i], "--json") == 0) as_json = 1;
-    else if ((strcmp(argv[i], "--model") == 0 || strcmp(argv[i], "--data") == 0) && i + 1 < argc &&
-             model_argc + 2 <= (int)(sizeof model_argv / sizeof model_argv[0])) {
+    else if (cli_is_option(argv[i])) { /* --model or --data, with its value (cli_check_options) */
+      if (model_argc + 2 > model_room) {
+        cli_error("verify: at most %d programs and .ptd files", XPACK_MODEL_SET_MAX_FILES);
+        return XPACK_EXIT_USAGE;
+      }
       with_model |= strcmp(argv[i], "--model") == 0;
       if (strcmp(argv[i], "--data") == 0) model_argv[model_argc++] = argv[i];
       model_argv[model_argc++] = argv[++i];
-    } else if (argv[i][0] == '-' && argv[i][1] != 0) {
-      cli_error("verify: unknown option %s", argv[i]);
-      return XPACK_EXIT_USAGE;
     } else if (path == NULL) {
       path = argv[i];
-    } else if (with_model && model_argc + 1 <= (int)(sizeof model_argv / sizeof model_argv[0])) {
+    } else if (with_model && model_argc + 1 <= model_room) {
       model_argv[model_argc++] = argv[i]; /* more programs after --model */
     } else {
       cli_error("verify: one file at a time");
@@ -62,46 +65,31 @@ int cmd_verify(int argc, char** argv) {
     cli_error("verify: missing FILE (usage: xpack verify FILE [--json])");
     return XPACK_EXIT_USAGE;
   }
-  /* The JSON report is held back until the end: when FILE cannot be read, stdout stays empty and the
-   * error goes to stderr, as for every command. */
-  char* held = NULL;
-  size_t held_size = 0;
-  FILE* held_out = as_json ? open_memstream(&held, &held_size) : NULL;
-  if (as_json && held_out == NULL) {
-    cli_error("verify: out of memory");
-    return XPACK_EXIT_FAILED;
+  if (model_argc > 0 && !with_model) {
+    cli_error("verify: --data needs --model");
+    return XPACK_EXIT_USAGE;
   }
   json j;
-  json_init(&j, as_json ? held_out : stdout);
+  json_init(&j, cli_out());
   report r = {as_json, &j};
   if (as_json) {
     json_object(&j);
     json_key(&j, "file"); json_string(&j, path);
     json_key(&j, "problems"); json_array(&j);
   }
-  if (model_argc > 0 && !with_model) {
-    cli_error("verify: --data needs --model");
-    if (held_out) fclose(held_out);
-    free(held);
-    return XPACK_EXIT_USAGE;
-  }
   uint64_t problems = 0;
   xpack_error err;
   xpack_status st = xpack_verify_file(path, on_problem, &r, &problems, &err);
   if (st == XPACK_OK && problems == 0 && with_model) {
     xpack_model_set set;
-    int rc = model_args_open(&set, model_argc, model_argv, takes_value, is_flag, 1);
+    rc = model_args_open(&set, model_argc, model_argv, &kVerifyOptions, 1);
     if (rc == 0) rc = verify_against_model(path, &set, on_problem, &r, &problems);
     xpack_model_set_close(&set);
-    if (rc != 0) {
-      if (held_out) fclose(held_out);
-      free(held); /* the models could not be read: an error, no report */
-      return rc;
-    }
+    if (rc != 0) return rc; /* the models could not be read: an error, no report (cli_out) */
   }
   if (st == XPACK_OK && !as_json) {
-    if (problems == 0) printf("%s: sound\n", path);
-    else printf("%s: %llu problem%s\n", path, (unsigned long long)problems, problems == 1 ? "" : "s");
+    if (problems == 0) fprintf(cli_out(), "%s: sound\n", path);
+    else fprintf(cli_out(), "%s: %llu problem%s\n", path, (unsigned long long)problems, problems == 1 ? "" : "s");
   }
   if (as_json) json_end_array(&j);
   machine_verdict machine = {0};
@@ -114,16 +102,10 @@ int cmd_verify(int argc, char** argv) {
     json_key(&j, "sound"); json_bool(&j, st == XPACK_OK && problems == 0);
     json_end_object(&j);
     json_finish(&j);
-    fclose(held_out);
   }
   if (st == XPACK_ERR_IO || st == XPACK_ERR_NOMEM) {
-    free(held);
     cli_error("%s", err.message);
-    return XPACK_EXIT_BAD_INPUT;
-  }
-  if (held) {
-    fwrite(held, 1, held_size, stdout);
-    free(held);
+    return cli_exit_for_status(st);
   }
   return (st == XPACK_OK && problems == 0 && !refused_here) ? XPACK_EXIT_OK : XPACK_EXIT_CHECK_FAILED;
 }

@@ -13,33 +13,22 @@ static int add(xpack_model_set* set, const char* path, xpack_model_kind kind) {
   return cli_exit_for_status(st);
 }
 
-int model_args_open(xpack_model_set* set, int argc, char** argv, int (*is_option_with_value)(const char*),
-                    int (*is_flag)(const char*), int hash_programs) {
+int model_args_open(xpack_model_set* set, int argc, char** argv, const cli_options* options, int hash_programs) {
   xpack_model_set_init(set, hash_programs);
-  for (int i = 0; i < argc; i++) {
+  int rc = cli_check_options(options, argc, argv);
+  for (int i = 0; rc == 0 && i < argc; i++) {
     const char* a = argv[i];
-    int rc = 0;
     if (strcmp(a, "--data") == 0) {
-      if (i + 1 >= argc) {
-        cli_error("--data needs a .ptd file");
-        return XPACK_EXIT_USAGE;
-      }
       rc = add(set, argv[++i], XPACK_MODEL_DATA);
-    } else if (is_option_with_value && is_option_with_value(a)) {
-      i++;
-    } else if (a[0] == '-' && a[1] != 0) {
-      if (!(is_flag && is_flag(a))) {
-        cli_error("unknown option %s", a);
-        return XPACK_EXIT_USAGE;
-      }
+    } else if (cli_is_option(a)) {
+      if (cli_option_of(options, a)->takes_value && strchr(a, '=') == NULL) i++;
     } else {
       rc = add(set, a, XPACK_MODEL_PROGRAM);
     }
-    if (rc) return rc;
   }
-  if (set->program_count == 0 && set->ptd_count == 0) {
-    cli_error("no program (.pte) given");
+  if (rc == 0 && set->program_count == 0 && set->ptd_count == 0) {
+    cli_error("%s: no program (.pte) given", options->command);
     return XPACK_EXIT_USAGE;
   }
-  return 0;
+  return rc;
 }

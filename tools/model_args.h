@@ -2,14 +2,14 @@
 #ifndef XPACK_TOOLS_MODEL_ARGS_H
 #define XPACK_TOOLS_MODEL_ARGS_H
 
+#include "cli_common.h"
 #include "xpack_pipeline.h"
 
-/* Every non-option argument that is not consumed by another option is a program; `--data X` adds a .ptd;
- * each is opened as it comes, so the first bad argument or file is the one reported. Other options are
- * left to the caller: `is_option_with_value` says which take a value (so their value is skipped), `is_flag`
- * which take none; both may be NULL. hash_programs: as xpack_model_set_init. Returns an exit code (0 = ok) after printing any error; the set is
- * the caller's to close either way. */
-int model_args_open(xpack_model_set* set, int argc, char** argv, int (*is_option_with_value)(const char* arg),
-                    int (*is_flag)(const char* arg), int hash_programs);
+/* Every argument that is not an option or an option's value is a program; `--data X` adds a .ptd (it must
+ * be one of `options`). The command line is checked first (cli_check_options), so a usage error is found
+ * before any file is opened; then each file is opened as it comes, so the first bad file is the one
+ * reported. hash_programs: as xpack_model_set_init. Returns an exit code (0 = ok) after printing any error;
+ * the set is the caller's to close either way. */
+int model_args_open(xpack_model_set* set, int argc, char** argv, const cli_options* options, int hash_programs);
 
 #endif

@@ -1,5 +1,7 @@
 #include "verify_machine.h"
 
+#include "cli_common.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +18,7 @@ static void report_unchecked(const char* path, json* j, const xpack_error* err) 
     json_key(j, "message"); json_string(j, message);
     json_end_object(j);
   } else if (err->status == XPACK_ERR_TRANSPORT) {
-    printf("%s: %s\n", path, message);
+    fprintf(cli_out(), "%s: %s\n", path, message);
   }
 }
 
@@ -61,13 +63,13 @@ void verify_for_this_machine(const char* path, json* j, machine_verdict* out) {
     json_key(j, "entries_without_family"); json_uint(j, without_family);
     json_key(j, "families"); json_array(j);
   } else if (out->entries_refused == 0) {
-    printf("%s: on this machine every entry is served\n", path);
+    fprintf(cli_out(), "%s: on this machine every entry is served\n", path);
   } else {
-    printf("%s: on this machine %llu of %llu entries would be refused (XNNPACK packs them itself)\n", path,
+    fprintf(cli_out(), "%s: on this machine %llu of %llu entries would be refused (XNNPACK packs them itself)\n", path,
            (unsigned long long)out->entries_refused, (unsigned long long)info.entry_count);
-    if (refusal) printf("  the whole file is refused: %s\n", refusal);
+    if (refusal) fprintf(cli_out(), "  the whole file is refused: %s\n", refusal);
     if (without_family) {
-      printf("  %llu entr%s name no packing family (a format 1.0 cache: pack it again)\n",
+      fprintf(cli_out(), "  %llu entr%s name no packing family (a format 1.0 cache: pack it again)\n",
              (unsigned long long)without_family, without_family == 1 ? "y" : "ies");
     }
   }
@@ -86,7 +88,7 @@ void verify_for_this_machine(const char* path, json* j, machine_verdict* out) {
       json_key(j, "entries"); json_uint(j, entries);
       json_end_object(j);
     } else {
-      printf("  family %s: %s, %llu entr%s%s%s\n", f->name, served ? "served" : xpack_family_refusal_name(f->refusal),
+      fprintf(cli_out(), "  family %s: %s, %llu entr%s%s%s\n", f->name, served ? "served" : xpack_family_refusal_name(f->refusal),
              (unsigned long long)entries, entries == 1 ? "y" : "ies", served ? "" : ": ", served ? "" : f->reason);
     }
   }

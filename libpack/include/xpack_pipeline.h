@@ -47,6 +47,7 @@ typedef struct xpack_model_file {
   const char* path; /* the caller's string: it must outlive the set */
   uint64_t size;
   uint64_t program_size, program_hash; /* .pte: the program flatbuffer region and its XXH3-64 (provenance) */
+  uint64_t device, inode;              /* which file it is: a set holds each file once */
 } xpack_model_file;
 
 /* The set owns the opened files; fields are read-only for the caller. */
@@ -75,7 +76,11 @@ void xpack_model_set_init(xpack_model_set* set, int hash_programs);
 
 /* Opens one more file into the set, in the order given (which is the order of the cache's inputs).
  * A .ptd given as a program is added as weights, with a note through `on_message` (may be NULL).
- * Errors: XPACK_ERR_ARG (NULL argument, or XPACK_MODEL_SET_MAX_FILES files of that kind already),
+ * A file the set already holds (the same device and inode, under any path and as either kind) is refused:
+ * given twice, it is most likely a slip for another file (a second .ptd), which using it once would hide
+ * until a named key is missing.
+ * Errors: XPACK_ERR_ARG (NULL argument, the file already in the set, or XPACK_MODEL_SET_MAX_FILES files of
+ * that kind already),
  * XPACK_ERR_IO (unreadable), and those of xpack_et_program_open / xpack_et_ptd_open; the message names the
  * file. On error the set keeps what it held: close it. */
 xpack_status xpack_model_set_add(xpack_model_set* set, const xpack_model_input* input, xpack_message_fn on_message,

@@ -55,8 +55,10 @@ typedef struct xpack_replay_subgraph {
  * index and type (e.g. "m.pte: execution_plan[1].delegates[0]: node 12 (ScaledDotProductAttention):
  * XNNPACK cannot define this node").
  * Errors: XPACK_ERR_UNSUPPORTED (a node or datatype this XNNPACK cannot define), XPACK_ERR_BAD_INPUT
- * (ids or constants that do not resolve), XPACK_ERR_XNNPACK (a define call failed), XPACK_ERR_NOMEM,
- * XPACK_ERR_ARG (graph or out NULL). */
+ * (ids or constants that do not resolve, or a value or node XNNPACK refuses to define with these parameters:
+ * the file's graph is wrong, the message names it), XPACK_ERR_NOMEM (also when XNNPACK runs out of memory
+ * defining), XPACK_ERR_XNNPACK (creating the subgraph, or a define call failing for another reason, such as
+ * XNNPACK not initialized), XPACK_ERR_ARG (graph or out NULL). */
 xpack_status xpack_replay_define(const xpack_et_xnn_graph* graph, const xpack_et_named_sources* sources,
                                  xpack_bind_fn bind, void* bind_context, xpack_replay_subgraph* out, xpack_error* err);
 

@@ -1,6 +1,9 @@
 /* The ExecuTorch files one pack or run works on: programs (.pte) and weight files (.ptd), opened in order. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <xxhash.h>
 
 #include "common/error.h"
@@ -17,13 +20,30 @@ void xpack_model_set_init(xpack_model_set* set, int hash_programs) {
   set->hash_programs = hash_programs;
 }
 
-/* Maps the file to learn its size; the bytes are not read (run and inspect never need the weights). */
-static xpack_status measure_file(const char* path, xpack_model_file* f, xpack_error* err) {
-  xp_file_map map;
-  xpack_status st = xp_map_file(path, &map, err);
+/* Opens the file to learn its size and identity; the bytes are not read (run and inspect never need the
+ * weights). A file the set already holds is refused (xpack_model_set_add). */
+static xpack_status measure_file(const xpack_model_set* set, const char* path, xpack_model_file* f,
+                                 xpack_error* err) {
+  int fd = -1;
+  uint64_t size = 0;
+  xpack_status st = xp_open_regular(path, &fd, &size, err);
   if (st != XPACK_OK) return st;
-  *f = (xpack_model_file){.path = path, .size = map.size};
-  xp_unmap_file(&map);
+  struct stat sb;
+  const int stat_failed = fstat(fd, &sb) != 0;
+  const int stat_errno = errno;
+  close(fd);
+  if (stat_failed) return xp_fail(err, XPACK_ERR_IO, "%s: fstat failed: %s", path, strerror(stat_errno));
+  *f = (xpack_model_file){.path = path, .size = size, .device = (uint64_t)sb.st_dev, .inode = (uint64_t)sb.st_ino};
+  for (int kind = 0; kind < 2; kind++) {
+    const xpack_model_file* held = kind ? set->ptd_files : set->program_files;
+    const size_t count = kind ? set->ptd_count : set->program_count;
+    for (size_t i = 0; i < count; i++) {
+      if (held[i].device == f->device && held[i].inode == f->inode) {
+        return xp_fail(err, XPACK_ERR_ARG, "%s: given twice (the same file as %s): give each file once", path,
+                          held[i].path);
+      }
+    }
+  }
   return XPACK_OK;
 }
 
@@ -31,7 +51,7 @@ static xpack_status add_ptd(xpack_model_set* set, const char* path, xpack_error*
   if (set->ptd_count == XPACK_MODEL_SET_MAX_FILES) {
     return xp_fail(err, XPACK_ERR_ARG, "at most %d .ptd files", XPACK_MODEL_SET_MAX_FILES);
   }
-  xpack_status st = measure_file(path, &set->ptd_files[set->ptd_count], err);
+  xpack_status st = measure_file(set, path, &set->ptd_files[set->ptd_count], err);
   if (st == XPACK_OK) st = xpack_et_ptd_open(path, &set->ptds[set->ptd_count], err);
   if (st == XPACK_OK) set->ptd_count++;
   return st;
@@ -43,7 +63,7 @@ static xpack_status add_program(xpack_model_set* set, const char* path, xpack_me
     return xp_fail(err, XPACK_ERR_ARG, "at most %d programs", XPACK_MODEL_SET_MAX_FILES);
   }
   xpack_model_file* f = &set->program_files[set->program_count];
-  xpack_status st = measure_file(path, f, err);
+  xpack_status st = measure_file(set, path, f, err);
   if (st != XPACK_OK) return st;
   xpack_et_program** program = &set->programs[set->program_count];
   st = xpack_et_program_open(path, program, err);

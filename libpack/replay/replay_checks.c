@@ -262,3 +262,12 @@ xpack_status xpack_replay_check_externals(xnn_runtime_t runtime, const xpack_rep
   }
   return XPACK_OK;
 }
+
+xpack_status xp_replay_define_refusal(enum xnn_status refusal) {
+  switch (refusal) {
+    case xnn_status_invalid_parameter:
+    case xnn_status_unsupported_parameter: return XPACK_ERR_BAD_INPUT;
+    case xnn_status_out_of_memory: return XPACK_ERR_NOMEM;
+    default: return XPACK_ERR_XNNPACK;
+  }
+}

@@ -74,6 +74,10 @@ xpack_status xp_replay_find_value_uses(xp_replay_state* s, xpack_error* err);
 /* The values a node reads and writes (replay_checks.c says which); marks its outputs as produced. */
 xpack_status xp_replay_check_node_ids(xp_replay_state* s, const xpack_et_xnn_node* node, xpack_error* err);
 xpack_status xp_replay_check_elementwise(const xp_replay_state* s, const xpack_et_xnn_node* node, xpack_error* err);
+/* What an xnn_define_* refusal is: invalid or unsupported parameters come from the file's graph
+ * (XPACK_ERR_BAD_INPUT), lack of memory is XPACK_ERR_NOMEM, anything else (XNNPACK not initialized, this
+ * hardware) is XPACK_ERR_XNNPACK. (replay_checks.c) */
+xpack_status xp_replay_define_refusal(enum xnn_status refusal);
 xpack_status xp_replay_define_value(xp_replay_state* s, const xpack_et_xnn_value* value, xpack_error* err);
 xpack_status xp_replay_define_node(xp_replay_state* s, const xpack_et_xnn_node* node, xpack_error* err);
 

@@ -248,7 +248,7 @@ xpack_status xp_replay_define_value(xp_replay_state* s, const xpack_et_xnn_value
       break;
   }
   if (xs != xnn_status_success) {
-    return xp_fail(err, XPACK_ERR_XNNPACK, "%s: value %u (%s, %u dims): XNNPACK refused to define it (status %d)",
+    return xp_fail(err, xp_replay_define_refusal(xs), "%s: value %u (%s, %u dims): XNNPACK refused to define it (status %d)",
                       name, v->index, v->datatype_name, v->num_dims, (int)xs);
   }
   st = note_external(s, v, id, dims);

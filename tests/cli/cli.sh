@@ -9,6 +9,7 @@ d=$(mktemp -d); trap 'rm -rf "$d"' EXIT
 cd "$d"
 
 "$GEN" llm -o m.pte --size 4M > /dev/null
+"$GEN" llm -o w.pte --ptd w.ptd --size 4M > /dev/null
 "$XPACK" pack m.pte -o m.xpc > /dev/null || fail "pack"
 "$XPACK" pack m.pte -o m.z.xpc --zstd=3 > /dev/null || fail "pack --zstd"
 
@@ -21,7 +22,8 @@ for c in $COMMANDS; do
     "$XPACK" "$c" m.pte "$h" > help2.txt || fail "xpack $c $h exits $?"
     cmp -s help.txt help2.txt || fail "xpack $c $h differs from xpack help $c"
   done
-  set +e; "$XPACK" "$c" m.pte --no-such-option > out.txt 2> err.txt; s=$?; set -e
+  # Usage errors are found before any file is opened: a missing input does not turn them into exit 3.
+  set +e; "$XPACK" "$c" nope.pte --no-such-option > out.txt 2> err.txt; s=$?; set -e
   [ "$s" = 2 ] || fail "$c --no-such-option: exit $s, expected 2"
   grep -q -- "--no-such-option" err.txt || fail "$c: the usage error does not name the option: $(cat err.txt)"
   [ -s out.txt ] && fail "$c: usage error wrote to stdout: $(cat out.txt)"
@@ -44,6 +46,66 @@ set +e; "$XPACK" help nosuch > out.txt 2> err.txt; s=$?; set -e
 [ "$(status_of "$XPACK" --no-such-option)" = 2 ] || fail "xpack --no-such-option"
 [ "$(status_of "$XPACK")" = 2 ] || fail "xpack without a command"
 "$XPACK" --help | grep -q "^exit codes:" || fail "xpack --help lists no exit codes"
+
+# Every option that takes a value says so when it has none (at the end, or followed by another option).
+for c in "pack m.pte -o" "pack m.pte --page-size" "pack m.pte --jobs" "pack m.pte --data" "run m.pte --cache" \
+         "run m.pte --method" "run m.pte --data" "inspect m.pte --data" "verify m.xpc --model" "verify m.xpc --data" \
+         "bench m.pte --reps" "bench m.pte --cache" "bench m.pte --variants" "bench m.pte --data" "pack m.pte -o --json"; do
+  set +e; "$XPACK" $c > out.txt 2> err.txt; s=$?; set -e
+  opt=$(echo "$c" | awk '{print $3}')
+  [ "$s" = 2 ] || fail "$c: exit $s, expected 2"
+  grep -q -- "$opt needs a value" err.txt || fail "$c: does not say '$opt needs a value': $(cat err.txt)"
+  [ -s out.txt ] && fail "$c: a usage error wrote to stdout"
+done
+# Numbers are parsed strictly (digits only, in range); the error names the option and what it accepts.
+for c in "pack m.pte --page-size 0" "pack m.pte --page-size 16384x" "pack m.pte --page-size 4294971392" \
+         "pack m.pte --page-size 8192" "pack m.pte --jobs 0" "pack m.pte --jobs 1x" "pack m.pte --jobs -1" \
+         "pack m.pte --jobs 18446744073709551617" "pack m.pte --zstd=0" "pack m.pte --zstd=20" "pack m.pte --zstd=3x" \
+         "pack m.pte --zstd=" "bench m.pte --reps 0" "bench m.pte --reps 2x"; do
+  out_opt=; case $c in pack*) out_opt="-o n.xpc" ;; esac
+  set +e; "$XPACK" $c $out_opt > out.txt 2> err.txt; s=$?; set -e
+  opt=$(echo "$c" | awk '{print $3}'); opt=${opt%%=*}
+  [ "$s" = 2 ] || fail "$c: exit $s, expected 2"
+  grep -q -- "$opt.*expected .*[0-9]" err.txt || fail "$c: the error does not name $opt and what it accepts: $(cat err.txt)"
+  [ -e n.xpc ] && fail "$c: wrote a file"
+done
+# --method names a method of the given programs: another name is a usage error listing theirs.
+set +e; "$XPACK" run m.pte --method nosuch > out.txt 2> err.txt; s=$?; set -e
+[ "$s" = 2 ] || fail "run --method nosuch: exit $s, expected 2"
+grep -q "nosuch.*prefill, decode" err.txt || fail "run --method nosuch: no list of the methods: $(cat err.txt)"
+# The same file twice (by the same or another path) is refused, naming both.
+ln -sf w.ptd w2.ptd
+for c in "run w.pte --data w.ptd --data w.ptd" "pack w.pte --data w.ptd --data w2.ptd -o n.xpc" "pack m.pte m.pte -o n.xpc"; do
+  set +e; "$XPACK" $c > out.txt 2> err.txt; s=$?; set -e
+  [ "$s" = 2 ] && grep -q "given twice (the same file as" err.txt || fail "$c: exit $s: $(cat err.txt)"
+  [ -e n.xpc ] && fail "$c: wrote a file"
+done
+# A command that fails (exit 2, 3, 4) leaves stdout empty, with or without --json, however late it fails:
+# a malformed input, a delegate that cannot run (a program without its .ptd), an output that cannot be
+# written; a report that cannot be written to stdout is exit 4.
+head -c 3000 /dev/urandom > junk.bin
+expect_failed() { # CODE ARGS...
+  local want=$1; shift
+  for j in "" --json; do
+    set +e; "$XPACK" "$@" $j > out.txt 2> err.txt; s=$?; set -e
+    [ "$s" = "$want" ] || fail "$* $j: exit $s, expected $want: $(head -c 300 err.txt)"
+    [ -s out.txt ] && fail "$* $j: failed (exit $s) but wrote to stdout: $(head -c 300 out.txt)"
+    [ -s err.txt ] || fail "$* $j: failed (exit $s) with nothing on stderr"
+  done
+}
+for c in "pack junk.bin -o n.xpc" "run junk.bin" "inspect junk.bin" "dump junk.bin" "inflate junk.bin n.xpc" \
+         "export --executorch junk.bin n.pwc" "bench junk.bin --reps 1 --variants nocache" \
+         "run w.pte" "inspect w.pte" "bench w.pte --reps 1 --variants nocache" "verify m.xpc --model junk.bin"; do
+  expect_failed 3 $c
+done
+for c in "pack m.pte -o nodir/n.xpc" "inflate m.z.xpc nodir/n.xpc" "export --executorch m.xpc nodir/n.pwc"; do
+  expect_failed 4 $c
+done
+for c in "pack m.pte -o full.xpc" "run m.pte" "inspect m.pte" "dump m.xpc" "verify m.xpc" "inflate m.z.xpc full2.xpc" \
+         "export -q --executorch m.xpc full.pwc" "bench m.pte --reps 1 --variants nocache"; do
+  set +e; "$XPACK" $c > /dev/full 2> err.txt; s=$?; set -e
+  [ "$s" = 4 ] && grep -q "stdout" err.txt || fail "$c > /dev/full: exit $s, not 4 naming stdout: $(cat err.txt)"
+done
 
 # --json on every command: one JSON document on stdout.
 json_ok() { python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$1" || fail "$2: --json output does not parse: $(head -c 300 "$1")"; }
@@ -86,7 +148,6 @@ assert re.fullmatch(r"[0-9a-f]{16,}", v["xnnpack_build_identifier"]) and v["xpac
 PY
 
 # -q and -v, before and after the command name. A .ptd given as a program is a note; export warns.
-"$GEN" llm -o w.pte --ptd w.ptd --size 4M > /dev/null
 for q in "-q pack" "pack -q" "pack --quiet"; do
   "$XPACK" $q w.pte w.ptd -o w.xpc > out.txt 2> err.txt || fail "xpack $q exits $?"
   [ -s err.txt ] && fail "xpack $q: notes not silenced: $(cat err.txt)"

@@ -1,6 +1,7 @@
 /* Two-byte changes to generated programs that once crashed pack or run while the reader called them
  * replayable (issue 16): each is made to the parsed graph, and the replay must now refuse it with
- * XPACK_ERR_BAD_INPUT before XNNPACK packs or writes anything.
+ * XPACK_ERR_BAD_INPUT before XNNPACK packs or writes anything; a node XNNPACK itself refuses to define is
+ * bad input too.
  * Usage: hostile_graphs CONV.pte DECONV.pte FC.pte DQ.pte (FC: fully-connected nodes with bias, xpack-genmodel
  * fp16; DQ: dynamically quantized values, qd8-qc8w) */
 #include <stdio.h>
@@ -221,6 +222,21 @@ static void fully_connected(const char* path) {
   close_graph(&o);
 }
 
+/* The output's datatype fp32 -> int32: XNNPACK refuses to define the node that writes it ("datatype
+ * invalid"). That is the file's graph, so bad input naming the node, not an XNNPACK failure (exit 4). */
+static void output_datatype(const char* path) {
+  opened o;
+  if (open_graph(path, &o) != 0) { failures++; return; }
+  xpack_et_xnn_value* out = external_output(&o);
+  EXPECT_MSG(out != NULL, "%s: no external output", path);
+  if (out) {
+    out->datatype = XPACK_ET_XNN_DT_INT32;
+    out->datatype_name = "int32";
+    expect_refused(&o, "): XNNPACK refused to define it", "output datatype int32");
+  }
+  close_graph(&o);
+}
+
 /* An output's declared dims 16 -> 1: run sized the buffer from them and XNNPACK wrote past it. */
 static void output_dims(const char* path) {
   opened o;
@@ -268,6 +284,7 @@ int main(int argc, char** argv) {
   deconv_padding(argv[2]);
   dynamic_datatype(argv[4]);
   convert_dims(argv[4]);
+  output_datatype(argv[1]);
   if (failures) {
     fprintf(stderr, "%d check(s) failed\n", failures);
     return 1;
