@@ -163,7 +163,7 @@ int cmd_pack(int argc, char** argv) {
     progress_finish(bar);
     if (st != XPACK_OK) {
       cli_error("%s", err.message);
-      rc = report.failed_on_input ? cli_exit_for_status(st) : XPACK_EXIT_FAILED;
+      rc = report.failed_on_input || st == XPACK_ERR_ARG ? cli_exit_for_status(st) : XPACK_EXIT_FAILED;
     } else if (report.result == XPACK_PACK_NOTHING) {
       report_nothing(as_json, report.nothing_to_pack);
     } else {

@@ -85,18 +85,12 @@ static void compare_entries(const xpack_file* fresh, const xpack_file* cache, co
 int verify_against_model(const char* cache_path, const xpack_model_set* set, xpack_problem_fn fn, void* context,
                          uint64_t* problems) {
   compare_job job = {NULL, fn, context, problems};
-  char dir[] = "/tmp/xpack-verify-XXXXXX";
-  if (mkdtemp(dir) == NULL) {
-    cli_error("verify: cannot create a temporary directory");
-    return XPACK_EXIT_FAILED;
-  }
-  char fresh_path[sizeof dir + 16];
-  snprintf(fresh_path, sizeof fresh_path, "%s/fresh.xpc", dir);
+  /* The re-pack has no name at any moment, in $TMPDIR (or /tmp): however this process ends, it leaves
+   * nothing behind. */
   xpack_error err;
   xpack_writer* writer;
-  if (xpack_writer_create(fresh_path, NULL, &writer, &err) != XPACK_OK) {
+  if (xpack_writer_create_unnamed(NULL, NULL, &writer, &err) != XPACK_OK) {
     cli_error("%s", err.message);
-    rmdir(dir);
     return XPACK_EXIT_FAILED;
   }
   const xpack_pack_options options = {.jobs = 1, .on_message = cli_message};
@@ -105,17 +99,16 @@ int verify_against_model(const char* cache_path, const xpack_model_set* set, xpa
   if (st != XPACK_OK) {
     cli_error("%s", err.message);
     xpack_writer_abort(writer);
-    rmdir(dir);
     return packed.failed_on_input ? cli_exit_for_status(st) : XPACK_EXIT_FAILED;
   }
-  if (xpack_writer_finish(writer, &err) != XPACK_OK) {
+  int fresh_fd = -1;
+  if (xpack_writer_finish_fd(writer, &fresh_fd, &err) != XPACK_OK) {
     cli_error("%s", err.message);
-    rmdir(dir);
     return XPACK_EXIT_FAILED;
   }
   xpack_file *fresh = NULL, *cache = NULL;
   xpack_file_info cache_info = {0};
-  if (xpack_file_open(fresh_path, &fresh, &err) == XPACK_OK && xpack_file_open(cache_path, &cache, &err) == XPACK_OK) {
+  if (xpack_file_open_fd(fresh_fd, &fresh, &err) == XPACK_OK && xpack_file_open(cache_path, &cache, &err) == XPACK_OK) {
     xpack_file_get_info(cache, &cache_info);
     /* Frames are not packed bytes: compare after `xpack inflate` (the run below reports the refusal). */
     if (!(cache_info.flags & 1)) compare_entries(fresh, cache, &job);
@@ -124,8 +117,7 @@ int verify_against_model(const char* cache_path, const xpack_model_set* set, xpa
   }
   xpack_file_close(fresh);
   xpack_file_close(cache);
-  unlink(fresh_path);
-  rmdir(dir);
+  close(fresh_fd);
 
   if (xpack_cache_open(cache_path, 0, &job.cache, &err) != XPACK_OK) {
     report(&job, cache_path, err.message);

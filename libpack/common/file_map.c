@@ -10,7 +10,7 @@
 
 #include "common/error.h"
 
-static const char* kind_of(mode_t mode) {
+const char* xp_file_kind(mode_t mode) {
   if (S_ISFIFO(mode)) return "a FIFO";
   if (S_ISCHR(mode)) return "a character device";
   if (S_ISBLK(mode)) return "a block device";
@@ -33,7 +33,7 @@ xpack_status xp_open_regular(const char* path, int* fd, uint64_t* size, xpack_er
   if (!S_ISREG(st.st_mode)) {
     close(f);
     return xp_fail(err, XPACK_ERR_IO, "%s: %s, not a regular file: expected a file to read", path,
-                      kind_of(st.st_mode));
+                      xp_file_kind(st.st_mode));
   }
   int flags = fcntl(f, F_GETFL);
   if (flags >= 0) fcntl(f, F_SETFL, flags & ~O_NONBLOCK); /* reads of a regular file never block anyway */

@@ -6,6 +6,7 @@
 #define XPACK_SRC_FILE_MAP_H
 
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "xpack_status.h"
 
@@ -14,6 +15,10 @@
  * until a writer appears. The caller closes *fd. Errors: XPACK_ERR_IO, the message naming path and what it
  * is. */
 xpack_status xp_open_regular(const char* path, int* fd, uint64_t* size, xpack_error* err);
+
+/* What a file of this mode is, for a message: "a FIFO", "a character device", "a block device", "a folder",
+ * "a socket", or "not a regular file". */
+const char* xp_file_kind(mode_t mode);
 
 typedef struct xp_file_map {
   const uint8_t* data;

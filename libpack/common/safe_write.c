@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,42 +11,54 @@
 
 #include "common/error.h"
 #include "common/file_io.h"
+#include "common/output_check.h"
 #include "common/temp_files.h"
 
 static void release(xp_safe_file* f) {
   if (f->fd >= 0) close(f->fd);
   free(f->path);
+  free(f->folder);
   free(f->tmp_path);
-  memset(f, 0, sizeof *f);
-  f->fd = -1;
+  *f = XP_SAFE_FILE_NONE;
 }
 
-xpack_status xp_safe_create(xp_safe_file* f, const char* path, xpack_error* err) {
-  memset(f, 0, sizeof *f);
-  f->fd = -1;
-  const size_t n = strlen(path) + 32;
-  f->path = strdup(path);
-  f->tmp_path = malloc(n);
-  char* dir_copy = strdup(path);
-  char* base_copy = strdup(path);
-  if (f->path == NULL || f->tmp_path == NULL || dir_copy == NULL || base_copy == NULL) {
-    free(dir_copy);
-    free(base_copy);
-    release(f);
-    return xp_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", path);
-  }
-  /* Same folder as the target, so that the final rename is atomic. */
-  snprintf(f->tmp_path, n, "%s/.%s.XXXXXX", dirname(dir_copy), basename(base_copy));
-  free(dir_copy);
-  free(base_copy);
-  f->fd = xp_temp_create(f->tmp_path);
+/* Opens the temporary file of f in f->folder. */
+static xpack_status open_temporary(xp_safe_file* f, xpack_error* err) {
+  f->fd = f->unnamed ? xp_temp_open_unnamed(f->folder) : xp_temp_open(f->folder, &f->tmp_path);
   if (f->fd < 0) {
     const int e = errno;
+    xpack_status st = xp_fail(err, e == ENOMEM ? XPACK_ERR_NOMEM : XPACK_ERR_IO,
+                                 "%s: cannot create a temporary file beside it: %s", f->path, strerror(e));
     release(f);
-    return xp_fail(err, XPACK_ERR_IO, "%s: cannot create a temporary file beside it: %s", path, strerror(e));
+    return st;
   }
   fchmod(f->fd, 0644);
   return XPACK_OK;
+}
+
+xpack_status xp_safe_create(xp_safe_file* f, const char* path, xpack_error* err) {
+  *f = XP_SAFE_FILE_NONE;
+  xpack_status st = xp_check_output(path, NULL, 0, err);
+  if (st != XPACK_OK) return st;
+  f->path = strdup(path);
+  f->folder = xp_folder_of(path);
+  if (f->path == NULL || f->folder == NULL) {
+    release(f);
+    return xp_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", path);
+  }
+  return open_temporary(f, err);
+}
+
+xpack_status xp_safe_create_unnamed(xp_safe_file* f, const char* folder, const char* label, xpack_error* err) {
+  *f = XP_SAFE_FILE_NONE;
+  f->unnamed = 1;
+  f->folder = strdup(folder);
+  f->path = strdup(label);
+  if (f->path == NULL || f->folder == NULL) {
+    release(f);
+    return xp_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", label);
+  }
+  return open_temporary(f, err);
 }
 
 xpack_status xp_safe_write_at(xp_safe_file* f, const void* bytes, size_t n, uint64_t offset, xpack_error* err) {
@@ -61,40 +72,54 @@ void xp_safe_abort(xp_safe_file* f) {
   release(f);
 }
 
-/* Makes a rename inside the folder of path durable. Advice only: a folder that cannot be synced leaves
- * the rename done, as it would be on a file system without that guarantee. */
-static void sync_folder(const char* path) {
-  char* dir_copy = strdup(path);
-  if (dir_copy == NULL) return;
-  int dfd = open(dirname(dir_copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+/* Makes a rename inside the folder durable. Advice only: a folder that cannot be synced leaves the rename
+ * done, as it would be on a file system without that guarantee. */
+static void sync_folder(const char* folder) {
+  int dfd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd >= 0) {
     fsync(dfd);
     close(dfd);
   }
-  free(dir_copy);
 }
 
 static xpack_status fail_and_abort(xp_safe_file* f, const char* what, xpack_error* err) {
-  xpack_status st = xp_fail(err, XPACK_ERR_IO, "%s: %s the temporary file %s: %s", f->path, what, f->tmp_path,
-                               strerror(errno));
+  xpack_status st = xp_fail(err, XPACK_ERR_IO, "%s: %s: %s", f->path, what, strerror(errno));
   xp_safe_abort(f);
   return st;
 }
 
-xpack_status xp_safe_commit(xp_safe_file* f, uint64_t file_size, xpack_error* err) {
-  if (ftruncate(f->fd, (off_t)file_size) != 0 || fsync(f->fd) != 0) {
-    return fail_and_abort(f, "cannot size and sync", err);
-  }
-  const int closed = close(f->fd);
-  f->fd = -1;
-  if (closed != 0) return fail_and_abort(f, "cannot close", err);
-  if (rename(f->tmp_path, f->path) != 0) {
-    xpack_status st = xp_fail(err, XPACK_ERR_IO, "%s: cannot rename the temporary file into place: %s", f->path,
-                                 strerror(errno));
+xpack_status xp_safe_keep(xp_safe_file* f, uint64_t file_size, int* fd, xpack_error* err) {
+  *fd = -1;
+  if (!f->unnamed) {
     xp_safe_abort(f);
-    return st;
+    return xp_fail(err, XPACK_ERR_ARG, "xp_safe_keep: the file has a target: commit it");
   }
-  sync_folder(f->path);
+  if (ftruncate(f->fd, (off_t)file_size) != 0) return fail_and_abort(f, "cannot size the temporary file", err);
+  *fd = f->fd;
+  f->fd = -1;
+  release(f);
+  return XPACK_OK;
+}
+
+xpack_status xp_safe_commit(xp_safe_file* f, uint64_t file_size, xpack_error* err) {
+  if (f->unnamed) {
+    xp_safe_abort(f);
+    return xp_fail(err, XPACK_ERR_ARG, "xp_safe_commit: an unnamed file has no target");
+  }
+  if (ftruncate(f->fd, (off_t)file_size) != 0 || fsync(f->fd) != 0) {
+    return fail_and_abort(f, "cannot size and sync the temporary file", err);
+  }
+  /* Named only now, and under a short name: a killed writer left nothing until here, and a long target
+   * name never makes the temporary name too long. It stays locked until released below. */
+  if (f->tmp_path == NULL && xp_temp_link(f->fd, f->folder, &f->tmp_path) != 0) {
+    return fail_and_abort(f, "cannot name the temporary file", err);
+  }
+  if (rename(f->tmp_path, f->path) != 0) return fail_and_abort(f, "cannot rename the temporary file into place", err);
+  /* Closed (and unlocked) only once renamed: a named, unlocked temporary file is a leftover to any other
+   * writer in this folder. The bytes are synced already, so there is nothing for the close to report. */
+  free(f->tmp_path);
+  f->tmp_path = NULL;
+  sync_folder(f->folder);
   release(f);
   return XPACK_OK;
 }

@@ -1,41 +1,75 @@
-/* Temporary files that say whether their writer still runs: see temp_files.h. */
+/* Temporary files that leave nothing when their writer is killed: see temp_files.h. */
 #ifdef __linux__
-#define _GNU_SOURCE /* sync_file_range */
+#define _GNU_SOURCE /* O_TMPFILE, sync_file_range */
 #endif
 #include "common/temp_files.h"
 
-#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
-#define XP_TEMP_SUFFIX 6 /* the XXXXXX that mkstemp replaces */
-#define XP_TEMP_ATTEMPTS 8
+#define XP_TEMP_PREFIX ".xpack-"
+#define XP_TEMP_SUFFIX ".tmp"
+#define XP_TEMP_RANDOM 6
+#define XP_TEMP_NAME_LEN (sizeof XP_TEMP_PREFIX - 1 + XP_TEMP_RANDOM + sizeof XP_TEMP_SUFFIX - 1)
+#define XP_TEMP_ATTEMPTS 64
 
-/* Whether `name` is "<prefix>" followed by exactly six letters or digits, as mkstemp makes them. */
-static int is_temp_name(const char* name, const char* prefix, size_t prefix_len) {
-  if (strncmp(name, prefix, prefix_len) != 0 || strlen(name) != prefix_len + XP_TEMP_SUFFIX) return 0;
-  for (const char* p = name + prefix_len; *p; p++) {
-    if (!isalnum((unsigned char)*p)) return 0;
+static const char name_chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+
+static int is_name_char(char c) { return c != 0 && strchr(name_chars, c) != NULL; }
+
+/* Whether `name` has the exact form of our temporary files: the marker, six letters or digits, ".tmp". */
+static int is_temp_name(const char* name) {
+  const size_t prefix = sizeof XP_TEMP_PREFIX - 1;
+  if (strlen(name) != XP_TEMP_NAME_LEN || strncmp(name, XP_TEMP_PREFIX, prefix) != 0) return 0;
+  for (size_t i = 0; i < XP_TEMP_RANDOM; i++) {
+    if (!is_name_char(name[prefix + i])) return 0;
   }
-  return 1;
+  return strcmp(name + prefix + XP_TEMP_RANDOM, XP_TEMP_SUFFIX) == 0;
 }
 
-/* Removes the temporary files of `prefix` in `dir` that no process holds locked, except `own`. The lock is
+/* "<folder>/.xpack-XXXXXX.tmp" with six fresh characters; NULL when out of memory. */
+static char* fresh_name(const char* folder) {
+  static atomic_uint_fast64_t counter;
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  uint64_t x = (uint64_t)now.tv_nsec ^ ((uint64_t)now.tv_sec << 30) ^ ((uint64_t)getpid() << 40) ^
+               (atomic_fetch_add(&counter, 1) * 0x9E3779B97F4A7C15ull);
+  x ^= x >> 31; /* splitmix64's finaliser: neighbouring inputs give unrelated names */
+  x *= 0xBF58476D1CE4E5B9ull;
+  x ^= x >> 27;
+  x *= 0x94D049BB133111EBull;
+  x ^= x >> 31;
+  char random[XP_TEMP_RANDOM + 1];
+  for (int i = 0; i < XP_TEMP_RANDOM; i++, x /= sizeof name_chars - 1) {
+    random[i] = name_chars[x % (sizeof name_chars - 1)];
+  }
+  random[XP_TEMP_RANDOM] = 0;
+  size_t n = strlen(folder) + XP_TEMP_NAME_LEN + 2;
+  char* path = malloc(n);
+  if (path != NULL) snprintf(path, n, "%s/%s%s%s", folder, XP_TEMP_PREFIX, random, XP_TEMP_SUFFIX);
+  return path;
+}
+
+/* Removes our temporary files in `folder` that are regular and that no process holds locked. The lock is
  * taken before the name is unlinked, and the name must still be the file that was locked: a writer that
  * is creating its file at this moment either finds its name gone (and makes another) or is never touched. */
-static void remove_stale(const char* dir, const char* prefix, const char* own) {
-  DIR* d = opendir(dir);
+static void remove_leftovers(const char* folder) {
+  DIR* d = opendir(folder);
   if (d == NULL) return;
   int dfd = dirfd(d);
-  size_t prefix_len = strlen(prefix);
   for (struct dirent* e = readdir(d); e != NULL; e = readdir(d)) {
-    if (!is_temp_name(e->d_name, prefix, prefix_len) || strcmp(e->d_name, own) == 0) continue;
+    if (!is_temp_name(e->d_name)) continue;
     int fd = openat(dfd, e->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) continue;
     struct stat locked, named;
@@ -52,57 +86,106 @@ static void remove_stale(const char* dir, const char* prefix, const char* own) {
 /* Whether `path` still names the file open as `fd`. */
 static int still_named(const char* path, int fd) {
   struct stat a, b;
-  return fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+  return fstat(fd, &a) == 0 && lstat(path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
-int xp_temp_create(char* path_template) {
-  size_t n = strlen(path_template);
-  char* pattern = strdup(path_template);
-  if (pattern == NULL || n < XP_TEMP_SUFFIX) {
-    free(pattern);
-    errno = pattern == NULL ? ENOMEM : EINVAL;
-    return -1;
-  }
-  int fd = -1, locked = 0;
+/* A named temporary file, created exclusively and locked. Returns the descriptor and *named, or -1. */
+static int open_named(const char* folder, char** named) {
   for (int attempt = 0; attempt < XP_TEMP_ATTEMPTS; attempt++) {
-    memcpy(path_template, pattern, n + 1);
-    fd = mkstemp(path_template);
+    char* path = fresh_name(folder);
+    if (path == NULL) {
+      errno = ENOMEM;
+      return -1;
+    }
+    int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0) {
       int e = errno;
-      free(pattern);
+      free(path);
+      if (e == EEXIST) continue;
       errno = e;
       return -1;
     }
-    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-      if (errno != EWOULDBLOCK) break; /* no locks on this file system: keep the file, remove nothing */
-    } else if (still_named(path_template, fd)) {
-      locked = 1;
-      break;
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0 && errno != EWOULDBLOCK) { /* no locks here: keep it unlocked */
+      *named = path;
+      return fd;
     }
-    /* Another writer took this file for a leftover between mkstemp and our lock; it removes it. */
+    if (still_named(path, fd)) {
+      *named = path;
+      return fd;
+    }
+    /* Another writer took this file for a leftover between our open and our lock, and removed it. */
     close(fd);
-    fd = -1;
+    free(path);
   }
-  if (fd < 0) {
-    free(pattern);
-    errno = EEXIST;
-    return -1;
-  }
-  if (locked) {
-    char* slash = strrchr(pattern, '/');
-    const char* dir = ".";
-    char* name = pattern;
-    if (slash != NULL) {
-      *slash = 0;
-      dir = slash == pattern ? "/" : pattern;
-      name = slash + 1;
+  errno = EEXIST;
+  return -1;
+}
+
+char* xp_folder_of(const char* path) {
+  char* copy = strdup(path);
+  char* folder = copy ? strdup(dirname(copy)) : NULL;
+  free(copy);
+  return folder;
+}
+
+int xp_temp_open(const char* folder, char** named) {
+  *named = NULL;
+  remove_leftovers(folder);
+#if defined(O_TMPFILE)
+  /* Linked in later through /proc/self/fd, which a chroot or a container may lack. */
+  if (getenv("XPACK_TEST_NAMED_TEMP") == NULL && access("/proc/self/fd", X_OK) == 0) {
+    int fd = open(folder, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+      flock(fd, LOCK_EX | LOCK_NB); /* nobody else can reach it yet; it keeps the lock once linked */
+      return fd;
     }
-    name[strlen(name) - XP_TEMP_SUFFIX] = 0; /* the prefix ".<target name>." */
-    const char* own = strrchr(path_template, '/');
-    remove_stale(dir, name, own ? own + 1 : path_template);
+    /* Refused by the file system (or the kernel): a named file then. Other errors are the folder's. */
+    if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL) return -1;
   }
-  free(pattern);
+#endif
+  return open_named(folder, named);
+}
+
+int xp_temp_open_unnamed(const char* folder) {
+  char* named;
+  int fd = xp_temp_open(folder, &named);
+  if (fd >= 0 && named != NULL) unlink(named);
+  free(named);
   return fd;
+}
+
+void xp_fd_path(int fd, char out[XP_FD_PATH_SIZE]) {
+#ifdef __linux__
+  snprintf(out, XP_FD_PATH_SIZE, "/proc/self/fd/%d", fd);
+#else
+  snprintf(out, XP_FD_PATH_SIZE, "/dev/fd/%d", fd);
+#endif
+}
+
+int xp_temp_link(int fd, const char* folder, char** named) {
+  *named = NULL;
+  char self[XP_FD_PATH_SIZE];
+  xp_fd_path(fd, self);
+  for (int attempt = 0; attempt < XP_TEMP_ATTEMPTS; attempt++) {
+    char* path = fresh_name(folder);
+    if (path == NULL) {
+      errno = ENOMEM;
+      return -1;
+    }
+    /* Following the /proc link needs no privilege, unlike linkat(fd, "", ..., AT_EMPTY_PATH). */
+    if (linkat(AT_FDCWD, self, AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0) {
+      *named = path;
+      return 0;
+    }
+    int e = errno;
+    free(path);
+    if (e != EEXIST) {
+      errno = e;
+      return -1;
+    }
+  }
+  errno = EEXIST;
+  return -1;
 }
 
 void xp_write_behind(int fd, unsigned long long* started, unsigned long long end) {

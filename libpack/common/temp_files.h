@@ -1,18 +1,39 @@
-/* Temporary files beside an output file, for atomic replacement by rename.
+/* Temporary files in an output's folder, for atomic replacement by rename, that a killed process does not
+ * leave behind.
  *
- * A writer's temporary file is named ".<target name>.XXXXXX" and holds an exclusive flock(2) lock for as
- * long as the writer has it open. The kernel drops that lock when the process ends, however it ends, so a
- * temporary file nobody holds locked was left by a writer that was killed (SIGKILL, power loss is the
- * other case: then the lock is gone too). Creating a temporary file removes such leftovers of the same
- * target; the files of writers still running, and of other targets, are left alone. */
+ * Where the file system allows it (Linux's O_TMPFILE) a temporary file has no name at all until it is
+ * complete: a process killed before then leaves nothing. It gets a name only for the instant between
+ * xp_temp_link and the rename over the target. Elsewhere it is named "<folder>/.xpack-XXXXXX.tmp" from its
+ * creation. Either way its name does not grow with the target's, and it holds an exclusive flock(2) lock
+ * as long as its writer has it open; the kernel drops that lock when the process ends, however it ends.
+ * Creating a temporary file removes files of that exact form (the ".xpack-" marker, six letters or
+ * digits, ".tmp") in the same folder that are regular and that nobody holds locked: leftovers of killed
+ * writers. Nothing else is ever removed, whatever its name looks like. The environment variable
+ * XPACK_TEST_NAMED_TEMP (any value) makes every temporary file a named one, for tests of that path. */
 #ifndef XPACK_SRC_TEMP_FILES_H
 #define XPACK_SRC_TEMP_FILES_H
 
-/* Creates the temporary file named by `path_template` (ending in "XXXXXX", rewritten in place as
- * mkstemp does), locks it, and removes unlocked files of the same pattern in its directory.
- * Returns the open descriptor (O_RDWR, mode 0600), or -1 with errno set by mkstemp. When the file system
- * offers no locks the file is still created, but nothing is removed. */
-int xp_temp_create(char* path_template);
+/* The folder of path, where its temporary files go so that the rename over it is atomic (malloc'd, the
+ * caller frees it), or NULL when out of memory. */
+char* xp_folder_of(const char* path);
+
+/* Opens a new temporary file in `folder` (O_RDWR, mode 0600), locked. *named is set to NULL when the file
+ * has no name (O_TMPFILE), else to its path (malloc'd, the caller frees it and unlinks it when giving the
+ * file up). Returns the descriptor, or -1 with errno set (ENOMEM, or the open's errno). */
+int xp_temp_open(const char* folder, char** named);
+
+/* As xp_temp_open, but the file never has a name once this returns (a named one is unlinked at once):
+ * scratch space nobody else needs to find. */
+int xp_temp_open_unnamed(const char* folder);
+
+/* Gives the nameless temporary file fd (from xp_temp_open with *named NULL) a fresh temporary name in
+ * `folder`, for a rename over its target. Returns 0 with *named set (malloc'd), or -1 with errno set. */
+int xp_temp_link(int fd, const char* folder, char** named);
+
+/* A path that opens the file open as fd again ("/proc/self/fd/N", or "/dev/fd/N" where there is no /proc),
+ * for a reader that takes a path: also a file without a name. */
+#define XP_FD_PATH_SIZE 32
+void xp_fd_path(int fd, char out[XP_FD_PATH_SIZE]);
 
 /* Write-behind: starts the kernel's write-back of [*started, end) of fd once at least `XP_WRITE_BEHIND_STEP`
  * bytes have been written past *started, without waiting for it, and advances *started. A writer calls it

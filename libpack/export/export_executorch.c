@@ -11,6 +11,7 @@
 #include "cachefile/region_place.h"
 #include "common/error.h"
 #include "common/le.h"
+#include "common/output_check.h"
 #include "common/safe_write.h"
 #include "xpack.h"
 #include "xpc_format.h"
@@ -301,8 +302,10 @@ xpack_status xpack_export_executorch(const char* cache_path, const char* out_pat
   if (cache_path == NULL || out_path == NULL) {
     return xp_fail(err, XPACK_ERR_ARG, "xpack_export_executorch: NULL path");
   }
+  xpack_status st = xp_check_output(out_path, &cache_path, 1, err); /* before anything is read or written */
+  if (st != XPACK_OK) return st;
   xp_file cache;
-  xpack_status st = xp_file_open(&cache, cache_path, 0, err);
+  st = xp_file_open(&cache, cache_path, 0, err);
   if (st != XPACK_OK) return st;
   const xp_view* view = &cache.view;
   /* Every byte of the output comes from the cache: export nothing that verify would not pass. */

@@ -43,11 +43,21 @@ typedef struct xpack_writer_options {
 
 /* Starts a cache file for out_path. Packed weights are streamed to a temporary file in the same directory
  * (never all in memory); nothing appears at out_path until xpack_writer_finish renames it into place.
- * The temporary file, ".<name>.XXXXXX", is flock-ed while the writer has it; creating it removes unlocked
- * ones of the same name pattern, which only a killed writer leaves behind.
- * options may be NULL. Errors: XPACK_ERR_ARG, XPACK_ERR_IO, XPACK_ERR_NOMEM. */
+ * The temporary file has no name until then where the file system allows (O_TMPFILE), so a killed writer
+ * leaves nothing; elsewhere it is ".xpack-XXXXXX.tmp", flock-ed while the writer has it, and creating one
+ * removes unlocked files of exactly that form in the folder, which only a killed writer leaves behind.
+ * out_path must name nothing, a regular file or a symbolic link (which is replaced, not written through).
+ * options may be NULL. Errors: XPACK_ERR_ARG (also: out_path is a device, FIFO, socket or folder, or a
+ * link to one), XPACK_ERR_IO, XPACK_ERR_NOMEM. */
 xpack_status xpack_writer_create(const char* out_path, const xpack_writer_options* options, xpack_writer** out,
                                  xpack_error* err);
+
+/* As xpack_writer_create, but the cache never gets a name: it is made in the folder of near_path (which is
+ * not written; messages name it), or with near_path NULL in $TMPDIR (else /tmp), and xpack_writer_finish_fd
+ * hands it back as an open descriptor. However the process ends, nothing is left in the folder.
+ * Errors: XPACK_ERR_ARG, XPACK_ERR_IO, XPACK_ERR_NOMEM. */
+xpack_status xpack_writer_create_unnamed(const char* near_path, const xpack_writer_options* options,
+                                         xpack_writer** out, xpack_error* err);
 
 /* Binds a raw weight pointer to its identity (1..1023 bytes, copied), exactly as xpack_cache_bind.
  * Packed weights whose kernel (or bias) pointer is unbound are packed but not recorded.
@@ -134,8 +144,15 @@ void xpack_writer_stats_get(xpack_writer* w, xpack_writer_stats* out);
 xpack_status xpack_writer_check(xpack_writer* w, xpack_error* err);
 
 /* Writes the index and tables, fsyncs, renames the temporary file to out_path and fsyncs the directory.
- * Frees the writer in every case. Errors: XPACK_ERR_IO, XPACK_ERR_NOMEM, XPACK_ERR_ARG. */
+ * Frees the writer in every case. Errors: XPACK_ERR_IO, XPACK_ERR_NOMEM, XPACK_ERR_ARG (also for a writer
+ * made by xpack_writer_create_unnamed, which has no out_path: see xpack_writer_finish_fd). */
 xpack_status xpack_writer_finish(xpack_writer* w, xpack_error* err);
+
+/* Finishes the file of an unnamed writer (as xpack_writer_finish, without the fsync and the rename) and
+ * hands its descriptor (read and write) to *fd: the caller closes it, and the file is gone once it and
+ * every mapping of it are (xpack_file_open_fd reads it). Frees the writer in every case. Errors: as
+ * xpack_writer_finish; XPACK_ERR_ARG for a writer made by xpack_writer_create. */
+xpack_status xpack_writer_finish_fd(xpack_writer* w, int* fd, xpack_error* err);
 
 /* Removes the temporary file and frees the writer; out_path is left as it was. NULL is ignored. */
 void xpack_writer_abort(xpack_writer* w);
@@ -148,6 +165,10 @@ typedef struct xpack_file xpack_file;
  * files are accepted and compatibility is reported rather than checked).
  * Errors: as xpack_cache_open, except XPACK_ERR_TRANSPORT and XPACK_ERR_INCOMPATIBLE. */
 xpack_status xpack_file_open(const char* path, xpack_file** out, xpack_error* err);
+/* As xpack_file_open, on the file open as fd (e.g. from xpack_writer_finish_fd), which may have no name.
+ * fd stays the caller's; the mapping holds the file until xpack_file_close. Messages name the file as
+ * "/proc/self/fd/N" ("/dev/fd/N" without /proc). Errors: as xpack_file_open. */
+xpack_status xpack_file_open_fd(int fd, xpack_file** out, xpack_error* err);
 /* Unmaps the file and frees f. NULL is ignored. */
 void xpack_file_close(xpack_file* f);
 
@@ -267,7 +288,8 @@ typedef struct xpack_export_stats {
  * The output is written to a temporary file beside out_path, fsynced and renamed: on any error out_path
  * is left as it was. When no entry can be exported, XPACK_OK is returned with stats->records == 0 and
  * nothing is written (ExecuTorch refuses an empty index). fn may be NULL; stats may be NULL.
- * Errors: ARG, IO (reading the cache, writing the output), NOT_XPACK, VERSION, TRUNCATED, CORRUPT (any
+ * Errors: ARG (also out_path the same file as cache_path, or not a regular file: checked before anything is
+ * read or written), IO (reading the cache, writing the output), NOT_XPACK, VERSION, TRUNCATED, CORRUPT (any
  * problem xpack_verify_file finds; the message names the first), TRANSPORT (run `xpack inflate`), NOMEM. */
 xpack_status xpack_export_executorch(const char* cache_path, const char* out_path, xpack_export_entry_fn fn,
                                      void* context, xpack_export_stats* stats, xpack_error* err);

@@ -207,12 +207,13 @@ xpack_status xpack_pack_into_writer(const xpack_model_set* set, xpack_writer* wr
                                     const xpack_pack_options* options, xpack_pack_report* report, xpack_error* err);
 
 /* Packs `set` into a new cache file at options->output_path: the mappable form, or with zstd_level > 0
- * the mappable form under a temporary name beside it, compressed into output_path
- * (xpack_compress_file_threads) and removed. Nothing to pack (no program, no XNNPACK delegate, or no weight
+ * the mappable form as a file without a name beside it (xpack_writer_create_unnamed), compressed into
+ * output_path (xpack_compress_file_threads) and gone then, or when the process ends however it ends. Nothing to pack (no program, no XNNPACK delegate, or no weight
  * XNNPACK packs that a loader could check) is XPACK_OK with report->result XPACK_PACK_NOTHING and no file.
  * Initializes XNNPACK (xnn_initialize) when it has not been.
- * Errors: XPACK_ERR_ARG for a NULL argument, a page_alignment other than 0, 4096 or 16384, or a zstd_level
- * out of range (nothing is written); those of xpack_pack_into_writer; XPACK_ERR_XNNPACK when XNNPACK does
+ * Errors: XPACK_ERR_ARG for a NULL argument, a page_alignment other than 0, 4096 or 16384, a zstd_level
+ * out of range, or an output_path that is one of the set's files (by device and inode) or not a regular
+ * file (nothing is written); those of xpack_pack_into_writer; XPACK_ERR_XNNPACK when XNNPACK does
  * not support this CPU; XPACK_ERR_IO and the writer's and compressor's errors for the output (no partial
  * file is left); when every XNNPACK delegate failed, the first one's status with the message
  * "no delegate could be packed; first error: ...". */

@@ -48,7 +48,8 @@ typedef struct xpack_transport_stats {
  * checksums, region placement, every entry's strings, key hash, order, family and check value), and each
  * region's XXH3-64 is checked as it is compressed: a damaged input is refused at its first problem, never
  * converted. stats may be NULL.
- * Errors: XPACK_ERR_ARG (bad level, NULL path, in_path already in the transport form), XPACK_ERR_IO,
+ * Errors: XPACK_ERR_ARG (bad level, NULL path, in_path already in the transport form, out_path the same
+ * file as in_path or not a regular file: checked before anything is read or written), XPACK_ERR_IO,
  * XPACK_ERR_NOMEM, and for a bad input the statuses of xpack_file_open or XPACK_ERR_CORRUPT (the message
  * names the region, entry or table and its offset). */
 xpack_status xpack_compress_file(const char* in_path, const char* out_path, int level, xpack_transport_stats* stats,
@@ -72,7 +73,8 @@ xpack_status xpack_compress_file_threads(const char* in_path, const char* out_pa
  * Memory: one region is streamed at a time through a 1 MiB buffer; besides the read-only mapping of
  * in_path, the heap holds the decompression context (at most the 8 MiB window), that buffer and a copy
  * of the metadata area, whatever the size of the regions. stats may be NULL.
- * Errors: XPACK_ERR_ARG (NULL path, in_path already mappable), XPACK_ERR_IO, XPACK_ERR_NOMEM, and for a
+ * Errors: XPACK_ERR_ARG (NULL path, in_path already mappable, out_path the same file as in_path or not a
+ * regular file: checked before anything is read or written), XPACK_ERR_IO, XPACK_ERR_NOMEM, and for a
  * bad input the statuses of xpack_file_open or XPACK_ERR_CORRUPT naming the region and its offset. */
 xpack_status xpack_inflate_file(const char* in_path, const char* out_path, xpack_transport_stats* stats,
                                 xpack_error* err);

@@ -7,6 +7,7 @@
 #include "common/error.h"
 #include "common/le.h"
 #include "common/target.h"
+#include "common/temp_files.h"
 #include "xpack.h"
 #include "xpc_format.h"
 
@@ -33,6 +34,12 @@ xpack_status xpack_file_open(const char* path, xpack_file** out, xpack_error* er
   }
   *out = f;
   return XPACK_OK;
+}
+
+xpack_status xpack_file_open_fd(int fd, xpack_file** out, xpack_error* err) {
+  char path[XP_FD_PATH_SIZE];
+  xp_fd_path(fd, path);
+  return xpack_file_open(path, out, err);
 }
 
 void xpack_file_close(xpack_file* f) {

@@ -1,42 +1,15 @@
 /* A model set in, a cache file out: xpack_pack_set and xpack_pack_files (what `xpack pack` does). */
-#include <fcntl.h>
-#include <libgen.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <unistd.h>
 #include <xnnpack.h>
 
 #include "common/error.h"
+#include "common/output_check.h"
 #include "common/temp_files.h"
 #include "xpack_pipeline.h"
-
-/* With a zstd level the writer makes the mappable file under a temporary name beside the output, and
- * xpack_compress_file_threads turns it into the output; the mappable file is then removed. NULL when it
- * cannot be created. */
-static char* mappable_temp_path(const char* out_path) {
-  char* dir_copy = strdup(out_path);
-  char* base_copy = strdup(out_path);
-  size_t n = strlen(out_path) + 32;
-  char* tmp = malloc(n);
-  if (dir_copy && base_copy && tmp) {
-    snprintf(tmp, n, "%s/.%s.XXXXXX", dirname(dir_copy), basename(base_copy));
-    int fd = xp_temp_create(tmp); /* named as the target's temporary files: a killed pack's is removed later */
-    if (fd >= 0) close(fd);
-    else {
-      free(tmp);
-      tmp = NULL;
-    }
-  } else {
-    free(tmp);
-    tmp = NULL;
-  }
-  free(dir_copy);
-  free(base_copy);
-  return tmp;
-}
 
 static void nothing_to_pack(xpack_pack_report* report, const char* fmt, ...)
 #if defined(__GNUC__)
@@ -80,17 +53,23 @@ static xpack_status something_to_write(const xpack_model_set* set, xpack_pack_re
   return XPACK_OK;
 }
 
-/* The mappable file at mappable_path becomes the transport form at out_path. */
-static xpack_status compress(const char* mappable_path, const char* out_path, const xpack_pack_options* options,
+/* The writer's mappable file, unnamed in the output's folder and open as mappable_fd, becomes the transport
+ * form at out_path. */
+static xpack_status compress(int mappable_fd, const char* out_path, const xpack_pack_options* options,
                              xpack_pack_report* report, xpack_error* err) {
-  /* Locked, so that the output's temporary-file cleanup (temp_files.h) does not take it for a leftover. */
-  int hold = open(mappable_path, O_RDONLY | O_CLOEXEC);
-  if (hold >= 0) flock(hold, LOCK_EX | LOCK_NB);
+  char mappable_path[XP_FD_PATH_SIZE];
+  xp_fd_path(mappable_fd, mappable_path);
   const int threads = options->jobs > 1 ? options->jobs : 1;
-  xpack_status st =
-      xpack_compress_file_threads(mappable_path, out_path, options->zstd_level, threads, &report->transport, err);
-  if (hold >= 0) close(hold);
-  return st;
+  return xpack_compress_file_threads(mappable_path, out_path, options->zstd_level, threads, &report->transport, err);
+}
+
+/* Refuses an output that is one of the set's files, or that is not a regular file, before anything is written. */
+static xpack_status check_output(const xpack_model_set* set, const char* out_path, xpack_error* err) {
+  const char* inputs[2 * XPACK_MODEL_SET_MAX_FILES];
+  size_t n = 0;
+  for (size_t i = 0; i < set->program_count; i++) inputs[n++] = set->program_files[i].path;
+  for (size_t i = 0; i < set->ptd_count; i++) inputs[n++] = set->ptd_files[i].path;
+  return xp_check_output(out_path, inputs, n, err);
 }
 
 xpack_status xpack_pack_set(const xpack_model_set* set, const xpack_pack_options* options, xpack_pack_report* report,
@@ -117,22 +96,25 @@ xpack_status xpack_pack_set(const xpack_model_set* set, const xpack_pack_options
     return xp_fail(err, XPACK_ERR_XNNPACK, "xnn_initialize failed: this CPU is not supported by XNNPACK");
   }
   const char* out_path = options->output_path;
-  char* mappable_path = NULL;
-  if (options->zstd_level != 0 && (mappable_path = mappable_temp_path(out_path)) == NULL) {
-    return xp_fail(err, XPACK_ERR_IO, "%s: cannot create a temporary file beside it", out_path);
-  }
+  xpack_status st = check_output(set, out_path, err);
+  if (st != XPACK_OK) return st;
   xpack_writer_options writer_options = {options->page_alignment};
   xpack_writer* writer = NULL;
-  xpack_status st = xpack_writer_create(mappable_path ? mappable_path : out_path, &writer_options, &writer, err);
+  /* With a zstd level the mappable file has no name: made beside the output, compressed into it, gone. */
+  st = options->zstd_level != 0 ? xpack_writer_create_unnamed(out_path, &writer_options, &writer, err)
+                                : xpack_writer_create(out_path, &writer_options, &writer, err);
   int write = 0;
   if (st == XPACK_OK) st = xpack_pack_into_writer(set, writer, options, report, err);
   if (st == XPACK_OK) st = xpack_writer_check(writer, err); /* e.g. the first write failed: not "nothing to pack" */
   if (st == XPACK_OK) st = something_to_write(set, report, &write, err);
   if (writer && !write) xpack_writer_abort(writer);
-  if (write) st = xpack_writer_finish(writer, err);
-  if (write && st == XPACK_OK && mappable_path) st = compress(mappable_path, out_path, options, report, err);
-  if (mappable_path) unlink(mappable_path);
-  free(mappable_path);
+  if (write && options->zstd_level == 0) st = xpack_writer_finish(writer, err);
+  if (write && options->zstd_level != 0) {
+    int mappable_fd = -1;
+    st = xpack_writer_finish_fd(writer, &mappable_fd, err);
+    if (st == XPACK_OK) st = compress(mappable_fd, out_path, options, report, err);
+    if (mappable_fd >= 0) close(mappable_fd);
+  }
   return st;
 }
 

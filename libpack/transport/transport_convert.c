@@ -2,6 +2,7 @@
  * safely written output file (common/safe_write.h), commit or abort. */
 #include "cachefile/cache_open.h"
 #include "common/error.h"
+#include "common/output_check.h"
 #include "common/safe_write.h"
 #include "transport/transport.h"
 #include "xpc_format.h"
@@ -9,8 +10,10 @@
 xpack_status xp_transport_convert_file(const char* in_path, const char* out_path, int input_is_transport,
                              const char* wrong_form, xp_transport_convert_fn convert, void* context,
                              xpack_transport_stats* stats, xpack_error* err) {
+  xpack_status st = xp_check_output(out_path, &in_path, 1, err); /* before anything is read or written */
+  if (st != XPACK_OK) return st;
   xp_file in;
-  xpack_status st = xp_file_open(&in, in_path, 1, err);
+  st = xp_file_open(&in, in_path, 1, err);
   if (st != XPACK_OK) return st;
   if (((in.view.flags & XPC_FLAG_TRANSPORT) != 0) != (input_is_transport != 0)) {
     st = xp_fail(err, XPACK_ERR_ARG, "%s: %s", in_path, wrong_form);

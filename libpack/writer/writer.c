@@ -311,9 +311,8 @@ static void* provider_offset_to_addr(void* context, size_t offset) {
 
 static enum xnn_status provider_delete_cache(void* context) { return xnn_status_success; }
 
-xpack_status xpack_writer_create(const char* out_path, const xpack_writer_options* options, xpack_writer** out,
-                                 xpack_error* err) {
-  if (out_path == NULL || out == NULL) return xp_fail(err, XPACK_ERR_ARG, "xpack_writer_create: NULL argument");
+xpack_status xp_writer_create(const char* out_path, const char* unnamed_folder, const xpack_writer_options* options,
+                       xpack_writer** out, xpack_error* err) {
   *out = NULL;
   uint32_t page = options && options->page_alignment ? options->page_alignment : XPC_DEFAULT_PAGE_ALIGNMENT;
   if (page < 4096 || (page & (page - 1)) != 0) {
@@ -329,8 +328,9 @@ xpack_status xpack_writer_create(const char* out_path, const xpack_writer_option
     xpack_writer_abort(w);
     return xp_fail(err, XPACK_ERR_NOMEM, "out of memory");
   }
-  /* Locked while we write; leftovers of killed writers of this target are removed (temp_files.h). */
-  xpack_status st = xp_safe_create(&w->file, out_path, err);
+  /* Locked while we write; leftovers of killed writers in this folder are removed (temp_files.h). */
+  xpack_status st = unnamed_folder == NULL ? xp_safe_create(&w->file, out_path, err)
+                             : xp_safe_create_unnamed(&w->file, unnamed_folder, out_path, err);
   if (st != XPACK_OK) {
     xpack_writer_abort(w);
     return st;
@@ -473,19 +473,33 @@ void xpack_writer_abort(xpack_writer* w) {
   destroy(w); /* removes the temporary file */
 }
 
-xpack_status xpack_writer_finish(xpack_writer* w, xpack_error* err) {
-  if (w == NULL) return xp_fail(err, XPACK_ERR_ARG, "xpack_writer_finish: NULL writer");
+xpack_status xpack_writer_create(const char* out_path, const xpack_writer_options* options, xpack_writer** out,
+                                 xpack_error* err) {
+  if (out_path == NULL || out == NULL) return xp_fail(err, XPACK_ERR_ARG, "xpack_writer_create: NULL argument");
+  return xp_writer_create(out_path, NULL, options, out, err);
+}
+
+xpack_status xp_writer_finish(xpack_writer* w, int* kept_fd, xpack_error* err) {
   if (w->failed) {
     xpack_status st = xp_fail(err, XPACK_ERR_IO, "%s: %s", w->out_path, w->failure);
     xpack_writer_abort(w);
     return st;
   }
+  uint64_t file_size = 0;
   xpack_status st = xp_writer_canonical_regions(w, err);
-  if (st == XPACK_OK) st = xp_writer_write_metadata(w, err);
-  if (st != XPACK_OK) {
-    xpack_writer_abort(w);
-    return st;
+  if (st == XPACK_OK) st = xp_writer_write_metadata(w, &file_size, err);
+  if (st == XPACK_OK) {
+    st = kept_fd ? xp_safe_keep(&w->file, file_size, kept_fd, err) : xp_safe_commit(&w->file, file_size, err);
   }
-  destroy(w);
-  return XPACK_OK;
+  destroy(w); /* removes the temporary file when the commit did not happen */
+  return st;
+}
+
+xpack_status xpack_writer_finish(xpack_writer* w, xpack_error* err) {
+  if (w == NULL) return xp_fail(err, XPACK_ERR_ARG, "xpack_writer_finish: NULL writer");
+  if (w->file.unnamed) {
+    xpack_writer_abort(w);
+    return xp_fail(err, XPACK_ERR_ARG, "xpack_writer_finish: an unnamed writer: use xpack_writer_finish_open");
+  }
+  return xp_writer_finish(w, NULL, err);
 }

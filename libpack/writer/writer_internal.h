@@ -96,7 +96,8 @@ struct xpack_writer {
   pthread_cond_t packed;  /* a session's in-flight key was inserted (or given up) */
   pthread_cond_t io_done; /* a region's write or move finished */
   char* out_path;
-  xp_safe_file file; /* the temporary file beside out_path that becomes the cache (common/safe_write.h) */
+  xp_safe_file file; /* the temporary file beside out_path that becomes the cache (common/safe_write.h), or the
+                      * unnamed file of an unnamed writer (whose out_path is then its folder, for messages) */
   uint32_t page_alignment, region_alignment;
   uint64_t data_offset, data_end;
   unsigned long long written_behind; /* xp_write_behind's progress over the temporary file */
@@ -189,7 +190,17 @@ uint32_t xp_writer_intern(xpack_writer* w, const char* s, size_t len);
  * the pointer has no single known family: then the entry is not recorded. Caller holds the lock. */
 uint32_t xp_writer_entry_family(xpack_writer* w, xp_writer_session* s, const void* kernel);
 
-/* Writes metadata, footer and header, then commits the file (writer_meta.c). */
-xpack_status xp_writer_write_metadata(xpack_writer* w, xpack_error* err);
+/* Writes metadata, footer and header into the temporary file, and the file's final size to *file_size
+ * (writer_meta.c). */
+xpack_status xp_writer_write_metadata(xpack_writer* w, uint64_t* file_size, xpack_error* err);
+
+/* A writer of the file at out_path (xpack_writer_create), or with unnamed_folder of an unnamed file there
+ * whose messages name out_path (xpack_writer_create_unnamed). */
+xpack_status xp_writer_create(const char* out_path, const char* unnamed_folder, const xpack_writer_options* options,
+                       xpack_writer** out, xpack_error* err);
+
+/* Finishes the file and frees w in every case: with kept_fd NULL commits it to out_path (xpack_writer_finish),
+ * else hands the unnamed file's descriptor to *kept_fd (xpack_writer_finish_fd). */
+xpack_status xp_writer_finish(xpack_writer* w, int* kept_fd, xpack_error* err);
 
 #endif

@@ -51,15 +51,7 @@ int xp_writer_region_fd(const xpack_writer* w, const xp_writer_region* r) { retu
 static int spool_open(xpack_writer* w) {
   if (w->spool_fd >= 0) return 0;
   if (w->spool_unusable) return -1;
-  size_t n = strlen(w->file.tmp_path) + 1;
-  char* path = malloc(n);
-  if (path != NULL) {
-    memcpy(path, w->file.tmp_path, n);
-    memcpy(path + n - 7, "XXXXXX", 6); /* ".<name>.XXXXXX": the temporary files' pattern (temp_files.h) */
-    w->spool_fd = xp_temp_create(path);
-    if (w->spool_fd >= 0) unlink(path); /* nameless from now on: nothing to clean up, however we end */
-    free(path);
-  }
+  w->spool_fd = xp_temp_open_unnamed(w->file.folder); /* nothing to clean up, however we end */
   if (w->spool_fd < 0) w->spool_unusable = 1; /* then regions go straight in, and are put in order at the end */
   return w->spool_fd >= 0 ? 0 : -1;
 }

@@ -39,7 +39,7 @@ static int compare_entries(const void* pa, const void* pb) {
   return c != 0 ? c : compare_strings(a->bias, b->bias);
 }
 
-xpack_status xp_writer_write_metadata(xpack_writer* w, xpack_error* err) {
+xpack_status xp_writer_write_metadata(xpack_writer* w, uint64_t* file_size, xpack_error* err) {
   const char* path = w->out_path;
   /* String offsets inside STRS: u32 length, bytes, NUL. */
   uint64_t* string_offset = calloc(w->string_count + 1, sizeof *string_offset);
@@ -151,14 +151,13 @@ xpack_status xp_writer_write_metadata(xpack_writer* w, xpack_error* err) {
 
   st = xp_safe_write_at(&w->file, m.tail, m.tail_size, m.metadata_offset, err);
   if (st == XPACK_OK) st = xp_safe_write_at(&w->file, header, sizeof header, 0, err);
-  const uint64_t file_size = m.file_size;
+  *file_size = m.file_size;
   xp_metadata_free(&m);
   free(sorted);
   free(string_offset);
   free(families);
   free(family_rank);
-  if (st != XPACK_OK) return st;
   /* A gap between the last region and the metadata would be a hole; the commit's truncate keeps the size
    * exact. */
-  return xp_safe_commit(&w->file, file_size, err);
+  return st;
 }

@@ -41,7 +41,7 @@ xpack_status xp_writer_canonical_regions(xpack_writer* w, xpack_error* err) {
   uint32_t* order = malloc((w->region_count + 1) * sizeof *order);
   uint32_t* new_index = malloc((w->region_count + 1) * sizeof *new_index);
   xp_writer_region* placed = malloc((w->region_count + 1) * sizeof *placed);
-  xp_safe_file fresh = {NULL, NULL, -1};
+  xp_safe_file fresh = XP_SAFE_FILE_NONE;
   xpack_status st = XPACK_OK;
   if (order == NULL || new_index == NULL || placed == NULL) {
     st = xp_fail(err, XPACK_ERR_NOMEM, "out of memory");
@@ -61,9 +61,10 @@ xpack_status xp_writer_canonical_regions(xpack_writer* w, xpack_error* err) {
     end = placed[i].offset + placed[i].size;
   }
   if (!in_place) {
-    /* A second temporary file of the same target (so a killed run's is removed as any other), which then
-     * replaces the first. */
-    st = xp_safe_create(&fresh, w->out_path, err);
+    /* A second temporary file in the same folder and of the same kind (named at commit, or never), which
+     * then replaces the first. */
+    st = w->file.unnamed ? xp_safe_create_unnamed(&fresh, w->file.folder, w->out_path, err)
+                         : xp_safe_create(&fresh, w->out_path, err);
     if (st != XPACK_OK) goto done;
     for (size_t i = 0; i < w->region_count; i++) {
       if (xp_copy_range(w->file.fd, w->regions[order[i]].offset, fresh.fd, placed[i].offset, placed[i].size) != 0) {
@@ -74,7 +75,7 @@ xpack_status xp_writer_canonical_regions(xpack_writer* w, xpack_error* err) {
     }
     xp_safe_abort(&w->file);
     w->file = fresh;
-    fresh = (xp_safe_file){NULL, NULL, -1};
+    fresh = XP_SAFE_FILE_NONE;
   }
   for (size_t i = 0; i < w->entry_count; i++) w->entries[i].region = new_index[w->entries[i].region];
   memcpy(w->regions, placed, w->region_count * sizeof *placed);

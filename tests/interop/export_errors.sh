@@ -21,7 +21,7 @@ expect_refusal() {
     [ "$(cat "$out")" = "previous contents" ] || fail "$cache: $out was changed"
     rm -f "$out"
   fi
-  [ -z "$(find . -name '.*.xpwc.*')" ] || fail "$cache: temporary file left behind"
+  [ -z "$(find . -name '.xpack-*')" ] || fail "$cache: temporary file left behind"
   echo "  refused ($want): $(head -c 200 err.txt)"
 }
 
@@ -66,7 +66,7 @@ set +e; bash -c 'trap "" XFSZ; ulimit -f 8; exec "$@"' _ "$XPACK" export --execu
 [ "$st" = 4 ] || fail "size limit: exit $st: $(cat err.txt)"
 grep -q "limited.xpwc: cannot write the temporary file" err.txt || fail "size limit message: $(cat err.txt)"
 [ "$(cat limited.xpwc)" = "previous contents" ] || fail "size limit: the previous file was changed"
-[ -z "$(find . -name '.*.xpwc.*')" ] || fail "size limit: temporary file left behind"
+[ -z "$(find . -name '.xpack-*')" ] || fail "size limit: temporary file left behind"
 echo "  refused (4): $(head -c 200 err.txt)"
 
 echo "== damaged copies: refused, or (damage in padding) exported identically; never a crash"

@@ -66,7 +66,7 @@ cmp -s fixture.xpwc fixture_text.xpwc || fail "text and JSON exports differ"
 # Exporting again replaces the file in place, atomically; no temporary file is left.
 "$XPACK" export --executorch fixture.xpc fixture.xpwc > /dev/null 2>&1 || fail "re-export"
 cmp -s fixture.xpwc fixture_text.xpwc || fail "re-export differs"
-[ -z "$(find . -name '.*.xpwc.*')" ] || fail "temporary files left behind"
+[ -z "$(find . -name '.xpack-*')" ] || fail "temporary files left behind"
 
 echo "== nothing ExecuTorch could name: exit 0, nothing written"
 "$SUBGRAPHS" pack subgraphs.xpc > /dev/null || fail "xpack-subgraphs pack"

@@ -2,8 +2,10 @@
 # Crash safety of `xpack pack`: SIGKILL at random points of a pack that takes a good fraction of a second.
 # After every kill the target holds either the previous complete file or the new complete file (or nothing,
 # only when there was nothing before), `xpack verify` passes on it, and it equals a complete pack output
-# byte for byte (packing is deterministic). A killed process cannot remove its temporary file; the next
-# pack onto the same target does (a temporary file whose writer still runs is locked and left alone).
+# byte for byte (packing is deterministic). A killed pack leaves no temporary file: it has no name until the
+# instant before the rename (O_TMPFILE). Where a file system refuses O_TMPFILE (XPACK_TEST_NAMED_TEMP takes
+# that path here) a killed pack's named temporary file is removed by the next pack into that folder, and
+# only that: a locked one (whose writer still runs) and files of other forms stay.
 #   crash_safety.sh XPACK XPACK-GENMODEL [ROUNDS]
 XPACK=$1; GEN=$2; ROUNDS=${3:-24}
 . "$(dirname "$0")/lib.sh"
@@ -23,7 +25,16 @@ rm new2.xpc
 new_size=$(stat -c %s new.xpc)
 echo "  one pack of $(stat -c %s big.pte) bytes of program takes $pack_ms ms here and writes $new_size bytes"
 
-temps() { find . -maxdepth 1 -name '.target.xpc.*' | wc -l; }
+temps() { find . -maxdepth 1 -name '.xpack-*.tmp' | wc -l; }
+# The size of the largest file the pack (PID) writes here: its temporary files have no name to look for.
+writing_size() {
+  local fd path size=0 s
+  for fd in /proc/"$1"/fd/*; do
+    path=$(readlink "$fd" 2> /dev/null) || continue
+    case "$path" in "$d"/big.pte) ;; "$d"/*) s=$(stat -L -c %s "$fd" 2> /dev/null || echo 0); [ "$s" -gt "$size" ] && size=$s ;; esac
+  done
+  echo "$size"
+}
 before_rename=0 after_rename=0 finished=0 absent_rounds=0 leftover_max=0
 RANDOM=12345
 for round in $(seq 0 $((ROUNDS - 1))); do
@@ -40,18 +51,13 @@ for round in $(seq 0 $((ROUNDS - 1))); do
     3) how="when the target changes" ;;
     *) how="after $(awk -v ms=$((RANDOM % (pack_ms * 12 / 10 + 1))) 'BEGIN{printf "%.3f", ms/1000}')s" ;;
   esac
-  touch started   # temporary files of earlier rounds are older
   "$XPACK" pack big.pte -o target.xpc > /dev/null 2>&1 &
   pid=$!
   case "$how" in
     "at once") ;;
     "when the temporary file is complete")
       while kill -0 "$pid" 2> /dev/null; do
-        # find fails when the pack removes an earlier round's temporary file between reading the directory
-        # and testing -newer; with pipefail that would end the script, so a failed find counts as no size.
-        size=$({ find . -maxdepth 1 -name '.target.xpc.*' -newer started -printf '%s\n' 2> /dev/null || :; } |
-          sort -n | tail -n1)
-        [ "${size:-0}" -ge "$new_size" ] && break
+        [ "$(writing_size "$pid")" -ge "$new_size" ] && break
       done ;;
     "when the target changes")
       if [ -e before.link ]; then while [ target.xpc -ef before.link ] && kill -0 "$pid" 2> /dev/null; do :; done
@@ -81,27 +87,29 @@ for round in $(seq 0 $((ROUNDS - 1))); do
 done
 echo "crash_safety: rounds=$ROUNDS (target absent before: $absent_rounds) killed_before_rename=$before_rename" \
   "killed_after_rename=$after_rename finished_before_the_kill=$finished max_temporary_files_left=$leftover_max"
+[ "$leftover_max" = 0 ] || fail "killed packs left temporary files: $(ls -A)"
 
-# Stale temporary files: a killed pack's is removed by the next pack onto the same target; one that looks
-# like it but is locked (as a running writer's is) stays, and so do files of other targets.
-rm -f .target.xpc.*
-"$XPACK" pack big.pte -o target.xpc > /dev/null 2>&1 &
+# Named temporary files: a killed pack's is removed by the next pack into the folder; one of the same form
+# but locked (as a running writer's is) stays, and so do files named like the temporary files of earlier
+# versions.
+XPACK_TEST_NAMED_TEMP=1 "$XPACK" pack big.pte -o target.xpc > /dev/null 2>&1 &
 pid=$!
 while kill -0 "$pid" 2> /dev/null && [ "$(temps)" -lt 1 ]; do :; done
 kill -KILL "$pid" 2> /dev/null || true
 { wait "$pid"; } 2> /dev/null || true
-killed_temp=$(find . -maxdepth 1 -name '.target.xpc.*')
+killed_temp=$(find . -maxdepth 1 -name '.xpack-*.tmp')
 [ -n "$killed_temp" ] && [ "$(temps)" = 1 ] || fail "expected one temporary file to test with: $(ls -A)"
-exec 9> .target.xpc.Held01
+exec 9> .xpack-Held01.tmp
 flock -x 9
 echo "not ours" > .other.xpc.AbC123
 "$XPACK" pack small.pte -o target.xpc > /dev/null
 [ ! -e "$killed_temp" ] || fail "the killed pack's temporary file $killed_temp remains after the next pack"
-[ -e .target.xpc.Held01 ] || fail "a pack removed a locked temporary file"
-[ -e .other.xpc.AbC123 ] || fail "a pack removed a temporary file of another target"
+[ -e .xpack-Held01.tmp ] || fail "a pack removed a locked temporary file"
+[ -e .other.xpc.AbC123 ] || fail "a pack removed a file named like an earlier version's temporary file"
+rm .xpack-Held01.tmp
 exec 9>&-
 "$XPACK" pack big.pte -o target.xpc > /dev/null
 [ "$(temps)" = 0 ] || fail "temporary files remain: $(ls -a)"
 cmp -s target.xpc new.xpc || fail "the last pack did not write the complete file"
-echo "  the next pack removed the killed pack's temporary file; a locked one and another target's stayed"
+echo "  the next pack removed the killed pack's named temporary file; a locked one and another form stayed"
 echo "crash_safety: ok"

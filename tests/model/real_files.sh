@@ -70,7 +70,7 @@ for f in linear129 small_cnn person_detect_int8 img_dec_small_q8; do
     [ "$st" -lt 128 ] || { echo "CRASH: run $f byte $off"; crashes=$((crashes + 1)); }
   done
 done
-[ -z "$(find "$d" -name '.*.xpc.*')" ] || fail "temporary files left behind"
+[ -z "$(find "$d" -name '.xpack-*')" ] || fail "temporary files left behind"
 echo "damaged copies: $n runs, $crashes crashes"
 [ "$crashes" = 0 ] || fail "crashes"
 echo "real files: ok"

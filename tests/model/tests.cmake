@@ -49,3 +49,7 @@ set(XPACK_OTHER_XNNPACK_XPACK "" CACHE FILEPATH "An xpack built with another XNN
 add_test(NAME model_cross_xnnpack COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/cross_xnnpack.sh $<TARGET_FILE:xpack>
          "${XPACK_OTHER_XNNPACK_XPACK}" $<TARGET_FILE:xpack-genmodel>)
 set_tests_properties(model_cross_xnnpack PROPERTIES SKIP_RETURN_CODE 77)
+
+# What xpack promises about its outputs: never onto an input or a non-regular file, no file removed that it
+# did not make, long names, nothing left by a pack --zstd or verify --model killed with SIGKILL.
+add_test(NAME model_outputs COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/outputs.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>)

@@ -1,0 +1,21 @@
+/* What xpack refuses to write over, checked before anything is written.
+ *
+ * An output replaces what is at its path by a rename (safe_write.h), so whatever was there is gone: an
+ * input of the same command would be destroyed, and a device, FIFO, socket or folder would turn into a
+ * regular file. A symbolic link to a regular file is replaced itself (the file it pointed to stays as it
+ * was), as rename(2) does; one to anything else is refused as what it points to would be. */
+#ifndef XPACK_SRC_OUTPUT_CHECK_H
+#define XPACK_SRC_OUTPUT_CHECK_H
+
+#include <stddef.h>
+
+#include "xpack_status.h"
+
+/* XPACK_OK when out_path names nothing yet, or a regular file (or a symbolic link, dangling or to a regular
+ * file) that is none of the input_count files of `inputs` (which may be NULL when input_count is 0). The
+ * same file is the same device and inode, whatever the name: another path, a hard or a symbolic link.
+ * Errors: XPACK_ERR_ARG, naming out_path and what it is or which input it is; XPACK_ERR_IO when out_path
+ * cannot be looked at (e.g. a folder on the way cannot be searched). */
+xpack_status xp_check_output(const char* out_path, const char* const* inputs, size_t input_count, xpack_error* err);
+
+#endif

@@ -1,0 +1,36 @@
+/* Writers of files that never get a name: a cache read back by the same process and then gone, whenever
+ * and however the process ends (xpack_writer_create_unnamed, xpack_writer_finish_fd). */
+#include <stdlib.h>
+
+#include "common/error.h"
+#include "common/temp_files.h"
+#include "writer/writer_internal.h"
+
+xpack_status xpack_writer_create_unnamed(const char* near_path, const xpack_writer_options* options, xpack_writer** out,
+                                         xpack_error* err) {
+  if (out == NULL) return xp_fail(err, XPACK_ERR_ARG, "xpack_writer_create_unnamed: NULL argument");
+  if (near_path == NULL) {
+    const char* tmp = getenv("TMPDIR");
+    const char* folder = tmp && tmp[0] ? tmp : "/tmp";
+    return xp_writer_create(folder, folder, options, out, err);
+  }
+  char* folder = xp_folder_of(near_path);
+  if (folder == NULL) return xp_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", near_path);
+  xpack_status st = xp_writer_create(near_path, folder, options, out, err);
+  free(folder);
+  return st;
+}
+
+xpack_status xpack_writer_finish_fd(xpack_writer* w, int* fd, xpack_error* err) {
+  if (fd == NULL) {
+    xpack_writer_abort(w);
+    return xp_fail(err, XPACK_ERR_ARG, "xpack_writer_finish_fd: NULL argument");
+  }
+  *fd = -1;
+  if (w == NULL) return xp_fail(err, XPACK_ERR_ARG, "xpack_writer_finish_fd: NULL writer");
+  if (!w->file.unnamed) {
+    xpack_writer_abort(w);
+    return xp_fail(err, XPACK_ERR_ARG, "%s: the writer has a target: use xpack_writer_finish", w->out_path);
+  }
+  return xp_writer_finish(w, fd, err);
+}

@@ -1,0 +1,184 @@
+#!/usr/bin/env bash
+# What xpack promises about the files it writes (docs/TRUST.md, "Outputs"), for every command that writes
+# one (pack, pack --zstd, inflate, export --executorch):
+#   - it never writes over one of its inputs, however the output names it (the same name, another path, a
+#     hard or a symbolic link): exit 2, the input unchanged, nothing new in the folder;
+#   - it never turns a device, FIFO, socket or folder (or a symbolic link to one) into a regular file:
+#     exit 2 naming what is there; a symbolic link to a regular file is replaced, the file it points to kept;
+#   - it removes no file it did not make: files named like temporary files of the target (".<target>." and
+#     six characters, the form of earlier versions) or like its own but locked, a folder or a link, stay;
+#   - output names up to NAME_MAX bytes work, and an error names the target, never a temporary file;
+#   - a pack --zstd or a verify --model killed with SIGKILL leaves nothing: not in the output's folder, not
+#     in $TMPDIR (which verify --model uses for its re-pack), nor anywhere its descriptors pointed.
+# Every check runs to the end and the failures are listed, so that a binary with several faults shows all.
+#   outputs.sh XPACK XPACK-GENMODEL
+XPACK=$1; GEN=$2
+. "$(dirname "$0")/lib.sh"
+d=$(mktemp -d); trap 'rm -rf "$d"' EXIT
+cd "$d"
+failures=0
+bad() { echo "  FAILED: $*" >&2; failures=$((failures + 1)); }
+listing() { ls -A "$1" | sort | tr '\n' ' '; }
+
+"$GEN" llm -o m.pte --ptd m.ptd --size 1M > /dev/null
+"$XPACK" pack m.pte --data m.ptd -o c.xpc > /dev/null
+"$XPACK" pack m.pte --data m.ptd -o z.xpc --zstd > /dev/null
+for f in m.pte m.ptd c.xpc z.xpc; do cp "$f" "$f.orig"; done
+: > out.txt; : > err.txt
+
+# refused WANT_EXIT WHAT -- COMMAND...: the command exits WANT_EXIT with a message naming no temporary file,
+# every input is unchanged and the folder lists what it listed before.
+refused() {
+  local want=$1 what=$2; shift 3
+  local before st f
+  before=$(listing .)
+  set +e; "$@" > out.txt 2> err.txt; st=$?; set -e
+  [ "$st" = "$want" ] || bad "$what: exit $st, expected $want: $(head -c 300 err.txt)"
+  [ -s err.txt ] || bad "$what: no message"
+  ! grep -q '\.xpack-\|XXXXXX' err.txt || bad "$what: the message names a temporary file: $(cat err.txt)"
+  for f in m.pte m.ptd c.xpc z.xpc; do
+    cmp -s "$f" "$f.orig" || { bad "$what: $f changed"; cp "$f.orig" "$f"; }
+  done
+  [ "$(listing .)" = "$before" ] || bad "$what: the folder changed: $before -> $(listing .)"
+  echo "  $what: exit $st, $(head -n1 err.txt | cut -c1-160)"
+}
+
+echo "outputs that are inputs"
+ln m.pte hard.pte
+ln -s m.ptd soft.ptd
+ln -s c.xpc soft.xpc
+mkdir sub; ln -s ../z.xpc sub/z.xpc
+refused 2 "pack -o the program" -- "$XPACK" pack m.pte --data m.ptd -o m.pte
+refused 2 "pack -o the program by another path" -- "$XPACK" pack m.pte --data m.ptd -o "$d/./m.pte"
+refused 2 "pack -o a hard link to the program" -- "$XPACK" pack m.pte --data m.ptd -o hard.pte
+refused 2 "pack -o the data file" -- "$XPACK" pack m.pte --data m.ptd -o m.ptd
+refused 2 "pack -o a symbolic link to the data file" -- "$XPACK" pack m.pte --data m.ptd -o soft.ptd
+refused 2 "pack --zstd -o the program" -- "$XPACK" pack m.pte --data m.ptd --zstd -o m.pte
+refused 2 "export onto its input" -- "$XPACK" export --executorch c.xpc c.xpc
+refused 2 "export onto a link to its input" -- "$XPACK" export --executorch c.xpc soft.xpc
+refused 2 "inflate onto its input" -- "$XPACK" inflate z.xpc z.xpc
+refused 2 "inflate onto a link to its input elsewhere" -- "$XPACK" inflate z.xpc sub/z.xpc
+
+echo "outputs that are not regular files"
+mkfifo fifo
+mkdir folder
+python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' sock
+ln -s fifo link-to-fifo
+kinds="fifo:FIFO folder:folder sock:socket link-to-fifo:FIFO"
+if [ "$(id -u)" = 0 ]; then mknod chardev c 1 3; kinds="$kinds chardev:character"; else
+  echo "  character device: not tested (needs root to make one here)"; fi
+for kind in $kinds; do
+  f=${kind%%:*} word=${kind#*:}
+  refused 2 "pack -o $f" -- "$XPACK" pack m.pte --data m.ptd -o "$f"
+  grep -q "$word" err.txt || bad "pack -o $f: the message does not say it is a $word: $(cat err.txt)"
+  refused 2 "pack --zstd -o $f" -- "$XPACK" pack m.pte --data m.ptd --zstd -o "$f"
+  refused 2 "inflate onto $f" -- "$XPACK" inflate z.xpc "$f"
+  refused 2 "export onto $f" -- "$XPACK" export --executorch c.xpc "$f"
+done
+[ -p fifo ] && [ -d folder ] && [ -S sock ] && [ -L link-to-fifo ] || bad "a non-regular output was replaced"
+[ ! -e chardev ] || [ -c chardev ] || bad "the character device was replaced"
+# A symbolic link to a regular file, or a dangling one, is replaced; what it pointed to stays.
+cp c.xpc.orig pointed.xpc
+ln -s pointed.xpc link.xpc
+ln -s nowhere dangling.xpc
+for out in link.xpc dangling.xpc; do
+  "$XPACK" pack m.pte --data m.ptd --zstd -o "$out" > /dev/null 2> err.txt || bad "pack -o $out: $(cat err.txt)"
+  [ -f "$out" ] && [ ! -L "$out" ] && cmp -s "$out" z.xpc || bad "pack -o $out did not replace the link with the cache"
+done
+cmp -s pointed.xpc c.xpc.orig || bad "the file a replaced link pointed to changed"
+[ ! -e nowhere ] || bad "a pack wrote through a dangling link"
+echo "  links to a regular file and dangling links are replaced; the file pointed to is unchanged"
+
+echo "files xpack did not make"
+mkdir keep && cd keep
+cp ../c.xpc.orig c2.xpc
+echo backup > .c2.xpc.backup                # named like the temporary files of earlier versions
+echo user > .c2.xpc.AbC123
+echo other > .xpack-AbC123.tmp.bak          # our marker, not our form
+mkdir .xpack-Dir123.tmp                     # our form, not a regular file
+ln -s c2.xpc .xpack-Lnk123.tmp              # our form, a link
+echo held > .xpack-Held01.tmp               # our form, locked: a writer still runs
+echo killed > .xpack-Dead01.tmp             # our form, unlocked: a killed writer's (the one to remove)
+exec 9< .xpack-Held01.tmp
+flock -x 9
+# Also with named temporary files from the start, as on a file system without O_TMPFILE.
+for named in "" XPACK_TEST_NAMED_TEMP=1; do
+  for cmd in "pack ../m.pte --data ../m.ptd -o c2.xpc" "pack ../m.pte --data ../m.ptd --zstd -o c2.xpc" \
+             "inflate ../z.xpc c2.xpc" "export --executorch ../c.xpc c2.xpc"; do
+    # shellcheck disable=SC2086
+    env $named "$XPACK" $cmd > /dev/null 2> ../err.txt || bad "$named $cmd: $(cat ../err.txt)"
+    want=".c2.xpc.AbC123 .c2.xpc.backup .xpack-AbC123.tmp.bak .xpack-Dir123.tmp .xpack-Held01.tmp .xpack-Lnk123.tmp c2.xpc "
+    [ "$(listing .)" = "$want" ] || bad "$named $cmd: the folder holds $(listing .), expected $want"
+    echo "  $named $cmd: only the unlocked leftover of our exact form went"
+    echo killed > .xpack-Dead01.tmp
+  done
+done
+exec 9<&-
+cd ..
+
+echo "long output names"
+long=$(printf 'n%.0s' $(seq 251)).xpc   # 255 bytes, NAME_MAX
+for cmd in "pack m.pte --data m.ptd -o $long" "pack m.pte --data m.ptd --zstd -o $long" "inflate z.xpc $long" \
+           "export --executorch c.xpc $long"; do
+  rm -f "$long"
+  # shellcheck disable=SC2086
+  "$XPACK" $cmd > /dev/null 2> err.txt && [ -s "$long" ] || bad "${cmd/$long/<255 bytes>}: $(cut -c1-200 err.txt)"
+done
+rm -f "$long"
+echo "  pack, pack --zstd, inflate and export write an output named with 255 bytes"
+# An error names the target: a missing folder.
+set +e; "$XPACK" pack m.pte --data m.ptd --zstd -o "missing/$long" > /dev/null 2> err.txt; st=$?; set -e
+[ "$st" = 4 ] && grep -q "^xpack: missing/$long: " err.txt || bad "an error on a long name: exit $st: $(cut -c1-300 err.txt)"
+echo "  an error names the target: exit $st"
+
+echo "killed with SIGKILL"
+mkdir killed tmp
+"$GEN" llm -o big.pte --size 96M > /dev/null
+"$XPACK" pack big.pte -o big.xpc > /dev/null
+# kill_mid_write PREFIX -- COMMAND...: starts COMMAND, waits until it has a file of at least 1 MB open
+# whose path starts with PREFIX (polling with one find per round), records in fds.txt that file and where
+# every descriptor of the process points, and kills it with SIGKILL. Tries up to five times, since a
+# loaded machine may miss the window; returns 1 when it never caught the command mid-write.
+kill_mid_write() {
+  local prefix=$1 attempt pid fd; shift 2
+  for attempt in 1 2 3 4 5; do
+    "$@" > /dev/null 2>&1 &
+    pid=$!
+    : > fds.txt
+    while kill -0 "$pid" 2> /dev/null; do
+      find -L /proc/"$pid"/fd -maxdepth 1 -size +1M 2> /dev/null | while read -r fd; do
+        case "$(readlink "$fd")" in "$d"/big.*) ;; "$prefix"*) readlink "$fd" ;; esac
+      done > matched.txt
+      [ -s matched.txt ] && break
+    done
+    { cat matched.txt; for fd in /proc/"$pid"/fd/*; do readlink "$fd" 2> /dev/null || :; done; } > fds.txt
+    kill -KILL "$pid" 2> /dev/null || true
+    { wait "$pid"; } 2> /dev/null || true
+    [ -s matched.txt ] && return 0
+  done
+  return 1
+}
+for round in 1 2 3; do
+  kill_mid_write "$d/killed/" -- "$XPACK" pack big.pte -o killed/z.xpc --zstd ||
+    bad "pack --zstd (round $round) was never caught writing in the output's folder"
+  [ -z "$(ls -A killed)" ] || bad "pack --zstd killed mid-write (round $round) left: $(listing killed)"
+done
+echo "  pack --zstd killed mid-write: nothing left in the output's folder"
+for round in 1 2; do
+  # Caught in $TMPDIR, or where earlier versions wrote (then the checks below list what they left).
+  kill_mid_write /tmp/ -- env TMPDIR="$d/tmp" "$XPACK" verify big.xpc --model big.pte ||
+    bad "verify --model (round $round) was never caught writing its re-pack"
+  grep -q "^$d/tmp/" matched.txt || bad "verify --model (round $round) wrote outside \$TMPDIR: $(tr '\n' ' ' < matched.txt)"
+  [ -z "$(ls -A tmp)" ] || bad "verify --model killed mid-re-pack (round $round) left in \$TMPDIR: $(listing tmp)"
+  while read -r path; do   # no file it had open is left, nor a folder it made for one
+    case "$path" in "$d"/big.*) ;; /tmp/*)
+      [ ! -e "$path" ] || bad "verify --model killed (round $round) left $path"
+      case "${path%/*}" in "$d" | "$d/tmp" | /tmp) ;; *)
+        [ ! -e "${path%/*}" ] || bad "verify --model killed (round $round) left ${path%/*}: $(ls -A "${path%/*}")" ;; esac ;;
+    esac
+  done < fds.txt
+done
+echo "  verify --model killed mid-re-pack: its re-pack was in \$TMPDIR and nothing is left"
+
+[ "$failures" = 0 ] || fail "$failures check(s) failed"
+echo "outputs: ok"
