@@ -90,6 +90,7 @@
 #define XPC_E_FLAGS 28   /* u32, XPC_ENTRY_* */
 #define XPC_E_CHECK 32   /* u64, XXH3-64 of entry bytes [0, 32) followed by its 32-byte region record */
 #define XPC_ENTRY_PACKED_ON_INSERT 0x1u /* XNNPACK packed this weight without a look-up first */
+#define XPC_ENTRY_FLAGS_KNOWN XPC_ENTRY_PACKED_ON_INSERT
 
 #define XPC_NONE 0xFFFFFFFFu
 
@@ -126,5 +127,6 @@
 #define XPC_MIN_REGION_ALIGNMENT 64 /* at least XNN_ALLOCATION_ALIGNMENT on every target */
 #define XPC_DEFAULT_PAGE_ALIGNMENT 4096
 #define XPC_APPLE_PAGE_ALIGNMENT 16384
+#define XPC_MAX_PAGE_ALIGNMENT 65536 /* the largest page of any target; bounds the padding a header can ask for */
 
 #endif /* XPACK_FORMAT_XPC_H */

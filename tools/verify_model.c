@@ -106,6 +106,7 @@ int verify_against_model(const char* cache_path, const xpack_model_set* set, xpa
     cli_error("%s", err.message);
     return XPACK_EXIT_FAILED;
   }
+  const uint64_t problems_before_compare = *problems;
   xpack_file *fresh = NULL, *cache = NULL;
   xpack_file_info cache_info = {0};
   if (xpack_file_open_fd(fresh_fd, &fresh, &err) == XPACK_OK && xpack_file_open(cache_path, &cache, &err) == XPACK_OK) {
@@ -118,6 +119,12 @@ int verify_against_model(const char* cache_path, const xpack_model_set* set, xpa
   xpack_file_close(fresh);
   xpack_file_close(cache);
   close(fresh_fd);
+  /* A cache whose packed bytes are not what this XNNPACK produces may hold anything, sizes that lie
+   * included: comparing stops here, and nothing of it reaches XNNPACK. */
+  if (*problems != problems_before_compare) {
+    report(&job, cache_path, "not run with the model: the cache differs from what this machine packs (above)");
+    return 0;
+  }
 
   if (xpack_cache_open(cache_path, 0, &job.cache, &err) != XPACK_OK) {
     report(&job, cache_path, err.message);

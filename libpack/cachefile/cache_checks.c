@@ -3,6 +3,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include <xxhash.h>
 
 #include "cachefile/region_place.h"
@@ -25,6 +26,64 @@ void xp_problem(xp_checker* c, const char* where_fmt, uint64_t where_arg, const 
   if (c->fn != NULL && c->fn(c->context, where, what) != 0) c->stopped = 1;
 }
 
+/* The first nonzero byte of [offset, offset + n), or UINT64_MAX when all are zero. */
+static uint64_t first_nonzero(const xp_view* v, uint64_t offset, uint64_t n) {
+  for (uint64_t i = 0; i < n; i++) {
+    if (v->base[offset + i] != 0) return offset + i;
+  }
+  return UINT64_MAX;
+}
+
+/* Padding [offset, offset + n) must be zero bytes (FORMAT.md 2, 4, 5). */
+static void check_padding(xp_checker* c, const char* what, uint64_t offset, uint64_t n) {
+  const uint64_t at = first_nonzero(c->v, offset, n);
+  if (at != UINT64_MAX) {
+    xp_problem(c, "padding at offset %llu", at, "byte %#x in the zero padding %s [%llu, +%llu)", c->v->base[at],
+                what, (unsigned long long)offset, (unsigned long long)n);
+  }
+}
+
+/* Fields this version reserves: zero in files of this version or older (a later minor may define them). */
+static void check_reserved(xp_checker* c) {
+  const xp_view* v = c->v;
+  if (v->minor > XPC_VERSION_MINOR) return;
+  if (xp_le16(v->base + XPC_H_RESERVED0) != 0 || xp_le64(v->base + XPC_H_RESERVED1) != 0) {
+    xp_problem(c, "header at offset %llu", 0, "reserved fields at offsets %d and %d must be 0", XPC_H_RESERVED0,
+                XPC_H_RESERVED1);
+  }
+}
+
+/* The metadata area as the writer lays it out (FORMAT.md 5, 9.1): the tables in directory order, the first at
+ * metadata_offset, each at the next multiple of 8 after the one before, then the directory likewise, which
+ * ends where the footer starts; zero bytes between. */
+static void check_metadata_layout(xp_checker* c) {
+  const xp_view* v = c->v;
+  uint64_t cursor = v->metadata_offset;
+  for (uint32_t i = 0; i < v->dir_count && !c->stopped; i++) {
+    const uint8_t* d = v->base + v->dir_offset + (uint64_t)i * XPC_DIR_ENTRY_SIZE;
+    const uint64_t offset = xp_le64(d + XPC_D_OFFSET);
+    const uint64_t bytes = xp_le64(d + XPC_D_COUNT) * xp_le32(d + XPC_D_RECORD_SIZE); /* bounded at open */
+    const uint64_t expected = xp_align_up(cursor, 8);
+    if (offset != expected) {
+      char tag[5], where[64];
+      xp_tag_text(xp_le32(d + XPC_D_TAG), tag);
+      snprintf(where, sizeof where, "table %s at offset %%llu", tag);
+      xp_problem(c, where, offset, "expected at offset %llu: tables follow one another in directory order, each at "
+                  "the next multiple of 8", (unsigned long long)expected);
+      return;
+    }
+    check_padding(c, "between tables", cursor, offset - cursor);
+    cursor = offset + bytes;
+  }
+  if (!c->stopped && v->dir_offset != xp_align_up(cursor, 8)) {
+    xp_problem(c, "table directory at offset %llu", v->dir_offset,
+                "expected at offset %llu, the next multiple of 8 after the last table",
+                (unsigned long long)xp_align_up(cursor, 8));
+  } else if (!c->stopped) {
+    check_padding(c, "before the table directory", cursor, v->dir_offset - cursor);
+  }
+}
+
 void xp_check_tables(xp_checker* c) {
   const xp_view* v = c->v;
   if (XXH3_64bits(v->base + v->metadata_offset, (size_t)v->metadata_size) != v->metadata_hash) {
@@ -42,6 +101,8 @@ void xp_check_tables(xp_checker* c) {
       xp_problem(c, where, offset, "XXH3-64 does not match its directory entry");
     }
   }
+  check_reserved(c);
+  check_metadata_layout(c);
 }
 
 void xp_check_regions(xp_checker* c, xp_region_fn region_fn, void* region_context) {
@@ -55,27 +116,59 @@ void xp_check_regions(xp_checker* c, xp_region_fn region_fn, void* region_contex
     char where[96];
     snprintf(where, sizeof where, "region %llu at offset %%llu", (unsigned long long)i);
     if (transport && (r.stored_size == 0 || !xp_region_is_sound(v, &r))) {
-      xp_problem(c, where, r.offset, "size %llu, frame of %llu bytes: must be non-empty and end inside the data area "
-                  "[%llu, +%llu)", (unsigned long long)r.size, (unsigned long long)r.stored_size,
+      xp_problem(c, where, r.offset, "size %llu, frame of %llu bytes: expected a size that is a non-zero multiple of "
+                  "xnn_alignment %u and a non-empty frame inside the data area [%llu, +%llu)",
+                  (unsigned long long)r.size, (unsigned long long)r.stored_size, v->xnn_alignment,
                   (unsigned long long)v->data_offset, (unsigned long long)v->data_size);
       continue;
     }
     if (!transport && !xp_region_is_sound(v, &r)) {
       xp_problem(c, where, r.offset,
-                  "size %llu (stored %llu) lies outside the data area [%llu, +%llu) or is misaligned",
-                  (unsigned long long)r.size, (unsigned long long)r.stored_size, (unsigned long long)v->data_offset,
-                  (unsigned long long)v->data_size);
+                  "size %llu (stored %llu): expected equal sizes, a non-zero multiple of xnn_alignment %u, inside the "
+                  "data area [%llu, +%llu), at a multiple of %llu",
+                  (unsigned long long)r.size, (unsigned long long)r.stored_size, v->xnn_alignment,
+                  (unsigned long long)v->data_offset, (unsigned long long)v->data_size,
+                  (unsigned long long)(r.size >= v->page_alignment ? v->page_alignment
+                                                                  : xp_small_region_alignment(v->xnn_alignment)));
+      /* Starting inside the data area, it still marks where the next region may start: one fault, one problem. */
+      if (r.offset >= previous_end && r.offset < data_end) {
+        previous_end = xp_fits(r.offset, r.size, data_end) ? r.offset + r.size : data_end;
+      }
       continue;
     }
+    const uint64_t expected = transport ? previous_end
+                                        : xp_place_region(previous_end, r.size, v->page_alignment,
+                                                           xp_small_region_alignment(v->xnn_alignment));
     if (r.offset < previous_end) {
       xp_problem(c, where, r.offset, "overlaps the previous region (which ends at %llu)",
                   (unsigned long long)previous_end);
-    } else if (transport && r.offset != previous_end) {
+    } else if (transport && r.offset != expected) {
       xp_problem(c, where, r.offset, "expected at offset %llu, right after the previous frame (the transport form "
-                  "has no gaps)", (unsigned long long)previous_end);
+                  "has no gaps)", (unsigned long long)expected);
+    } else if (r.offset != expected) {
+      xp_problem(c, where, r.offset, "expected at offset %llu, the first multiple of %llu after the previous region "
+                  "(FORMAT.md 4: regions are placed without spare gaps)", (unsigned long long)expected,
+                  (unsigned long long)(r.size >= v->page_alignment ? v->page_alignment
+                                                                  : xp_small_region_alignment(v->xnn_alignment)));
+    } else {
+      check_padding(c, previous_end == v->data_offset ? "before the first region" : "between regions", previous_end,
+                    r.offset - previous_end);
     }
     previous_end = r.offset + r.stored_size;
     if (region_fn != NULL && !c->stopped) region_fn(region_context, c, i, &r, where);
+  }
+  if (!transport && !c->stopped) {
+    check_padding(c, "between the header and the data area", XPC_HEADER_SIZE, v->data_offset - XPC_HEADER_SIZE);
+    if (previous_end != data_end || v->metadata_offset != xp_align_up(data_end, 8)) {
+      xp_problem(c, "data area at offset %llu", v->data_offset,
+                  "the data area ends where the last region ends and the metadata starts at the next multiple of 8; "
+                  "the regions end at %llu, the data area at %llu, the metadata starts at %llu",
+                  (unsigned long long)previous_end, (unsigned long long)data_end,
+                  (unsigned long long)v->metadata_offset);
+    }
+  }
+  if (!c->stopped && v->metadata_offset >= data_end && v->metadata_offset - data_end < 8) {
+    check_padding(c, "between the data area and the metadata", data_end, v->metadata_offset - data_end);
   }
   if (transport && (v->data_offset != XPC_HEADER_SIZE || previous_end != data_end ||
                     v->metadata_offset != xp_align_up(data_end, 8))) {
@@ -91,17 +184,42 @@ static int string_ok(const xp_view* v, uint32_t offset, const char** s, uint32_t
   return xp_view_string(v, offset, s, len) == 0;
 }
 
+/* Bytewise order of two strings, a shorter prefix first; NULL (no string) before any. */
+static int compare_bytes(const char* a, uint32_t a_len, const char* b, uint32_t b_len) {
+  if (a == NULL || b == NULL) return (a != NULL) - (b != NULL);
+  const int c = memcmp(a, b, a_len < b_len ? a_len : b_len);
+  if (c != 0) return c;
+  return (a_len > b_len) - (a_len < b_len);
+}
+
+typedef struct entry_key {
+  uint64_t key_hash;
+  uint32_t seed;
+  const char *kernel, *bias;
+  uint32_t kernel_len, bias_len;
+} entry_key;
+
+/* FORMAT.md 5.3's order: key_hash, seed, kernel identity, bias identity (none first). */
+static int compare_keys(const entry_key* a, const entry_key* b) {
+  if (a->key_hash != b->key_hash) return a->key_hash < b->key_hash ? -1 : 1;
+  if (a->seed != b->seed) return a->seed < b->seed ? -1 : 1;
+  const int c = compare_bytes(a->kernel, a->kernel_len, b->kernel, b->kernel_len);
+  return c != 0 ? c : compare_bytes(a->bias, a->bias_len, b->bias, b->bias_len);
+}
+
 void xp_check_entries(xp_checker* c) {
   const xp_view* v = c->v;
   uint64_t previous_hash = 0;
+  entry_key previous = {0};
+  int previous_known = 0; /* the previous entry's identities are strings */
   for (uint64_t i = 0; i < v->entries.count && !c->stopped; i++) {
     xp_entry e;
     xp_view_entry(v, i, &e);
     char where[96];
     snprintf(where, sizeof where, "entry %llu at offset %%llu", (unsigned long long)i);
     const uint64_t at = v->entries.offset + i * v->entries.record_size;
-    const char *kernel, *bias = NULL;
-    uint32_t kernel_len, bias_len = 0;
+    const char *kernel = NULL, *bias = NULL;
+    uint32_t kernel_len = 0, bias_len = 0;
     int strings = 1;
     if (!string_ok(v, e.kernel, &kernel, &kernel_len)) {
       xp_problem(c, where, at, "kernel identity offset %u is not a string of STRS", e.kernel);
@@ -116,7 +234,24 @@ void xp_check_entries(xp_checker* c) {
                   (unsigned long long)e.key_hash);
     }
     if (i > 0 && e.key_hash < previous_hash) xp_problem(c, where, at, "entries are not in ascending key_hash order");
+    const entry_key key = {e.key_hash, e.seed, kernel, bias, kernel_len, bias_len};
+    if (i > 0 && strings && previous_known && e.key_hash == previous_hash) {
+      const int order = compare_keys(&previous, &key);
+      if (order == 0) {
+        xp_problem(c, where, at, "same (seed, kernel, bias) key as entry %llu: no two entries may share a key",
+                    (unsigned long long)(i - 1));
+      } else if (order > 0) {
+        xp_problem(c, where, at, "entries of equal key_hash are not ordered by seed, kernel identity, then bias "
+                    "identity");
+      }
+    }
     previous_hash = e.key_hash;
+    previous = key;
+    previous_known = strings;
+    if ((e.flags & ~XPC_ENTRY_FLAGS_KNOWN) != 0) {
+      xp_problem(c, where, at, "flags %#x: unknown bits %#x (only bit 0, PACKED_ON_INSERT, is defined)", e.flags,
+                  e.flags & ~XPC_ENTRY_FLAGS_KNOWN);
+    }
     if (e.family != XPC_NONE && e.family >= v->families.count) {
       xp_problem(c, where, at, "family index %u, the file has %llu families", e.family,
                   (unsigned long long)v->families.count);
@@ -133,6 +268,43 @@ void xp_check_entries(xp_checker* c) {
     if (xp_entry_check(v, i, &r) != e.check) {
       xp_problem(c, where, at, "check value does not match the entry and its region record (region %u)", e.region);
     }
+  }
+}
+
+/* FAMI (FORMAT.md 5.8): names that are strings, each once and ascending, flags and reserved zero, and only
+ * families some entry uses. */
+static void check_families(xp_checker* c) {
+  const xp_view* v = c->v;
+  uint8_t used[XPC_MAX_FAMILIES] = {0}; /* families.count <= XPC_MAX_FAMILIES, checked at open */
+  for (uint64_t i = 0; i < v->entries.count; i++) {
+    const uint32_t family = xp_le32(v->base + v->entries.offset + i * v->entries.record_size + XPC_E_FAMILY);
+    if (family < v->families.count) used[family] = 1;
+  }
+  const char* previous = NULL;
+  uint32_t previous_len = 0;
+  for (uint64_t i = 0; i < v->families.count && !c->stopped; i++) {
+    const uint8_t* p = v->base + v->families.offset + i * v->families.record_size;
+    const uint64_t at = v->families.offset + i * v->families.record_size;
+    const char* name;
+    uint32_t len;
+    char where[64];
+    snprintf(where, sizeof where, "family record %llu at offset %%llu", (unsigned long long)i);
+    if (!string_ok(v, xp_le32(p + XPC_M_NAME), &name, &len)) {
+      xp_problem(c, where, at, "name is not a string of STRS");
+      name = NULL;
+    } else if (previous != NULL && compare_bytes(previous, previous_len, name, len) >= 0) {
+      xp_problem(c, where, at, "name \"%.*s\" %s the previous record's: names are unique and ascending",
+                  (int)(len < 200 ? len : 200), name,
+                  compare_bytes(previous, previous_len, name, len) == 0 ? "is the same as" : "sorts before");
+    }
+    previous = name, previous_len = len;
+    if (xp_le32(p + XPC_M_FLAGS) != 0) {
+      xp_problem(c, where, at, "flags %#x, expected 0", xp_le32(p + XPC_M_FLAGS));
+    }
+    if (v->minor <= XPC_VERSION_MINOR && xp_le64(p + XPC_M_RESERVED) != 0) {
+      xp_problem(c, where, at, "reserved field at record offset %d must be 0", XPC_M_RESERVED);
+    }
+    if (!used[i]) xp_problem(c, where, at, "no entry uses this family (a writer records only families in use)");
   }
 }
 
@@ -156,12 +328,7 @@ void xp_check_small_tables(xp_checker* c) {
       xp_problem(c, "info record %llu", i, "key or value is not a string of STRS");
     }
   }
-  for (uint64_t i = 0; i < v->families.count && !c->stopped; i++) {
-    const uint8_t* p = v->base + v->families.offset + i * v->families.record_size;
-    if (!string_ok(v, xp_le32(p + XPC_M_NAME), &s, &len)) {
-      xp_problem(c, "family record %llu", i, "name is not a string of STRS");
-    }
-  }
+  check_families(c);
 }
 
 void xp_check_all(xp_checker* c) {

@@ -4,8 +4,11 @@
  *
  * Each problem is reported to a callback as (where, what): where names the record or area and its
  * offset ("region 3 at offset 4096"), what says what is wrong and what was expected. The callback
- * returns nonzero to stop: no further problem is then reported. Region bytes are not read here (they are
- * checked as each user reads them): xp_check_regions hands every soundly placed region to the caller. */
+ * returns nonzero to stop: no further problem is then reported. Together with open, the checks cover every
+ * rule of FORMAT.md a file can break (its section 8 lists them), so that a file without problems is one the
+ * writer could have written. Region bytes are not read here (they are checked as each user reads them):
+ * xp_check_regions hands every soundly placed region to the caller; it does read the padding around
+ * regions, which is O(data) like hashing them, and which every user (verify, compress, inflate) pays. */
 #ifndef XPACK_SRC_CACHE_CHECKS_H
 #define XPACK_SRC_CACHE_CHECKS_H
 
@@ -33,7 +36,9 @@ void xp_checker_init(xp_checker* c, const xp_view* v, xp_problem_fn fn, void* co
 void xp_problem(xp_checker* c, const char* where_fmt, uint64_t where_arg, const char* what_fmt, ...)
     XPACK_PRINTF(4, 5);
 
-/* The metadata checksum and every directory table's checksum, tags this version does not know included. */
+/* The metadata checksum and every directory table's checksum, tags this version does not know included;
+ * the header's reserved fields (files of this version or older); the metadata area's layout (tables in
+ * directory order at the next multiple of 8, then the directory) and its zero padding. */
 void xp_check_tables(xp_checker* c);
 
 /* Called for each region that lies soundly inside the data area, in REGN order, to check its bytes;
@@ -41,16 +46,20 @@ void xp_check_tables(xp_checker* c);
 typedef void (*xp_region_fn)(void* context, xp_checker* c, uint64_t index, const xp_region* r,
                               const char* where);
 
-/* Every REGN record's placement: inside the data area, aligned, not overlapping the one before; in the
- * transport form also non-empty frames back to back from offset 64 that fill the data area, with the
- * metadata at the next multiple of 8. Each sound region goes to region_fn (may be NULL). */
+/* Every REGN record's placement: inside the data area, a size that is a multiple of xnn_alignment, where
+ * the writer places it (the first aligned offset after the previous region, large regions page-aligned)
+ * with zero padding before it, the data area ending with the last region and the metadata at the next
+ * multiple of 8 (zero padding between); in the transport form non-empty frames back to back from offset 64
+ * that fill the data area. Each sound region goes to region_fn (may be NULL). */
 void xp_check_regions(xp_checker* c, xp_region_fn region_fn, void* region_context);
 
-/* Every ENTR record: identities that are strings of STRS, the key hash over them, ascending key_hash
- * order, a family (required since format 1.1) and a region that exist, and the check value. */
+/* Every ENTR record: identities that are strings of STRS, the key hash over them, the order of FORMAT.md
+ * 5.3 (key_hash, seed, kernel, bias) with no key twice, known flags only, a family (required since format
+ * 1.1) and a region that exist, and the check value. */
 void xp_check_entries(xp_checker* c);
 
-/* PROV, INFO and FAMI: their string offsets, and PROV's input kinds. */
+/* PROV, INFO and FAMI: their string offsets, PROV's input kinds, and FAMI's names (unique, ascending),
+ * flags and reserved field 0, and that an entry uses each family. */
 void xp_check_small_tables(xp_checker* c);
 
 /* All of the above in that order, regions without a byte check; stops where the callback asks. */

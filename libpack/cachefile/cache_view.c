@@ -143,13 +143,18 @@ static xpack_status open_header(xp_view* v, const char* name, int allow_transpor
   v->arch = xp_le16(h + XPC_H_ARCH);
   v->data_offset = xp_le64(h + XPC_H_DATA_OFFSET);
   v->data_size = xp_le64(h + XPC_H_DATA_SIZE);
-  int pow2 = v->page_alignment >= 4096 && (v->page_alignment & (v->page_alignment - 1)) == 0 &&
-             v->xnn_alignment >= 1 && (v->xnn_alignment & (v->xnn_alignment - 1)) == 0 &&
-             v->xnn_alignment <= v->page_alignment;
+  int pow2 = v->page_alignment >= 4096 && v->page_alignment <= XPC_MAX_PAGE_ALIGNMENT &&
+             (v->page_alignment & (v->page_alignment - 1)) == 0 && v->xnn_alignment >= 1 &&
+             (v->xnn_alignment & (v->xnn_alignment - 1)) == 0 && v->xnn_alignment <= v->page_alignment;
   if (!pow2) {
     return xp_fail(err, XPACK_ERR_CORRUPT,
-                      "%s: header: page_alignment %u / xnn_alignment %u must be powers of two, page >= 4096", name,
-                      v->page_alignment, v->xnn_alignment);
+                      "%s: header: page_alignment %u / xnn_alignment %u must be powers of two, 4096 <= page <= %u, "
+                      "xnn <= page", name, v->page_alignment, v->xnn_alignment, XPC_MAX_PAGE_ALIGNMENT);
+  }
+  if (!(v->flags & XPC_FLAG_TRANSPORT) && v->data_offset != v->page_alignment) {
+    return xp_fail(err, XPACK_ERR_CORRUPT,
+                      "%s: header: data_offset %llu must equal page_alignment %u (the first page holds only the header)",
+                      name, (unsigned long long)v->data_offset, v->page_alignment);
   }
   if (v->data_offset < XPC_HEADER_SIZE || !xp_fits(v->data_offset, v->data_size, v->metadata_offset)) {
     return xp_fail(err, XPACK_ERR_CORRUPT, "%s: header: data area [%llu, +%llu) overlaps the header or metadata",
@@ -281,12 +286,17 @@ uint64_t xp_entry_check(const xp_view* v, uint64_t index, const xp_region* regio
 }
 
 int xp_region_is_sound(const xp_view* v, const xp_region* r) {
-  uint64_t stored = (v->flags & XPC_FLAG_TRANSPORT) ? r->stored_size : r->size;
-  if (!(v->flags & XPC_FLAG_TRANSPORT) && r->stored_size != r->size) return 0;
-  if (r->size == 0 || r->offset < v->data_offset || !xp_fits(r->offset, stored, v->data_offset + v->data_size)) {
+  const int transport = (v->flags & XPC_FLAG_TRANSPORT) != 0;
+  uint64_t stored = transport ? r->stored_size : r->size;
+  if (!transport && r->stored_size != r->size) return 0;
+  if (r->size == 0 || r->size % v->xnn_alignment != 0 || r->offset < v->data_offset ||
+      !xp_fits(r->offset, stored, v->data_offset + v->data_size)) {
     return 0;
   }
-  return (v->flags & XPC_FLAG_TRANSPORT) || (r->offset % xp_small_region_alignment(v->xnn_alignment)) == 0;
+  if (transport) return 1;
+  const uint64_t alignment =
+      r->size >= v->page_alignment ? v->page_alignment : xp_small_region_alignment(v->xnn_alignment);
+  return r->offset % alignment == 0;
 }
 
 uint64_t xp_key_hash(uint32_t seed, const char* kernel, size_t kernel_len, const char* bias, size_t bias_len) {
@@ -336,23 +346,29 @@ xp_find_result xp_view_find(const xp_view* v, uint32_t seed, const char* kernel,
     uint64_t mid = lo + (hi - lo) / 2;
     if (xp_le64(table + mid * stride + XPC_E_KEY_HASH) < h) lo = mid + 1; else hi = mid;
   }
-  xp_find_result result = XPC_NOT_FOUND;
+  /* The whole run of equal key hashes is read: a key that two entries claim (FORMAT.md 5.3 forbids it) is
+   * served by neither, so that which one a reader meets first never decides what XNNPACK gets. */
+  int matches = 0, damaged = 0;
   for (uint64_t i = lo; i < v->entries.count && xp_le64(table + i * stride + XPC_E_KEY_HASH) == h; i++) {
     xp_entry e;
     xp_view_entry(v, i, &e);
     if (e.seed != seed || !same_string(v, e.kernel, kernel, kernel_len)) continue;
     if (bias == NULL ? e.bias != XPC_NONE : !same_string(v, e.bias, bias, bias_len)) continue;
-    if (e.region >= v->regions.count) return XPC_ENTRY_CORRUPT;
+    if (++matches > 1) return XPC_ENTRY_CORRUPT;
     xp_region r;
+    if (e.region >= v->regions.count || (e.flags & ~XPC_ENTRY_FLAGS_KNOWN) != 0) {
+      damaged = 1;
+      continue;
+    }
     xp_view_region(v, e.region, &r);
     if (xp_entry_check(v, i, &r) != e.check || !xp_region_is_sound(v, &r)) {
-      result = XPC_ENTRY_CORRUPT;
+      damaged = 1;
       continue;
     }
     *entry = e;
     *region = r;
     if (index != NULL) *index = i;
-    return XPC_FOUND;
   }
-  return result;
+  if (damaged) return XPC_ENTRY_CORRUPT;
+  return matches == 1 ? XPC_FOUND : XPC_NOT_FOUND;
 }

@@ -95,7 +95,8 @@ void xp_view_family(const xp_view* view, uint64_t index, xp_family* out);
 /* The XXH3-64 a valid entry carries in its check field. */
 uint64_t xp_entry_check(const xp_view* view, uint64_t index, const xp_region* region);
 
-/* Whether a region record lies inside the data area and is aligned as the format requires. */
+/* Whether a region record lies inside the data area, is aligned as the format requires (large regions on
+ * a page) and has a size that is a non-zero multiple of xnn_alignment. */
 int xp_region_is_sound(const xp_view* view, const xp_region* region);
 
 /* The key hash of docs/FORMAT.md: XXH3-64 of seed, kernel identity and bias identity (NULL = none). */
@@ -107,8 +108,10 @@ typedef enum xp_find_result {
   XPC_ENTRY_CORRUPT = 2, /* an entry with this key exists but fails its check or bounds */
 } xp_find_result;
 
-/* Finds the entry for (seed, kernel, bias) with a binary search on key_hash, then exact comparison.
- * On XPC_FOUND fills *entry, *region (both checked) and *index (if not NULL). bias may be NULL (no bias). */
+/* Finds the entry for (seed, kernel, bias) with a binary search on key_hash, then exact comparison over
+ * the whole run of equal key hashes. On XPC_FOUND fills *entry, *region (both checked) and *index (if not
+ * NULL). bias may be NULL (no bias). XPC_ENTRY_CORRUPT when the one matching entry fails its check, flags
+ * or region, or when two entries claim the key (FORMAT.md 5.3: neither is served). */
 xp_find_result xp_view_find(const xp_view* view, uint32_t seed, const char* kernel, size_t kernel_len,
                               const char* bias, size_t bias_len, xp_entry* entry, xp_region* region,
                               uint64_t* index);

@@ -21,7 +21,7 @@
 
 #define PAGE 4096u
 #define XNN_ALIGNMENT 64u
-#define REGION_SIZE 100u
+#define REGION_SIZE 128u /* a multiple of XNN_ALIGNMENT, as XNNPACK rounds */
 
 static const char* const kStrings[] = {"kernel-0", "kernel-1", "fam", "model.pte", "key", "value"};
 enum { S_KERNEL0, S_KERNEL1, S_FAMILY, S_INPUT, S_KEY, S_VALUE, S_COUNT };

@@ -10,10 +10,16 @@
 #     (docs/FORMAT.md, section 8), so a run that uses them may compute other outputs: those runs are only
 #     checked for crashes, and counted;
 #   - truncation at many points, bytes appended, a block cut from the middle: open and verify both refuse;
+#   - every rule of docs/FORMAT.md that no checksum covers (key order and uniqueness, flags, family names,
+#     reserved fields, alignments, placement, sizes, padding), broken once with every checksum re-sealed
+#     by tests/core/xpc_tamper: checked as a flipped byte is (verify reports it; a run is refused at open or
+#     computes the outputs without a cache). A rule the cache cannot break (one entry, one family, no large
+#     region after a gap) is counted as not applicable;
 #   - wrong magic, wrong major version, not a cache at all: the messages say so.
 # No process may crash (exit status >= 128) or print a sanitizer report.
 #
-# The caller sets XPACK (the xpack tool) and FLIP (tests/core/flipbyte), has `fail` defined, and defines
+# The caller sets XPACK (the xpack tool) and FLIP (tests/core/flipbyte; tests/core/xpc_tamper lies beside
+# it), has `fail` defined, and defines
 #   cache_run FILE OUT       runs the workload with cache FILE, stdout to OUT (stderr is captured); returns its status
 #   outputs_match OUT        succeeds when OUT holds the outputs of the run without a cache
 # then calls  matrix_run GOOD.xpc WORKDIR LABEL [RUN_EVERY]  (WORKDIR: an existing scratch directory).
@@ -88,7 +94,7 @@ matrix_run() {
   mkdir -p "$MX"
   mx_damaged=0 mx_verify_rejected=0 mx_open_rejected=0 mx_opened=0 mx_run_refused=0 mx_runs=0 mx_identical=0
   mx_wrong=0 mx_crashes=0 mx_problems=0 mx_region_flips=0 mx_region_named=0 mx_region_runs=0 mx_region_differ=0
-  mx_resized=0
+  mx_resized=0 mx_rules=0 mx_rules_na=0
   mx_size=$(stat -c %s "$good")
   "$XPACK" dump --json "$good" > "$MX/dump.json"
   python3 - "$MX/dump.json" > "$MX/layout.txt" <<'PY'
@@ -97,6 +103,12 @@ d = json.load(open(sys.argv[1]))
 print("meta", d["metadata"]["offset"])
 print("data", d["data"]["offset"], d["data"]["size"])
 rnd = random.Random(1)
+end, large, gap = d["data"]["offset"], None, None
+for r in d["regions"]:
+    if large is None and r["size"] >= d["page_alignment"] and r["offset"] - end >= 64: large = r["index"]
+    if gap is None and r["offset"] > end > d["data"]["offset"]: gap = end
+    end = r["offset"] + r["size"]
+print("rules", large if large is not None else -1, gap if gap is not None else -1)
 for r in d["regions"]:
     o, n = r["offset"], r["size"]
     picks = sorted({o, o + n // 2, o + n - 1, rnd.randrange(o, o + n), rnd.randrange(o, o + n)})
@@ -137,6 +149,24 @@ PY
   done < <(grep '^region ' "$MX/layout.txt")
   cmp -s "$good" "$MX/bad.xpc" || fail "$label: the working copy was not restored"
 
+  # Every rule no checksum covers, broken once with every checksum re-sealed.
+  local tamper large gap rule
+  tamper=$(dirname "$FLIP")/xpc_tamper
+  read -r _ large gap < <(grep '^rules ' "$MX/layout.txt")
+  local rules=(dup-key entry-flags family-flags family-order family-dup reserved page-alignment huge-alignment
+               "region-size 0" "move-region $large" "poke 100" "poke $gap")
+  for rule in "${rules[@]}"; do
+    cp "$good" "$MX/bad.xpc"
+    case "$rule" in
+      "poke -1"|"move-region -1") mx_rules_na=$((mx_rules_na + 1)); continue ;;
+      poke*) printf '\001' | dd of="$MX/bad.xpc" bs=1 seek="${rule#poke }" conv=notrunc status=none ;;
+      *) if ! "$tamper" "$MX/bad.xpc" $rule 2> /dev/null; then mx_rules_na=$((mx_rules_na + 1)); continue; fi ;;
+    esac
+    mx_rules=$((mx_rules + 1))
+    mx_check "rule broken: $rule" flip
+  done
+  cp "$good" "$MX/bad.xpc"
+
   # Truncation: inside the header, at and around every boundary, inside every region, inside the metadata
   # and the footer, and at 12 pseudo-random points.
   local points
@@ -170,12 +200,12 @@ PY
   echo "not an xpack file at all" > "$MX/bad.xpc"
   ("$XPACK" verify "$MX/bad.xpc" || true) | grep -q "not an xpack cache" || fail "$label: plain text not reported"
 
-  echo "corruption[$label]: damaged_files=$mx_damaged (flipped_bytes=$((mx_damaged - mx_resized)) resized=$mx_resized)" \
+  echo "corruption[$label]: damaged_files=$mx_damaged (flipped_bytes=$((mx_damaged - mx_resized - mx_rules)) resized=$mx_resized)" \
     "rejected_by_verify=$mx_verify_rejected rejected_at_open=$mx_open_rejected opened=$mx_opened" \
     "runs_refused_at_open=$mx_run_refused runs_completed=$mx_runs outputs_identical=$mx_identical" \
     "wrong_outputs=$mx_wrong crashes=$mx_crashes problems=$mx_problems" \
     "region_flips=$mx_region_flips named_by_verify=$mx_region_named region_runs=$mx_region_runs" \
-    "region_runs_with_other_outputs=$mx_region_differ"
+    "region_runs_with_other_outputs=$mx_region_differ rules_broken=$mx_rules rules_not_applicable=$mx_rules_na"
   [ "$mx_crashes" = 0 ] && [ "$mx_wrong" = 0 ] && [ "$mx_problems" = 0 ] || fail "$label: corruption matrix"
   rm -rf "$MX"
 }

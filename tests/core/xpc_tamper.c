@@ -7,6 +7,20 @@
  *   xpc_tamper FILE name INDEX       FAMI record INDEX: the last byte of its name changed (an unknown family)
  *   xpc_tamper FILE build-id         BLDI: first byte XOR 1 (another XNNPACK build)
  *   xpc_tamper FILE no-family        every entry's family set to 0xFFFFFFFF (as a format 1.0 writer did)
+ * Rules of FORMAT.md that no checksum covers (issue 16), one at a time:
+ *   xpc_tamper FILE dup-key          entry 1 takes entry 0's key, and entry 0 entry 1's region
+ *   xpc_tamper FILE entry-flags      entry 0's flags get the unknown bit 2
+ *   xpc_tamper FILE family-flags     FAMI record 0's flags set to 1
+ *   xpc_tamper FILE family-order     FAMI records 0 and 1 swapped (entries follow): names not ascending
+ *   xpc_tamper FILE family-dup       FAMI record 1 names record 0's family
+ *   xpc_tamper FILE reserved         the header's reserved u16 set to 1
+ *   xpc_tamper FILE page-alignment   page_alignment doubled (data_offset left alone)
+ *   xpc_tamper FILE huge-alignment   page_alignment and xnn_alignment 2^31 (what a transport file may claim)
+ *   xpc_tamper FILE move-region I    region I (with a gap of 64 bytes before it) moved 64 bytes down
+ *   xpc_tamper FILE region-size I    region I's size one byte less (hash recomputed): not a multiple of the
+ *                                    XNNPACK alignment
+ *   xpc_tamper FILE region-bytes I   region I's middle byte XOR 1, its hash recomputed: a sound file whose
+ *                                    packed bytes are not what XNNPACK produces
  *
  * The file is rewritten in place (a test tool: no atomic replace). Exit 0, or 1 with a message.
  */
@@ -61,6 +75,114 @@ static void reseal(uint32_t tag) {
   xp_put64(f + XPC_F_CHECKSUM, XXH3_64bits(f, XPC_F_CHECKSUM));
 }
 
+/* Every entry's check value over its record and region record, then ENTR's hash. */
+static int reseal_entries(void) {
+  uint64_t entries, regions;
+  uint32_t es, rs;
+  uint8_t* e = table(XPC_TAG_ENTRIES, &entries, &es);
+  uint8_t* r = table(XPC_TAG_REGIONS, &regions, &rs);
+  if (e == NULL || r == NULL) return die("no ENTR or REGN table");
+  for (uint64_t i = 0; i < entries; i++) {
+    uint8_t* rec = e + i * es;
+    uint32_t region = xp_le32(rec + XPC_E_REGION);
+    if (region >= regions) return die("entry with a bad region index");
+    uint8_t check[XPC_E_CHECK + XPC_REGION_SIZE];
+    memcpy(check, rec, XPC_E_CHECK);
+    memcpy(check + XPC_E_CHECK, r + (uint64_t)region * rs, XPC_REGION_SIZE);
+    xp_put64(rec + XPC_E_CHECK, XXH3_64bits(check, sizeof check));
+  }
+  reseal(XPC_TAG_ENTRIES);
+  return 0;
+}
+
+static void reseal_header(void) { xp_put64(g_file + XPC_H_CHECKSUM, XXH3_64bits(g_file, XPC_H_CHECKSUM)); }
+
+/* A table's record, or NULL when the table has no record `index`. */
+static uint8_t* record(uint32_t tag, uint64_t index) {
+  uint64_t count;
+  uint32_t record_size;
+  uint8_t* t = table(tag, &count, &record_size);
+  return t != NULL && index < count ? t + index * record_size : NULL;
+}
+
+/* The rules no checksum covers; -1 for a name this function does not know. */
+static int break_rule(const char* what, const char* arg) {
+  uint8_t *e0 = record(XPC_TAG_ENTRIES, 0), *e1 = record(XPC_TAG_ENTRIES, 1);
+  uint8_t *m0 = record(XPC_TAG_FAMILIES, 0), *m1 = record(XPC_TAG_FAMILIES, 1);
+  if (strcmp(what, "dup-key") == 0) {
+    if (e1 == NULL) return die("needs two entries");
+    const uint32_t region0 = xp_le32(e0 + XPC_E_REGION);
+    memcpy(e1, e0, XPC_E_REGION); /* key_hash, seed, kernel, bias */
+    xp_put32(e0 + XPC_E_REGION, xp_le32(e1 + XPC_E_REGION));
+    xp_put32(e1 + XPC_E_REGION, region0);
+    return reseal_entries();
+  }
+  if (strcmp(what, "entry-flags") == 0) {
+    if (e0 == NULL) return die("needs an entry");
+    xp_put32(e0 + XPC_E_FLAGS, xp_le32(e0 + XPC_E_FLAGS) | 4);
+    return reseal_entries();
+  }
+  if (strcmp(what, "family-flags") == 0) {
+    if (m0 == NULL) return die("needs a family");
+    xp_put32(m0 + XPC_M_FLAGS, 1);
+    reseal(XPC_TAG_FAMILIES);
+    return 0;
+  }
+  if (strcmp(what, "family-order") == 0 || strcmp(what, "family-dup") == 0) {
+    if (m1 == NULL) return die("needs two families");
+    if (what[7] == 'd') {
+      xp_put32(m1 + XPC_M_NAME, xp_le32(m0 + XPC_M_NAME));
+    } else {
+      uint8_t swap[XPC_FAMILY_SIZE];
+      memcpy(swap, m0, sizeof swap);
+      memcpy(m0, m1, sizeof swap);
+      memcpy(m1, swap, sizeof swap);
+      for (uint64_t i = 0; record(XPC_TAG_ENTRIES, i) != NULL; i++) {
+        uint8_t* e = record(XPC_TAG_ENTRIES, i);
+        const uint32_t family = xp_le32(e + XPC_E_FAMILY);
+        if (family <= 1) xp_put32(e + XPC_E_FAMILY, 1 - family);
+      }
+      if (reseal_entries() != 0) return 1;
+    }
+    reseal(XPC_TAG_FAMILIES);
+    return 0;
+  }
+  if (strcmp(what, "reserved") == 0) {
+    xp_put16(g_file + XPC_H_RESERVED0, 1);
+    reseal_header();
+    return 0;
+  }
+  if (strcmp(what, "page-alignment") == 0 || strcmp(what, "huge-alignment") == 0) {
+    const uint32_t page = xp_le32(g_file + XPC_H_PAGE_ALIGNMENT);
+    xp_put32(g_file + XPC_H_PAGE_ALIGNMENT, what[0] == 'h' ? 0x80000000u : page * 2);
+    if (what[0] == 'h') xp_put32(g_file + XPC_H_XNN_ALIGNMENT, 0x80000000u);
+    reseal_header();
+    return 0;
+  }
+  if ((strcmp(what, "move-region") == 0 || strncmp(what, "region-", 7) == 0) && arg != NULL) {
+    uint8_t* r = record(XPC_TAG_REGIONS, strtoull(arg, NULL, 10));
+    if (r == NULL) return die("no such region");
+    const uint64_t offset = xp_le64(r + XPC_R_OFFSET), size = xp_le64(r + XPC_R_SIZE);
+    if (what[0] == 'm') {
+      if (offset < 64 || g_file[offset - 64] != 0) return die("no zero gap of 64 bytes before the region");
+      memmove(g_file + offset - 64, g_file + offset, (size_t)size);
+      memset(g_file + offset - 64 + size, 0, 64);
+      xp_put64(r + XPC_R_OFFSET, offset - 64);
+    } else if (strcmp(what, "region-bytes") == 0) {
+      g_file[offset + size / 2] ^= 1;
+      xp_put64(r + XPC_R_HASH, XXH3_64bits(g_file + offset, (size_t)size));
+    } else if (strcmp(what, "region-size") == 0) {
+      g_file[offset + size - 1] = 0;
+      xp_put64(r + XPC_R_SIZE, size - 1);
+      xp_put64(r + XPC_R_STORED_SIZE, size - 1);
+      xp_put64(r + XPC_R_HASH, XXH3_64bits(g_file + offset, (size_t)(size - 1)));
+    }
+    reseal(XPC_TAG_REGIONS);
+    return reseal_entries();
+  }
+  return -1;
+}
+
 static int family_record(const char* index_text, uint8_t** record) {
   uint64_t count;
   uint32_t record_size;
@@ -103,25 +225,17 @@ static int tamper(const char* what, const char* arg) {
     return 0;
   }
   if (strcmp(what, "no-family") == 0) {
-    uint64_t entries, regions;
-    uint32_t es, rs;
-    uint8_t* e = table(XPC_TAG_ENTRIES, &entries, &es);
-    uint8_t* r = table(XPC_TAG_REGIONS, &regions, &rs);
-    if (e == NULL || r == NULL) return die("no ENTR or REGN table");
-    for (uint64_t i = 0; i < entries; i++) {
-      uint8_t* rec = e + i * es;
-      uint32_t region = xp_le32(rec + XPC_E_REGION);
-      if (region >= regions) return die("entry with a bad region index");
-      xp_put32(rec + XPC_E_FAMILY, XPC_NONE);
-      uint8_t check[XPC_E_CHECK + XPC_REGION_SIZE];
-      memcpy(check, rec, XPC_E_CHECK);
-      memcpy(check + XPC_E_CHECK, r + (uint64_t)region * rs, XPC_REGION_SIZE);
-      xp_put64(rec + XPC_E_CHECK, XXH3_64bits(check, sizeof check));
+    uint64_t entries_done = 0;
+    for (uint8_t* e; (e = record(XPC_TAG_ENTRIES, entries_done)) != NULL; entries_done++) {
+      xp_put32(e + XPC_E_FAMILY, XPC_NONE);
     }
-    reseal(XPC_TAG_ENTRIES);
-    return 0;
+    return reseal_entries();
   }
-  return die("usage: xpc_tamper FILE probe INDEX | name INDEX | build-id | no-family");
+  const int rule = break_rule(what, arg);
+  if (rule >= 0) return rule;
+  return die("usage: xpc_tamper FILE probe INDEX | name INDEX | build-id | no-family | dup-key | entry-flags | "
+             "family-flags | family-order | family-dup | reserved | page-alignment | huge-alignment | "
+             "move-region INDEX | region-size INDEX | region-bytes INDEX");
 }
 
 int main(int argc, char** argv) {

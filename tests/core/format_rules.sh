@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Every rule of docs/FORMAT.md that no checksum covers, broken once with every checksum re-sealed
+# (tests/core/xpc_tamper): `xpack verify` must report the rule naming the record, field or offset, and a run
+# with the file must be refused at open or compute the outputs of the run without a cache. A transport file
+# claiming alignments beyond FORMAT.md's maximum must not make inflate write anything (issue 16).
+XPACK=$1; SUB=$2; TAMPER=$3; GEN=$4
+. "$(dirname "$0")/lib.sh"
+d=$(mktemp -d); trap 'rm -rf "$d"' EXIT
+
+"$SUB" pack "$d/good.xpc" > /dev/null
+"$SUB" run > "$d/nocache.txt"
+EXPECTED=$(outputs "$d/nocache.txt")
+"$XPACK" verify "$d/good.xpc" > /dev/null || fail "the cache to break is not sound"
+read -r large gap < <("$XPACK" dump --json "$d/good.xpc" | python3 -c '
+import json, sys
+d = json.load(sys.stdin); page = d["page_alignment"]; end = d["data"]["offset"]; large = gap = None
+for r in d["regions"]:
+    if large is None and r["size"] >= page and r["offset"] - end >= 64: large = r["index"]
+    if gap is None and r["offset"] > end and end > d["data"]["offset"]: gap = end
+    end = r["offset"] + r["size"]
+print(large, gap)')
+[ "$large" != None ] && [ "$gap" != None ] || fail "the demo cache has no large region after a gap, or no gap between regions"
+
+# rule | how to break it | what verify must say
+check_rule() {
+  local rule=$1 expect=$2; shift 2
+  cp "$d/good.xpc" "$d/bad.xpc"
+  "$@" || fail "$rule: could not break the rule"
+  set +e; "$XPACK" verify "$d/bad.xpc" > "$d/verify.out" 2>&1; local st=$?; set -e
+  [ "$st" = 1 ] || [ "$st" = 3 ] || fail "$rule: verify exit $st: $(head -c 300 "$d/verify.out")"
+  grep -Eq "$expect" "$d/verify.out" || fail "$rule: verify does not say /$expect/: $(head -c 400 "$d/verify.out")"
+  set +e; "$SUB" run --cache "$d/bad.xpc" > "$d/run.txt" 2> "$d/run.err"; st=$?; set -e
+  if [ "$st" = 0 ]; then
+    [ "$(outputs "$d/run.txt")" = "$EXPECTED" ] || fail "$rule: a run with the file computes other outputs"
+  elif [ "$st" != 3 ]; then
+    fail "$rule: run exit $st: $(head -c 300 "$d/run.err")"
+  fi
+  echo "format_rules: $rule: verify: $(head -n1 "$d/verify.out" | cut -c1-160); run exit $st"
+}
+poke() { printf '\001' | dd of="$1" bs=1 seek="$2" conv=notrunc status=none; }
+
+check_rule "duplicate key" "^entry 1 at offset [0-9]+: same \(seed, kernel, bias\) key as entry 0" "$TAMPER" "$d/bad.xpc" dup-key
+check_rule "unknown entry flag" "^entry 0 at offset [0-9]+: flags 0x5: unknown bits 0x4" "$TAMPER" "$d/bad.xpc" entry-flags
+check_rule "family flags" "^family record 0 at offset [0-9]+: flags 0x1, expected 0" "$TAMPER" "$d/bad.xpc" family-flags
+check_rule "unsorted family names" "^family record 1 at offset [0-9]+: name .* sorts before the previous" "$TAMPER" "$d/bad.xpc" family-order
+check_rule "duplicate family names" "^family record 1 at offset [0-9]+: name .* is the same as the previous" "$TAMPER" "$d/bad.xpc" family-dup
+check_rule "reserved header field" "^header at offset 0: reserved fields at offsets 30 and 48 must be 0" "$TAMPER" "$d/bad.xpc" reserved
+check_rule "page_alignment other than data_offset" "header: data_offset 4096 must equal page_alignment 8192" "$TAMPER" "$d/bad.xpc" page-alignment
+check_rule "alignment beyond the maximum" "header: page_alignment 2147483648 .* 4096 <= page <= 65536" "$TAMPER" "$d/bad.xpc" huge-alignment
+check_rule "large region off its page" "^region $large at offset [0-9]+: size [0-9]+ .*at a multiple of 4096" "$TAMPER" "$d/bad.xpc" move-region "$large"
+check_rule "region size off the XNNPACK alignment" "^region 0 at offset 4096: size [0-9]+ .* multiple of xnn_alignment" "$TAMPER" "$d/bad.xpc" region-size 0
+check_rule "padding after the header" "^padding at offset 100: .* between the header and the data area" poke "$d/bad.xpc" 100
+check_rule "padding between regions" "^padding at offset $gap: .* between regions" poke "$d/bad.xpc" "$gap"
+
+# A transport file claiming 2^31-byte alignments: refused before anything is written (inflate once laid its
+# regions out 2 GiB apart, a 1 MB file becoming a 72 GiB sparse one).
+"$GEN" conv -o "$d/conv.pte" > /dev/null
+"$XPACK" pack --zstd "$d/conv.pte" -o "$d/good.z" > /dev/null
+"$TAMPER" "$d/good.z" huge-alignment
+set +e; (ulimit -f 65536; "$XPACK" inflate "$d/good.z" "$d/out.xpc") > /dev/null 2> "$d/inflate.err"; st=$?; set -e
+[ "$st" = 3 ] || fail "inflate of a transport file with 2^31 alignments: exit $st: $(head -c 300 "$d/inflate.err")"
+grep -q "page_alignment 2147483648" "$d/inflate.err" || fail "inflate message: $(cat "$d/inflate.err")"
+[ ! -e "$d/out.xpc" ] || fail "inflate left an output"
+# verify --model stops at a re-pack that differs: the cache is not run with the model (a crafted one could
+# crash XNNPACK), and the report says why.
+"$XPACK" pack "$d/conv.pte" -o "$d/conv.xpc" > /dev/null
+"$TAMPER" "$d/conv.xpc" region-bytes 0
+set +e; "$XPACK" verify "$d/conv.xpc" --model "$d/conv.pte" > "$d/vm.out" 2>&1; st=$?; set -e
+[ "$st" = 1 ] || fail "verify --model of a cache with other bytes: exit $st"
+grep -q "packed bytes differ" "$d/vm.out" || fail "verify --model does not name the entry: $(cat "$d/vm.out")"
+grep -q "not run with the model: the cache differs from what this machine packs" "$d/vm.out" ||
+  fail "verify --model does not say it skipped the run: $(cat "$d/vm.out")"
+! grep -q "outputs with the cache" "$d/vm.out" || fail "verify --model ran the model with a cache that differs"
+echo "format_rules: ok"
