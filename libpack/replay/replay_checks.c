@@ -88,6 +88,14 @@ static uint64_t element_count(const xpack_et_xnn_value* v) {
  * or past its end. Longer is accepted (named data segments may be padded). */
 xpack_status xp_replay_check_constant_size(const xp_replay_state* s, const xpack_et_xnn_value* v, size_t constant_size,
                                     xpack_error* err) {
+  for (uint32_t d = 0; d < v->num_dims; d++) {
+    /* A weight of no elements: XNNPACK reserves nothing for it and then pads a whole tile (a batch matrix
+     * multiply's static operand wrote 128 bytes into a 0-byte block; found by fuzz_replay). */
+    if (v->dims[d] == 0) {
+      return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: value %u: a constant with dims[%u] = 0, expected every dim of a "
+                     "weight to be at least 1", s->graph->name, v->index, (unsigned)d);
+    }
+  }
   const uint64_t needed = (element_count(v) * xp_replay_element_bits(v->datatype) + 7) / 8;
   if (constant_size < needed) {
     return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: value %u: its constant has %zu bytes, its dims and datatype %s "

@@ -2,8 +2,8 @@
  * replayable (issue 16): each is made to the parsed graph, and the replay must now refuse it with
  * XPACK_ERR_BAD_INPUT before XNNPACK packs or writes anything; a node XNNPACK itself refuses to define is
  * bad input too.
- * Usage: hostile_graphs CONV.pte DECONV.pte FC.pte DQ.pte (FC: fully-connected nodes with bias, xpack-genmodel
- * fp16; DQ: dynamically quantized values, qd8-qc8w) */
+ * Usage: hostile_graphs CONV.pte DECONV.pte FC.pte DQ.pte BMM.pte (FC: fully-connected nodes with bias,
+ * xpack-genmodel fp16; DQ: dynamically quantized values, qd8-qc8w; BMM: a static batch matrix multiply operand) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -268,9 +268,27 @@ static void output_dims(const char* path) {
   close_graph(&o);
 }
 
+/* A batch matrix multiply's static operand with a dim of 0: XNNPACK reserved nothing for it and padded a whole
+ * tile into the empty block (heap overflow, found by fuzz_replay). */
+static void empty_weight(const char* path) {
+  opened o;
+  if (open_graph(path, &o) != 0) { failures++; return; }
+  xpack_et_xnn_value* w = NULL;
+  for (size_t i = 0; i < o.graph->value_count && w == NULL; i++) {
+    xpack_et_xnn_value* v = (xpack_et_xnn_value*)&o.graph->values[i];
+    if (v->constant_buffer_idx != 0 && v->num_dims > 0) w = v;
+  }
+  EXPECT_MSG(w != NULL, "%s: no static value", path);
+  if (w) {
+    ((uint32_t*)w->dims)[0] = 0;
+    expect_refused(&o, "expected every dim of a weight to be at least 1", "a static operand's dims[0] = 0");
+  }
+  close_graph(&o);
+}
+
 int main(int argc, char** argv) {
-  if (argc != 5) {
-    fprintf(stderr, "usage: hostile_graphs CONV.pte DECONV.pte FC.pte DQ.pte\n");
+  if (argc != 6) {
+    fprintf(stderr, "usage: hostile_graphs CONV.pte DECONV.pte FC.pte DQ.pte BMM.pte\n");
     return 2;
   }
   if (xnn_initialize(NULL) != xnn_status_success) return 2;
@@ -284,6 +302,7 @@ int main(int argc, char** argv) {
   deconv_padding(argv[2]);
   dynamic_datatype(argv[4]);
   convert_dims(argv[4]);
+  empty_weight(argv[5]);
   output_datatype(argv[1]);
   if (failures) {
     fprintf(stderr, "%d check(s) failed\n", failures);

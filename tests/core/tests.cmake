@@ -88,7 +88,7 @@ add_test(NAME core_include_rules COMMAND python3 ${CMAKE_CURRENT_LIST_DIR}/inclu
 add_executable(hostile_graphs ${CMAKE_CURRENT_LIST_DIR}/hostile_graphs.c)
 target_link_libraries(hostile_graphs PRIVATE xpack_pack)
 add_test(NAME core_hostile_graphs
-         COMMAND bash -c "d=$(mktemp -d) && trap 'rm -rf $d' EXIT && $<TARGET_FILE:xpack-genmodel> conv -o $d/conv.pte && $<TARGET_FILE:xpack-genmodel> deconv -o $d/deconv.pte && $<TARGET_FILE:xpack-genmodel> fp16 -o $d/fc.pte && $<TARGET_FILE:xpack-genmodel> qd8-qc8w -o $d/dq.pte && $<TARGET_FILE:hostile_graphs> $d/conv.pte $d/deconv.pte $d/fc.pte $d/dq.pte")
+         COMMAND bash -c "d=$(mktemp -d) && trap 'rm -rf $d' EXIT && $<TARGET_FILE:xpack-genmodel> conv -o $d/conv.pte && $<TARGET_FILE:xpack-genmodel> deconv -o $d/deconv.pte && $<TARGET_FILE:xpack-genmodel> fp16 -o $d/fc.pte && $<TARGET_FILE:xpack-genmodel> qd8-qc8w -o $d/dq.pte && $<TARGET_FILE:xpack-genmodel> bmm -o $d/bmm.pte && $<TARGET_FILE:hostile_graphs> $d/conv.pte $d/deconv.pte $d/fc.pte $d/dq.pte $d/bmm.pte")
 
 # The shared check set's callback contract: verify collects every planted fault, a stopping callback and
 # compress get the first only.
