@@ -145,24 +145,24 @@ static void dump_text(const xpack_file* f, const xpack_file_info* info, const ch
   hex(info->build_id, info->build_id_size < 256 ? info->build_id_size : 256, build_id);
   fprintf(cli_out(), "file            %s (%s)\n", path, cli_bytes(info->file_size, b1));
   fprintf(cli_out(), "format          xpack cache %u.%u%s\n", info->major, info->minor,
-         (info->flags & 1) ? ", transport form (zstd regions)" : "");
+          (info->flags & 1) ? ", transport form (zstd regions)" : "");
   fprintf(cli_out(), "target          %s, XNN_ALLOCATION_ALIGNMENT %u, large regions aligned to %u\n", info->arch_name,
-         info->xnn_alignment, info->page_alignment);
+          info->xnn_alignment, info->page_alignment);
   fprintf(cli_out(), "xnnpack build   %s (%s this xpack's XNNPACK)\n", build_id,
-         info->build_id_matches ? "matches" : "DIFFERS from");
+          info->build_id_matches ? "matches" : "DIFFERS from");
   fprintf(cli_out(), "data area       offset %llu, %llu bytes\n", (unsigned long long)info->data_offset,
-         (unsigned long long)info->data_size);
+          (unsigned long long)info->data_size);
   fprintf(cli_out(), "metadata area   offset %llu, %llu bytes\n", (unsigned long long)info->metadata_offset,
-         (unsigned long long)info->metadata_size);
+          (unsigned long long)info->metadata_size);
   fprintf(cli_out(), "inputs          %llu\n", (unsigned long long)info->input_count);
   for (uint64_t i = 0; i < info->input_count; i++) {
     xpack_file_input in;
     xpack_file_get_input(f, i, &in);
     fprintf(cli_out(), "  %-3s %s  %llu bytes  xxh3 %016llx", input_kind(in.kind), in.name, (unsigned long long)in.file_size,
-           (unsigned long long)in.file_hash);
+            (unsigned long long)in.file_hash);
     if (in.program_size) {
       fprintf(cli_out(), "  program %llu bytes xxh3 %016llx", (unsigned long long)in.program_size,
-             (unsigned long long)in.program_hash);
+              (unsigned long long)in.program_hash);
     }
     fprintf(cli_out(), "\n");
   }
@@ -176,7 +176,7 @@ static void dump_text(const xpack_file* f, const xpack_file_info* info, const ch
     xpack_file_region r;
     xpack_file_get_region(f, i, &r);
     fprintf(cli_out(), "  #%-4llu offset %-10llu size %-10llu xxh3 %016llx", (unsigned long long)i,
-           (unsigned long long)r.offset, (unsigned long long)r.size, (unsigned long long)r.hash);
+            (unsigned long long)r.offset, (unsigned long long)r.size, (unsigned long long)r.hash);
     if (info->flags & 1) {
       fprintf(cli_out(), "  zstd %-10llu ratio %.3f", (unsigned long long)r.stored_size, ratio(r.stored_size, r.size));
     }
@@ -187,7 +187,7 @@ static void dump_text(const xpack_file* f, const xpack_file_info* info, const ch
     xpack_file_family m;
     xpack_file_get_family(f, i, &m);
     fprintf(cli_out(), "  #%-4llu %s  probe xxh3 %016llx%s\n", (unsigned long long)i, m.name, (unsigned long long)m.probe_hash,
-           m.flags ? "  (unknown flags)" : "");
+            m.flags ? "  (unknown flags)" : "");
   }
   fprintf(cli_out(), "entries         %llu\n", (unsigned long long)info->entry_count);
   for (uint64_t i = 0; i < info->entry_count; i++) {
@@ -196,17 +196,17 @@ static void dump_text(const xpack_file* f, const xpack_file_info* info, const ch
     char family[32] = "no family";
     if (e.family != 0xFFFFFFFFu) snprintf(family, sizeof family, "family #%u", e.family);
     fprintf(cli_out(), "  seed %08x  kernel %s  bias %s  -> region #%u, %s%s%s\n", e.seed, e.kernel, e.bias ? e.bias : "(none)",
-           e.region, family, (e.flags & 1) ? "  (XNNPACK packs it at every create)" : "",
-           e.sound ? "" : "  ** UNSOUND **");
+            e.region, family, (e.flags & 1) ? "  (XNNPACK packs it at every create)" : "",
+            e.sound ? "" : "  ** UNSOUND **");
   }
   fprintf(cli_out(), "totals          %llu entries, %llu regions; stored %s; without dedup %s; saved %s\n",
-         (unsigned long long)info->entry_count, (unsigned long long)info->region_count,
-         cli_bytes(info->stored_bytes, b1), cli_bytes(info->referenced_bytes, b2),
+          (unsigned long long)info->entry_count, (unsigned long long)info->region_count,
+          cli_bytes(info->stored_bytes, b1), cli_bytes(info->referenced_bytes, b2),
          cli_bytes(info->referenced_bytes - info->stored_bytes, b3));
   if (info->flags & 1) {
     uint64_t frames = stored_total(f, info);
     fprintf(cli_out(), "transport       %s of regions in %s of zstd frames, ratio %.3f; `xpack inflate` makes it mappable\n",
-           cli_bytes(info->stored_bytes, b1), cli_bytes(frames, b2), ratio(frames, info->stored_bytes));
+            cli_bytes(info->stored_bytes, b1), cli_bytes(frames, b2), ratio(frames, info->stored_bytes));
   }
 }
 

@@ -110,39 +110,39 @@ static void print_text(const char* cache, const char* out, const xpack_export_st
   char b1[32], b2[32];
   if (s->records == 0) {
     fprintf(cli_out(), "nothing to export: none of the %llu entries of %s has a name ExecuTorch would look it up by; "
-           "wrote nothing\n",
-           (unsigned long long)s->entries, cache);
+            "wrote nothing\n",
+            (unsigned long long)s->entries, cache);
   } else {
     fprintf(cli_out(), "wrote %s: ExecuTorch packed-weights cache (XPWC version 2, for the XNNPACK backend's packed_cache_path)\n",
-           out);
+            out);
     fprintf(cli_out(), "  %llu of %llu entries exported in %llu record%s; %llu packed weight%s, %s; file %s\n",
-           (unsigned long long)s->exported, (unsigned long long)s->entries, (unsigned long long)s->records,
-           s->records == 1 ? "" : "s", (unsigned long long)s->regions, s->regions == 1 ? "" : "s",
+            (unsigned long long)s->exported, (unsigned long long)s->entries, (unsigned long long)s->records,
+            s->records == 1 ? "" : "s", (unsigned long long)s->regions, s->regions == 1 ? "" : "s",
            cli_bytes(s->data_bytes, b1), cli_bytes(s->file_size, b2));
   }
   uint64_t skipped = s->entries - s->exported;
   if (skipped > 0) {
     fprintf(cli_out(), "  skipped %llu entr%s that ExecuTorch's naming cannot express (XNNPACK packs them in the app as "
-           "usual):\n",
-           (unsigned long long)skipped, skipped == 1 ? "y" : "ies");
+            "usual):\n",
+            (unsigned long long)skipped, skipped == 1 ? "y" : "ies");
     if (s->skipped_unnamed) {
       fprintf(cli_out(), "    %llu with a constant that has no named key (ExecuTorch looks weights up by named key only)\n",
-             (unsigned long long)s->skipped_unnamed);
+              (unsigned long long)s->skipped_unnamed);
     }
     if (s->skipped_not_executorch) {
       fprintf(cli_out(), "    %llu with an identity that is not an ExecuTorch named key (bound through xpack's C API)\n",
-             (unsigned long long)s->skipped_not_executorch);
+              (unsigned long long)s->skipped_not_executorch);
     }
     if (s->skipped_ambiguous) {
       fprintf(cli_out(), "    %llu whose name (kernel key + bias key) other entries share with another seed or other bytes "
-             "(ExecuTorch keeps one per name)\n",
-             (unsigned long long)s->skipped_ambiguous);
+              "(ExecuTorch keeps one per name)\n",
+              (unsigned long long)s->skipped_ambiguous);
     }
   }
   if (s->module_path_records > 0) {
     fprintf(cli_out(), "  %llu records are named by module paths, not content hashes: ExecuTorch serves them to any program "
-           "using the same key, so use %s only with the programs %s was packed from\n",
-           (unsigned long long)s->module_path_records, out, cache);
+            "using the same key, so use %s only with the programs %s was packed from\n",
+            (unsigned long long)s->module_path_records, out, cache);
   }
 }
 

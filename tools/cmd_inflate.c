@@ -66,8 +66,8 @@ int cmd_inflate(int argc, char** argv) {
   } else if (g_verbosity >= 0) {
     char b1[32], b2[32];
     fprintf(cli_out(), "inflated %s (%s) into %s (%s): %llu regions, %.3f s, %.1f MB/s\n", paths[0],
-           cli_bytes(stats.input_size, b1), paths[1], cli_bytes(stats.output_size, b2),
-           (unsigned long long)stats.regions, seconds, mb_per_s);
+            cli_bytes(stats.input_size, b1), paths[1], cli_bytes(stats.output_size, b2),
+            (unsigned long long)stats.regions, seconds, mb_per_s);
   }
   return XPACK_EXIT_OK;
 }

@@ -76,27 +76,27 @@ static void report_written(int as_json, const char* out_path, int level, const x
     json_finish(&j);
   } else if (g_verbosity >= 0) {
     fprintf(cli_out(), "wrote %s: %zu of %zu XNNPACK delegate%s packed", out_path, r->packed, r->xnnpack,
-           r->xnnpack == 1 ? "" : "s");
+            r->xnnpack == 1 ? "" : "s");
     if (r->skipped) fprintf(cli_out(), ", %zu other delegate%s skipped", r->skipped, r->skipped == 1 ? "" : "s");
     fprintf(cli_out(), "\n  %llu entries, %llu regions, %s stored\n", (unsigned long long)stats->entries,
-           (unsigned long long)stats->regions, cli_bytes(stats->stored_bytes, b1));
+            (unsigned long long)stats->regions, cli_bytes(stats->stored_bytes, b1));
     fprintf(cli_out(), "  shared by methods/programs: %llu re-uses, %s not packed again; identical packed bytes: %s saved\n",
-           (unsigned long long)stats->reused, cli_bytes(stats->reused_bytes, b2),
-           cli_bytes(stats->packed_bytes - stats->stored_bytes, b3));
+            (unsigned long long)stats->reused, cli_bytes(stats->reused_bytes, b2),
+            cli_bytes(stats->packed_bytes - stats->stored_bytes, b3));
     if (level) {
       fprintf(cli_out(), "  transport form, zstd level %d: %s of regions in %s of frames (%.3f); file %s, mappable %s\n", level,
-             cli_bytes(transport->region_bytes, b1), cli_bytes(transport->frame_bytes, b2),
-             transport->region_bytes ? (double)transport->frame_bytes / (double)transport->region_bytes : 1.0,
+              cli_bytes(transport->region_bytes, b1), cli_bytes(transport->frame_bytes, b2),
+              transport->region_bytes ? (double)transport->frame_bytes / (double)transport->region_bytes : 1.0,
              cli_bytes(transport->output_size, b3), cli_bytes(transport->input_size, b4));
       fprintf(cli_out(), "  the loader needs the mappable form: xpack inflate %s OUT.xpc\n", out_path);
     }
     if (stats->unbound) {
       fprintf(cli_out(), "  %llu packed weight%s had no identity and are not in the cache\n", (unsigned long long)stats->unbound,
-             stats->unbound == 1 ? "" : "s");
+              stats->unbound == 1 ? "" : "s");
     }
     if (stats->no_family) {
       fprintf(cli_out(), "  %llu packed weight%s belong to no packing family a loader could check and are not in the cache\n",
-             (unsigned long long)stats->no_family, stats->no_family == 1 ? "" : "s");
+              (unsigned long long)stats->no_family, stats->no_family == 1 ? "" : "s");
     }
   }
   if (r->not_packed) {

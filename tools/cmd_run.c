@@ -67,8 +67,8 @@ static int run_one(void* context, const xpack_model_set* set, const xpack_delega
     json_end_object(j);
   } else if (st == XPACK_OK) {
     fprintf(cli_out(), "%s  method %-10s delegate %-3zu create %8.3f ms  first inference %8.3f ms  look-ups %llu hits %llu misses "
-           "%llu heap %llu B  outputs",
-           ref->file, ref->method_name, ref->delegate, r.create_ms, r.first_inference_ms, (unsigned long long)lookups,
+            "%llu heap %llu B  outputs",
+            ref->file, ref->method_name, ref->delegate, r.create_ms, r.first_inference_ms, (unsigned long long)lookups,
            (unsigned long long)hits, (unsigned long long)misses, (unsigned long long)heap);
     for (size_t i = 0; i < r.num_outputs; i++) fprintf(cli_out(), " %016llx", (unsigned long long)r.output_hash[i]);
     fprintf(cli_out(), "\n");
@@ -129,8 +129,8 @@ static void report_families(xpack_cache* cache, json* j) {
       json_end_object(j);
     } else {
       fprintf(cli_out(), "family %s: %s, %llu hits, %llu refused look-ups%s%s\n", f.name,
-             served ? "served" : xpack_family_refusal_name(f.refusal), (unsigned long long)f.hits,
-             (unsigned long long)f.refused, served ? "" : ": ", served ? "" : f.reason);
+              served ? "served" : xpack_family_refusal_name(f.refusal), (unsigned long long)f.hits,
+              (unsigned long long)f.refused, served ? "" : ": ", served ? "" : f.reason);
     }
   }
   if (j) json_end_array(j);
@@ -230,15 +230,15 @@ int cmd_run(int argc, char** argv) {
     if (job.delegates == 0) fprintf(cli_out(), "nothing to run: no XNNPACK delegate\n");
     if (job.cache) {
       fprintf(cli_out(), "cache %s: %llu look-ups, %llu hits (%llu after XNNPACK packed anyway), %llu misses (%llu unbound, %llu not "
-             "found, %llu refused), %llu heap-fallback bytes\n",
-             cache_path, (unsigned long long)s.lookups, (unsigned long long)s.hits,
+              "found, %llu refused), %llu heap-fallback bytes\n",
+              cache_path, (unsigned long long)s.lookups, (unsigned long long)s.hits,
              (unsigned long long)s.hits_after_packing, (unsigned long long)s.misses,
              (unsigned long long)s.misses_unbound, (unsigned long long)s.misses_not_found,
              (unsigned long long)s.misses_refused, (unsigned long long)s.heap_fallback_bytes);
       report_families(job.cache, NULL);
       if (s.refused_no_family > 0) {
         fprintf(cli_out(), "%llu look-up%s refused: the entry names no packing family (a format 1.0 cache: pack it again)\n",
-               (unsigned long long)s.refused_no_family, s.refused_no_family == 1 ? "" : "s");
+                (unsigned long long)s.refused_no_family, s.refused_no_family == 1 ? "" : "s");
       }
     }
   }

@@ -66,11 +66,11 @@ void verify_for_this_machine(const char* path, json* j, machine_verdict* out) {
     fprintf(cli_out(), "%s: on this machine every entry is served\n", path);
   } else {
     fprintf(cli_out(), "%s: on this machine %llu of %llu entries would be refused (XNNPACK packs them itself)\n", path,
-           (unsigned long long)out->entries_refused, (unsigned long long)info.entry_count);
+            (unsigned long long)out->entries_refused, (unsigned long long)info.entry_count);
     if (refusal) fprintf(cli_out(), "  the whole file is refused: %s\n", refusal);
     if (without_family) {
       fprintf(cli_out(), "  %llu entr%s name no packing family (a format 1.0 cache: pack it again)\n",
-             (unsigned long long)without_family, without_family == 1 ? "y" : "ies");
+              (unsigned long long)without_family, without_family == 1 ? "y" : "ies");
     }
   }
   for (uint32_t i = 0; families != NULL && i < n; i++) {
@@ -89,7 +89,7 @@ void verify_for_this_machine(const char* path, json* j, machine_verdict* out) {
       json_end_object(j);
     } else {
       fprintf(cli_out(), "  family %s: %s, %llu entr%s%s%s\n", f->name, served ? "served" : xpack_family_refusal_name(f->refusal),
-             (unsigned long long)entries, entries == 1 ? "y" : "ies", served ? "" : ": ", served ? "" : f->reason);
+              (unsigned long long)entries, entries == 1 ? "y" : "ies", served ? "" : ": ", served ? "" : f->reason);
     }
   }
   if (j) {

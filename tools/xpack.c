@@ -91,12 +91,12 @@ static void print_version(int as_json) {
 /* To stdout when asked for (--help, help); to stderr with exit 2 when the command is missing. */
 static void print_help(FILE* out) {
   fprintf(out, "usage: xpack [-q|-v] COMMAND [ARGS] [-q|-v]\n\n"
-         "Packs XNNPACK weights of ExecuTorch programs ahead of time into a cache file that the xpack loader\n"
-         "serves to XNNPACK, so that creating a runtime packs nothing.\n\ncommands:\n");
+          "Packs XNNPACK weights of ExecuTorch programs ahead of time into a cache file that the xpack loader\n"
+          "serves to XNNPACK, so that creating a runtime packs nothing.\n\ncommands:\n");
   for (size_t i = 0; i < kCommandCount; i++) fprintf(out, "  %s\n", kCommands[i].usage);
   fprintf(out, "  xpack help COMMAND          (or xpack COMMAND --help)\n  xpack --version [--json]\n\n"
-         "options of every command:\n"
-         "  -q, --quiet    no notes, warnings or summaries (errors still go to stderr)\n"
+          "options of every command:\n"
+          "  -q, --quiet    no notes, warnings or summaries (errors still go to stderr)\n"
          "  -v, --verbose  more detail on stderr (e.g. one line per delegate packed)\n"
          "  --json         one JSON document on stdout instead of text\n"
          "  -h, --help     this command's help\n\n"

@@ -39,7 +39,7 @@ static void check_padding(xp_checker* c, const char* what, uint64_t offset, uint
   const uint64_t at = first_nonzero(c->v, offset, n);
   if (at != UINT64_MAX) {
     xp_problem(c, "padding at offset %llu", at, "byte %#x in the zero padding %s [%llu, +%llu)", c->v->base[at],
-                what, (unsigned long long)offset, (unsigned long long)n);
+               what, (unsigned long long)offset, (unsigned long long)n);
   }
 }
 
@@ -49,7 +49,7 @@ static void check_reserved(xp_checker* c) {
   if (v->minor > XPC_VERSION_MINOR) return;
   if (xp_le16(v->base + XPC_H_RESERVED0) != 0 || xp_le64(v->base + XPC_H_RESERVED1) != 0) {
     xp_problem(c, "header at offset %llu", 0, "reserved fields at offsets %d and %d must be 0", XPC_H_RESERVED0,
-                XPC_H_RESERVED1);
+               XPC_H_RESERVED1);
   }
 }
 
@@ -69,7 +69,7 @@ static void check_metadata_layout(xp_checker* c) {
       xp_tag_text(xp_le32(d + XPC_D_TAG), tag);
       snprintf(where, sizeof where, "table %s at offset %%llu", tag);
       xp_problem(c, where, offset, "expected at offset %llu: tables follow one another in directory order, each at "
-                  "the next multiple of 8", (unsigned long long)expected);
+                 "the next multiple of 8", (unsigned long long)expected);
       return;
     }
     check_padding(c, "between tables", cursor, offset - cursor);
@@ -77,8 +77,8 @@ static void check_metadata_layout(xp_checker* c) {
   }
   if (!c->stopped && v->dir_offset != xp_align_up(cursor, 8)) {
     xp_problem(c, "table directory at offset %llu", v->dir_offset,
-                "expected at offset %llu, the next multiple of 8 after the last table",
-                (unsigned long long)xp_align_up(cursor, 8));
+               "expected at offset %llu, the next multiple of 8 after the last table",
+               (unsigned long long)xp_align_up(cursor, 8));
   } else if (!c->stopped) {
     check_padding(c, "before the table directory", cursor, v->dir_offset - cursor);
   }
@@ -88,7 +88,7 @@ void xp_check_tables(xp_checker* c) {
   const xp_view* v = c->v;
   if (XXH3_64bits(v->base + v->metadata_offset, (size_t)v->metadata_size) != v->metadata_hash) {
     xp_problem(c, "metadata area at offset %llu", v->metadata_offset,
-                "XXH3-64 does not match the footer's metadata checksum");
+               "XXH3-64 does not match the footer's metadata checksum");
   }
   for (uint32_t i = 0; i < v->dir_count && !c->stopped; i++) {
     const uint8_t* d = v->base + v->dir_offset + (uint64_t)i * XPC_DIR_ENTRY_SIZE;
@@ -117,15 +117,15 @@ void xp_check_regions(xp_checker* c, xp_region_fn region_fn, void* region_contex
     snprintf(where, sizeof where, "region %llu at offset %%llu", (unsigned long long)i);
     if (transport && (r.stored_size == 0 || !xp_region_is_sound(v, &r))) {
       xp_problem(c, where, r.offset, "size %llu, frame of %llu bytes: expected a size that is a non-zero multiple of "
-                  "xnn_alignment %u and a non-empty frame inside the data area [%llu, +%llu)",
-                  (unsigned long long)r.size, (unsigned long long)r.stored_size, v->xnn_alignment,
+                 "xnn_alignment %u and a non-empty frame inside the data area [%llu, +%llu)",
+                 (unsigned long long)r.size, (unsigned long long)r.stored_size, v->xnn_alignment,
                   (unsigned long long)v->data_offset, (unsigned long long)v->data_size);
       continue;
     }
     if (!transport && !xp_region_is_sound(v, &r)) {
       xp_problem(c, where, r.offset,
-                  "size %llu (stored %llu): expected equal sizes, a non-zero multiple of xnn_alignment %u, inside the "
-                  "data area [%llu, +%llu), at a multiple of %llu",
+                 "size %llu (stored %llu): expected equal sizes, a non-zero multiple of xnn_alignment %u, inside the "
+                 "data area [%llu, +%llu), at a multiple of %llu",
                   (unsigned long long)r.size, (unsigned long long)r.stored_size, v->xnn_alignment,
                   (unsigned long long)v->data_offset, (unsigned long long)v->data_size,
                   (unsigned long long)(r.size >= v->page_alignment ? v->page_alignment
@@ -138,17 +138,17 @@ void xp_check_regions(xp_checker* c, xp_region_fn region_fn, void* region_contex
     }
     const uint64_t expected = transport ? previous_end
                                         : xp_place_region(previous_end, r.size, v->page_alignment,
-                                                           xp_small_region_alignment(v->xnn_alignment));
+                                                          xp_small_region_alignment(v->xnn_alignment));
     if (r.offset < previous_end) {
       xp_problem(c, where, r.offset, "overlaps the previous region (which ends at %llu)",
-                  (unsigned long long)previous_end);
+                 (unsigned long long)previous_end);
     } else if (transport && r.offset != expected) {
       xp_problem(c, where, r.offset, "expected at offset %llu, right after the previous frame (the transport form "
-                  "has no gaps)", (unsigned long long)expected);
+                 "has no gaps)", (unsigned long long)expected);
     } else if (r.offset != expected) {
       xp_problem(c, where, r.offset, "expected at offset %llu, the first multiple of %llu after the previous region "
-                  "(FORMAT.md 4: regions are placed without spare gaps)", (unsigned long long)expected,
-                  (unsigned long long)(r.size >= v->page_alignment ? v->page_alignment
+                 "(FORMAT.md 4: regions are placed without spare gaps)", (unsigned long long)expected,
+                 (unsigned long long)(r.size >= v->page_alignment ? v->page_alignment
                                                                   : xp_small_region_alignment(v->xnn_alignment)));
     } else {
       check_padding(c, previous_end == v->data_offset ? "before the first region" : "between regions", previous_end,
@@ -161,8 +161,8 @@ void xp_check_regions(xp_checker* c, xp_region_fn region_fn, void* region_contex
     check_padding(c, "between the header and the data area", XPC_HEADER_SIZE, v->data_offset - XPC_HEADER_SIZE);
     if (previous_end != data_end || v->metadata_offset != xp_align_up(data_end, 8)) {
       xp_problem(c, "data area at offset %llu", v->data_offset,
-                  "the data area ends where the last region ends and the metadata starts at the next multiple of 8; "
-                  "the regions end at %llu, the data area at %llu, the metadata starts at %llu",
+                 "the data area ends where the last region ends and the metadata starts at the next multiple of 8; "
+                 "the regions end at %llu, the data area at %llu, the metadata starts at %llu",
                   (unsigned long long)previous_end, (unsigned long long)data_end,
                   (unsigned long long)v->metadata_offset);
     }
@@ -173,8 +173,8 @@ void xp_check_regions(xp_checker* c, xp_region_fn region_fn, void* region_contex
   if (transport && (v->data_offset != XPC_HEADER_SIZE || previous_end != data_end ||
                     v->metadata_offset != xp_align_up(data_end, 8))) {
     xp_problem(c, "data area at offset %llu", v->data_offset,
-                "the transport form's frames start at 64 and fill the data area exactly, and the metadata starts at "
-                "the next multiple of 8; the frames end at %llu, the data area at %llu, the metadata starts at %llu",
+               "the transport form's frames start at 64 and fill the data area exactly, and the metadata starts at "
+               "the next multiple of 8; the frames end at %llu, the data area at %llu, the metadata starts at %llu",
                 (unsigned long long)previous_end, (unsigned long long)data_end,
                 (unsigned long long)v->metadata_offset);
   }
@@ -231,7 +231,7 @@ void xp_check_entries(xp_checker* c) {
     }
     if (strings && xp_key_hash(e.seed, kernel, kernel_len, bias, bias_len) != e.key_hash) {
       xp_problem(c, where, at, "key_hash %016llx does not match its seed and identities",
-                  (unsigned long long)e.key_hash);
+                 (unsigned long long)e.key_hash);
     }
     if (i > 0 && e.key_hash < previous_hash) xp_problem(c, where, at, "entries are not in ascending key_hash order");
     const entry_key key = {e.key_hash, e.seed, kernel, bias, kernel_len, bias_len};
@@ -239,10 +239,10 @@ void xp_check_entries(xp_checker* c) {
       const int order = compare_keys(&previous, &key);
       if (order == 0) {
         xp_problem(c, where, at, "same (seed, kernel, bias) key as entry %llu: no two entries may share a key",
-                    (unsigned long long)(i - 1));
+                   (unsigned long long)(i - 1));
       } else if (order > 0) {
         xp_problem(c, where, at, "entries of equal key_hash are not ordered by seed, kernel identity, then bias "
-                    "identity");
+                   "identity");
       }
     }
     previous_hash = e.key_hash;
@@ -250,17 +250,17 @@ void xp_check_entries(xp_checker* c) {
     previous_known = strings;
     if ((e.flags & ~XPC_ENTRY_FLAGS_KNOWN) != 0) {
       xp_problem(c, where, at, "flags %#x: unknown bits %#x (only bit 0, PACKED_ON_INSERT, is defined)", e.flags,
-                  e.flags & ~XPC_ENTRY_FLAGS_KNOWN);
+                 e.flags & ~XPC_ENTRY_FLAGS_KNOWN);
     }
     if (e.family != XPC_NONE && e.family >= v->families.count) {
       xp_problem(c, where, at, "family index %u, the file has %llu families", e.family,
-                  (unsigned long long)v->families.count);
+                 (unsigned long long)v->families.count);
     } else if (e.family == XPC_NONE && v->minor >= 1) {
       xp_problem(c, where, at, "names no packing family (required since format 1.1)");
     }
     if (e.region >= v->regions.count) {
       xp_problem(c, where, at, "region index %u, the file has %llu regions", e.region,
-                  (unsigned long long)v->regions.count);
+                 (unsigned long long)v->regions.count);
       continue;
     }
     xp_region r;
@@ -294,8 +294,8 @@ static void check_families(xp_checker* c) {
       name = NULL;
     } else if (previous != NULL && compare_bytes(previous, previous_len, name, len) >= 0) {
       xp_problem(c, where, at, "name \"%.*s\" %s the previous record's: names are unique and ascending",
-                  (int)(len < 200 ? len : 200), name,
-                  compare_bytes(previous, previous_len, name, len) == 0 ? "is the same as" : "sorts before");
+                 (int)(len < 200 ? len : 200), name,
+                 compare_bytes(previous, previous_len, name, len) == 0 ? "is the same as" : "sorts before");
     }
     previous = name, previous_len = len;
     if (xp_le32(p + XPC_M_FLAGS) != 0) {

@@ -44,7 +44,7 @@ void xp_check_tables(xp_checker* c);
 /* Called for each region that lies soundly inside the data area, in REGN order, to check its bytes;
  * where is its "region N at offset %llu" (formatted with r->offset). */
 typedef void (*xp_region_fn)(void* context, xp_checker* c, uint64_t index, const xp_region* r,
-                              const char* where);
+                             const char* where);
 
 /* Every REGN record's placement: inside the data area, a size that is a multiple of xnn_alignment, where
  * the writer places it (the first aligned offset after the previous region, large regions page-aligned)

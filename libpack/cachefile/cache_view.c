@@ -47,14 +47,14 @@ static xpack_status open_footer(xp_view* v, const char* name, xpack_error* err) 
           data_end >= xp_le64(v->base + XPC_H_DATA_OFFSET) && data_end < UINT64_MAX - XPC_FOOTER_SIZE &&
           data_end + XPC_FOOTER_SIZE > v->size) {
         return xp_fail(err, XPACK_ERR_TRUNCATED,
-                          "%s: truncated: the file has %llu bytes, but its header puts the end of the data area at "
-                          "byte %llu, so it must have at least %llu (and its footer is missing)",
+                       "%s: truncated: the file has %llu bytes, but its header puts the end of the data area at "
+                       "byte %llu, so it must have at least %llu (and its footer is missing)",
                           name, (unsigned long long)v->size, (unsigned long long)data_end,
                           (unsigned long long)(data_end + XPC_FOOTER_SIZE));
       }
       return xp_fail(err, XPACK_ERR_TRUNCATED,
-                        "%s: footer magic \"XPACKEND\" missing at offset %llu: the file (%llu bytes) was truncated or "
-                        "appended to", name, (unsigned long long)(v->size - XPC_FOOTER_SIZE + XPC_F_MAGIC),
+                     "%s: footer magic \"XPACKEND\" missing at offset %llu: the file (%llu bytes) was truncated or "
+                     "appended to", name, (unsigned long long)(v->size - XPC_FOOTER_SIZE + XPC_F_MAGIC),
                         (unsigned long long)v->size);
     }
     return xp_fail(err, XPACK_ERR_NOT_XPACK, "%s: not an xpack cache (no magic at offset 0 or at the end)", name);
@@ -63,24 +63,24 @@ static xpack_status open_footer(xp_view* v, const char* name, xpack_error* err) 
   v->minor = xp_le16(f + XPC_F_MINOR);
   if (v->major != XPC_VERSION_MAJOR) {
     return xp_fail(err, XPACK_ERR_VERSION,
-                      "%s: footer: format version %u.%u, this xpack reads major version %u only", name, v->major,
-                      v->minor, XPC_VERSION_MAJOR);
+                   "%s: footer: format version %u.%u, this xpack reads major version %u only", name, v->major,
+                   v->minor, XPC_VERSION_MAJOR);
   }
   uint64_t sum = XXH3_64bits(f, XPC_F_CHECKSUM);
   if (sum != xp_le64(f + XPC_F_CHECKSUM)) {
     return xp_fail(err, XPACK_ERR_CORRUPT, "%s: footer checksum at offset %llu does not match (expected %016llx)",
-                      name, (unsigned long long)(v->size - XPC_FOOTER_SIZE + XPC_F_CHECKSUM),
-                      (unsigned long long)sum);
+                   name, (unsigned long long)(v->size - XPC_FOOTER_SIZE + XPC_F_CHECKSUM),
+                   (unsigned long long)sum);
   }
   if (xp_le32(f + XPC_F_FOOTER_SIZE) != XPC_FOOTER_SIZE) {
     return xp_fail(err, XPACK_ERR_CORRUPT, "%s: footer: footer_size is %u, expected %u", name,
-                      xp_le32(f + XPC_F_FOOTER_SIZE), XPC_FOOTER_SIZE);
+                   xp_le32(f + XPC_F_FOOTER_SIZE), XPC_FOOTER_SIZE);
   }
   uint64_t file_size = xp_le64(f + XPC_F_FILE_SIZE);
   if (file_size != v->size) {
     return xp_fail(err, file_size > v->size ? XPACK_ERR_TRUNCATED : XPACK_ERR_CORRUPT,
-                      "%s: footer: file_size says %llu bytes, the file has %llu", name,
-                      (unsigned long long)file_size, (unsigned long long)v->size);
+                   "%s: footer: file_size says %llu bytes, the file has %llu", name,
+                   (unsigned long long)file_size, (unsigned long long)v->size);
   }
   v->flags = xp_le32(f + XPC_F_FLAGS);
   v->metadata_offset = xp_le64(f + XPC_F_METADATA_OFFSET);
@@ -92,19 +92,19 @@ static xpack_status open_footer(xp_view* v, const char* name, xpack_error* err) 
   if (v->metadata_offset < XPC_HEADER_SIZE || !xp_fits(v->metadata_offset, v->metadata_size, footer_start) ||
       v->metadata_offset + v->metadata_size != footer_start) {
     return xp_fail(err, XPACK_ERR_CORRUPT,
-                      "%s: footer: metadata area [%llu, +%llu) must end where the footer starts (%llu)", name,
-                      (unsigned long long)v->metadata_offset, (unsigned long long)v->metadata_size,
+                   "%s: footer: metadata area [%llu, +%llu) must end where the footer starts (%llu)", name,
+                   (unsigned long long)v->metadata_offset, (unsigned long long)v->metadata_size,
                       (unsigned long long)footer_start);
   }
   if (v->dir_count == 0 || v->dir_count > 4096 || v->dir_offset < v->metadata_offset ||
       !xp_fits(v->dir_offset, (uint64_t)v->dir_count * XPC_DIR_ENTRY_SIZE, footer_start)) {
     return xp_fail(err, XPACK_ERR_CORRUPT, "%s: footer: table directory (offset %llu, %u entries) is out of bounds",
-                      name, (unsigned long long)v->dir_offset, v->dir_count);
+                   name, (unsigned long long)v->dir_offset, v->dir_count);
   }
   uint64_t dir_hash = XXH3_64bits(v->base + v->dir_offset, (size_t)v->dir_count * XPC_DIR_ENTRY_SIZE);
   if (dir_hash != xp_le64(f + XPC_F_DIR_HASH)) {
     return xp_fail(err, XPACK_ERR_CORRUPT, "%s: table directory at offset %llu fails its checksum", name,
-                      (unsigned long long)v->dir_offset);
+                   (unsigned long long)v->dir_offset);
   }
   return XPACK_OK;
 }
@@ -120,23 +120,23 @@ static xpack_status open_header(xp_view* v, const char* name, int allow_transpor
   }
   if (xp_le16(h + XPC_H_MAJOR) != v->major || xp_le16(h + XPC_H_MINOR) != v->minor) {
     return xp_fail(err, XPACK_ERR_CORRUPT, "%s: header version %u.%u differs from footer version %u.%u", name,
-                      xp_le16(h + XPC_H_MAJOR), xp_le16(h + XPC_H_MINOR), v->major, v->minor);
+                   xp_le16(h + XPC_H_MAJOR), xp_le16(h + XPC_H_MINOR), v->major, v->minor);
   }
   if (xp_le32(h + XPC_H_HEADER_SIZE) != XPC_HEADER_SIZE) {
     return xp_fail(err, XPACK_ERR_CORRUPT, "%s: header: header_size is %u, expected %u", name,
-                      xp_le32(h + XPC_H_HEADER_SIZE), XPC_HEADER_SIZE);
+                   xp_le32(h + XPC_H_HEADER_SIZE), XPC_HEADER_SIZE);
   }
   if (xp_le32(h + XPC_H_FLAGS) != v->flags) {
     return xp_fail(err, XPACK_ERR_CORRUPT, "%s: header flags %#x differ from footer flags %#x", name,
-                      xp_le32(h + XPC_H_FLAGS), v->flags);
+                   xp_le32(h + XPC_H_FLAGS), v->flags);
   }
   if (v->flags & ~XPC_FLAGS_KNOWN) {
     return xp_fail(err, XPACK_ERR_CORRUPT, "%s: header: unknown flags %#x", name, v->flags & ~XPC_FLAGS_KNOWN);
   }
   if ((v->flags & XPC_FLAG_TRANSPORT) && !allow_transport) {
     return xp_fail(err, XPACK_ERR_TRANSPORT,
-                      "%s: this is the compressed transport form; run `xpack inflate %s OUT.xpc` to make it mappable",
-                      name, name);
+                   "%s: this is the compressed transport form; run `xpack inflate %s OUT.xpc` to make it mappable",
+                   name, name);
   }
   v->page_alignment = xp_le32(h + XPC_H_PAGE_ALIGNMENT);
   v->xnn_alignment = xp_le32(h + XPC_H_XNN_ALIGNMENT);
@@ -148,17 +148,17 @@ static xpack_status open_header(xp_view* v, const char* name, int allow_transpor
              (v->xnn_alignment & (v->xnn_alignment - 1)) == 0 && v->xnn_alignment <= v->page_alignment;
   if (!pow2) {
     return xp_fail(err, XPACK_ERR_CORRUPT,
-                      "%s: header: page_alignment %u / xnn_alignment %u must be powers of two, 4096 <= page <= %u, "
-                      "xnn <= page", name, v->page_alignment, v->xnn_alignment, XPC_MAX_PAGE_ALIGNMENT);
+                   "%s: header: page_alignment %u / xnn_alignment %u must be powers of two, 4096 <= page <= %u, "
+                   "xnn <= page", name, v->page_alignment, v->xnn_alignment, XPC_MAX_PAGE_ALIGNMENT);
   }
   if (!(v->flags & XPC_FLAG_TRANSPORT) && v->data_offset != v->page_alignment) {
     return xp_fail(err, XPACK_ERR_CORRUPT,
-                      "%s: header: data_offset %llu must equal page_alignment %u (the first page holds only the header)",
-                      name, (unsigned long long)v->data_offset, v->page_alignment);
+                   "%s: header: data_offset %llu must equal page_alignment %u (the first page holds only the header)",
+                   name, (unsigned long long)v->data_offset, v->page_alignment);
   }
   if (v->data_offset < XPC_HEADER_SIZE || !xp_fits(v->data_offset, v->data_size, v->metadata_offset)) {
     return xp_fail(err, XPACK_ERR_CORRUPT, "%s: header: data area [%llu, +%llu) overlaps the header or metadata",
-                      name, (unsigned long long)v->data_offset, (unsigned long long)v->data_size);
+                   name, (unsigned long long)v->data_offset, (unsigned long long)v->data_size);
   }
   return XPACK_OK;
 }
@@ -175,8 +175,8 @@ static xpack_status open_directory(xp_view* v, const char* name, xpack_error* er
     if (t.record_size == 0 || t.count > (UINT64_MAX / t.record_size) || t.offset < v->metadata_offset ||
         !xp_fits(t.offset, t.count * t.record_size, meta_end)) {
       return xp_fail(err, XPACK_ERR_CORRUPT,
-                        "%s: directory[%u] table %s (offset %llu, %llu x %u bytes) lies outside the metadata area",
-                        name, i, tt, (unsigned long long)t.offset, (unsigned long long)t.count, t.record_size);
+                     "%s: directory[%u] table %s (offset %llu, %llu x %u bytes) lies outside the metadata area",
+                     name, i, tt, (unsigned long long)t.offset, (unsigned long long)t.count, t.record_size);
     }
     for (size_t k = 0; k < sizeof kTables / sizeof kTables[0]; k++) {
       if (kTables[k].tag != tag) continue;
@@ -186,11 +186,11 @@ static xpack_status open_directory(xp_view* v, const char* name, xpack_error* er
       }
       if (t.record_size < kTables[k].min_record_size) {
         return xp_fail(err, XPACK_ERR_CORRUPT, "%s: directory[%u]: table %s record_size %u, expected >= %u", name,
-                          i, tt, t.record_size, kTables[k].min_record_size);
+                       i, tt, t.record_size, kTables[k].min_record_size);
       }
       if (kTables[k].hash_at_open && XXH3_64bits(v->base + t.offset, (size_t)(t.count * t.record_size)) != t.hash) {
         return xp_fail(err, XPACK_ERR_CORRUPT, "%s: table %s at offset %llu fails its checksum", name, tt,
-                          (unsigned long long)t.offset);
+                       (unsigned long long)t.offset);
       }
       *slot = t;
     }
@@ -209,13 +209,13 @@ static xpack_status open_directory(xp_view* v, const char* name, xpack_error* er
   }
   if (v->families.count > XPC_MAX_FAMILIES) {
     return xp_fail(err, XPACK_ERR_CORRUPT, "%s: table FAMI has %llu records, at most %u are allowed", name,
-                      (unsigned long long)v->families.count, XPC_MAX_FAMILIES);
+                   (unsigned long long)v->families.count, XPC_MAX_FAMILIES);
   }
   return XPACK_OK;
 }
 
 xpack_status xp_view_open(xp_view* v, const uint8_t* base, uint64_t size, const char* name, int allow_transport,
-                           xpack_error* err) {
+                          xpack_error* err) {
   memset(v, 0, sizeof *v);
   v->base = base;
   v->size = size;
@@ -224,12 +224,12 @@ xpack_status xp_view_open(xp_view* v, const uint8_t* base, uint64_t size, const 
       /* footer intact, header damaged: report it as corruption, with the footer's view */
     } else {
       return xp_fail(err, XPACK_ERR_NOT_XPACK, "%s: not an xpack cache (expected magic 89 58 50 43 0d 0a 1a 0a at offset 0)",
-                        name);
+                     name);
     }
   }
   if (size < XPC_HEADER_SIZE + XPC_FOOTER_SIZE) {
     return xp_fail(err, XPACK_ERR_TRUNCATED, "%s: %llu bytes is shorter than a header and a footer (%d bytes)", name,
-                      (unsigned long long)size, XPC_HEADER_SIZE + XPC_FOOTER_SIZE);
+                   (unsigned long long)size, XPC_HEADER_SIZE + XPC_FOOTER_SIZE);
   }
   xpack_status st = open_footer(v, name, err);
   if (st == XPACK_OK) st = open_header(v, name, allow_transport, err);

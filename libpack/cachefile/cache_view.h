@@ -78,7 +78,7 @@ typedef struct xp_view {
  * is NOT_XPACK, VERSION, TRUNCATED, CORRUPT or TRANSPORT (transport form is reported only when
  * allow_transport is 0; inspection tools pass 1). */
 xpack_status xp_view_open(xp_view* view, const uint8_t* base, uint64_t size, const char* name, int allow_transport,
-                           xpack_error* err);
+                          xpack_error* err);
 
 /* A string of STRS at byte offset `offset`; returns 0 and sets *s and *len when it lies inside the table
  * and ends with its NUL, -1 otherwise. */

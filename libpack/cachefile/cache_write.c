@@ -12,7 +12,7 @@
 static uint64_t table_bytes(const xp_table_out* t) { return t->count * t->record_size; }
 
 xpack_status xp_metadata_begin(xp_metadata_out* m, xp_table_out* tables, uint32_t count, uint64_t data_end,
-                                const char* name, xpack_error* err) {
+                               const char* name, xpack_error* err) {
   memset(m, 0, sizeof *m);
   m->tables = tables;
   m->table_count = count;
@@ -29,7 +29,7 @@ xpack_status xp_metadata_begin(xp_metadata_out* m, xp_table_out* tables, uint32_
   m->tail = calloc(m->tail_size, 1);
   if (m->tail == NULL) {
     return xp_fail(err, XPACK_ERR_NOMEM, "%s: out of memory for %llu bytes of metadata", name,
-                      (unsigned long long)m->metadata_size);
+                   (unsigned long long)m->metadata_size);
   }
   for (uint32_t i = 0; i < count; i++) tables[i].bytes = m->tail + (tables[i].offset - m->metadata_offset);
   return XPACK_OK;
@@ -151,7 +151,7 @@ void xp_header_put(uint8_t* h, const xp_header_fields* fields) {
 }
 
 xpack_status xp_mappable_offsets(const xp_view* v, const char* name, uint64_t* offsets, uint64_t* data_end,
-                                  xpack_error* err) {
+                                 xpack_error* err) {
   const uint64_t small_alignment = xp_small_region_alignment(v->xnn_alignment);
   const uint64_t limit = (uint64_t)INT64_MAX / 2; /* leaves room for the metadata; off_t must hold it all */
   uint64_t cursor = v->page_alignment;
@@ -161,7 +161,7 @@ xpack_status xp_mappable_offsets(const xp_view* v, const char* name, uint64_t* o
     const uint64_t offset = xp_place_region(cursor, r.size, v->page_alignment, small_alignment);
     if (r.size > limit || !xp_fits(offset, r.size, limit)) {
       return xp_fail(err, XPACK_ERR_CORRUPT, "%s: region %llu at offset %llu: size %llu does not fit a file", name,
-                        (unsigned long long)i, (unsigned long long)r.offset, (unsigned long long)r.size);
+                     (unsigned long long)i, (unsigned long long)r.offset, (unsigned long long)r.size);
     }
     offsets[i] = offset;
     cursor = offset + r.size;
@@ -171,8 +171,8 @@ xpack_status xp_mappable_offsets(const xp_view* v, const char* name, uint64_t* o
 }
 
 xpack_status xp_metadata_rebuild(const xp_view* v, const char* name, const uint64_t* offsets,
-                                  const uint64_t* stored, uint64_t data_offset, uint64_t data_end, uint32_t flags,
-                                  xp_rebuilt* out, xpack_error* err) {
+                                 const uint64_t* stored, uint64_t data_offset, uint64_t data_end, uint32_t flags,
+                                 xp_rebuilt* out, xpack_error* err) {
   memset(out, 0, sizeof *out);
   xp_table_out* tables = malloc(((size_t)v->dir_count + 1) * sizeof *tables);
   if (tables == NULL) return xp_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", name);

@@ -35,7 +35,7 @@ typedef struct xp_metadata_out {
 /* Lays out `count` tables after a data area ending at data_end and allocates the zeroed tail. `name`
  * names the file in messages. Errors: XPACK_ERR_NOMEM. */
 xpack_status xp_metadata_begin(xp_metadata_out* m, xp_table_out* tables, uint32_t count, uint64_t data_end,
-                                const char* name, xpack_error* err);
+                               const char* name, xpack_error* err);
 
 /* The records of the table tagged `tag`, or NULL when the layout has none. */
 uint8_t* xp_metadata_table(const xp_metadata_out* m, uint32_t tag);
@@ -87,7 +87,7 @@ void xp_header_put(uint8_t* header, const xp_header_fields* fields);
  * offsets has room for v->regions.count values. Errors: XPACK_ERR_CORRUPT when a size does not fit a
  * file. */
 xpack_status xp_mappable_offsets(const xp_view* v, const char* name, uint64_t* offsets, uint64_t* data_end,
-                                  xpack_error* err);
+                                 xpack_error* err);
 
 typedef struct xp_rebuilt {
   uint8_t header[XPC_HEADER_SIZE];
@@ -102,7 +102,7 @@ typedef struct xp_rebuilt {
  * the directory, every checksum. Every other byte is copied, tables of unknown tags included. v must have
  * passed the checks of cache_checks.h. Errors: XPACK_ERR_NOMEM. */
 xpack_status xp_metadata_rebuild(const xp_view* v, const char* name, const uint64_t* offsets,
-                                  const uint64_t* stored, uint64_t data_offset, uint64_t data_end, uint32_t flags,
-                                  xp_rebuilt* out, xpack_error* err);
+                                 const uint64_t* stored, uint64_t data_offset, uint64_t data_end, uint32_t flags,
+                                 xp_rebuilt* out, xpack_error* err);
 
 #endif

@@ -24,7 +24,7 @@ static inline uint64_t xp_small_region_alignment(uint64_t xnn_alignment) {
 /* The offset of a region of `size` bytes that starts no earlier than `end`. Both alignments are powers of
  * two. */
 static inline uint64_t xp_place_region(uint64_t end, uint64_t size, uint64_t page_alignment,
-                                        uint64_t small_alignment) {
+                                       uint64_t small_alignment) {
   return xp_align_up(end, size >= page_alignment ? page_alignment : small_alignment);
 }
 

@@ -33,7 +33,7 @@ xpack_status xp_open_regular(const char* path, int* fd, uint64_t* size, xpack_er
   if (!S_ISREG(st.st_mode)) {
     close(f);
     return xp_fail(err, XPACK_ERR_IO, "%s: %s, not a regular file: expected a file to read", path,
-                      xp_file_kind(st.st_mode));
+                   xp_file_kind(st.st_mode));
   }
   int flags = fcntl(f, F_GETFL);
   if (flags >= 0) fcntl(f, F_SETFL, flags & ~O_NONBLOCK); /* reads of a regular file never block anyway */
@@ -60,7 +60,7 @@ xpack_status xp_map_file(const char* path, xp_file_map* out, xpack_error* err) {
       close(fd);
       /* Out of address space or a mapping limit is the machine's state, not a fault of the file. */
       return xp_fail(err, e == ENOMEM ? XPACK_ERR_NOMEM : XPACK_ERR_IO, "%s: mmap of %llu bytes failed: %s", path,
-                        (unsigned long long)size, strerror(e));
+                     (unsigned long long)size, strerror(e));
     }
     out->data = m;
     out->size = size;

@@ -17,13 +17,14 @@ xpack_status xp_check_output(const char* out_path, const char* const* inputs, si
   if (stat(out_path, &target) != 0) return XPACK_OK; /* a dangling symbolic link: replaced, nothing is lost */
   if (!S_ISREG(target.st_mode)) {
     return xp_fail(err, XPACK_ERR_ARG,
-                      "%s: the output is %s%s, not a regular file: xpack writes only regular files", out_path, S_ISLNK(link.st_mode) ? "a symbolic link to " : "", xp_file_kind(target.st_mode));
+                   "%s: the output is %s%s, not a regular file: xpack writes only regular files", out_path,
+                   S_ISLNK(link.st_mode) ? "a symbolic link to " : "", xp_file_kind(target.st_mode));
   }
   for (size_t i = 0; i < input_count; i++) {
     struct stat in;
     if (stat(inputs[i], &in) == 0 && in.st_dev == target.st_dev && in.st_ino == target.st_ino) {
       return xp_fail(err, XPACK_ERR_ARG, "%s: the output is the input %s%s: writing it would destroy the input",
-                        out_path, inputs[i], strcmp(inputs[i], out_path) == 0 ? "" : " (the same file by another name)");
+                     out_path, inputs[i], strcmp(inputs[i], out_path) == 0 ? "" : " (the same file by another name)");
     }
   }
   return XPACK_OK;

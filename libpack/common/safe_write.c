@@ -28,7 +28,7 @@ static xpack_status open_temporary(xp_safe_file* f, xpack_error* err) {
   if (f->fd < 0) {
     const int e = errno;
     xpack_status st = xp_fail(err, e == ENOMEM ? XPACK_ERR_NOMEM : XPACK_ERR_IO,
-                                 "%s: cannot create a temporary file beside it: %s", f->path, strerror(e));
+                              "%s: cannot create a temporary file beside it: %s", f->path, strerror(e));
     release(f);
     return st;
   }
@@ -64,7 +64,7 @@ xpack_status xp_safe_create_unnamed(xp_safe_file* f, const char* folder, const c
 xpack_status xp_safe_write_at(xp_safe_file* f, const void* bytes, size_t n, uint64_t offset, xpack_error* err) {
   if (xp_write_at(f->fd, bytes, n, offset) == 0) return XPACK_OK;
   return xp_fail(err, XPACK_ERR_IO, "%s: cannot write the temporary file (%zu bytes at offset %llu): %s", f->path,
-                    n, (unsigned long long)offset, strerror(errno));
+                 n, (unsigned long long)offset, strerror(errno));
 }
 
 void xp_safe_abort(xp_safe_file* f) {

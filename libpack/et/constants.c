@@ -34,8 +34,8 @@ static xpack_status resolve_named(const xpack_et_xnn_graph* g, uint32_t idx, con
     if (!hit) continue;
     if (found) {
       return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: constant_data[%u].named_key \"%.*s\" is in both %s and %s",
-                        g->name, (unsigned)idx, KEY_SHOWN(e->named_key_len), e->named_key,
-                        xpack_et_ptd_get_info(src->ptds[found_in])->name, xpack_et_ptd_get_info(src->ptds[i])->name);
+                     g->name, (unsigned)idx, KEY_SHOWN(e->named_key_len), e->named_key,
+                     xpack_et_ptd_get_info(src->ptds[found_in])->name, xpack_et_ptd_get_info(src->ptds[i])->name);
     }
     found = hit;
     found_in = i;
@@ -44,8 +44,8 @@ static xpack_status resolve_named(const xpack_et_xnn_graph* g, uint32_t idx, con
       src && src->program ? xpack_et_program_find_named(src->program, e->named_key, e->named_key_len) : NULL;
   if (found && in_pte) {
     return xp_fail(err, XPACK_ERR_BAD_INPUT,
-                      "%s: constant_data[%u].named_key \"%.*s\" is in both %s and the program's named_data", g->name,
-                      (unsigned)idx, KEY_SHOWN(e->named_key_len), e->named_key,
+                   "%s: constant_data[%u].named_key \"%.*s\" is in both %s and the program's named_data", g->name,
+                   (unsigned)idx, KEY_SHOWN(e->named_key_len), e->named_key,
                       xpack_et_ptd_get_info(src->ptds[found_in])->name);
   }
   if (found) {
@@ -59,15 +59,15 @@ static xpack_status resolve_named(const xpack_et_xnn_graph* g, uint32_t idx, con
     out->size = in_pte->size;
   } else {
     return xp_fail(err, XPACK_ERR_BAD_INPUT,
-                      "%s: constant_data[%u].named_key \"%.*s\" is in none of the %zu .ptd file(s) nor the program's "
-                      "named_data (missing .ptd?)",
+                   "%s: constant_data[%u].named_key \"%.*s\" is in none of the %zu .ptd file(s) nor the program's "
+                   "named_data (missing .ptd?)",
                       g->name, (unsigned)idx, KEY_SHOWN(e->named_key_len), e->named_key, src ? src->ptd_count : 0);
   }
   /* ExecuTorch serves the whole named segment; the graph's own size must fit in it. */
   if (e->size > out->size) {
     return xp_fail(err, XPACK_ERR_BAD_INPUT,
-                      "%s: constant_data[%u] wants %llu bytes but named data \"%.*s\" holds %zu", g->name,
-                      (unsigned)idx, (unsigned long long)e->size, KEY_SHOWN(e->named_key_len), e->named_key, out->size);
+                   "%s: constant_data[%u] wants %llu bytes but named data \"%.*s\" holds %zu", g->name,
+                   (unsigned)idx, (unsigned long long)e->size, KEY_SHOWN(e->named_key_len), e->named_key, out->size);
   }
   return XPACK_OK;
 }
@@ -82,8 +82,8 @@ xpack_status xpack_et_xnn_resolve_constant(const xpack_et_xnn_graph* g, uint32_t
     const xp_xnn_graph* impl = xp_xnn_graph_impl(g);
     if (idx >= g->legacy_constant_buffer_count) {
       return xp_fail(err, XPACK_ERR_BAD_INPUT,
-                        "%s: constant index %u but the legacy constant_buffer has %zu entries (blob has no XH00 header)",
-                        g->name, (unsigned)idx, g->legacy_constant_buffer_count);
+                     "%s: constant index %u but the legacy constant_buffer has %zu entries (blob has no XH00 header)",
+                     g->name, (unsigned)idx, g->legacy_constant_buffer_count);
     }
     out->source = XPACK_ET_CONSTANT_LEGACY_BUFFER;
     out->data = impl->legacy_data[idx];
@@ -92,14 +92,14 @@ xpack_status xpack_et_xnn_resolve_constant(const xpack_et_xnn_graph* g, uint32_t
   }
   if (idx >= g->constant_entry_count) {
     return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: constant index %u but constant_data has %zu entries", g->name,
-                      (unsigned)idx, g->constant_entry_count);
+                   (unsigned)idx, g->constant_entry_count);
   }
   const xpack_et_xnn_constant_entry* e = &g->constant_entries[idx];
   if (e->named_key) return resolve_named(g, idx, e, sources, out, err);
   if (e->offset > g->constant_data_size || e->size > g->constant_data_size - e->offset) {
     return xp_fail(err, XPACK_ERR_BAD_INPUT,
-                      "%s: constant_data[%u] = [%llu, +%llu) runs past the %llu-byte constant region", g->name,
-                      (unsigned)idx, (unsigned long long)e->offset, (unsigned long long)e->size,
+                   "%s: constant_data[%u] = [%llu, +%llu) runs past the %llu-byte constant region", g->name,
+                   (unsigned)idx, (unsigned long long)e->offset, (unsigned long long)e->size,
                       (unsigned long long)g->constant_data_size);
   }
   out->source = XPACK_ET_CONSTANT_BLOB;
@@ -144,7 +144,7 @@ xpack_status xpack_et_constant_identity(const uint8_t* data, size_t size, const 
   if (named_key && is_content_key(named_key, named_key_len)) {
     if (named_key_len >= out_size) {
       return xp_fail(err, XPACK_ERR_ARG, "xpack_et_constant_identity: key of %zu bytes needs %zu bytes of output, got %zu",
-                        named_key_len, named_key_len + 1, out_size);
+                     named_key_len, named_key_len + 1, out_size);
     }
     memcpy(out, named_key, named_key_len);
     out[named_key_len] = 0;
@@ -167,7 +167,7 @@ xpack_status xpack_et_constant_identity(const uint8_t* data, size_t size, const 
   if (n < 0 || (size_t)n >= out_size) {
     if (out_size) out[0] = 0;
     return xp_fail(err, XPACK_ERR_ARG, "xpack_et_constant_identity: output of %zu bytes is too small (need %d)",
-                      out_size, n + 1);
+                   out_size, n + 1);
   }
   if (out_len) *out_len = (size_t)n;
   return XPACK_OK;

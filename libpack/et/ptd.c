@@ -212,10 +212,10 @@ static xpack_status read_fh01(xpack_et_ptd* p, size_t* region, xpack_error* err)
   if (size < 8 || memcmp(d + 4, "FT01", 4) != 0) {
     if (size >= 4 && memcmp(d, "PK\x03\x04", 4) == 0) {
       return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: a ZIP archive, not an ExecuTorch .ptd (expected \"FT01\" at bytes 4..8)",
-                        p->name);
+                     p->name);
     }
     return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: not an ExecuTorch .ptd: expected identifier \"FT01\" at bytes 4..8",
-                      p->name);
+                   p->name);
   }
   if (size < 16 || memcmp(d + 8, "FH01", 4) != 0) {
     return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: expected the \"FH01\" header magic at bytes 8..12", p->name);
@@ -223,18 +223,18 @@ static xpack_status read_fh01(xpack_et_ptd* p, size_t* region, xpack_error* err)
   uint32_t len = xp_le32(d + 12);
   if (len < FH01_MIN_LENGTH || (uint64_t)len + 8 > size) {
     return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: FH01 header length %u; expected >= %d and inside the %zu-byte file",
-                      p->name, (unsigned)len, FH01_MIN_LENGTH, size);
+                   p->name, (unsigned)len, FH01_MIN_LENGTH, size);
   }
   uint64_t fb_off = xp_le64(d + 16), fb_size = xp_le64(d + 24);
   uint64_t seg_base = xp_le64(d + 32), seg_size = xp_le64(d + 40);
   if (fb_off > size || fb_size > size - fb_off) {
     return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: FH01 flatbuffer [%llu, +%llu) runs past the %zu-byte file", p->name,
-                      (unsigned long long)fb_off, (unsigned long long)fb_size, size);
+                   (unsigned long long)fb_off, (unsigned long long)fb_size, size);
   }
   if (seg_base > size || seg_size > size - seg_base) {
     return xp_fail(err, XPACK_ERR_BAD_INPUT,
-                      "%s: FH01 segment data [%llu, +%llu) runs past the %zu-byte file (truncated?)", p->name,
-                      (unsigned long long)seg_base, (unsigned long long)seg_size, size);
+                   "%s: FH01 segment data [%llu, +%llu) runs past the %zu-byte file (truncated?)", p->name,
+                   (unsigned long long)seg_base, (unsigned long long)seg_size, size);
   }
   p->info.segment_base_offset = seg_base;
   p->info.segment_data_size = seg_size;
@@ -299,7 +299,7 @@ static xpack_status check_unique_keys(xpack_et_ptd* p, xpack_error* err) {
     const xpack_et_ptd_entry* b = &p->entries[p->sorted[i]];
     if (xp_et_key_compare(a->key, a->key_len, b->key, b->key_len) == 0) {
       return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: key \"%.*s\" appears twice (entries %zu and %zu)", p->name,
-                        (int)(a->key_len > 200 ? 200 : a->key_len), a->key, p->sorted[i - 1], p->sorted[i]);
+                     (int)(a->key_len > 200 ? 200 : a->key_len), a->key, p->sorted[i - 1], p->sorted[i]);
     }
   }
   return XPACK_OK;

@@ -40,18 +40,18 @@ static const char XNNPACK_BACKEND_ID[] = "XnnpackBackend";
 static xpack_status reject_non_program(const char* name, const uint8_t* d, size_t size, xpack_error* err) {
   if (size >= 4 && memcmp(d, "PK\x03\x04", 4) == 0) {
     return xp_fail(err, XPACK_ERR_BAD_INPUT,
-                      "%s: a ZIP archive (bytes 0..4 are \"PK\\3\\4\"; a TorchScript model?), not an ExecuTorch "
-                      "program: expected the flatbuffer identifier \"ET12\" at bytes 4..8",
+                   "%s: a ZIP archive (bytes 0..4 are \"PK\\3\\4\"; a TorchScript model?), not an ExecuTorch "
+                   "program: expected the flatbuffer identifier \"ET12\" at bytes 4..8",
                       name);
   }
   if (size < 8) {
     return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: %zu bytes is too short for an ExecuTorch program (at least 8)",
-                      name, size);
+                   name, size);
   }
   if (memcmp(d + 4, "ET", 2) == 0 && d[6] >= '0' && d[6] <= '9' && d[7] >= '0' && d[7] <= '9') {
     return xp_fail(err, XPACK_ERR_UNSUPPORTED,
-                      "%s: program schema identifier \"%.4s\" at bytes 4..8; this xpack reads \"ET12\"", name,
-                      (const char*)d + 4);
+                   "%s: program schema identifier \"%.4s\" at bytes 4..8; this xpack reads \"ET12\"", name,
+                   (const char*)d + 4);
   }
   char shown[9];
   for (int i = 0; i < 4; i++) {
@@ -60,8 +60,8 @@ static xpack_status reject_non_program(const char* name, const uint8_t* d, size_
   }
   shown[4] = 0;
   return xp_fail(err, XPACK_ERR_BAD_INPUT,
-                    "%s: not an ExecuTorch program: expected identifier \"ET12\" at bytes 4..8, found \"%s\" "
-                    "(%02x %02x %02x %02x)",
+                 "%s: not an ExecuTorch program: expected identifier \"ET12\" at bytes 4..8, found \"%s\" "
+                 "(%02x %02x %02x %02x)",
                     name, shown, d[4], d[5], d[6], d[7]);
 }
 
@@ -75,11 +75,11 @@ static xpack_status read_extended_header(xpack_et_program* p, size_t* program_re
   uint32_t len = xp_le32(d + 12);
   if (len < EXTENDED_HEADER_MIN) {
     return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: eh00 header at byte 8 has length %u; expected at least %d",
-                      p->name, (unsigned)len, EXTENDED_HEADER_MIN);
+                   p->name, (unsigned)len, EXTENDED_HEADER_MIN);
   }
   if ((uint64_t)len + 8 > size) {
     return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: eh00 header of %u bytes at byte 8 runs past the %zu-byte file",
-                      p->name, (unsigned)len, size);
+                   p->name, (unsigned)len, size);
   }
   info->extended_header_size = len;
   info->program_size = xp_le64(d + 16);
@@ -87,20 +87,20 @@ static xpack_status read_extended_header(xpack_et_program* p, size_t* program_re
   info->segment_data_size = len >= 32 ? xp_le64(d + 32) : 0;
   if (info->program_size < 8 + (uint64_t)len || info->program_size > size) {
     return xp_fail(err, XPACK_ERR_BAD_INPUT,
-                      "%s: eh00 program_size = %llu; expected between %u and the file size %zu", p->name,
-                      (unsigned long long)info->program_size, (unsigned)(8 + len), size);
+                   "%s: eh00 program_size = %llu; expected between %u and the file size %zu", p->name,
+                   (unsigned long long)info->program_size, (unsigned)(8 + len), size);
   }
   if (info->segment_base_offset != 0) {
     if (info->segment_base_offset < info->program_size || info->segment_base_offset > size) {
       return xp_fail(err, XPACK_ERR_BAD_INPUT,
-                        "%s: eh00 segment_base_offset = %llu; expected between program_size %llu and the file size %zu",
-                        p->name, (unsigned long long)info->segment_base_offset,
+                     "%s: eh00 segment_base_offset = %llu; expected between program_size %llu and the file size %zu",
+                     p->name, (unsigned long long)info->segment_base_offset,
                         (unsigned long long)info->program_size, size);
     }
     if (info->segment_data_size > size - info->segment_base_offset) {
       return xp_fail(err, XPACK_ERR_BAD_INPUT,
-                        "%s: eh00 says %llu segment bytes from byte %llu, but the file is %zu bytes (truncated?)",
-                        p->name, (unsigned long long)info->segment_data_size,
+                     "%s: eh00 says %llu segment bytes from byte %llu, but the file is %zu bytes (truncated?)",
+                     p->name, (unsigned long long)info->segment_data_size,
                         (unsigned long long)info->segment_base_offset, size);
     }
   }
@@ -411,7 +411,7 @@ xpack_status xpack_et_program_legacy_constant(const xpack_et_program* p, size_t 
   if (!p || !data || !size) return xp_fail(err, XPACK_ERR_ARG, "xpack_et_program_legacy_constant: NULL argument");
   if (index >= p->info.legacy_constant_buffer_count) {
     return xp_fail(err, XPACK_ERR_ARG, "%s: constant_buffer[%zu] requested but the program has %zu", p->name, index,
-                      p->info.legacy_constant_buffer_count);
+                   p->info.legacy_constant_buffer_count);
   }
   *data = p->legacy[index].data;
   *size = p->legacy[index].size;

@@ -369,24 +369,24 @@ static xpack_status locate_regions(xp_xnn_graph* g, const uint8_t* b, size_t siz
   if (size >= 8 && memcmp(b + 4, "XH00", 4) == 0) {
     if (size < XH00_MIN_LENGTH) {
       return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: %zu-byte blob is too short for its XH00 header (30 bytes)", name,
-                        size);
+                     size);
     }
     uint16_t len = xp_le16(b + 8);
     uint32_t fb_off = xp_le32(b + 10), fb_size = xp_le32(b + 14), c_off = xp_le32(b + 18);
     uint64_t c_size = xp_le64(b + 22);
     if (len < XH00_MIN_LENGTH) {
       return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: XH00 header length %u; expected at least %d", name,
-                        (unsigned)len, XH00_MIN_LENGTH);
+                     (unsigned)len, XH00_MIN_LENGTH);
     }
     if ((uint64_t)fb_off + fb_size > size || fb_off < len) {
       return xp_fail(err, XPACK_ERR_BAD_INPUT,
-                        "%s: XH00 flatbuffer [%u, +%u) is not inside the %zu-byte blob after its %u-byte header", name,
-                        (unsigned)fb_off, (unsigned)fb_size, size, (unsigned)len);
+                     "%s: XH00 flatbuffer [%u, +%u) is not inside the %zu-byte blob after its %u-byte header", name,
+                     (unsigned)fb_off, (unsigned)fb_size, size, (unsigned)len);
     }
     if ((uint64_t)c_off < (uint64_t)fb_off + fb_size || c_off > size || c_size > size - c_off) {
       return xp_fail(err, XPACK_ERR_BAD_INPUT,
-                        "%s: XH00 constant data [%u, +%llu) must follow the flatbuffer (ends at %llu) inside the "
-                        "%zu-byte blob",
+                     "%s: XH00 constant data [%u, +%llu) must follow the flatbuffer (ends at %llu) inside the "
+                     "%zu-byte blob",
                         name, (unsigned)c_off, (unsigned long long)c_size, (unsigned long long)fb_off + fb_size, size);
     }
     g->pub.has_header = true;
@@ -401,8 +401,8 @@ static xpack_status locate_regions(xp_xnn_graph* g, const uint8_t* b, size_t siz
   const uint8_t* f = g->pub.flatbuffer;
   if (g->pub.flatbuffer_size < 8 || (memcmp(f + 4, "XN01", 4) != 0 && memcmp(f + 4, "XN00", 4) != 0)) {
     return xp_fail(err, XPACK_ERR_BAD_INPUT,
-                      "%s: not an XNNPACK graph: expected identifier \"XN01\" or \"XN00\" at bytes 4..8 of the %s",
-                      name, g->pub.has_header ? "flatbuffer the XH00 header points to" : "blob (no XH00 header)");
+                   "%s: not an XNNPACK graph: expected identifier \"XN01\" or \"XN00\" at bytes 4..8 of the %s",
+                   name, g->pub.has_header ? "flatbuffer the XH00 header points to" : "blob (no XH00 header)");
   }
   memcpy(g->pub.identifier, f + 4, 4);
   g->pub.identifier[4] = 0;
@@ -460,7 +460,7 @@ xpack_status xpack_et_xnn_graph_open(const xpack_et_program* program, size_t met
   const xpack_et_delegate* d = &info->methods[method].delegates[delegate];
   if (!d->is_xnnpack) {
     return xp_fail(err, XPACK_ERR_UNSUPPORTED, "%s: execution_plan[%zu].delegates[%zu] is a \"%s\" delegate, not XNNPACK",
-                      info->name, method, delegate, d->backend_id);
+                   info->name, method, delegate, d->backend_id);
   }
   char name[512];
   snprintf(name, sizeof name, "%s: execution_plan[%zu].delegates[%zu]", info->name, method, delegate);

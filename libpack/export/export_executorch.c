@@ -123,11 +123,11 @@ static xpack_status name_item(const xp_view* v, const char* path, uint64_t index
   if (xp_view_string(v, e.kernel, &kernel, &kernel_len) != 0 ||
       (e.bias != XPC_NONE && xp_view_string(v, e.bias, &bias, &bias_len) != 0)) {
     return xp_fail(err, XPACK_ERR_CORRUPT, "%s: entry %llu: identity offset is not a string of STRS", path,
-                      (unsigned long long)index);
+                   (unsigned long long)index);
   }
   if (e.region >= v->regions.count) {
     return xp_fail(err, XPACK_ERR_CORRUPT, "%s: entry %llu: region index %u, the file has %llu regions", path,
-                      (unsigned long long)index, e.region, (unsigned long long)v->regions.count);
+                   (unsigned long long)index, e.region, (unsigned long long)v->regions.count);
   }
   size_t kernel_name_len, bias_name_len = 0;
   xp_et_name_kind kernel_kind = xp_et_name_of_identity(kernel, kernel_len, &kernel_name_len);
@@ -144,7 +144,7 @@ static xpack_status name_item(const xp_view* v, const char* path, uint64_t index
   }
   if ((uint64_t)kernel_name_len + bias_name_len > UINT32_MAX) {
     return xp_fail(err, XPACK_ERR_UNSUPPORTED, "%s: entry %llu: a name of %llu bytes does not fit ExecuTorch's index",
-                      path, (unsigned long long)index, (unsigned long long)kernel_name_len + bias_name_len);
+                   path, (unsigned long long)index, (unsigned long long)kernel_name_len + bias_name_len);
   }
   it->name_len = kernel_name_len + bias_name_len;
   it->name = malloc(it->name_len + 1);
@@ -193,7 +193,7 @@ static xpack_status plan_export(export_plan* p, const char* path, xpack_error* e
   }
   if (p->record_count > UINT32_MAX) {
     return xp_fail(err, XPACK_ERR_UNSUPPORTED, "%s: %llu records do not fit ExecuTorch's u32 record count", path,
-                      (unsigned long long)p->record_count);
+                   (unsigned long long)p->record_count);
   }
 
   for (uint64_t r = 0; r < v->regions.count; r++) p->region_out_offset[r] = UINT64_MAX;
@@ -207,7 +207,7 @@ static xpack_status plan_export(export_plan* p, const char* path, xpack_error* e
     xp_view_region(v, r, &region);
     if (!xp_region_is_sound(v, &region)) {
       return xp_fail(err, XPACK_ERR_CORRUPT, "%s: region %llu at offset %llu lies outside the data area", path,
-                        (unsigned long long)r, (unsigned long long)region.offset);
+                     (unsigned long long)r, (unsigned long long)region.offset);
     }
     cursor = xp_place_region(cursor, region.size, v->page_alignment, small_alignment);
     p->region_out_offset[r] = cursor;
@@ -248,7 +248,7 @@ static xpack_status write_contents(const export_plan* p, xp_safe_file* out, xpac
   uint8_t* index = malloc((size_t)index_size);
   if (index == NULL) {
     return xp_fail(err, XPACK_ERR_NOMEM, "%s: out of memory for a %llu-byte index", out->path,
-                      (unsigned long long)index_size);
+                   (unsigned long long)index_size);
   }
   uint8_t* q = index;
   for (uint64_t k = 0; k < p->record_count; k++) {
@@ -314,7 +314,7 @@ xpack_status xpack_export_executorch(const char* cache_path, const char* out_pat
   st = xpack_verify_file(cache_path, keep_first_problem, &problem, &problems, err);
   if (st == XPACK_OK && problems > 0) {
     st = xp_fail(err, XPACK_ERR_CORRUPT, "%s: damaged, nothing exported: %s (%llu problem%s; `xpack verify %s` lists them)",
-                    cache_path, problem.text, (unsigned long long)problems, problems == 1 ? "" : "s", cache_path);
+                 cache_path, problem.text, (unsigned long long)problems, problems == 1 ? "" : "s", cache_path);
   }
   export_plan plan;
   memset(&plan, 0, sizeof plan);

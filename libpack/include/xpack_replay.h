@@ -56,8 +56,8 @@ typedef struct xpack_replay_subgraph {
  * XNNPACK cannot define this node").
  * Errors: XPACK_ERR_UNSUPPORTED (a node or datatype this XNNPACK cannot define), XPACK_ERR_BAD_INPUT
  * (ids or constants that do not resolve, or a value or node XNNPACK refuses to define with these parameters:
- * the file's graph is wrong, the message names it), XPACK_ERR_NOMEM (also when XNNPACK runs out of memory
- * defining), XPACK_ERR_XNNPACK (creating the subgraph, or a define call failing for another reason, such as
+    * the file's graph is wrong, the message names it), XPACK_ERR_NOMEM (also when XNNPACK runs out of memory
+    * defining), XPACK_ERR_XNNPACK (creating the subgraph, or a define call failing for another reason, such as
  * XNNPACK not initialized), XPACK_ERR_ARG (graph or out NULL). */
 xpack_status xpack_replay_define(const xpack_et_xnn_graph* graph, const xpack_et_named_sources* sources,
                                  xpack_bind_fn bind, void* bind_context, xpack_replay_subgraph* out, xpack_error* err);
@@ -68,7 +68,7 @@ xpack_status xpack_replay_define(const xpack_et_xnn_graph* graph, const xpack_et
  * buffer. Errors: XPACK_ERR_BAD_INPUT naming the value and both sizes, XPACK_ERR_XNNPACK when XNNPACK
  * reports no shape for an external id. */
 xpack_status xpack_replay_check_externals(xnn_runtime_t runtime, const xpack_replay_subgraph* replay,
-                                         xpack_error* err);
+                                          xpack_error* err);
 
 /* Once xnn_create_runtime has returned, deletes the subgraph and frees the converted scales, as
  * ExecuTorch does when it has compiled a delegate: the runtime holds what it needs, and keeping them

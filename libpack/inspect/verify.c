@@ -41,7 +41,7 @@ static void check_region_bytes(void* context, xp_checker* c, uint64_t index, con
   const uint64_t h = XXH3_64bits(v->base + r->offset, (size_t)r->size);
   if (h != r->hash) {
     xp_problem(c, where, r->offset, "XXH3-64 of its %llu bytes is %016llx, the record says %016llx",
-                (unsigned long long)r->size, (unsigned long long)h, (unsigned long long)r->hash);
+               (unsigned long long)r->size, (unsigned long long)h, (unsigned long long)r->hash);
   }
 }
 

@@ -103,7 +103,7 @@ xpack_status xp_bind_check(const char* fn, const void* owner, const char* owner_
                            const char* identity, size_t len, xpack_error* err) {
   if (owner == NULL || raw == NULL || identity == NULL) {
     return xp_fail(err, XPACK_ERR_ARG, "%s: %s is NULL", fn,
-                      owner == NULL ? owner_name : raw == NULL ? "the weight pointer" : "the identity");
+                   owner == NULL ? owner_name : raw == NULL ? "the weight pointer" : "the identity");
   }
   if (len == 0 || len >= XP_MAX_IDENTITY) {
     return xp_fail(err, XPACK_ERR_ARG, "%s: an identity of %zu bytes (expected 1..%zu)", fn, len, (size_t)XP_MAX_IDENTITY - 1);

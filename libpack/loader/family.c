@@ -144,7 +144,7 @@ xpack_status xpack_family_format(const xpack_family* f, char* name, size_t cap, 
                    xpack_family_datatype_name(f->output), transpose);
   if (n < 0 || (size_t)n >= cap) {
     return xp_fail(err, XPACK_ERR_ARG, "xpack_family_format: a name buffer of %zu bytes (the name needs %d)", cap,
-                      n + 1);
+                   n + 1);
   }
   if (len != NULL) *len = (size_t)n;
   if (!is_known(f)) {
@@ -227,7 +227,7 @@ xpack_status xpack_family_parse(const char* name, size_t len, xpack_family* out,
   }
   if (parse_name(name, len, out) != XPACK_OK) {
     return xp_fail(err, XPACK_ERR_UNSUPPORTED, "'%.*s' is not the name of a packing family this xpack knows",
-                      (int)(len < XPACK_FAMILY_NAME_MAX ? len : XPACK_FAMILY_NAME_MAX), name);
+                   (int)(len < XPACK_FAMILY_NAME_MAX ? len : XPACK_FAMILY_NAME_MAX), name);
   }
   return XPACK_OK;
 }

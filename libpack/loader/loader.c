@@ -162,7 +162,7 @@ static xpack_status read_whole_file(xpack_cache* c, const char* path, xpack_erro
   if (posix_memalign(&buf, 16384, c->size ? (size_t)c->size : 1) != 0) {
     close(fd);
     return xp_fail(err, XPACK_ERR_NOMEM, "%s: cannot allocate %llu bytes to read the file", path,
-                      (unsigned long long)c->size);
+                   (unsigned long long)c->size);
   }
   for (uint64_t done = 0; done < c->size;) {
     ssize_t n = pread(fd, (uint8_t*)buf + done, (size_t)(c->size - done), (off_t)done);
@@ -171,7 +171,7 @@ static xpack_status read_whole_file(xpack_cache* c, const char* path, xpack_erro
       free(buf);
       close(fd);
       return xp_fail(err, XPACK_ERR_IO, "%s: read failed at offset %llu: %s", path, (unsigned long long)done,
-                        n < 0 ? strerror(errno) : "file shrank while reading");
+                     n < 0 ? strerror(errno) : "file shrank while reading");
     }
     done += (uint64_t)n;
   }
@@ -196,8 +196,8 @@ static xpack_status load_file(xpack_cache* c, const char* path, unsigned flags, 
   if (st == XPACK_OK && c->size < XPC_HEADER_SIZE + XPC_FOOTER_SIZE) {
     /* Checked before anything reads the bytes: a shorter file cannot hold a header and a footer. */
     return xp_fail(err, c->size == 0 ? XPACK_ERR_NOT_XPACK : XPACK_ERR_TRUNCATED,
-                      "%s: %llu bytes is too short for an xpack cache (at least %d)", path,
-                      (unsigned long long)c->size, XPC_HEADER_SIZE + XPC_FOOTER_SIZE);
+                   "%s: %llu bytes is too short for an xpack cache (at least %d)", path,
+                   (unsigned long long)c->size, XPC_HEADER_SIZE + XPC_FOOTER_SIZE);
   }
   return st;
 }
@@ -287,7 +287,7 @@ xpack_status xpack_cache_bind(xpack_cache* c, const void* raw, const char* ident
   if (st != XPACK_OK) return st;
   if (xp_bindings_set(&c->bindings, raw, identity, identity_len) != XPACK_OK) {
     return xp_fail(err, XPACK_ERR_NOMEM, "xpack_cache_bind: out of memory binding '%.*s'", (int)identity_len,
-                      identity);
+                   identity);
   }
   return XPACK_OK;
 }
@@ -347,7 +347,7 @@ xpack_status xpack_cache_family(xpack_cache* c, uint32_t index, xpack_cache_fami
   }
   if (index >= c->families.count) {
     return xp_fail(err, XPACK_ERR_ARG, "xpack_cache_family: family %u of a file with %u families", index,
-                      c->families.count);
+                   c->families.count);
   }
   xp_family_slot* slot = xp_families_decide(&c->families, &c->view, c->refusal[0] ? c->refusal : NULL, index);
   xp_family record;

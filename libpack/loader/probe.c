@@ -358,11 +358,11 @@ xpack_status xp_probe_run(const xpack_family* family, uint64_t* hash, xpack_erro
   for (size_t i = 0; i < c.reserved_count; i++) free(c.reserved[i]);
   if (xs != xnn_status_success) {
     return xp_fail(err, XPACK_ERR_XNNPACK, "XNNPACK cannot %s the probe of %s here (status %d)", stage, name,
-                      (int)xs);
+                   (int)xs);
   }
   if (c.failed || c.inserted_count == 0) {
     return xp_fail(err, XPACK_ERR_XNNPACK, "the probe of %s packed %s", name,
-                      c.failed ? "more weights than expected" : "nothing");
+                   c.failed ? "more weights than expected" : "nothing");
   }
   *hash = XXH3_64bits_digest(&c.hash);
   return XPACK_OK;

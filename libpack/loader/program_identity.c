@@ -18,8 +18,8 @@ static xpack_status program_region(const uint8_t* p, size_t size, uint64_t* regi
   uint64_t program_size = xp_le64(p + 16);
   if (program_size < 32 || program_size > size) {
     return xp_fail(err, XPACK_ERR_BAD_INPUT,
-                      "program: eh00 program_size (byte 16) = %" PRIu64 "; expected between 32 and the %zu bytes given",
-                      program_size, size);
+                   "program: eh00 program_size (byte 16) = %" PRIu64 "; expected between 32 and the %zu bytes given",
+                   program_size, size);
   }
   *region = program_size;
   return XPACK_OK;
@@ -69,7 +69,7 @@ xpack_status xpack_cache_check_program(const xpack_cache* cache, const void* pro
   uint64_t programs = 0;
   describe_programs(v, built_from, sizeof built_from, &programs);
   return xp_fail(err, XPACK_ERR_MISMATCH,
-                    "this program (%" PRIu64 " bytes, xxh3 %016" PRIx64 ") is not one the cache was built from (%s); "
-                    "entries are still matched key by key, so expect misses, never wrong weights",
+                 "this program (%" PRIu64 " bytes, xxh3 %016" PRIx64 ") is not one the cache was built from (%s); "
+                 "entries are still matched key by key, so expect misses, never wrong weights",
                     region, hash, programs ? built_from : "it records no program");
 }

@@ -72,13 +72,13 @@ xpack_status xpack_execute_runtime(xnn_runtime_t runtime, const xpack_replay_sub
     st = xp_fail(err, XPACK_ERR_NOMEM, "out of memory for delegate inputs and outputs");
   } else if ((xs = xnn_reshape_runtime(runtime)) != xnn_status_success) {
     st = xp_fail(err, XPACK_ERR_XNNPACK, "%s: method '%s' delegate %zu: reshaping the runtime failed (status %d)",
-                    ref->file, ref->method_name, ref->delegate, (int)xs);
+                 ref->file, ref->method_name, ref->delegate, (int)xs);
   } else if ((st = xpack_replay_check_externals(runtime, replay, &why)) != XPACK_OK) {
     st = xp_fail(err, st, "%s: method '%s' delegate %zu: %s", ref->file, ref->method_name, ref->delegate, why.message);
   } else if ((xs = xnn_setup_runtime_v2(runtime, replay->num_externals, ext)) != xnn_status_success ||
              (xs = xnn_invoke_runtime(runtime)) != xnn_status_success) {
     st = xp_fail(err, XPACK_ERR_XNNPACK, "%s: method '%s' delegate %zu: running the runtime failed (status %d)",
-                    ref->file, ref->method_name, ref->delegate, (int)xs);
+                 ref->file, ref->method_name, ref->delegate, (int)xs);
   } else {
     out->first_inference_ms = now_ms() - t0;
     for (uint32_t i = 0; i < replay->num_externals && out->num_outputs < XPACK_RUN_MAX_OUTPUTS; i++) {
@@ -171,7 +171,7 @@ xpack_status xpack_run_delegate(const xpack_model_set* set, const xpack_delegate
   xpack_replay_drop_definition(&replay); /* as ExecuTorch, before the first inference */
   if (xs != xnn_status_success) {
     st = xp_fail(err, XPACK_ERR_XNNPACK, "%s: method '%s' delegate %zu: xnn_create_runtime_v4 failed (status %d)",
-                    ref->file, ref->method_name, ref->delegate, (int)xs);
+                 ref->file, ref->method_name, ref->delegate, (int)xs);
   } else if (execute) {
     st = xpack_execute_runtime(runtime, &replay, ref, out, err);
   }

@@ -40,7 +40,7 @@ static xpack_status measure_file(const xpack_model_set* set, const char* path, x
     for (size_t i = 0; i < count; i++) {
       if (held[i].device == f->device && held[i].inode == f->inode) {
         return xp_fail(err, XPACK_ERR_ARG, "%s: given twice (the same file as %s): give each file once", path,
-                          held[i].path);
+                       held[i].path);
       }
     }
   }

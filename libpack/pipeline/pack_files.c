@@ -47,7 +47,7 @@ static xpack_status something_to_write(const xpack_model_set* set, xpack_pack_re
   }
   if (r->packed == 0) {
     return xp_fail(err, r->first_error.status, "no delegate could be packed; first error: %s",
-                      r->first_error.message);
+                   r->first_error.message);
   }
   *write = 1;
   return XPACK_OK;
@@ -85,12 +85,12 @@ xpack_status xpack_pack_set(const xpack_model_set* set, const xpack_pack_options
   if (options->output_path == NULL) return xp_fail(err, XPACK_ERR_ARG, "xpack_pack_set: no output path");
   if (options->page_alignment != 0 && options->page_alignment != 4096 && options->page_alignment != 16384) {
     return xp_fail(err, XPACK_ERR_ARG, "xpack_pack_set: page alignment %u is not 4096 or 16384",
-                      options->page_alignment);
+                   options->page_alignment);
   }
   if (options->zstd_level != 0 &&
       (options->zstd_level < XPACK_ZSTD_LEVEL_MIN || options->zstd_level > XPACK_ZSTD_LEVEL_MAX)) {
     return xp_fail(err, XPACK_ERR_ARG, "xpack_pack_set: zstd level %d is not 0 or %d to %d", options->zstd_level,
-                      XPACK_ZSTD_LEVEL_MIN, XPACK_ZSTD_LEVEL_MAX);
+                   XPACK_ZSTD_LEVEL_MIN, XPACK_ZSTD_LEVEL_MAX);
   }
   if (xnn_initialize(NULL) != xnn_status_success) {
     return xp_fail(err, XPACK_ERR_XNNPACK, "xnn_initialize failed: this CPU is not supported by XNNPACK");

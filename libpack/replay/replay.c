@@ -57,7 +57,7 @@ xpack_status xpack_replay_define(const xpack_et_xnn_graph* graph, const xpack_et
   enum xnn_status xs = xnn_create_subgraph(graph->num_externs, 0, &s.subgraph);
   if (xs != xnn_status_success) {
     return xp_fail(err, XPACK_ERR_XNNPACK, "%s: xnn_create_subgraph(%u externals) failed (status %d)", graph->name,
-                      graph->num_externs, (int)xs);
+                   graph->num_externs, (int)xs);
   }
   xpack_status st = xp_replay_find_value_uses(&s, err);
   for (size_t i = 0; st == XPACK_OK && i < graph->value_count; i++) st = xp_replay_check_value(&s, &graph->values[i], err);

@@ -49,24 +49,24 @@ xpack_status xp_replay_find_value_uses(xp_replay_state* s, xpack_error* err) {
 /* ExecuTorch takes a delegate's inputs and outputs from the value flags; the graph's input_ids and
  * output_ids must say the same, or an output would silently become an internal tensor that nothing reads
  * (XNNPACK's fusion aborts on it). */
-xpack_status xp_replay_check_value(const xp_replay_state* s, const xpack_et_xnn_value* v, xpack_error* err) {
+    xpack_status xp_replay_check_value(const xp_replay_state* s, const xpack_et_xnn_value* v, xpack_error* err) {
   const uint32_t known = XPACK_ET_XNN_VALUE_FLAG_EXTERNAL_INPUT | XPACK_ET_XNN_VALUE_FLAG_EXTERNAL_OUTPUT;
   if ((v->flags & ~known) != 0) {
     return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: value %u: flags 0x%x has bits other than external input (1) and "
-                      "external output (2)", s->graph->name, v->index, (unsigned)v->flags);
+                   "external output (2)", s->graph->name, v->index, (unsigned)v->flags);
   }
   if (v->quant.kind == XPACK_ET_XNN_QUANT_PER_TOKEN_DYNAMIC && v->datatype != XPACK_ET_XNN_DT_QDINT8) {
     /* XNNPACK's define takes any datatype and then sizes the tensor from a table that has no entry for it. */
     return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: value %u: per-token dynamic quantization of a %s tensor, "
-                      "expected qdint8", s->graph->name, v->index, v->datatype_name);
+                   "expected qdint8", s->graph->name, v->index, v->datatype_name);
   }
   const unsigned char use = s->value_use[v->index];
   const int input = (v->flags & XPACK_ET_XNN_VALUE_FLAG_EXTERNAL_INPUT) != 0;
   const int output = (v->flags & XPACK_ET_XNN_VALUE_FLAG_EXTERNAL_OUTPUT) != 0;
   if (input != ((use & RP_VALUE_LISTED_INPUT) != 0) || output != ((use & RP_VALUE_LISTED_OUTPUT) != 0)) {
     return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: value %u: flags 0x%x but it is %sin input_ids and %sin output_ids "
-                      "(external input is flag 1, external output flag 2)", s->graph->name, v->index,
-                      (unsigned)v->flags, use & RP_VALUE_LISTED_INPUT ? "" : "not ",
+                   "(external input is flag 1, external output flag 2)", s->graph->name, v->index,
+                   (unsigned)v->flags, use & RP_VALUE_LISTED_INPUT ? "" : "not ",
                       use & RP_VALUE_LISTED_OUTPUT ? "" : "not ");
   }
   return XPACK_OK;
@@ -87,7 +87,7 @@ static uint64_t element_count(const xpack_et_xnn_value* v) {
  * copies it: a constant shorter than that is a read past the weights, into whatever the file holds next
  * or past its end. Longer is accepted (named data segments may be padded). */
 xpack_status xp_replay_check_constant_size(const xp_replay_state* s, const xpack_et_xnn_value* v, size_t constant_size,
-                                    xpack_error* err) {
+                                           xpack_error* err) {
   for (uint32_t d = 0; d < v->num_dims; d++) {
     /* A weight of no elements: XNNPACK reserves nothing for it and then pads a whole tile (a batch matrix
      * multiply's static operand wrote 128 bytes into a 0-byte block; found by fuzz_replay). */
@@ -99,7 +99,7 @@ xpack_status xp_replay_check_constant_size(const xp_replay_state* s, const xpack
   const uint64_t needed = (element_count(v) * xp_replay_element_bits(v->datatype) + 7) / 8;
   if (constant_size < needed) {
     return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: value %u: its constant has %zu bytes, its dims and datatype %s "
-                      "need %" PRIu64, s->graph->name, v->index, constant_size, v->datatype_name, needed);
+                   "need %" PRIu64, s->graph->name, v->index, constant_size, v->datatype_name, needed);
   }
   return XPACK_OK;
 }
@@ -112,8 +112,8 @@ static xpack_status check_bias(const xp_replay_state* s, const xpack_et_xnn_node
   const uint64_t numel = element_count(b);
   if (numel != channels) {
     return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: node %u (%s): bias value %u has %" PRIu64
-                      " elements, the node has %" PRIu64 " output channels", s->graph->name, n->index, n->type_name,
-                      b->index, numel, channels);
+                   " elements, the node has %" PRIu64 " output channels", s->graph->name, n->index, n->type_name,
+                   b->index, numel, channels);
   }
   return XPACK_OK;
 }
@@ -129,8 +129,8 @@ xpack_status xp_replay_check_conv(const xp_replay_state* s, const xpack_et_xnn_n
   if (n->type == XPACK_ET_XNN_DEPTHWISE_CONV2D) {
     if (gic == 0 || goc % gic != 0) {
       return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: node %u (%s): group_output_channels %" PRIu64
-                        " is not a multiple of group_input_channels %" PRIu64, s->graph->name, n->index,
-                        n->type_name, goc, gic);
+                     " is not a multiple of group_input_channels %" PRIu64, s->graph->name, n->index,
+                     n->type_name, goc, gic);
     }
     expect[0] = 1, expect[1] = c->kernel_height, expect[2] = c->kernel_width, expect[3] = groups * (goc / gic);
     layout = "[1, kernel_height, kernel_width, groups x group_output_channels / group_input_channels]";
@@ -144,8 +144,8 @@ xpack_status xp_replay_check_conv(const xp_replay_state* s, const xpack_et_xnn_n
   for (uint32_t d = 0; ok && d < 4; d++) ok = w->dims[d] == expect[d];
   if (!ok) {
     return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: node %u (%s): filter value %u has dims that do not match the "
-                      "node's groups %" PRIu64 ", group_input_channels %" PRIu64 ", group_output_channels %" PRIu64
-                      " and kernel %ux%u (expected %s)", s->graph->name, n->index, n->type_name, w->index, groups, gic,
+                   "node's groups %" PRIu64 ", group_input_channels %" PRIu64 ", group_output_channels %" PRIu64
+                   " and kernel %ux%u (expected %s)", s->graph->name, n->index, n->type_name, w->index, groups, gic,
                       goc, (unsigned)c->kernel_height, (unsigned)c->kernel_width, layout);
   }
   const xpack_et_xnn_value* in = value_of(s, c->input1_id);
@@ -163,8 +163,8 @@ xpack_status xp_replay_check_conv(const xp_replay_state* s, const xpack_et_xnn_n
                             (kernel[d] ? (kernel[d] - 1) * dilation[d] + 1 : 0);
       if (padding[d] >= full) {
         return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: node %u (%s): %s padding %" PRIu64 " leaves no output "
-                          "(the unpadded output is %" PRIu64 ")", s->graph->name, n->index, n->type_name,
-                          d ? "horizontal" : "vertical", padding[d], full);
+                       "(the unpadded output is %" PRIu64 ")", s->graph->name, n->index, n->type_name,
+                       d ? "horizontal" : "vertical", padding[d], full);
       }
     }
   }
@@ -179,7 +179,7 @@ xpack_status xp_replay_check_fully_connected(const xp_replay_state* s, const xpa
   if (w == NULL) return XPACK_OK;
   if (w->num_dims != 2) {
     return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: node %u (%s): filter value %u has %u dims, expected 2",
-                      s->graph->name, n->index, n->type_name, w->index, w->num_dims);
+                   s->graph->name, n->index, n->type_name, w->index, w->num_dims);
   }
   const int transposed = (n->u.fully_connected.flags & XNN_FLAG_TRANSPOSE_WEIGHTS) != 0;
   const uint32_t input_channels = transposed ? w->dims[0] : w->dims[1];
@@ -188,8 +188,8 @@ xpack_status xp_replay_check_fully_connected(const xp_replay_state* s, const xpa
    * remainder, and computes as many rows as that gives into an output sized from the input's dims. */
   if (in != NULL && (in->num_dims == 0 || in->dims[in->num_dims - 1] != input_channels)) {
     return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: node %u (%s): input value %u's last dim is %u, the filter has %u "
-                      "input channels", s->graph->name, n->index, n->type_name, in->index,
-                      in->num_dims ? (unsigned)in->dims[in->num_dims - 1] : 0u, (unsigned)input_channels);
+                   "input channels", s->graph->name, n->index, n->type_name, in->index,
+                   in->num_dims ? (unsigned)in->dims[in->num_dims - 1] : 0u, (unsigned)input_channels);
   }
   return check_bias(s, n, n->u.fully_connected.bias_id, transposed ? w->dims[1] : w->dims[0], err);
 }
@@ -224,7 +224,7 @@ xpack_status xp_replay_check_node_ids(xp_replay_state* s, const xpack_et_xnn_nod
       }
       if (wrong != NULL) {
         return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: node %u (%s): %s is value %u, %s", s->graph->name, n->index,
-                          n->type_name, fields[k].name, v->index, wrong);
+                       n->type_name, fields[k].name, v->index, wrong);
       }
       if (outputs) s->value_use[v->index] |= RP_VALUE_PRODUCED;
     }
@@ -245,14 +245,14 @@ xpack_status xp_replay_check_elementwise(const xp_replay_state* s, const xpack_e
   for (uint32_t d = 0; same && d < in->num_dims; d++) same = in->dims[d] == out->dims[d];
   if (!same) {
     return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: node %u (%s): output value %u declares other dims than input "
-                      "value %u (an elementwise node keeps the shape)", s->graph->name, n->index, n->type_name,
-                      out->index, in->index);
+                   "value %u (an elementwise node keeps the shape)", s->graph->name, n->index, n->type_name,
+                   out->index, in->index);
   }
   return XPACK_OK;
 }
 
 xpack_status xpack_replay_check_externals(xnn_runtime_t runtime, const xpack_replay_subgraph* replay,
-                                         xpack_error* err) {
+                                          xpack_error* err) {
   for (uint32_t i = 0; i < replay->num_externals; i++) {
     const xpack_replay_external* e = &replay->externals[i];
     size_t dims[XNN_MAX_TENSOR_DIMS];
@@ -265,7 +265,7 @@ xpack_status xpack_replay_check_externals(xnn_runtime_t runtime, const xpack_rep
     const uint64_t bytes = (numel * xp_replay_element_bits(e->datatype) + 7) / 8;
     if (bytes != e->bytes) {
       return xp_fail(err, XPACK_ERR_BAD_INPUT, "external %s value %u: its declared dims give %zu bytes, XNNPACK's "
-                        "reshape gives %" PRIu64, e->is_input ? "input" : "output", (unsigned)e->id, e->bytes, bytes);
+                     "reshape gives %" PRIu64, e->is_input ? "input" : "output", (unsigned)e->id, e->bytes, bytes);
     }
   }
   return XPACK_OK;

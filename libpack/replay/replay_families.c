@@ -7,7 +7,7 @@
 #include "replay/replay_internal.h"
 
 xpack_status xp_replay_note_value(xp_replay_state* s, uint32_t id, enum xnn_datatype datatype, const void* data,
-                           uint32_t block_size) {
+                                  uint32_t block_size) {
   if (id == XNN_INVALID_VALUE_ID) return XPACK_OK;
   if (id >= s->value_info_capacity) {
     size_t cap = s->value_info_capacity ? s->value_info_capacity : 64;
@@ -30,7 +30,7 @@ static xp_replay_value_info info_of(const xp_replay_state* s, uint32_t id) {
 }
 
 xpack_status xp_replay_note_family(xp_replay_state* s, xpack_family_op op, uint32_t node, uint32_t input, uint32_t filter,
-                            uint32_t bias, uint32_t output, uint32_t flags) {
+                                   uint32_t bias, uint32_t output, uint32_t flags) {
   const xp_replay_value_info w = info_of(s, filter);
   if (w.data == NULL) return XPACK_OK; /* a dynamic filter: XNNPACK packs nothing ahead */
   if (s->family_count == s->family_capacity) {

@@ -58,14 +58,14 @@ xpack_status xp_replay_map_id(xp_replay_state* s, uint32_t serialized, uint32_t 
 xpack_status xp_replay_note_value(xp_replay_state* s, uint32_t id, enum xnn_datatype datatype, const void* data, uint32_t block_size);
 /* Records the family of a weight-packing node defined with XNNPACK ids (bias may be invalid). */
 xpack_status xp_replay_note_family(xp_replay_state* s, xpack_family_op op, uint32_t node, uint32_t input, uint32_t filter,
-                            uint32_t bias, uint32_t output, uint32_t flags);
+                                   uint32_t bias, uint32_t output, uint32_t flags);
 /* XNNPACK's id for a serialized id; XNN_INVALID_VALUE_ID stays invalid. Returns 0, or -1 if unknown. */
 int xp_replay_lookup_id(xp_replay_state* s, uint32_t serialized, uint32_t* defined);
 /* Semantic checks before a value or a convolution or fully-connected node reaches XNNPACK (replay_checks.c): XPACK_ERR_BAD_INPUT
  * naming the value or node and what was expected. */
 xpack_status xp_replay_check_value(const xp_replay_state* s, const xpack_et_xnn_value* value, xpack_error* err);
 xpack_status xp_replay_check_constant_size(const xp_replay_state* s, const xpack_et_xnn_value* value, size_t constant_size,
-                                    xpack_error* err);
+                                           xpack_error* err);
 xpack_status xp_replay_check_conv(const xp_replay_state* s, const xpack_et_xnn_node* node, xpack_error* err);
 xpack_status xp_replay_check_fully_connected(const xp_replay_state* s, const xpack_et_xnn_node* node, xpack_error* err);
 /* Allocates s->value_use and marks what input_ids, output_ids and the nodes' inputs say of each value.

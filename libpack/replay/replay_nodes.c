@@ -19,7 +19,7 @@ static uint32_t id(ids* x, uint32_t serialized) {
   uint32_t defined = XNN_INVALID_VALUE_ID;
   if (!x->failed && xp_replay_lookup_id(x->s, serialized, &defined) != 0) {
     xp_fail(x->err, XPACK_ERR_BAD_INPUT, "%s: node %u (%s): value id %u is not defined", x->s->graph->name,
-               x->node->index, x->node->type_name, serialized);
+            x->node->index, x->node->type_name, serialized);
     x->failed = 1;
   }
   return defined;
@@ -151,7 +151,7 @@ xpack_status xp_replay_define_node(xp_replay_state* s, const xpack_et_xnn_node* 
       } else if (n->type == XPACK_ET_XNN_DEPTHWISE_CONV2D) {
         if (c->group_input_channels == 0) {
           xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: node %u (DepthwiseConv2d): group_input_channels is 0",
-                     s->graph->name, n->index);
+                  s->graph->name, n->index);
           return XPACK_ERR_BAD_INPUT;
         }
         xs = xnn_define_depthwise_convolution_2d(
@@ -258,13 +258,13 @@ xpack_status xp_replay_define_node(xp_replay_state* s, const xpack_et_xnn_node* 
     }
     case XPACK_ET_XNN_SCALED_DOT_PRODUCT_ATTENTION:
       return xp_fail(err, XPACK_ERR_UNSUPPORTED,
-                        "%s: node %u (ScaledDotProductAttention): XNNPACK %s cannot define this node (ExecuTorch never "
-                        "compiles it either)", s->graph->name, n->index, XPACK_XNNPACK_VERSION);
+                     "%s: node %u (ScaledDotProductAttention): XNNPACK %s cannot define this node (ExecuTorch never "
+                     "compiles it either)", s->graph->name, n->index, XPACK_XNNPACK_VERSION);
     default: {
       enum xnn_unary_operator op = unary_of(n->type);
       if (op == xnn_unary_invalid) {
         return xp_fail(err, XPACK_ERR_UNSUPPORTED, "%s: node %u (%s, type %u): no XNNPACK definition for it",
-                          s->graph->name, n->index, n->type_name, n->type);
+                       s->graph->name, n->index, n->type_name, n->type);
       }
       union xnn_unary_params p = {.clamp = {lo, hi}};
       uint32_t i = id(&x, n->u.unary.input_id), o = id(&x, n->u.unary.output_id);
@@ -275,7 +275,7 @@ xpack_status xp_replay_define_node(xp_replay_state* s, const xpack_et_xnn_node* 
   if (x.failed) return XPACK_ERR_BAD_INPUT;
   if (xs != xnn_status_success) {
     return xp_fail(err, xp_replay_define_refusal(xs), "%s: node %u (%s): XNNPACK refused to define it (status %d)",
-                      s->graph->name, n->index, n->type_name, (int)xs);
+                   s->graph->name, n->index, n->type_name, (int)xs);
   }
   return XPACK_OK;
 }

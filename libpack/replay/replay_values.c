@@ -76,7 +76,7 @@ static xpack_status constant_of(xp_replay_state* s, uint32_t idx, const char* wh
                                     err);
     if (st != XPACK_OK) {
       return xp_fail(err, st, "%s: value %u: %s identity: %s", s->graph->name, value_index, what,
-                        err ? err->message : "");
+                     err ? err->message : "");
     }
     s->bind(s->bind_context, c->data, identity, len);
   }
@@ -93,7 +93,7 @@ static xpack_status channel_scales(xp_replay_state* s, const xpack_et_xnn_value*
     if (st != XPACK_OK) return st;
     if (c.size < expected * sizeof(float)) {
       return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: value %u: scale constant has %zu bytes, expected %zu floats",
-                        s->graph->name, v->index, c.size, expected);
+                     s->graph->name, v->index, c.size, expected);
     }
     /* Used in place, as ExecuTorch does, unless the constant is not 4-aligned. */
     if (aligned_for(c.data, _Alignof(float))) {
@@ -108,7 +108,7 @@ static xpack_status channel_scales(xp_replay_state* s, const xpack_et_xnn_value*
   }
   if (q->scales == NULL || q->scale_count < expected) {
     return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: value %u: %u per-channel scales, expected %zu", s->graph->name,
-                      v->index, q->scales ? q->scale_count : 0, expected);
+                   v->index, q->scales ? q->scale_count : 0, expected);
   }
   *out = q->scales;
   return XPACK_OK;
@@ -130,12 +130,12 @@ static xpack_status block_scales(xp_replay_state* s, const xpack_et_xnn_value* v
     }
     if (c.size != expected * sizeof(uint16_t) && c.size != expected * sizeof(float)) {
       return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: value %u: blockwise scale constant has %zu bytes, expected %zu "
-                        "bf16 or fp32 scales", s->graph->name, v->index, c.size, expected);
+                     "bf16 or fp32 scales", s->graph->name, v->index, c.size, expected);
     }
   } else {
     if (q->scales == NULL || q->scale_count < expected) {
       return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: value %u: %u blockwise scales, expected %zu", s->graph->name,
-                        v->index, q->scales ? q->scale_count : 0, expected);
+                     v->index, q->scales ? q->scale_count : 0, expected);
     }
     inline_scales = q->scales;
   }
@@ -174,13 +174,13 @@ xpack_status xp_replay_define_value(xp_replay_state* s, const xpack_et_xnn_value
   size_t dims[XNN_MAX_TENSOR_DIMS];
   if (v->num_dims > XNN_MAX_TENSOR_DIMS) {
     return xp_fail(err, XPACK_ERR_UNSUPPORTED, "%s: value %u has %u dims, XNNPACK takes at most %d", name, v->index,
-                      v->num_dims, XNN_MAX_TENSOR_DIMS);
+                   v->num_dims, XNN_MAX_TENSOR_DIMS);
   }
   for (uint32_t i = 0; i < v->num_dims; i++) dims[i] = v->dims[i];
   enum xnn_datatype dt = xp_replay_datatype(v->datatype);
   if (dt == xnn_datatype_invalid) {
     return xp_fail(err, XPACK_ERR_UNSUPPORTED, "%s: value %u: datatype %s (%d) cannot be defined", name, v->index,
-                      v->datatype_name, v->datatype);
+                   v->datatype_name, v->datatype);
   }
   const int external = (v->flags & (XPACK_ET_XNN_VALUE_FLAG_EXTERNAL_INPUT | XPACK_ET_XNN_VALUE_FLAG_EXTERNAL_OUTPUT)) != 0;
   const uint32_t external_id = external ? v->external_id : XNN_INVALID_VALUE_ID;
@@ -218,7 +218,7 @@ xpack_status xp_replay_define_value(xp_replay_state* s, const xpack_et_xnn_value
     case XPACK_ET_XNN_QUANT_PER_CHANNEL: {
       if (q->channel_dim < 0 || (uint32_t)q->channel_dim >= v->num_dims) {
         return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: value %u: channel_dim %d outside its %u dims", name, v->index,
-                          q->channel_dim, v->num_dims);
+                       q->channel_dim, v->num_dims);
       }
       const float* scales = NULL;
       st = channel_scales(s, v, dims[q->channel_dim], &scales, err);
@@ -232,8 +232,8 @@ xpack_status xp_replay_define_value(xp_replay_state* s, const xpack_et_xnn_value
     case XPACK_ET_XNN_QUANT_PER_CHANNEL_GROUP: {
       if (v->num_dims != 2 || q->group_size <= 0 || q->channel_dim != 0 || dims[1] % (size_t)q->group_size != 0) {
         return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: value %u: blockwise quantization needs 2 dims, channel_dim 0 "
-                          "and a group size dividing the input channels (dims %u, group %d)",
-                          name, v->index, v->num_dims, q->group_size);
+                       "and a group size dividing the input channels (dims %u, group %d)",
+                       name, v->index, v->num_dims, q->group_size);
       }
       const uint16_t* scales = NULL;
       st = block_scales(s, v, dims[0] * dims[1] / (size_t)q->group_size, &scales, err);
@@ -249,7 +249,7 @@ xpack_status xp_replay_define_value(xp_replay_state* s, const xpack_et_xnn_value
   }
   if (xs != xnn_status_success) {
     return xp_fail(err, xp_replay_define_refusal(xs), "%s: value %u (%s, %u dims): XNNPACK refused to define it (status %d)",
-                      name, v->index, v->datatype_name, v->num_dims, (int)xs);
+                   name, v->index, v->datatype_name, v->num_dims, (int)xs);
   }
   st = note_external(s, v, id, dims);
   if (st == XPACK_OK) {

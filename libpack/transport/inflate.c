@@ -11,7 +11,7 @@
 #define ALREADY_MAPPABLE "already in the mappable form (header flags bit 0 clear): nothing to inflate"
 
 xpack_status xp_transport_inflate_view(const xp_view* v, const char* name, const xp_transport_sink* sink, int input_is_mapped,
-                             uint64_t* file_size, xpack_transport_stats* stats, xpack_error* err) {
+                                       uint64_t* file_size, xpack_transport_stats* stats, xpack_error* err) {
   if (!(v->flags & XPC_FLAG_TRANSPORT)) {
     return xp_fail(err, XPACK_ERR_ARG, "%s: " ALREADY_MAPPABLE, name);
   }
@@ -47,7 +47,7 @@ xpack_status xp_transport_inflate_view(const xp_view* v, const char* name, const
     st = xp_transport_decode_region(&decoder, v, &r, sink, offsets[i], what, sizeof what, err);
     if (st == XPACK_ERR_CORRUPT) {
       xp_fail(err, st, "%s: region %llu at offset %llu: %s", name, (unsigned long long)i,
-                 (unsigned long long)r.offset, what);
+              (unsigned long long)r.offset, what);
     }
   }
   if (st == XPACK_OK) st = sink->write(sink->context, layout.header, sizeof layout.header, 0, err);

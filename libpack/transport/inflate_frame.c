@@ -68,7 +68,7 @@ static xpack_status check_frame(const uint8_t* frame, const xp_region* r, char* 
 }
 
 xpack_status xp_transport_decode_region(xp_transport_decoder* d, const xp_view* v, const xp_region* r, const xp_transport_sink* sink,
-                              uint64_t out_offset, char* what, size_t what_size, xpack_error* err) {
+                                        uint64_t out_offset, char* what, size_t what_size, xpack_error* err) {
   const uint8_t* frame = v->base + r->offset;
   xpack_status st = check_frame(frame, r, what, what_size);
   if (st != XPACK_OK) return st;

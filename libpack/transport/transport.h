@@ -41,7 +41,7 @@ void xp_transport_decoder_free(xp_transport_decoder* d);
  * Returns XPACK_ERR_CORRUPT with the fault in what (no file or region prefix: the caller adds it), or the
  * sink's error (described in err). */
 xpack_status xp_transport_decode_region(xp_transport_decoder* d, const xp_view* v, const xp_region* r, const xp_transport_sink* sink,
-                              uint64_t out_offset, char* what, size_t what_size, xpack_error* err);
+                                        uint64_t out_offset, char* what, size_t what_size, xpack_error* err);
 
 /* ---- inflate of a view (inflate.c) ---- */
 
@@ -50,7 +50,7 @@ xpack_status xp_transport_decode_region(xp_transport_decoder* d, const xp_view* 
  * the size the output must be truncated to. When v->base is a read-only file mapping, input_is_mapped
  * lets inflate drop frame pages from the process once decoded, so memory does not grow with regions. */
 xpack_status xp_transport_inflate_view(const xp_view* v, const char* name, const xp_transport_sink* sink, int input_is_mapped,
-                             uint64_t* file_size, xpack_transport_stats* stats, xpack_error* err);
+                                       uint64_t* file_size, xpack_transport_stats* stats, xpack_error* err);
 
 /* ---- a whole conversion, file to file (transport_convert.c) ---- */
 
@@ -66,7 +66,7 @@ xp_transport_sink xp_transport_safe_file_sink(xp_safe_file* f);
  * (else XPACK_ERR_ARG "<in_path>: <wrong_form>"), converts it with convert into a temporary file beside
  * out_path and renames that into place; on any failure out_path is left as it was. */
 xpack_status xp_transport_convert_file(const char* in_path, const char* out_path, int input_is_transport,
-                             const char* wrong_form, xp_transport_convert_fn convert, void* context,
-                             xpack_transport_stats* stats, xpack_error* err);
+                                       const char* wrong_form, xp_transport_convert_fn convert, void* context,
+                                       xpack_transport_stats* stats, xpack_error* err);
 
 #endif

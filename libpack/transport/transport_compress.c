@@ -47,7 +47,7 @@ static xpack_status compress_region(compressor* c, const uint8_t* bytes, uint64_
   }
   if (ZSTD_isError(failed)) {
     return xp_fail(err, XPACK_ERR_NOMEM, "%s: region %llu: zstd compression failed: %s", name,
-                      (unsigned long long)index, ZSTD_getErrorName(failed));
+                   (unsigned long long)index, ZSTD_getErrorName(failed));
   }
   *frame_size = written;
   return XPACK_OK;
@@ -94,8 +94,8 @@ static xpack_status check_region(const xp_view* v, const char* name, uint64_t i,
   uint64_t h = XXH3_64bits(v->base + r->offset, (size_t)r->size);
   if (h == r->hash) return XPACK_OK;
   return xp_fail(err, XPACK_ERR_CORRUPT,
-                    "%s: region %llu at offset %llu: XXH3-64 of its %llu bytes is %016llx, the record says %016llx",
-                    name, (unsigned long long)i, (unsigned long long)r->offset, (unsigned long long)r->size,
+                 "%s: region %llu at offset %llu: XXH3-64 of its %llu bytes is %016llx, the record says %016llx",
+                 name, (unsigned long long)i, (unsigned long long)r->offset, (unsigned long long)r->size,
                     (unsigned long long)h, (unsigned long long)r->hash);
 }
 
@@ -213,7 +213,7 @@ static xpack_status compress_view(const xp_view* v, const char* name, int level,
     free(offsets);
     free(stored);
     return xp_fail(err, XPACK_ERR_NOMEM, "%s: out of memory for %llu region records", name,
-                      (unsigned long long)count);
+                   (unsigned long long)count);
   }
   uint64_t data_end = 0;
   xp_rebuilt layout = {0};
@@ -258,15 +258,15 @@ xpack_status xpack_compress_file_threads(const char* in_path, const char* out_pa
   if (in_path == NULL || out_path == NULL) return xp_fail(err, XPACK_ERR_ARG, "xpack_compress_file: NULL path");
   if (level < XPACK_ZSTD_LEVEL_MIN || level > XPACK_ZSTD_LEVEL_MAX) {
     return xp_fail(err, XPACK_ERR_ARG, "zstd level %d: expected %d to %d", level, XPACK_ZSTD_LEVEL_MIN,
-                      XPACK_ZSTD_LEVEL_MAX);
+                   XPACK_ZSTD_LEVEL_MAX);
   }
   if (threads < 1 || threads > XPACK_COMPRESS_THREADS_MAX) {
     return xp_fail(err, XPACK_ERR_ARG, "compression threads %d: expected 1 to %d", threads,
-                      XPACK_COMPRESS_THREADS_MAX);
+                   XPACK_COMPRESS_THREADS_MAX);
   }
   compress_settings settings = {level, threads};
   return xp_transport_convert_file(in_path, out_path, 0, "already in the transport form", compress_with_settings, &settings,
-                         stats, err);
+                                   stats, err);
 }
 
 xpack_status xpack_compress_file(const char* in_path, const char* out_path, int level, xpack_transport_stats* stats,

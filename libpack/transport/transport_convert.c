@@ -8,8 +8,8 @@
 #include "xpc_format.h"
 
 xpack_status xp_transport_convert_file(const char* in_path, const char* out_path, int input_is_transport,
-                             const char* wrong_form, xp_transport_convert_fn convert, void* context,
-                             xpack_transport_stats* stats, xpack_error* err) {
+                                       const char* wrong_form, xp_transport_convert_fn convert, void* context,
+                                       xpack_transport_stats* stats, xpack_error* err) {
   xpack_status st = xp_check_output(out_path, &in_path, 1, err); /* before anything is read or written */
   if (st != XPACK_OK) return st;
   xp_file in;

@@ -312,7 +312,7 @@ static void* provider_offset_to_addr(void* context, size_t offset) {
 static enum xnn_status provider_delete_cache(void* context) { return xnn_status_success; }
 
 xpack_status xp_writer_create(const char* out_path, const char* unnamed_folder, const xpack_writer_options* options,
-                       xpack_writer** out, xpack_error* err) {
+                              xpack_writer** out, xpack_error* err) {
   *out = NULL;
   uint32_t page = options && options->page_alignment ? options->page_alignment : XPC_DEFAULT_PAGE_ALIGNMENT;
   if (page < 4096 || (page & (page - 1)) != 0) {
@@ -368,7 +368,7 @@ struct xnn_weights_cache_provider* xpack_writer_provider(xpack_writer* w) { retu
 
 /* The public kinds are the on-disk PROV kinds (xpack.h restates xpc_format.h, which is not installed). */
 _Static_assert(XPACK_INPUT_PTE == XPC_INPUT_PTE && XPACK_INPUT_PTD == XPC_INPUT_PTD &&
-                   XPACK_INPUT_OTHER == XPC_INPUT_OTHER,
+               XPACK_INPUT_OTHER == XPC_INPUT_OTHER,
                "xpack.h's XPACK_INPUT_* must be format/xpc_format.h's XPC_INPUT_*");
 
 xpack_status xpack_writer_add_input(xpack_writer* w, const char* name, uint32_t kind, uint64_t file_size,
@@ -379,7 +379,7 @@ xpack_status xpack_writer_add_input(xpack_writer* w, const char* name, uint32_t 
   }
   if (kind < XPC_INPUT_PTE || kind > XPC_INPUT_OTHER) {
     return xp_fail(err, XPACK_ERR_ARG,
-                      "xpack_writer_add_input: %s: kind %u (expected XPACK_INPUT_PTE, _PTD or _OTHER)", name, kind);
+                   "xpack_writer_add_input: %s: kind %u (expected XPACK_INPUT_PTE, _PTD or _OTHER)", name, kind);
   }
   pthread_mutex_lock(&w->lock);
   xpack_status st = XPACK_ERR_NOMEM;
@@ -398,7 +398,7 @@ xpack_status xpack_writer_add_input(xpack_writer* w, const char* name, uint32_t 
 xpack_status xpack_writer_add_info(xpack_writer* w, const char* key, const char* value, xpack_error* err) {
   if (w == NULL || key == NULL || value == NULL) {
     return xp_fail(err, XPACK_ERR_ARG, "xpack_writer_add_info: %s is NULL",
-                      w == NULL ? "the writer" : key == NULL ? "the key" : "the value");
+                   w == NULL ? "the writer" : key == NULL ? "the key" : "the value");
   }
   pthread_mutex_lock(&w->lock);
   xpack_status st = XPACK_ERR_NOMEM;

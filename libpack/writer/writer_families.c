@@ -1,7 +1,7 @@
 /* The writer's packing families: which family each kernel pointer belongs to, and the FAMI records
  * (name and this process's probe) of the families that recorded entries use. */
-#include <stdio.h>
-#include <string.h>
+    #include <stdio.h>
+    #include <string.h>
 
 #include "common/error.h"
 #include "loader/probe.h"
@@ -40,8 +40,8 @@ xpack_status xpack_writer_bind_family(xpack_writer* w, const void* kernel, const
     if (bound[0] == '!') return XPACK_OK; /* already excluded */
     xp_bindings_set(&s->family_bindings, kernel, WR_NO_FAMILY_CONFLICT, strlen(WR_NO_FAMILY_CONFLICT));
     return xp_fail(err, XPACK_ERR_MISMATCH,
-                      "one weight is used by two packing families (%.*s and %s); its entries are not recorded",
-                      (int)bound_len, bound, name);
+                   "one weight is used by two packing families (%.*s and %s); its entries are not recorded",
+                   (int)bound_len, bound, name);
   }
   return xp_bindings_set(&s->family_bindings, kernel, name, len);
 }

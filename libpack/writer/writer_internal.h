@@ -197,7 +197,7 @@ xpack_status xp_writer_write_metadata(xpack_writer* w, uint64_t* file_size, xpac
 /* A writer of the file at out_path (xpack_writer_create), or with unnamed_folder of an unnamed file there
  * whose messages name out_path (xpack_writer_create_unnamed). */
 xpack_status xp_writer_create(const char* out_path, const char* unnamed_folder, const xpack_writer_options* options,
-                       xpack_writer** out, xpack_error* err);
+                              xpack_writer** out, xpack_error* err);
 
 /* Finishes the file and frees w in every case: with kept_fd NULL commits it to out_path (xpack_writer_finish),
  * else hands the unnamed file's descriptor to *kept_fd (xpack_writer_finish_fd). */

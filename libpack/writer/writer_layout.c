@@ -92,7 +92,7 @@ void xp_writer_write_reserved(xpack_writer* w, uint32_t idx) {
   const int e = errno;
   pthread_mutex_lock(&w->lock);
   if (rc != 0) xp_writer_fail(w, copy.in_spool ? "cannot write the spool file: %s" : "cannot write the temporary file: %s",
-                       strerror(e));
+                              strerror(e));
   w->regions[idx].pending_bytes = NULL;
   w->regions[idx].io_busy = 0;
   if (!copy.in_spool) xp_write_behind(w->file.fd, &w->written_behind, w->data_end);

@@ -134,7 +134,7 @@ xpack_status xp_writer_write_metadata(xpack_writer* w, uint64_t* file_size, xpac
   uint8_t* info = xp_metadata_table(&m, XPC_TAG_INFO);
   for (size_t i = 0; i < w->info_count; i++) {
     xp_put_info(info + i * XPC_INFO_SIZE, (uint32_t)string_offset[w->info[2 * i]],
-                 (uint32_t)string_offset[w->info[2 * i + 1]]);
+                (uint32_t)string_offset[w->info[2 * i + 1]]);
   }
   uint8_t* fami = xp_metadata_table(&m, XPC_TAG_FAMILIES);
   for (size_t i = 0; i < w->family_count; i++) {

@@ -69,7 +69,7 @@ xpack_status xp_writer_canonical_regions(xpack_writer* w, xpack_error* err) {
     for (size_t i = 0; i < w->region_count; i++) {
       if (xp_copy_range(w->file.fd, w->regions[order[i]].offset, fresh.fd, placed[i].offset, placed[i].size) != 0) {
         st = xp_fail(err, XPACK_ERR_IO, "%s: cannot copy packed weights into a temporary file beside it: %s",
-                        w->out_path, strerror(errno));
+                     w->out_path, strerror(errno));
         goto done;
       }
     }

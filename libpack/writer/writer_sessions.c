@@ -49,7 +49,7 @@ xpack_status xpack_writer_begin_delegate(xpack_writer* w, uint32_t delegate_inde
   xp_writer_session* s = xp_writer_session_get(w);
   if (s == NULL) {
     return xp_fail(err, XPACK_ERR_NOMEM, "xpack_writer_begin_delegate: out of memory for delegate %u's thread",
-                      delegate_index);
+                   delegate_index);
   }
   xp_bindings_clear(&s->bindings);
   xp_bindings_clear(&s->family_bindings);
@@ -84,7 +84,7 @@ xpack_status xpack_writer_bind(xpack_writer* w, const void* raw, const char* ide
   xp_writer_session* s = xp_writer_session_get(w);
   if (s == NULL || xp_bindings_set(&s->bindings, raw, identity, identity_len) != XPACK_OK) {
     return xp_fail(err, XPACK_ERR_NOMEM, "xpack_writer_bind: out of memory binding '%.*s'", (int)identity_len,
-                      identity);
+                   identity);
   }
   return XPACK_OK;
 }

@@ -1,8 +1,8 @@
 /* The shared check set (libpack/cachefile/cache_checks.h) and its callback contract: a small cache file is
  * written with cachefile's own writer, once sound and once with four planted faults, each in another check
  * (a misaligned region, an entry's check value, a provenance kind, an info string), every checksum sealed
- * over them. Then verify reports each of the four, in file order, and nothing on the sound file; a callback
- * that asks to stop gets the first fault only; compress refuses the faulty file naming that fault and
+    * over them. Then verify reports each of the four, in file order, and nothing on the sound file; a callback
+    * that asks to stop gets the first fault only; compress refuses the faulty file naming that fault and
  * leaves no output. */
 #include <stdio.h>
 #include <stdlib.h>

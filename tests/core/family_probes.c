@@ -80,7 +80,7 @@ int main(void) {
                   if (xpack_family_parse(bad, len, &g, NULL) == XPACK_OK) {
                     char again[XPACK_FAMILY_NAME_MAX];
                     EXPECT_MSG(xpack_family_format(&g, again, sizeof again, NULL, NULL) == XPACK_OK && strcmp(again, bad) == 0,
-                           "%s parsed as another spelling", bad);
+                               "%s parsed as another spelling", bad);
                   }
                 }
                 uint64_t h1 = 0, h2 = 0;
@@ -126,11 +126,11 @@ int main(void) {
   for (size_t i = 0; i < sizeof kNotFamilies / sizeof kNotFamilies[0]; i++) {
     xpack_family g;
     EXPECT_MSG(xpack_family_parse(kNotFamilies[i], strlen(kNotFamilies[i]), &g, NULL) != XPACK_OK, "'%s' parsed",
-           kNotFamilies[i]);
+               kNotFamilies[i]);
     uint64_t h;
     xpack_error err;
     EXPECT_MSG(xp_probe_family(kNotFamilies[i], strlen(kNotFamilies[i]), &h, &err) == XPACK_ERR_UNSUPPORTED,
-           "'%s' probed", kNotFamilies[i]);
+               "'%s' probed", kNotFamilies[i]);
   }
   fprintf(stderr, "families: %zu known, %zu probed, %zu unprobeable here; slowest probe %.0f us\n", known,
           probed_count, unprobeable, slowest_us);

@@ -1,7 +1,7 @@
 /* xpc_tamper: changes one thing in a cache file on purpose and re-seals every checksum that covers it
  * (the table's hash in the directory, the directory and metadata checksums, the footer checksum, and
- * entry check values where entries change), so that the file is sound and only the change differs. What a
- * loader then does is its reaction to that change alone, not to damage.
+    * entry check values where entries change), so that the file is sound and only the change differs. What a
+    * loader then does is its reaction to that change alone, not to damage.
  *
  *   xpc_tamper FILE probe INDEX      FAMI record INDEX: probe value XOR 1
  *   xpc_tamper FILE name INDEX       FAMI record INDEX: the last byte of its name changed (an unknown family)

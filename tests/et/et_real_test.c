@@ -207,7 +207,7 @@ static void check_linear129(const char* dir) {
   /* Without the program the named key cannot be found: a clear error, not a crash. */
   xpack_et_named_sources none = {NULL, NULL, 0};
   EXPECT_MSG(xpack_et_xnn_resolve_constant(g, w->constant_buffer_idx, &none, &c, &err) == XPACK_ERR_BAD_INPUT &&
-            strstr(err.message, "missing .ptd") != NULL,
+             strstr(err.message, "missing .ptd") != NULL,
         "unresolvable key: %s", err.message);
   EXPECT_MSG(xpack_et_xnn_resolve_constant(g, 99, &src, &c, &err) == XPACK_ERR_BAD_INPUT, "index past constant_data");
   EXPECT_MSG(xpack_et_xnn_resolve_constant(g, 0, &src, &c, &err) == XPACK_OK && c.source == XPACK_ET_CONSTANT_NONE,
@@ -264,7 +264,7 @@ static void check_named_lookup(const char* dir) {
   if (xpack_et_program_open(path, &p, &err) == XPACK_OK) {
     const xpack_et_program_info* info = xpack_et_program_get_info(p);
     EXPECT_MSG(info->method_count == 2 && strcmp(info->methods[0].name, "double") == 0 &&
-              strcmp(info->methods[1].name, "forward") == 0,
+               strcmp(info->methods[1].name, "forward") == 0,
           "methods double, forward");
     xpack_et_program_close(p);
   }
@@ -347,20 +347,20 @@ static void check_resolution_order(const char* dir) {
     xpack_et_constant c;
     xpack_et_named_sources only_ptd = {NULL, one, 1};
     EXPECT_MSG(xpack_et_xnn_resolve_constant(g, w->constant_buffer_idx, &only_ptd, &c, &err) == XPACK_OK &&
-              c.source == XPACK_ET_CONSTANT_PTD && c.data == ptd_bytes + 256 && c.size == sizeof fake,
+               c.source == XPACK_ET_CONSTANT_PTD && c.data == ptd_bytes + 256 && c.size == sizeof fake,
           "key served from the .ptd: %s", err.message);
     xpack_et_named_sources both = {p, one, 1};
     EXPECT_MSG(xpack_et_xnn_resolve_constant(g, w->constant_buffer_idx, &both, &c, &err) == XPACK_ERR_BAD_INPUT &&
-              strstr(err.message, "in both made.ptd and the program") != NULL,
+               strstr(err.message, "in both made.ptd and the program") != NULL,
           "key in .ptd and .pte: %s", err.message);
     xpack_et_named_sources twice = {NULL, two, 2};
     EXPECT_MSG(xpack_et_xnn_resolve_constant(g, w->constant_buffer_idx, &twice, &c, &err) == XPACK_ERR_BAD_INPUT &&
-              strstr(err.message, "copy.ptd") != NULL,
+               strstr(err.message, "copy.ptd") != NULL,
           "key in two .ptd files: %s", err.message);
     /* The bias key is only in the program: still found after the .ptd misses. */
     const xpack_et_xnn_value* b = xpack_et_xnn_graph_find_value(g, g->nodes[0].u.fully_connected.bias_id);
     EXPECT_MSG(xpack_et_xnn_resolve_constant(g, b->constant_buffer_idx, &both, &c, &err) == XPACK_OK &&
-              c.source == XPACK_ET_CONSTANT_PTE_NAMED_DATA,
+               c.source == XPACK_ET_CONSTANT_PTE_NAMED_DATA,
           "fallback to the program: %s", err.message);
   }
   xpack_et_ptd_close(t1);

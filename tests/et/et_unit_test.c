@@ -203,17 +203,17 @@ static void test_blob_header(void) {
   xpack_et_xnn_graph* g;
   xpack_error err = {0};
   EXPECT_MSG(xpack_et_xnn_graph_parse(f.b, f.n, "blob", &g, &err) == XPACK_ERR_BAD_INPUT &&
-            strstr(err.message, "must follow the flatbuffer") != NULL,
+             strstr(err.message, "must follow the flatbuffer") != NULL,
         "overlapping constant region: %s", err.message);
   put32(&f, 18, 96);
   put32(&f, 14, 1000);
   EXPECT_MSG(xpack_et_xnn_graph_parse(f.b, f.n, "blob", &g, &err) == XPACK_ERR_BAD_INPUT &&
-            strstr(err.message, "XH00 flatbuffer") != NULL,
+             strstr(err.message, "XH00 flatbuffer") != NULL,
         "flatbuffer past the blob: %s", err.message);
   put32(&f, 14, 64);
   memcpy(f.b + 36, "XN02", 4);
   EXPECT_MSG(xpack_et_xnn_graph_parse(f.b, f.n, "blob", &g, &err) == XPACK_ERR_BAD_INPUT &&
-            strstr(err.message, "XN01") != NULL,
+             strstr(err.message, "XN01") != NULL,
         "wrong identifier: %s", err.message);
   EXPECT_MSG(xpack_et_xnn_graph_parse(f.b, 20, "blob", &g, &err) == XPACK_ERR_BAD_INPUT, "short XH00 blob");
   EXPECT_MSG(xpack_et_xnn_graph_parse(f.b, 0, "blob", &g, &err) == XPACK_ERR_BAD_INPUT, "empty blob");
@@ -226,22 +226,22 @@ static void test_program_front_matter(void) {
   xpack_error err = {0};
   memcpy(f.b, "PK\x03\x04", 4);
   EXPECT_MSG(xpack_et_program_open_memory(f.b, 64, "z.pte", &p, &err) == XPACK_ERR_BAD_INPUT &&
-            strstr(err.message, "ZIP") != NULL,
+             strstr(err.message, "ZIP") != NULL,
         "zip: %s", err.message);
   memcpy(f.b, "\x10\0\0\0ET13", 8);
   EXPECT_MSG(xpack_et_program_open_memory(f.b, 64, "v.pte", &p, &err) == XPACK_ERR_UNSUPPORTED &&
-            strstr(err.message, "ET13") != NULL,
+             strstr(err.message, "ET13") != NULL,
         "other schema version: %s", err.message);
   memcpy(f.b + 4, "ET12eh00", 8);
   put32(&f, 12, 16); /* header shorter than 24 */
   EXPECT_MSG(xpack_et_program_open_memory(f.b, 64, "h.pte", &p, &err) == XPACK_ERR_BAD_INPUT &&
-            strstr(err.message, "eh00") != NULL,
+             strstr(err.message, "eh00") != NULL,
         "short eh00: %s", err.message);
   put32(&f, 12, 24);
   put64(&f, 16, 48);
   put64(&f, 24, 4096); /* segment base past the end */
   EXPECT_MSG(xpack_et_program_open_memory(f.b, 64, "h.pte", &p, &err) == XPACK_ERR_BAD_INPUT &&
-            strstr(err.message, "segment_base_offset") != NULL,
+             strstr(err.message, "segment_base_offset") != NULL,
         "segment base: %s", err.message);
   EXPECT_MSG(xpack_et_program_open_memory(NULL, 0, "e.pte", &p, &err) == XPACK_ERR_BAD_INPUT, "empty program");
   EXPECT_MSG(xpack_et_program_open("/nonexistent/x.pte", &p, &err) == XPACK_ERR_IO, "missing file is IO");
@@ -253,7 +253,7 @@ static void test_program_front_matter(void) {
   put64(&f, 32, 56);
   put64(&f, 40, 1000); /* segment data past the end */
   EXPECT_MSG(xpack_et_ptd_open_memory(f.b, 64, "w.ptd", &t, &err) == XPACK_ERR_BAD_INPUT &&
-            strstr(err.message, "truncated") != NULL,
+             strstr(err.message, "truncated") != NULL,
         "ptd segment data: %s", err.message);
 }
 
@@ -272,17 +272,17 @@ static void test_identity(void) {
   xpack_et_constant_identity(other, 5, NULL, 0, again, sizeof again, NULL, &err);
   EXPECT_MSG(strcmp(out, again) != 0, "content dependent");
   EXPECT_MSG(xpack_et_constant_identity(NULL, 0, NULL, 0, out, sizeof out, &n, &err) == XPACK_OK &&
-            strcmp(out + n - 2, ":0") == 0,
+             strcmp(out + n - 2, ":0") == 0,
         "empty constant: %s", out);
   /* Content-named keys (SHA-256 hex, optionally "scale_"-prefixed) verbatim, the bytes unread. */
   const char sha[] = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
   EXPECT_MSG(xpack_et_constant_identity(NULL, 5, sha, 64, out, sizeof out, &n, &err) == XPACK_OK && n == 64 &&
-            strcmp(out, sha) == 0,
+             strcmp(out, sha) == 0,
         "content key verbatim: %s", err.message);
   char scale_sha[71];
   snprintf(scale_sha, sizeof scale_sha, "scale_%s", sha);
   EXPECT_MSG(xpack_et_constant_identity(NULL, 5, scale_sha, 70, out, sizeof out, &n, &err) == XPACK_OK && n == 70 &&
-            strcmp(out, scale_sha) == 0,
+             strcmp(out, scale_sha) == 0,
         "scale_ content key verbatim: %s", err.message);
   EXPECT_MSG(xpack_et_constant_identity(bytes, 5, sha, 64, out, 64, &n, &err) == XPACK_ERR_ARG, "too small for key");
   /* Other keys name a tensor, not its bytes: the content hash joins them (embedded NULs kept). */
@@ -290,7 +290,7 @@ static void test_identity(void) {
   char big[XPACK_ET_IDENTITY_MAX + 16];
   EXPECT_MSG(xpack_et_constant_identity(bytes, 5, key, 11, big, sizeof big, &n, &err) == XPACK_OK, "%s", err.message);
   EXPECT_MSG(n == 11 + 10 + 32 + 2 && memcmp(big, key, 11) == 0 && memcmp(big + 11, "#xxh3-128:", 10) == 0 &&
-            strcmp(big + n - 2, ":5") == 0,
+             strcmp(big + n - 2, ":5") == 0,
         "name + content form");
   char unnamed[XPACK_ET_IDENTITY_MAX];
   xpack_et_constant_identity(bytes, 5, NULL, 0, unnamed, sizeof unnamed, NULL, &err);

@@ -230,11 +230,11 @@ Counters* g_current_method = nullptr;
 }  // namespace
 
 extern "C" enum xnn_status __real_xnn_create_runtime_v4(xnn_subgraph_t, xnn_weights_cache_t, xnn_workspace_t,
-                                                         pthreadpool_t, uint32_t, xnn_runtime_t*);
+                                                        pthreadpool_t, uint32_t, xnn_runtime_t*);
 
 extern "C" enum xnn_status __wrap_xnn_create_runtime_v4(xnn_subgraph_t subgraph, xnn_weights_cache_t cache,
-                                                         xnn_workspace_t workspace, pthreadpool_t threadpool,
-                                                         uint32_t flags, xnn_runtime_t* runtime_out) {
+                                                        xnn_workspace_t workspace, pthreadpool_t threadpool,
+                                                        uint32_t flags, xnn_runtime_t* runtime_out) {
 #ifdef XPACK_ET_ADAPTER
   if (xpack_et_adapter_provider() != nullptr) cache = xpack_et_adapter_provider();  // as libpack/et_adapter/et_adapter_wrap.c does
 #endif

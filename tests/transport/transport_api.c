@@ -92,23 +92,23 @@ int main(int argc, char** argv) {
   EXPECT_MSG(xpack_compress_file(NULL, z, 3, NULL, &err) == XPACK_ERR_ARG, "NULL input");
   EXPECT_MSG(xpack_inflate_file(plain, NULL, NULL, &err) == XPACK_ERR_ARG, "NULL output");
   EXPECT_MSG(xpack_inflate_file(plain, z, NULL, &err) == XPACK_ERR_ARG && strstr(err.message, "mappable form"),
-         "inflate of a mappable file: %s", err.message);
+             "inflate of a mappable file: %s", err.message);
   EXPECT_MSG(!exists(z), "an argument error wrote %s", z);
 
   /* Both ends of the level range round-trip to the same bytes. */
   for (int level = XPACK_ZSTD_LEVEL_MIN; level <= XPACK_ZSTD_LEVEL_MAX; level += XPACK_ZSTD_LEVEL_MAX - 1) {
     EXPECT_MSG(xpack_compress_file(plain, z, level, &stats, &err) == XPACK_OK, "compress level %d: %s", level,
-           err.message);
+               err.message);
     EXPECT_MSG(stats.input_size == plain_size && stats.regions > 0 && stats.frame_bytes > 0 &&
                stats.frame_bytes < stats.output_size,
            "compress stats");
     uint64_t frames = stats.frame_bytes, regions = stats.region_bytes;
     EXPECT_MSG(xpack_inflate_file(z, back, &stats, &err) == XPACK_OK, "inflate level %d: %s", level, err.message);
     EXPECT_MSG(stats.output_size == plain_size && stats.frame_bytes == frames && stats.region_bytes == regions,
-           "inflate stats");
+               "inflate stats");
     EXPECT_MSG(same_as(back, plain_bytes, plain_size), "level %d: inflate(compress(x)) differs from x", level);
     EXPECT_MSG(xpack_compress_file(z, bad, level, NULL, &err) == XPACK_ERR_ARG && strstr(err.message, "transport form"),
-           "compress of a transport file: %s", err.message);
+               "compress of a transport file: %s", err.message);
   }
   /* Several compression threads make the same bytes as one (here z holds the level-19 file from the loop). */
   {
@@ -118,13 +118,13 @@ int main(int argc, char** argv) {
       char many[4096];
       snprintf(many, sizeof many, "%s/threads%d.xpc", dir, threads);
       EXPECT_MSG(xpack_compress_file_threads(plain, many, XPACK_ZSTD_LEVEL_MAX, threads, NULL, &err) == XPACK_OK,
-             "compress with %d threads: %s", threads, err.message);
+                 "compress with %d threads: %s", threads, err.message);
       EXPECT_MSG(one != NULL && same_as(many, one, one_size), "%d threads made other bytes than one", threads);
       unlink(many);
     }
     free(one);
     EXPECT_MSG(xpack_compress_file_threads(plain, bad, 3, 0, NULL, &err) == XPACK_ERR_ARG && strstr(err.message, "threads 0"),
-           "0 threads: %s", err.message);
+               "0 threads: %s", err.message);
     EXPECT_MSG(!exists(bad), "a thread-count error wrote %s", bad);
   }
   /* The transport file opens for inspection, and every region record describes its frame. */
@@ -133,13 +133,13 @@ int main(int argc, char** argv) {
   xpack_file_info info;
   xpack_file_get_info(f, &info);
   EXPECT_MSG(info.flags == 1 && info.data_offset == 64, "transport header: flags %u, data_offset %llu", info.flags,
-         (unsigned long long)info.data_offset);
+             (unsigned long long)info.data_offset);
   uint64_t next = 64;
   for (uint64_t i = 0; i < info.region_count; i++) {
     xpack_file_region r;
     xpack_file_get_region(f, i, &r);
     EXPECT_MSG(r.offset == next && r.stored_size > 0, "region %llu at %llu, expected %llu", (unsigned long long)i,
-           (unsigned long long)r.offset, (unsigned long long)next);
+               (unsigned long long)r.offset, (unsigned long long)next);
     next = r.offset + r.stored_size;
   }
   EXPECT_MSG(next == info.data_offset + info.data_size, "data area end");
@@ -147,7 +147,7 @@ int main(int argc, char** argv) {
   /* The loader refuses it, naming inflate. */
   xpack_cache* cache;
   EXPECT_MSG(xpack_cache_open(z, 0, &cache, &err) == XPACK_ERR_TRANSPORT && strstr(err.message, "xpack inflate"),
-         "loader on the transport form: %s", err.message);
+             "loader on the transport form: %s", err.message);
 
   /* In place: refused, the input left as it was (an output is never one of the inputs: docs/TRUST.md). */
   size_t z_size = 0;
@@ -159,7 +159,7 @@ int main(int argc, char** argv) {
 
   /* An output that cannot be created: XPACK_ERR_IO naming it. */
   EXPECT_MSG(xpack_inflate_file(z, nowhere, NULL, &err) == XPACK_ERR_IO && strstr(err.message, nowhere), "unwritable: %s",
-         err.message);
+             err.message);
   EXPECT_MSG(xpack_compress_file(plain, nowhere, 3, NULL, &err) == XPACK_ERR_IO, "unwritable compress: %s", err.message);
 
   /* A damaged region is refused by compress (never re-checksummed into a sound-looking file). */
@@ -173,7 +173,7 @@ int main(int argc, char** argv) {
   write_file(bad, damaged, plain_size);
   unlink(z);
   EXPECT_MSG(xpack_compress_file(bad, z, 1, NULL, &err) == XPACK_ERR_CORRUPT && strstr(err.message, "region 0 at offset"),
-         "compress of a damaged region: %s", err.message);
+             "compress of a damaged region: %s", err.message);
   EXPECT_MSG(!exists(z), "compress of a damaged file wrote output");
   damaged[r0.offset + r0.size / 2] ^= 0x01; /* the last region damaged instead: found by a worker thread */
   xpack_file_region last;
@@ -186,7 +186,7 @@ int main(int argc, char** argv) {
   char region_name[64];
   snprintf(region_name, sizeof region_name, "region %llu at offset", (unsigned long long)(info.region_count - 1));
   EXPECT_MSG(xpack_compress_file_threads(bad, z, 1, 2, NULL, &err) == XPACK_ERR_CORRUPT && strstr(err.message, region_name),
-         "threaded compress of a damaged last region: %s", err.message);
+             "threaded compress of a damaged last region: %s", err.message);
   EXPECT_MSG(!exists(z), "threaded compress of a damaged file wrote output");
   unlink(bad);
   static const char* const keep[] = {"back.xpc", "inplace.xpc"};
