@@ -19,7 +19,7 @@ const char* xp_file_kind(mode_t mode) {
   return "not a regular file";
 }
 
-xpack_status xp_open_regular(const char* path, int* fd, uint64_t* size, xpack_error* err) {
+xpack_status xp_open_regular(const char* path, int* fd, uint64_t* size, struct stat* st_out, xpack_error* err) {
   *fd = -1;
   *size = 0;
   int f = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
@@ -39,6 +39,7 @@ xpack_status xp_open_regular(const char* path, int* fd, uint64_t* size, xpack_er
   if (flags >= 0) fcntl(f, F_SETFL, flags & ~O_NONBLOCK); /* reads of a regular file never block anyway */
   *fd = f;
   *size = (uint64_t)st.st_size;
+  if (st_out) *st_out = st;
   return XPACK_OK;
 }
 
@@ -47,7 +48,7 @@ xpack_status xp_map_file(const char* path, xp_file_map* out, xpack_error* err) {
   out->size = 0;
   int fd;
   uint64_t size;
-  xpack_status status = xp_open_regular(path, &fd, &size, err);
+  xpack_status status = xp_open_regular(path, &fd, &size, NULL, err);
   if (status != XPACK_OK) return status;
   if (size > (uint64_t)SIZE_MAX) {
     close(fd);

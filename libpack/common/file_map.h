@@ -8,13 +8,16 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <sys/stat.h>
+
 #include "xpack_status.h"
 
-/* Opens path for reading and returns its descriptor in *fd and its size in *size, refusing what is not a
+/* Opens path for reading and returns its descriptor in *fd and its size in *size (and, when st is not NULL,
+ * what fstat says of it, e.g. its device and inode), refusing what is not a
  * regular file (a FIFO, a device, a folder) without blocking on it: a FIFO would otherwise hang the open
  * until a writer appears. The caller closes *fd. Errors: XPACK_ERR_IO, the message naming path and what it
  * is. */
-xpack_status xp_open_regular(const char* path, int* fd, uint64_t* size, xpack_error* err);
+xpack_status xp_open_regular(const char* path, int* fd, uint64_t* size, struct stat* st, xpack_error* err);
 
 /* What a file of this mode is, for a message: "a FIFO", "a character device", "a block device", "a folder",
  * "a socket", or "not a regular file". */

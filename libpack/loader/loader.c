@@ -156,7 +156,7 @@ static enum xnn_status provider_delete_cache(void* context) {
 
 static xpack_status read_whole_file(xpack_cache* c, const char* path, xpack_error* err) {
   int fd;
-  xpack_status st = xp_open_regular(path, &fd, &c->size, err);
+  xpack_status st = xp_open_regular(path, &fd, &c->size, NULL, err);
   if (st != XPACK_OK) return st;
   void* buf = NULL;
   if (posix_memalign(&buf, 16384, c->size ? (size_t)c->size : 1) != 0) {

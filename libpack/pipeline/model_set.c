@@ -26,13 +26,10 @@ static xpack_status measure_file(const xpack_model_set* set, const char* path, x
                                  xpack_error* err) {
   int fd = -1;
   uint64_t size = 0;
-  xpack_status st = xp_open_regular(path, &fd, &size, err);
-  if (st != XPACK_OK) return st;
   struct stat sb;
-  const int stat_failed = fstat(fd, &sb) != 0;
-  const int stat_errno = errno;
+  xpack_status st = xp_open_regular(path, &fd, &size, &sb, err);
+  if (st != XPACK_OK) return st;
   close(fd);
-  if (stat_failed) return xp_fail(err, XPACK_ERR_IO, "%s: fstat failed: %s", path, strerror(stat_errno));
   *f = (xpack_model_file){.path = path, .size = size, .device = (uint64_t)sb.st_dev, .inode = (uint64_t)sb.st_ino};
   for (int kind = 0; kind < 2; kind++) {
     const xpack_model_file* held = kind ? set->ptd_files : set->program_files;
