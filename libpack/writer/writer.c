@@ -315,8 +315,9 @@ xpack_status xp_writer_create(const char* out_path, const char* unnamed_folder, 
                               xpack_writer** out, xpack_error* err) {
   *out = NULL;
   uint32_t page = options && options->page_alignment ? options->page_alignment : XPC_DEFAULT_PAGE_ALIGNMENT;
-  if (page < 4096 || (page & (page - 1)) != 0) {
-    return xp_fail(err, XPACK_ERR_ARG, "page alignment %u must be a power of two >= 4096", page);
+  if (page < 4096 || page > XPC_MAX_PAGE_ALIGNMENT || (page & (page - 1)) != 0) {
+    return xp_fail(err, XPACK_ERR_ARG, "page alignment %u must be a power of two from 4096 to %u", page,
+                   (unsigned)XPC_MAX_PAGE_ALIGNMENT);
   }
   xpack_writer* w = calloc(1, sizeof *w);
   if (w == NULL) return xp_fail(err, XPACK_ERR_NOMEM, "out of memory");

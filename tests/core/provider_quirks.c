@@ -37,6 +37,9 @@ int main(void) {
   /* ---- record ---- */
   xpack_writer* w;
   xpack_error err;
+  /* A page alignment FORMAT.md allows no reader to open (above XPC_MAX_PAGE_ALIGNMENT) is refused up front. */
+  const xpack_writer_options too_large = {131072};
+  EXPECT(xpack_writer_create(path, &too_large, &w, &err) == XPACK_ERR_ARG && w == NULL);
   EXPECT(xpack_writer_create(path, NULL, &w, &err) == XPACK_OK);
   EXPECT(xpack_writer_bind(w, kernel_a, "A.w", 3, NULL) == XPACK_OK);
   EXPECT(xpack_writer_bind(w, bias_a, "A.b", 3, NULL) == XPACK_OK);
