@@ -38,7 +38,7 @@ extern "C" {
 typedef struct xpack_writer xpack_writer;
 
 typedef struct xpack_writer_options {
-  uint32_t page_alignment; /* alignment of large regions: 0 = 4096; 16384 for Apple targets; a power of two up to 65536 */
+  uint32_t page_alignment; /* alignment of large regions: 0 = 4096; 16384 for Apple; a power of two to 65536 */
 } xpack_writer_options;
 
 /* Starts a cache file for out_path. Packed weights are streamed to a temporary file in the same directory
