@@ -65,11 +65,13 @@ xpack_status xpack_replay_define(const xpack_et_xnn_graph* graph, const xpack_et
   for (size_t i = 0; st == XPACK_OK && i < graph->node_count; i++) {
     st = xp_replay_check_node_ids(&s, &graph->nodes[i], err);
     if (st == XPACK_OK) st = xp_replay_check_elementwise(&s, &graph->nodes[i], err);
+    if (st == XPACK_OK) st = xp_replay_check_dynamic_quant(&s, &graph->nodes[i], err);
     if (st == XPACK_OK) st = xp_replay_define_node(&s, &graph->nodes[i], err);
   }
   free(s.ids);
   free(s.value_info);
   free(s.value_use);
+  free(s.converted_from);
   if (st != XPACK_OK) {
     xnn_delete_subgraph(s.subgraph);
     free(s.externals);

@@ -31,10 +31,16 @@ static void mark_listed(xp_replay_state* s, const xpack_et_u32_array* ids, unsig
 xpack_status xp_replay_find_value_uses(xp_replay_state* s, xpack_error* err) {
   const xpack_et_xnn_graph* g = s->graph;
   s->value_use = calloc(g->value_count + 1, 1);
-  if (s->value_use == NULL) return xp_fail(err, XPACK_ERR_NOMEM, "out of memory");
+  s->converted_from = calloc(g->value_count + 1, sizeof *s->converted_from);
+  if (s->value_use == NULL || s->converted_from == NULL) return xp_fail(err, XPACK_ERR_NOMEM, "out of memory");
   mark_listed(s, &g->input_ids, RP_VALUE_LISTED_INPUT);
   mark_listed(s, &g->output_ids, RP_VALUE_LISTED_OUTPUT);
   for (size_t i = 0; i < g->node_count; i++) {
+    if (g->nodes[i].type == XPACK_ET_XNN_CONVERT) {
+      const xpack_et_xnn_value* from = value_of(s, g->nodes[i].u.unary.input_id);
+      const xpack_et_xnn_value* to = value_of(s, g->nodes[i].u.unary.output_id);
+      if (from != NULL && to != NULL) s->converted_from[to->index] = from->datatype;
+    }
     size_t count = 0;
     const xpack_et_xnn_field* fields = xpack_et_xnn_layout_fields(g->nodes[i].layout, &count);
     for (size_t k = 0; k < count; k++) {
@@ -192,6 +198,39 @@ xpack_status xp_replay_check_fully_connected(const xp_replay_state* s, const xpa
                    in->num_dims ? (unsigned)in->dims[in->num_dims - 1] : 0u, (unsigned)input_channels);
   }
   return check_bias(s, n, n->u.fully_connected.bias_id, transposed ? w->dims[1] : w->dims[0], err);
+}
+
+/* The datatype a dynamically quantized input starts from: XNNPACK fuses the convert that quantizes a
+ * fully-connected or batch-matrix-multiply input into the node, which then quantizes the convert's own
+ * input itself, reading it as the node's output type (fp32 for a qd8 x f32 node). A convert from any other
+ * type makes it read past that input (bf16 read as fp32 twice over: found by fuzz_replay). Returns
+ * XPACK_ET_XNN_DT_INVALID when the input is not quantized by a convert of this graph. */
+static int dynamic_quant_source(const xp_replay_state* s, const xpack_et_xnn_value* in) {
+  if (in->datatype == XPACK_ET_XNN_DT_FP32 && in->dq_datatype == XPACK_ET_XNN_DT_QINT8 &&
+      (in->flags & XPACK_ET_XNN_VALUE_FLAG_EXTERNAL_INPUT)) {
+    return XPACK_ET_XNN_DT_FP32; /* the legacy marker: replay defines the convert from this fp32 input */
+  }
+  return in->datatype == XPACK_ET_XNN_DT_QDINT8 ? s->converted_from[in->index] : XPACK_ET_XNN_DT_INVALID;
+}
+
+xpack_status xp_replay_check_dynamic_quant(const xp_replay_state* s, const xpack_et_xnn_node* n, xpack_error* err) {
+  uint32_t input_id, output_id;
+  if (n->type == XPACK_ET_XNN_FULLY_CONNECTED) {
+    input_id = n->u.fully_connected.input1_id, output_id = n->u.fully_connected.output_id;
+  } else if (n->type == XPACK_ET_XNN_BATCH_MATRIX_MULTIPLY) {
+    input_id = n->u.binary.input1_id, output_id = n->u.binary.output_id;
+  } else {
+    return XPACK_OK;
+  }
+  const xpack_et_xnn_value* in = value_of(s, input_id);
+  const xpack_et_xnn_value* out = value_of(s, output_id);
+  if (in == NULL || out == NULL) return XPACK_OK;
+  const int source = dynamic_quant_source(s, in);
+  if (source == XPACK_ET_XNN_DT_INVALID || source == out->datatype) return XPACK_OK;
+  return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: node %u (%s): input value %u is quantized at run time from %s, the "
+                 "node's output value %u is %s (expected the same type: XNNPACK quantizes the input as the output "
+                 "type)", s->graph->name, n->index, n->type_name, in->index, xpack_et_xnn_datatype_name(source),
+                 out->index, out->datatype_name);
 }
 
 /* Nodes come in an order XNNPACK runs them in: every value a node reads is static, an external input or

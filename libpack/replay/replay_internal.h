@@ -38,6 +38,7 @@ typedef struct xp_replay_state {
   size_t family_count, family_capacity;
   xp_replay_scratch* scratch;
   unsigned char* value_use; /* by value index: RP_VALUE_* bits (xp_replay_find_value_uses, xp_replay_check_node_ids) */
+  int16_t* converted_from;   /* by value index: the datatype a Convert node makes it from, or 0 (xp_replay_find_value_uses) */
 } xp_replay_state;
 
 enum {
@@ -68,12 +69,14 @@ xpack_status xp_replay_check_constant_size(const xp_replay_state* s, const xpack
                                            xpack_error* err);
 xpack_status xp_replay_check_conv(const xp_replay_state* s, const xpack_et_xnn_node* node, xpack_error* err);
 xpack_status xp_replay_check_fully_connected(const xp_replay_state* s, const xpack_et_xnn_node* node, xpack_error* err);
-/* Allocates s->value_use and marks what input_ids, output_ids and the nodes' inputs say of each value.
- * XPACK_ERR_NOMEM only. */
+/* Allocates s->value_use and s->converted_from and marks what input_ids, output_ids and the nodes' inputs
+ * say of each value. XPACK_ERR_NOMEM only. */
 xpack_status xp_replay_find_value_uses(xp_replay_state* s, xpack_error* err);
 /* The values a node reads and writes (replay_checks.c says which); marks its outputs as produced. */
 xpack_status xp_replay_check_node_ids(xp_replay_state* s, const xpack_et_xnn_node* node, xpack_error* err);
 xpack_status xp_replay_check_elementwise(const xp_replay_state* s, const xpack_et_xnn_node* node, xpack_error* err);
+/* A fully-connected or batch-matrix-multiply input quantized at run time comes from the node's output type. */
+xpack_status xp_replay_check_dynamic_quant(const xp_replay_state* s, const xpack_et_xnn_node* node, xpack_error* err);
 /* What an xnn_define_* refusal is: invalid or unsupported parameters come from the file's graph
  * (XPACK_ERR_BAD_INPUT), lack of memory is XPACK_ERR_NOMEM, anything else (XNNPACK not initialized, this
  * hardware) is XPACK_ERR_XNNPACK. (replay_checks.c) */

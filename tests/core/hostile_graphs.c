@@ -177,6 +177,23 @@ static void convert_dims(const char* path) {
   close_graph(&o);
 }
 
+/* The program's fp32 input, which a Convert quantizes for a fully-connected node, made bf16: XNNPACK fused
+ * the Convert into the node, which read the bf16 input as fp32, twice its size (SEGV in f32 rminmax, found
+ * by fuzz_replay). */
+static void convert_source(const char* path) {
+  opened o;
+  if (open_graph(path, &o) != 0) { failures++; return; }
+  xpack_et_xnn_node* convert = node_of_type(&o, XPACK_ET_XNN_CONVERT);
+  xpack_et_xnn_value* in = convert ? (xpack_et_xnn_value*)xpack_et_xnn_graph_find_value(o.graph, convert->u.unary.input_id) : NULL;
+  EXPECT_MSG(in != NULL && in->datatype == XPACK_ET_XNN_DT_FP32, "%s: no convert node with an fp32 input", path);
+  if (in && in->datatype == XPACK_ET_XNN_DT_FP32) {
+    in->datatype = XPACK_ET_XNN_DT_BF16;
+    in->datatype_name = xpack_et_xnn_datatype_name(in->datatype);
+    expect_refused(&o, "quantized at run time from bf16", "convert input fp32 -> bf16");
+  }
+  close_graph(&o);
+}
+
 /* A deconvolution's padding_right above its output width: XNNPACK's indirection set-up wrote out of bounds
  * in reshape (found by fuzz_replay). */
 static void deconv_padding(const char* path) {
@@ -302,6 +319,7 @@ int main(int argc, char** argv) {
   deconv_padding(argv[2]);
   dynamic_datatype(argv[4]);
   convert_dims(argv[4]);
+  convert_source(argv[4]);
   empty_weight(argv[5]);
   output_datatype(argv[1]);
   if (failures) {
