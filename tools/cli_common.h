@@ -74,6 +74,10 @@ int cli_bad_value(const char* command, const char* option, const char* text, con
  * or 4) leaves stdout empty, whenever it finds out (docs/CLI.md). stdout outside those calls. */
 FILE* cli_out(void);
 
+/* From here on, an input file truncated while it is mapped (SIGBUS) ends the process with a message naming
+ * the file and the offset and exit 3, writing nothing (cli_sigbus.c). */
+void cli_catch_truncated_inputs(void);
+
 /* Starts holding the report. Returns 0, or XPACK_EXIT_FAILED after printing why (out of memory). */
 int cli_out_begin(void);
 

@@ -195,6 +195,7 @@ int main(int argc, char** argv) {
     cli_error("xnn_initialize failed: this CPU is not supported by XNNPACK");
     return XPACK_EXIT_FAILED;
   }
+  cli_catch_truncated_inputs();
   int rc = cli_out_begin();
   if (rc != 0) return rc;
   return cli_out_end(c->run(cmd_argc, argv + i + 1));

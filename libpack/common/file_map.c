@@ -2,7 +2,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -43,6 +45,55 @@ xpack_status xp_open_regular(const char* path, int* fd, uint64_t* size, struct s
   return XPACK_OK;
 }
 
+/* The live mappings, for xpack_mapped_file_at in a signal handler: a fixed table of slots, each claimed
+ * with a compare-and-swap of its start (0 free, 1 being filled or emptied) so that map and unmap need no
+ * lock a handler could find held. A mapping that finds every slot taken is simply not named. */
+enum { MAPPED_SLOTS = 256 };
+static struct {
+  _Atomic uintptr_t start;
+  uint64_t size;
+  char* path;
+} g_mapped[MAPPED_SLOTS];
+
+static void remember_mapping(const void* data, uint64_t size, const char* path) {
+  char* copy = strdup(path);
+  if (copy == NULL) return;
+  for (size_t i = 0; i < MAPPED_SLOTS; i++) {
+    uintptr_t expected = 0;
+    if (atomic_compare_exchange_strong(&g_mapped[i].start, &expected, (uintptr_t)1)) {
+      g_mapped[i].size = size;
+      g_mapped[i].path = copy;
+      atomic_store_explicit(&g_mapped[i].start, (uintptr_t)data, memory_order_release);
+      return;
+    }
+  }
+  free(copy);
+}
+
+static void forget_mapping(const void* data) {
+  for (size_t i = 0; i < MAPPED_SLOTS; i++) {
+    uintptr_t expected = (uintptr_t)data;
+    if (atomic_compare_exchange_strong(&g_mapped[i].start, &expected, (uintptr_t)1)) {
+      free(g_mapped[i].path);
+      g_mapped[i].path = NULL;
+      atomic_store_explicit(&g_mapped[i].start, (uintptr_t)0, memory_order_release);
+      return;
+    }
+  }
+}
+
+const char* xpack_mapped_file_at(const void* address, unsigned long long* offset) {
+  const uintptr_t at = (uintptr_t)address;
+  for (size_t i = 0; i < MAPPED_SLOTS; i++) {
+    const uintptr_t start = atomic_load_explicit(&g_mapped[i].start, memory_order_acquire);
+    if (start > 1 && at >= start && at - start < g_mapped[i].size) {
+      if (offset != NULL) *offset = (unsigned long long)(at - start);
+      return g_mapped[i].path;
+    }
+  }
+  return NULL;
+}
+
 xpack_status xp_map_file(const char* path, xp_file_map* out, xpack_error* err) {
   out->data = NULL;
   out->size = 0;
@@ -65,6 +116,7 @@ xpack_status xp_map_file(const char* path, xp_file_map* out, xpack_error* err) {
     }
     out->data = m;
     out->size = size;
+    remember_mapping(m, size, path);
   }
   close(fd);
   return XPACK_OK;
@@ -79,7 +131,10 @@ xpack_status xp_map_file_advised(const char* path, unsigned advice, xp_file_map*
 }
 
 void xp_unmap_file(xp_file_map* map) {
-  if (map->data != NULL) munmap((void*)map->data, (size_t)map->size);
+  if (map->data != NULL) {
+    forget_mapping(map->data);
+    munmap((void*)map->data, (size_t)map->size);
+  }
   map->data = NULL;
   map->size = 0;
 }

@@ -48,6 +48,14 @@ typedef struct xpack_error {
 /* A stable, lower-case name for a status ("ok", "io", "corrupt", ...). Never NULL. */
 const char* xpack_status_name(xpack_status status);
 
+/* The path of the file libpack has mapped at `address` (a program, a data file or a cache it reads), or
+ * NULL when the address is in none of them; *offset (when not NULL) gets the address's offset in that file.
+ * Async-signal-safe: it is meant for a SIGBUS handler. A file truncated while it is mapped raises SIGBUS
+ * at the first touch of a page past its new end, a signal and not an error libpack could return; the
+ * handler can name the file and the offset, and stop without writing anything (the `xpack` tool does:
+ * exit 3). The path is libpack's copy, valid until the file is unmapped. */
+const char* xpack_mapped_file_at(const void* address, unsigned long long* offset);
+
 #ifdef __cplusplus
 }
 #endif
