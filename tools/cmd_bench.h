@@ -38,10 +38,17 @@ typedef struct bench_sample {
   double first_inference_ms; /* sum of the first reshape + setup + invoke of every runtime */
   double ttfi_ms;            /* open + create + first inference */
   double fill_ms;            /* ideal only: filling the in-heap provider beforehand (not in ttfi) */
+  double load_ttfi_ms;       /* load + ttfi: what an app waits for from opening its files to its first output */
   uint64_t rss_bytes, private_dirty_bytes; /* /proc/self/smaps_rollup after the first inference */
   uint64_t peak_rss_bytes;                 /* VmHWM of the child (its own address space, from exec on) */
   uint64_t major_faults, minor_faults;     /* getrusage of the child */
   uint64_t delegates, failed, lookups, hits, misses, heap_fallback_bytes;
+  /* What the cache's open read from storage: major faults, read(2) calls and bytes the kernel fetched from
+   * the device (/proc/self/io read_bytes) between the start and the end of xpack_cache_open. */
+  uint64_t open_major_faults, open_read_calls, open_storage_bytes;
+  /* Bytes of the model files in the page cache after the first inference (mincore). In a cold variant
+   * the files were dropped before the child started: this is what the child read of them. */
+  uint64_t model_resident_bytes;
   char* output_xxh3; /* every output's XXH3-64, in delegate order, space-separated (malloc'd) */
   char* error;       /* the first failure, or NULL (malloc'd) */
 } bench_sample;
@@ -73,6 +80,13 @@ int bench_drop_from_page_cache(const char* path);
 int bench_warm_page_cache(const char* path);
 /* Size of a file, or -1. */
 int64_t bench_file_size(const char* path);
+
+/* This process's I/O so far: major faults (getrusage), read(2)-family calls and bytes fetched from storage
+ * (/proc/self/io syscr and read_bytes; 0 where there is no /proc). */
+typedef struct bench_io {
+  uint64_t major_faults, read_calls, storage_bytes;
+} bench_io;
+void bench_read_io(bench_io* out);
 
 /* Rss and Private_Dirty of this process from /proc/self/smaps_rollup, VmHWM from /proc/self/status. */
 void bench_read_memory(uint64_t* rss, uint64_t* private_dirty, uint64_t* peak_rss);

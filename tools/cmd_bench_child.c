@@ -64,8 +64,8 @@ static const cli_option kOptions[] = {{"--cache", 1, 0}, {"--data", 1, 0}};
 static const cli_options kChildOptions = {"bench --child", kOptions, sizeof kOptions / sizeof kOptions[0]};
 
 /* The programs, not hashed (see above). */
-static int open_models(child* c, int argc, char** argv) {
-  int rc = model_args_open(&c->set, argc, argv, &kChildOptions, 0);
+static int open_models(child* c, int argc, char** argv, unsigned set_flags) {
+  int rc = model_args_open(&c->set, argc, argv, &kChildOptions, set_flags);
   return rc ? rc : xpack_for_each_delegate(&c->set, NULL, collect, c);
 }
 
@@ -176,9 +176,10 @@ static void write_sample(const bench_sample* s, const char* variant, const char*
   json_key(&j, "variant"); json_string(&j, variant);
 #define NUM(name) json_key(&j, #name); json_double(&j, s->name)
 #define UINT(name) json_key(&j, #name); json_uint(&j, s->name)
-  NUM(open_ms); NUM(load_ms); NUM(create_ms); NUM(first_inference_ms); NUM(ttfi_ms); NUM(fill_ms);
+  NUM(open_ms); NUM(load_ms); NUM(create_ms); NUM(first_inference_ms); NUM(ttfi_ms); NUM(fill_ms); NUM(load_ttfi_ms);
   UINT(rss_bytes); UINT(private_dirty_bytes); UINT(peak_rss_bytes); UINT(major_faults); UINT(minor_faults);
   UINT(delegates); UINT(failed); UINT(lookups); UINT(hits); UINT(misses); UINT(heap_fallback_bytes);
+  UINT(open_major_faults); UINT(open_read_calls); UINT(open_storage_bytes); UINT(model_resident_bytes);
 #undef NUM
 #undef UINT
   json_key(&j, "output_xxh3"); json_string(&j, s->output_xxh3 ? s->output_xxh3 : "");
@@ -207,7 +208,9 @@ int bench_child_main(int argc, char** argv) {
   child c = {0};
   bench_sample s = {0};
   double t0 = now_ms();
-  int rc = open_models(&c, argc, argv);
+  /* The cache variants read raw weights only when they miss, as an app serving its weights from a cache
+   * would (XPACK_MODEL_SET_WEIGHTS_ON_DEMAND); the others read them as XNNPACK packs them. */
+  int rc = open_models(&c, argc, argv, bench_variant_uses_cache(variant) ? XPACK_MODEL_SET_WEIGHTS_ON_DEMAND : 0u);
   if (rc) {
     close_child(&c);
     return rc;
@@ -229,9 +232,17 @@ int bench_child_main(int argc, char** argv) {
   xpack_cache* cache = NULL;
   if (bench_variant_uses_cache(variant)) {
     xpack_error err;
+    bench_io probe, before, after;
+    bench_read_io(&probe);
+    bench_read_io(&before); /* before - probe: the read calls that reading /proc/self/io itself makes */
+    const uint64_t own_reads = before.read_calls - probe.read_calls;
     t0 = now_ms();
     xpack_status st = xpack_cache_open(cache_path, bench_variant_open_flags(variant), &cache, &err);
     s.open_ms = now_ms() - t0;
+    bench_read_io(&after);
+    s.open_major_faults = after.major_faults - before.major_faults;
+    s.open_read_calls = after.read_calls - before.read_calls - own_reads;
+    s.open_storage_bytes = after.storage_bytes - before.storage_bytes;
     if (st != XPACK_OK) {
       cli_error("%s", err.message);
       close_child(&c);
@@ -262,6 +273,12 @@ int bench_child_main(int argc, char** argv) {
   if (cache) xpack_cache_unbind_all(cache);
   s.first_inference_ms = run_all(&c);
   s.ttfi_ms = s.open_ms + s.create_ms + s.first_inference_ms;
+  s.load_ttfi_ms = s.load_ms + s.ttfi_ms;
+  for (size_t i = 0; i < c.set.program_count + c.set.ptd_count; i++) {
+    const xpack_model_file* f = i < c.set.program_count ? &c.set.program_files[i] : &c.set.ptd_files[i - c.set.program_count];
+    const int64_t resident = bench_resident_bytes(f->path);
+    if (resident > 0) s.model_resident_bytes += (uint64_t)resident;
+  }
 
   bench_read_memory(&s.rss_bytes, &s.private_dirty_bytes, &s.peak_rss_bytes);
   struct rusage usage;

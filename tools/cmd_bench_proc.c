@@ -173,3 +173,18 @@ void bench_read_memory(uint64_t* rss, uint64_t* private_dirty, uint64_t* peak_rs
   while (f && fgets(line, sizeof line, f)) kb_field(line, "VmHWM:", peak_rss);
   if (f) fclose(f);
 }
+
+void bench_read_io(bench_io* out) {
+  *out = (bench_io){0};
+  struct rusage usage;
+  if (getrusage(RUSAGE_SELF, &usage) == 0) out->major_faults = (uint64_t)usage.ru_majflt;
+  FILE* f = fopen("/proc/self/io", "r");
+  if (f == NULL) return;
+  char line[128];
+  unsigned long long v;
+  while (fgets(line, sizeof line, f) != NULL) {
+    if (sscanf(line, "syscr: %llu", &v) == 1) out->read_calls = v;
+    else if (sscanf(line, "read_bytes: %llu", &v) == 1) out->storage_bytes = v;
+  }
+  fclose(f);
+}

@@ -41,6 +41,11 @@ size_t bench_targets(const bench_run* run, bench_target* t) {
   TARGET("time to first inference: cache_warm / nocache", n && w, ratio(w->ttfi_ms, n->ttfi_ms), 0.25);
   TARGET("open + create: cache_warm / ideal create", w && id, ratio(w->open_ms + w->create_ms, id->create_ms), 1.5);
   TARGET("time to first inference: cache_cold / nocache_cold", c && nc, ratio(c->ttfi_ms, nc->ttfi_ms), 1.0);
+  TARGET("load + time to first inference: cache_warm / nocache", n && w, ratio(w->load_ttfi_ms, n->load_ttfi_ms), 1.0);
+  TARGET("load + time to first inference: cache_cold / nocache_cold", c && nc,
+         ratio(c->load_ttfi_ms, nc->load_ttfi_ms), 1.0);
+  TARGET("cold open: storage reads (major faults + read calls)", c != NULL,
+         (double)(c->open_major_faults + c->open_read_calls), 2.0);
   TARGET("open cache_warm, us (this file's entries)", w != NULL, w->open_ms * 1e3, 50.0);
   TARGET("Private_Dirty after first inference: cache_warm / packed bytes", w != NULL,
          ratio((double)w->private_dirty_bytes, (double)run->packed_bytes), 0.05);
@@ -89,6 +94,20 @@ void bench_report_text(const bench_run* run, FILE* out) {
   fprintf(out, "(x base: time to first inference against nocache; ttfi = open + create + first inference; "
                "programs opened and delegates replayed in %.1f ms (nocache), not in ttfi)\n",
           base ? base->load_ms : 0.0);
+  fprintf(out, "\n%-20s %9s %14s %7s   %-44s %s\n", "variant", "load ms", "load+ttfi ms", "x base",
+          "cold open: faults + reads, bytes from storage", "model bytes in page cache after");
+  for (int v = 0; v < BENCH_VARIANT_COUNT; v++) {
+    const bench_sample* s = median_of(run, (bench_variant)v);
+    if (s == NULL) continue;
+    char io[64] = "-";
+    if (bench_variant_uses_cache((bench_variant)v) && bench_variant_is_cold((bench_variant)v)) {
+      snprintf(io, sizeof io, "%llu + %llu, %s", (unsigned long long)s->open_major_faults,
+               (unsigned long long)s->open_read_calls, cli_bytes(s->open_storage_bytes, b1));
+    }
+    fprintf(out, "%-20s %9.3f %14.3f %7.3f   %-44s %s of %s\n", kBenchVariantNames[v], s->load_ms, s->load_ttfi_ms,
+            base ? ratio(s->load_ttfi_ms, base->load_ttfi_ms) : 0, io, cli_bytes(s->model_resident_bytes, b2),
+            cli_bytes(run->model_bytes, b3));
+  }
   for (int v = 0; v < BENCH_VARIANT_COUNT; v++) {
     const bench_variant_result* vr = &run->v[v];
     if (!vr->enabled || !vr->count) continue;
@@ -163,9 +182,10 @@ static void sample_json(json* j, const bench_sample* s) {
   json_object(j);
 #define D(f) json_key(j, #f); json_double(j, s->f)
 #define U(f) json_key(j, #f); json_uint(j, s->f)
-  D(open_ms); D(load_ms); D(create_ms); D(first_inference_ms); D(ttfi_ms); D(fill_ms);
+  D(open_ms); D(load_ms); D(create_ms); D(first_inference_ms); D(ttfi_ms); D(fill_ms); D(load_ttfi_ms);
   U(rss_bytes); U(private_dirty_bytes); U(peak_rss_bytes); U(major_faults); U(minor_faults);
   U(delegates); U(failed); U(lookups); U(hits); U(misses); U(heap_fallback_bytes);
+  U(open_major_faults); U(open_read_calls); U(open_storage_bytes); U(model_resident_bytes);
 #undef D
 #undef U
   json_key(j, "output_xxh3"); json_string(j, s->output_xxh3);
@@ -220,6 +240,11 @@ void bench_report_json(const bench_run* run, FILE* out) {
   PER_VARIANT("create_ms", create_ms, json_double);
   PER_VARIANT("first_inference_ms", first_inference_ms, json_double);
   PER_VARIANT("ttfi_ms", ttfi_ms, json_double);
+  PER_VARIANT("load_ttfi_ms", load_ttfi_ms, json_double);
+  PER_VARIANT("open_major_faults", open_major_faults, json_uint);
+  PER_VARIANT("open_read_calls", open_read_calls, json_uint);
+  PER_VARIANT("open_storage_bytes", open_storage_bytes, json_uint);
+  PER_VARIANT("model_resident_bytes", model_resident_bytes, json_uint);
   PER_VARIANT("rss_bytes", rss_bytes, json_uint);
   PER_VARIANT("private_dirty_bytes", private_dirty_bytes, json_uint);
   PER_VARIANT("peak_rss_bytes", peak_rss_bytes, json_uint);

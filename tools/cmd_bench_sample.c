@@ -43,10 +43,12 @@ typedef struct field {
 #define F(name, kind) {#name, kind, offsetof(bench_sample, name)}
 static const field kFields[] = {
     F(open_ms, FIELD_DOUBLE), F(load_ms, FIELD_DOUBLE), F(create_ms, FIELD_DOUBLE),
-    F(first_inference_ms, FIELD_DOUBLE), F(ttfi_ms, FIELD_DOUBLE), F(fill_ms, FIELD_DOUBLE),
+    F(first_inference_ms, FIELD_DOUBLE), F(ttfi_ms, FIELD_DOUBLE), F(fill_ms, FIELD_DOUBLE), F(load_ttfi_ms, FIELD_DOUBLE),
     F(rss_bytes, FIELD_UINT), F(private_dirty_bytes, FIELD_UINT), F(peak_rss_bytes, FIELD_UINT),
     F(major_faults, FIELD_UINT), F(minor_faults, FIELD_UINT), F(delegates, FIELD_UINT), F(failed, FIELD_UINT),
     F(lookups, FIELD_UINT), F(hits, FIELD_UINT), F(misses, FIELD_UINT), F(heap_fallback_bytes, FIELD_UINT),
+    F(open_major_faults, FIELD_UINT), F(open_read_calls, FIELD_UINT), F(open_storage_bytes, FIELD_UINT),
+    F(model_resident_bytes, FIELD_UINT),
     F(output_xxh3, FIELD_STRING), F(error, FIELD_STRING),
 };
 #undef F

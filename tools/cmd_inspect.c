@@ -366,7 +366,7 @@ int cmd_inspect(int argc, char** argv) {
     if (strcmp(argv[i], "--json") == 0) as_json = true;
   }
   xpack_model_set set;
-  int rc = model_args_open(&set, argc, argv, &kInspectOptions, 1);
+  int rc = model_args_open(&set, argc, argv, &kInspectOptions, XPACK_MODEL_SET_HASH_PROGRAMS);
   if (rc != 0) {
     xpack_model_set_close(&set);
     return rc;

@@ -147,7 +147,7 @@ int cmd_pack(int argc, char** argv) {
   int rc = parse_options(argc, argv, &out_path, &page, &level, &jobs, &as_json);
   if (rc != 0) return rc;
   xpack_model_set set;
-  rc = model_args_open(&set, argc, argv, &kPackOptions, 1);
+  rc = model_args_open(&set, argc, argv, &kPackOptions, XPACK_MODEL_SET_HASH_PROGRAMS);
   char* default_path = NULL;
   if (rc == 0 && set.program_count > 0 && out_path == NULL) {
     out_path = default_path = default_output(set.program_files[0].path);

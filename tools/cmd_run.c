@@ -182,7 +182,9 @@ int cmd_run(int argc, char** argv) {
     else if (strcmp(argv[i], "--check-regions") == 0) open_flags |= XPACK_OPEN_CHECK_REGIONS;
   }
   xpack_model_set set;
-  rc = model_args_open(&set, argc, argv, &kRunOptions, 1);
+  /* With a cache, a full hit needs none of the raw weights: they are read only if XNNPACK packs after all. */
+  rc = model_args_open(&set, argc, argv, &kRunOptions,
+                       XPACK_MODEL_SET_HASH_PROGRAMS | (cache_path ? XPACK_MODEL_SET_WEIGHTS_ON_DEMAND : 0u));
   if (rc == 0) rc = check_method(&set, method);
   if (rc) {
     xpack_model_set_close(&set);

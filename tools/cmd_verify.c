@@ -82,7 +82,7 @@ int cmd_verify(int argc, char** argv) {
   xpack_status st = xpack_verify_file(path, on_problem, &r, &problems, &err);
   if (st == XPACK_OK && problems == 0 && with_model) {
     xpack_model_set set;
-    rc = model_args_open(&set, model_argc, model_argv, &kVerifyOptions, 1);
+    rc = model_args_open(&set, model_argc, model_argv, &kVerifyOptions, XPACK_MODEL_SET_HASH_PROGRAMS);
     if (rc == 0) rc = verify_against_model(path, &set, on_problem, &r, &problems);
     xpack_model_set_close(&set);
     if (rc != 0) return rc; /* the models could not be read: an error, no report (cli_out) */

@@ -13,8 +13,8 @@ static int add(xpack_model_set* set, const char* path, xpack_model_kind kind) {
   return cli_exit_for_status(st);
 }
 
-int model_args_open(xpack_model_set* set, int argc, char** argv, const cli_options* options, int hash_programs) {
-  xpack_model_set_init(set, hash_programs);
+int model_args_open(xpack_model_set* set, int argc, char** argv, const cli_options* options, unsigned set_flags) {
+  xpack_model_set_init(set, set_flags);
   int rc = cli_check_options(options, argc, argv);
   for (int i = 0; rc == 0 && i < argc; i++) {
     const char* a = argv[i];

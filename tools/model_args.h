@@ -8,8 +8,8 @@
 /* Every argument that is not an option or an option's value is a program; `--data X` adds a .ptd (it must
  * be one of `options`). The command line is checked first (cli_check_options), so a usage error is found
  * before any file is opened; then each file is opened as it comes, so the first bad file is the one
- * reported. hash_programs: as xpack_model_set_init. Returns an exit code (0 = ok) after printing any error;
+ * reported. set_flags: XPACK_MODEL_SET_* (xpack_model_set_init). Returns an exit code (0 = ok) after printing any error;
  * the set is the caller's to close either way. */
-int model_args_open(xpack_model_set* set, int argc, char** argv, const cli_options* options, int hash_programs);
+int model_args_open(xpack_model_set* set, int argc, char** argv, const cli_options* options, unsigned set_flags);
 
 #endif

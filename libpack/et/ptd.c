@@ -318,7 +318,13 @@ static xpack_status finish_open(xpack_et_ptd* p, xpack_et_ptd** out, xpack_error
 }
 
 xpack_status xpack_et_ptd_open(const char* path, xpack_et_ptd** out, xpack_error* err) {
-  if (!path || !out) return xp_fail(err, XPACK_ERR_ARG, "xpack_et_ptd_open: NULL path or out");
+  return xpack_et_ptd_open_flags(path, 0, out, err);
+}
+
+xpack_status xpack_et_ptd_open_flags(const char* path, unsigned flags, xpack_et_ptd** out, xpack_error* err) {
+  if (!path || !out || (flags & ~(unsigned)XPACK_ET_OPEN_WEIGHTS_ON_DEMAND) != 0) {
+    return xp_fail(err, XPACK_ERR_ARG, "xpack_et_ptd_open: NULL path or out, or unknown flags");
+  }
   *out = NULL;
   xpack_et_ptd* p = calloc(1, sizeof *p);
   if (!p || !(p->name = xp_et_strdup(path))) {
@@ -330,7 +336,11 @@ xpack_status xpack_et_ptd_open(const char* path, xpack_et_ptd** out, xpack_error
     xpack_et_ptd_close(p);
     return st;
   }
-  return finish_open(p, out, err);
+  const int on_demand = (flags & XPACK_ET_OPEN_WEIGHTS_ON_DEMAND) != 0;
+  if (on_demand) xp_et_ptd_advise_before_parse(&p->map);
+  st = finish_open(p, out, err);
+  if (st == XPACK_OK && on_demand) xp_et_ptd_advise_after_parse(*out);
+  return st;
 }
 
 xpack_status xpack_et_ptd_open_memory(const void* data, size_t size, const char* name, xpack_et_ptd** out,

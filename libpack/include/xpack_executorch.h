@@ -112,6 +112,19 @@ typedef struct xpack_et_program xpack_et_program;
  * xpack_et_program_close. Errors: IO, NOMEM, BAD_INPUT, UNSUPPORTED, ARG. */
 xpack_status xpack_et_program_open(const char* path, xpack_et_program** out, xpack_error* err);
 
+/* Flags of xpack_et_program_open_flags and xpack_et_ptd_open_flags. */
+enum {
+  /* For a process that expects its packed weights from a cache. The kernel reads around every page fault
+   * of a file mapping (its read-ahead window: 8 MiB on the disk of docs/BENCHMARKS.md, 128 KiB to a few
+   * MiB on phones), so parsing the start of a small program would read its weights too. With this flag
+   * the mapping is advised MADV_RANDOM before anything is read, and the parts every run reads (headers and
+   * flatbuffer, delegate blobs) MADV_WILLNEED, in large reads: on a full hit the raw weights are never
+   * read, also cold. A weight XNNPACK packs after all (a miss) is read page by page as it is touched. */
+  XPACK_ET_OPEN_WEIGHTS_ON_DEMAND = 1u,
+};
+/* As xpack_et_program_open, with XPACK_ET_OPEN_* flags (ARG for unknown bits). */
+xpack_status xpack_et_program_open_flags(const char* path, unsigned flags, xpack_et_program** out, xpack_error* err);
+
 /* Parses caller-owned bytes (no copy; they must outlive the program). `name` (copied) is used in
  * messages; NULL means "(memory)". Same errors as xpack_et_program_open except IO. */
 xpack_status xpack_et_program_open_memory(const void* data, size_t size, const char* name, xpack_et_program** out,
@@ -168,6 +181,9 @@ typedef struct xpack_et_ptd xpack_et_ptd;
  * Errors: IO, NOMEM, BAD_INPUT (also for a duplicate key), UNSUPPORTED (unknown scalar type in the
  * early layout). */
 xpack_status xpack_et_ptd_open(const char* path, xpack_et_ptd** out, xpack_error* err);
+/* As xpack_et_ptd_open, with XPACK_ET_OPEN_* flags: everything past a .ptd's header and flatbuffer is
+ * weights. */
+xpack_status xpack_et_ptd_open_flags(const char* path, unsigned flags, xpack_et_ptd** out, xpack_error* err);
 xpack_status xpack_et_ptd_open_memory(const void* data, size_t size, const char* name, xpack_et_ptd** out,
                                       xpack_error* err);
 void xpack_et_ptd_close(xpack_et_ptd* ptd);

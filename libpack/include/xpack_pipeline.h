@@ -57,7 +57,7 @@ typedef struct xpack_model_set {
   xpack_et_ptd* ptds[XPACK_MODEL_SET_MAX_FILES];
   xpack_model_file program_files[XPACK_MODEL_SET_MAX_FILES];
   xpack_model_file ptd_files[XPACK_MODEL_SET_MAX_FILES];
-  int hash_programs; /* set by xpack_model_set_init */
+  unsigned flags; /* XPACK_MODEL_SET_*, set by xpack_model_set_init */
 } xpack_model_set;
 
 typedef enum xpack_model_kind {
@@ -70,9 +70,17 @@ typedef struct xpack_model_input {
   xpack_model_kind kind;
 } xpack_model_input;
 
-/* An empty set. hash_programs = 0 leaves program_hash 0 and the programs' bytes unread (a cold-start
- * benchmark must not read them); 1 hashes every program's flatbuffer region, as pack and run need. */
-void xpack_model_set_init(xpack_model_set* set, int hash_programs);
+/* Flags of xpack_model_set_init. */
+enum {
+  /* Hash every program's flatbuffer region (program_hash), as pack and run need for provenance. Without
+   * it program_hash stays 0 and nothing reads the programs' bytes beyond what parsing needs. */
+  XPACK_MODEL_SET_HASH_PROGRAMS = 1,
+  /* Open every file with XPACK_ET_OPEN_WEIGHTS_ON_DEMAND: for a process whose packed weights come from a
+   * cache, which on a full hit then never reads the raw weights (xpack_executorch.h). */
+  XPACK_MODEL_SET_WEIGHTS_ON_DEMAND = 2,
+};
+/* An empty set, with XPACK_MODEL_SET_* flags. */
+void xpack_model_set_init(xpack_model_set* set, unsigned flags);
 
 /* Opens one more file into the set, in the order given (which is the order of the cache's inputs).
  * A .ptd given as a program is added as weights, with a note through `on_message` (may be NULL).

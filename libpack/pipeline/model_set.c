@@ -15,9 +15,13 @@ const char* xpack_model_base_name(const char* path) {
   return slash ? slash + 1 : path;
 }
 
-void xpack_model_set_init(xpack_model_set* set, int hash_programs) {
+void xpack_model_set_init(xpack_model_set* set, unsigned flags) {
   memset(set, 0, sizeof *set);
-  set->hash_programs = hash_programs;
+  set->flags = flags;
+}
+
+static unsigned open_flags(const xpack_model_set* set) {
+  return (set->flags & XPACK_MODEL_SET_WEIGHTS_ON_DEMAND) ? XPACK_ET_OPEN_WEIGHTS_ON_DEMAND : 0u;
 }
 
 /* Opens the file to learn its size and identity; the bytes are not read (run and inspect never need the
@@ -49,7 +53,7 @@ static xpack_status add_ptd(xpack_model_set* set, const char* path, xpack_error*
     return xp_fail(err, XPACK_ERR_ARG, "at most %d .ptd files", XPACK_MODEL_SET_MAX_FILES);
   }
   xpack_status st = measure_file(set, path, &set->ptd_files[set->ptd_count], err);
-  if (st == XPACK_OK) st = xpack_et_ptd_open(path, &set->ptds[set->ptd_count], err);
+  if (st == XPACK_OK) st = xpack_et_ptd_open_flags(path, open_flags(set), &set->ptds[set->ptd_count], err);
   if (st == XPACK_OK) set->ptd_count++;
   return st;
 }
@@ -63,11 +67,11 @@ static xpack_status add_program(xpack_model_set* set, const char* path, xpack_me
   xpack_status st = measure_file(set, path, f, err);
   if (st != XPACK_OK) return st;
   xpack_et_program** program = &set->programs[set->program_count];
-  st = xpack_et_program_open(path, program, err);
+  st = xpack_et_program_open_flags(path, open_flags(set), program, err);
   if (st != XPACK_OK) {
     xpack_et_ptd* ptd = NULL;
     if (st == XPACK_ERR_BAD_INPUT && set->ptd_count < XPACK_MODEL_SET_MAX_FILES &&
-        xpack_et_ptd_open(path, &ptd, NULL) == XPACK_OK) { /* a weights file where a program was expected */
+        xpack_et_ptd_open_flags(path, open_flags(set), &ptd, NULL) == XPACK_OK) { /* a weights file where a program was expected */
       if (on_message) {
         char text[XPACK_ERROR_MESSAGE_SIZE];
         snprintf(text, sizeof text, "%s is a .ptd weight file, not a program; use --data for it", path);
@@ -83,7 +87,7 @@ static xpack_status add_program(xpack_model_set* set, const char* path, xpack_me
   size_t bytes_size = 0;
   const uint8_t* bytes = xpack_et_program_bytes(*program, &bytes_size);
   f->program_size = info->program_size <= bytes_size ? info->program_size : bytes_size;
-  if (set->hash_programs) f->program_hash = XXH3_64bits(bytes, (size_t)f->program_size);
+  if (set->flags & XPACK_MODEL_SET_HASH_PROGRAMS) f->program_hash = XXH3_64bits(bytes, (size_t)f->program_size);
   set->program_count++;
   return XPACK_OK;
 }
@@ -101,7 +105,7 @@ void xpack_model_set_close(xpack_model_set* set) {
   if (set == NULL) return;
   for (size_t i = 0; i < set->program_count; i++) xpack_et_program_close(set->programs[i]);
   for (size_t i = 0; i < set->ptd_count; i++) xpack_et_ptd_close(set->ptds[i]);
-  xpack_model_set_init(set, set->hash_programs);
+  xpack_model_set_init(set, set->flags);
 }
 
 xpack_et_named_sources xpack_model_set_sources(const xpack_model_set* set, size_t program) {

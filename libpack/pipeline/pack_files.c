@@ -125,7 +125,7 @@ xpack_status xpack_pack_files(const xpack_model_input* inputs, size_t count, con
     return xp_fail(err, XPACK_ERR_ARG, "xpack_pack_files: NULL argument");
   }
   xpack_model_set set;
-  xpack_model_set_init(&set, 1);
+  xpack_model_set_init(&set, XPACK_MODEL_SET_HASH_PROGRAMS);
   xpack_status st = XPACK_OK;
   for (size_t i = 0; i < count && st == XPACK_OK; i++) {
     st = xpack_model_set_add(&set, &inputs[i], options->on_message, options->message_context, err);

@@ -1,0 +1,51 @@
+/* Reading raw weights only when something touches them (XPACK_ET_OPEN_WEIGHTS_ON_DEMAND): the mapping is
+ * advised MADV_RANDOM, which turns the kernel's read-around off, before anything reads it; the parts every
+ * run needs are then asked for with MADV_WILLNEED, in large reads. Hints only: madvise failing changes
+ * what is read when, never what is read. */
+#include <stdint.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "common/le.h"
+#include "et/et_internal.h"
+
+static void advise(const xp_et_map* map, uint64_t offset, uint64_t size, int advice) {
+  if (map->mapping == NULL || size == 0 || offset >= map->mapping_size) return;
+  const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+  const uint64_t start = offset / page * page;
+  uint64_t end = size < map->mapping_size - offset ? offset + size : map->mapping_size;
+  end = (end + page - 1) / page * page;
+  (void)madvise((uint8_t*)map->mapping + start, (size_t)(end - start), advice);
+}
+
+/* Before parsing: no read-around, and the flatbuffer region (up to the eh00 header's segment base, read
+ * from the first page, which this touches; checked by the parser, here only bounded by the file) at once. */
+void xp_et_program_advise_before_parse(const xp_et_map* map) {
+  if (map->mapping == NULL) return;
+  advise(map, 0, map->mapping_size, MADV_RANDOM);
+  uint64_t flatbuffer_end = map->mapping_size;
+  if (map->size >= 32 && xp_le32(map->data + 8) == 0x30306865u /* "eh00" */) {
+    const uint64_t segment_base = xp_le64(map->data + 24);
+    if (segment_base != 0 && segment_base < flatbuffer_end) flatbuffer_end = segment_base;
+  }
+  advise(map, 0, flatbuffer_end, MADV_WILLNEED);
+}
+
+/* After parsing: the delegate blobs stored as segments. */
+void xp_et_program_advise_after_parse(const xpack_et_program* program) {
+  const xpack_et_program_info* info = &program->info;
+  for (size_t m = 0; m < info->method_count; m++) {
+    for (size_t d = 0; d < info->methods[m].delegate_count; d++) {
+      const xpack_et_delegate* delegate = &info->methods[m].delegates[d];
+      if (delegate->location == XPACK_ET_LOCATION_SEGMENT) {
+        advise(&program->map, delegate->file_offset, delegate->size, MADV_WILLNEED);
+      }
+    }
+  }
+}
+
+void xp_et_ptd_advise_before_parse(const xp_et_map* map) { advise(map, 0, map->mapping_size, MADV_RANDOM); }
+
+void xp_et_ptd_advise_after_parse(const xpack_et_ptd* ptd) {
+  advise(&ptd->map, 0, ptd->info.segment_base_offset, MADV_WILLNEED);
+}
