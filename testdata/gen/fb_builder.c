@@ -5,6 +5,9 @@
 
 #include "common/le.h"
 
+static int g_short_vtables;
+void fb_set_short_vtables(int on) { g_short_vtables = on; }
+
 void fb_init(fb_builder* b) {
   memset(b, 0, sizeof *b);
   b->minalign = 1;
@@ -169,6 +172,18 @@ void fb_add_ref(fb_builder* b, int slot, fb_ref r) {
   if (r) fb_add(b, slot, 4, 1, r);
 }
 
+/* The inline size the training export declares: 4 bytes past the start of the last field (see
+ * fb_set_short_vtables). `loc` holds each present field's position counted from the end, like `table`. */
+static size_t short_inline_size(const fb_builder* b, const uint32_t* loc, size_t table, size_t true_size) {
+  size_t last_start = 0;
+  for (int i = 0; i < b->nfields; i++) {
+    size_t start = table - loc[b->fields[i].slot];
+    if (start > last_start) last_start = start;
+  }
+  size_t declared = last_start + 4;
+  return declared < true_size ? declared : true_size;
+}
+
 fb_ref fb_table_end(fb_builder* b) {
   size_t start = fb_size(b);
   uint32_t loc[FB_MAX_SLOTS] = {0};
@@ -194,9 +209,11 @@ fb_ref fb_table_end(fb_builder* b) {
   size_t table = fb_size(b);
   size_t nslots = (size_t)(max_slot + 1);
   size_t vt_bytes = 4 + 2 * nslots;
+  size_t inline_size = table - start;
+  if (g_short_vtables) inline_size = short_inline_size(b, loc, table, inline_size);
   uint8_t vt[4 + 2 * FB_MAX_SLOTS];
   xp_put16(vt, (uint16_t)vt_bytes);
-  xp_put16(vt + 2, (uint16_t)(table - start));
+  xp_put16(vt + 2, (uint16_t)inline_size);
   for (size_t s = 0; s < nslots; s++) xp_put16(vt + 4 + 2 * s, (uint16_t)(loc[s] ? table - loc[s] : 0));
   b->in_table = 0;
   if (b->failed) return 0;

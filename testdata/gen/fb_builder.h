@@ -57,6 +57,13 @@ void fb_add_f32(fb_builder* b, int slot, float v, float def);
 void fb_add_ref(fb_builder* b, int slot, fb_ref r); /* skipped when r == 0 */
 fb_ref fb_table_end(fb_builder* b);
 
+/* From now on, every vtable this process writes declares an inline table size that stops 4 bytes past
+ * the start of the table's last field, never below 4 nor above the true size: so a table ending in an
+ * 8-byte field declares 4 bytes too few. ExecuTorch's training export writes such vtables (a DataSegment
+ * of soffset + one u64 at offset 4 declares 8); the flatbuffers verifier accepts them, since it bounds
+ * fields by the buffer, and readers must too. Off (the true size, as flatc writes) unless set. */
+void fb_set_short_vtables(int on);
+
 /* Writes the root offset and 4-byte identifier. Returns the finished bytes (valid until fb_free) or NULL. */
 const uint8_t* fb_finish(fb_builder* b, fb_ref root, const char identifier[4], size_t* size);
 

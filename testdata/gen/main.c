@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fb_builder.h"
 #include "kinds.h"
 #include "pte_writer.h"
 #include "weights.h"
@@ -14,7 +15,7 @@ static void usage(FILE* f) {
   fprintf(f,
           "usage: xpack-genmodel KIND -o OUT.pte [--ptd OUT.ptd] [--size BYTES | --scale N] [--seed N]\n"
           "                      [--variant LETTER] [--alias-decode] [--group-size N] [--scale-keys prefixed|plain]\n"
-          "                      [--name-keys] [--delegates N]\n"
+          "                      [--name-keys] [--delegates N] [--short-vtables]\n"
           "       xpack-genmodel --list\n"
           "  --size BYTES   total weight bytes of llm kinds (suffix K, M or G = KiB, MiB, GiB)\n"
           "  --scale N      width multiplier (other kinds) or size multiplier (llm kinds), default 1\n"
@@ -28,7 +29,11 @@ static void usage(FILE* f) {
           "  --name-keys    llm kinds: key weights by module path (layers.N.q.weight) instead of by content,\n"
           "                 so programs with other weights reuse the same keys\n"
           "  --delegates N  llm kinds: N XNNPACK delegates per method (1..8), each a slice of the layers, the\n"
-          "                 last with the head; no two delegates of a method share a weight\n");
+          "                 last with the head; no two delegates of a method share a weight\n"
+          "  --short-vtables\n"
+          "                 every flatbuffer table (Program, XNNGraph, .ptd) declares an inline size 4 bytes\n"
+          "                 past the start of its last field, too small for a last field of 8 bytes, as\n"
+          "                 ExecuTorch's training export writes; the contents are as without it\n");
 }
 
 static int bad_usage(const char* msg, const char* arg) {
@@ -113,6 +118,8 @@ int main(int argc, char** argv) {
       o.variant = v[0], i++;
     } else if (!strcmp(a, "--alias-decode")) {
       o.alias_decode = 1;
+    } else if (!strcmp(a, "--short-vtables")) {
+      fb_set_short_vtables(1);
     } else if (!strcmp(a, "--name-keys")) {
       o.name_keys = 1;
     } else if (!strcmp(a, "--delegates")) {

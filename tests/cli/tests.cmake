@@ -4,3 +4,8 @@ add_test(NAME cli_progress
          COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/progress.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>)
 add_test(NAME cli_truncated_input
          COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/truncated_input.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>)
+# Programs whose vtables declare fewer inline bytes than their fields need, as ExecuTorch's training export
+# writes them (xpack-genmodel --short-vtables, issue 16): every command accepts them and packs, verifies and
+# runs them as the same program written normally.
+add_test(NAME cli_short_vtables
+         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/short_vtables.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>)

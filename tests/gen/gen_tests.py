@@ -9,6 +9,8 @@
   gen_tests.py GEN large SIZE MAXRSS_MB      streams SIZE bytes of weights within MAXRSS_MB of memory
   gen_tests.py GEN usage                     bad usage exits 2, failures leave no partial files
   gen_tests.py GEN xnnrun KIND CHECKER       XNNPACK defines and runs every delegate of KIND
+  gen_tests.py GEN short-vtables KIND        --short-vtables: every flatbuffer's vtables declare the
+                                             training export's inline sizes; contents unchanged
   gen_tests.py SHATOOL sha256                generator SHA-256 == sha256sum on edge-case sizes"""
 
 import atexit
@@ -24,6 +26,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import check_fixture  # noqa: E402
+import fb_tables  # noqa: E402
 from fixture_reader import open_pte  # noqa: E402
 
 
@@ -161,6 +164,63 @@ def t_xnnrun(gen, kind, checker):
     print(run([checker, pte] + ([ptd] if ptd else [])).stdout.strip())
 
 
+def flatbuffers_of(p):
+    """(name, schema file, bytes) of every flatbuffer of a program: the Program, each distinct XNNGraph,
+    the .ptd's FlatTensor."""
+    out = [("Program", "executorch_program.fbs", p.data[:p.program_size])]
+    out += [("XNNGraph of segment %d" % i, "xnnpack_graph.fbs", b.flatbuffer) for i, b in sorted(p.blobs.items())]
+    if p.ptd:
+        out.append(("FlatTensor", "flat_tensor.fbs", p.ptd.data[:p.ptd.fb_offset + p.ptd.fb_size]))
+    return out
+
+
+def without_segments(doc):
+    """A flatbuffer's JSON without its segment table, whose offsets move when a buffer before them shrinks."""
+    return {k: v for k, v in doc.items() if k != "segments"}
+
+
+def t_short_vtables(gen, kind):
+    d = tempfile.mkdtemp(prefix="xpack-gen-")
+    normal = open_pte(*generate(gen, kind, d, "normal"))
+    short = open_pte(*generate(gen, kind, d, "short", "--short-vtables"))
+    schema_dir = os.environ.get("XPACK_SCHEMA_DIR") or os.path.join(HERE, "..", "..", "format")
+    # The same contents: what flatc decodes, and every named weight.
+    if without_segments(normal.program) != without_segments(short.program):
+        fail("--short-vtables changed the Program's contents")
+    if [b.graph for _, b in sorted(normal.blobs.items())] != [b.graph for _, b in sorted(short.blobs.items())]:
+        fail("--short-vtables changed an XNNGraph's contents")
+    if normal.ptd and without_segments(normal.ptd.table) != without_segments(short.ptd.table):
+        fail("--short-vtables changed the .ptd's contents")
+    if normal.named != short.named or (normal.ptd and normal.ptd.named != short.ptd.named):
+        fail("--short-vtables changed the named weights")
+    for (name, schema_file, nbuf), (_, _, sbuf) in zip(flatbuffers_of(normal), flatbuffers_of(short)):
+        schema = fb_tables.Schema(os.path.join(schema_dir, schema_file))
+        ntables, stables = fb_tables.tables(schema, nbuf), fb_tables.tables(schema, sbuf)
+        if [t.type_name for t in ntables] != [t.type_name for t in stables]:
+            fail("%s: the two programs hold other tables" % name)
+        for t in ntables:
+            if t.declared < t.needed():
+                fail("%s: without the option, table %s declares %d inline bytes, its fields need %d" % (
+                    name, t.type_name, t.declared, t.needed()))
+        # The training export's inline size: 4 bytes past the start of the last field, never below 4;
+        # where that covers the fields, the builder may declare less (its true size, without padding).
+        short_ones = 0
+        for t in stables:
+            rule = max(4, t.last_start() + 4)
+            if rule < t.needed():
+                ok = t.declared == rule
+                short_ones += 1
+            else:
+                ok = t.needed() <= t.declared <= rule
+            if not ok:
+                fail("%s: table %s at byte %d declares %d inline bytes; its last field starts at %d and its fields "
+                     "need %d" % (name, t.type_name, t.pos, t.declared, t.last_start(), t.needed()))
+        if short_ones == 0:
+            fail("%s: no table declares fewer inline bytes than its fields need" % name)
+        print("ok: %s: %d of %d tables declare fewer inline bytes than their fields need" % (
+            name, short_ones, len(stables)))
+
+
 def t_sha256(tool):
     d = tempfile.mkdtemp(prefix="xpack-gen-sha-")
     rnd = random.Random(5)
@@ -183,7 +243,8 @@ def main(argv):
         return 2
     tool, cmd, rest = argv[0], argv[1], argv[2:]
     table = {"wire": t_wire, "real": t_real, "determinism": t_determinism, "share": t_share, "alias": t_alias,
-             "large": t_large, "usage": t_usage, "sha256": t_sha256, "xnnrun": t_xnnrun}
+             "large": t_large, "usage": t_usage, "sha256": t_sha256, "xnnrun": t_xnnrun,
+             "short-vtables": t_short_vtables}
     if cmd not in table:
         print(__doc__)
         return 2

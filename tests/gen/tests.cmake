@@ -48,6 +48,12 @@ xpack_gen_test(gen_real_bmm ${_gen_driver} real bmm ${_real}/linear129.pte)
 xpack_gen_test(gen_real_conv ${_gen_driver} real conv ${_real}/conv.pte)
 xpack_gen_test(gen_real_ptd ${_gen_driver} real ptd ${_real}/linear129.pte ${_real}/orphan_xnnpack_weights.ptd)
 
+# --short-vtables (ExecuTorch's training export's vtables): same contents, inline sizes as the export
+# declares them, in every flatbuffer of every kind.
+foreach(kind llm llm-q4 qd8-qc8w fp16 deconv bmm ptd conv)
+  xpack_gen_test(gen_short_vtables_${kind} ${_gen_driver} short-vtables ${kind})
+endforeach()
+
 xpack_gen_test(gen_share_llm ${_gen_driver} share llm)
 xpack_gen_test(gen_share_llm_q4 ${_gen_driver} share llm-q4)
 xpack_gen_test(gen_alias_identical_blobs ${_gen_driver} alias)
