@@ -66,6 +66,7 @@ xpack_status xpack_replay_define(const xpack_et_xnn_graph* graph, const xpack_et
     st = xp_replay_check_node_ids(&s, &graph->nodes[i], err);
     if (st == XPACK_OK) st = xp_replay_check_elementwise(&s, &graph->nodes[i], err);
     if (st == XPACK_OK) st = xp_replay_check_dynamic_quant(&s, &graph->nodes[i], err);
+    if (st == XPACK_OK) st = xp_replay_check_flags(&s, &graph->nodes[i], err);
     if (st == XPACK_OK) st = xp_replay_define_node(&s, &graph->nodes[i], err);
   }
   free(s.ids);

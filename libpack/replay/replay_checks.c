@@ -233,6 +233,55 @@ xpack_status xp_replay_check_dynamic_quant(const xp_replay_state* s, const xpack
                  out->index, out->datatype_name);
 }
 
+/* Node flags XNNPACK keeps for itself (across the XNNPACKs xpack builds with: squashed groups, inlined or
+ * refused LHS packing, Slinky, no fusion): set from a file they make XNNPACK skip steps or take a packed
+ * input type the graph never defined. 0x100 is also XNN_FLAG_MAYBE_PACK_FOR_QB4W_GEMM, which ExecuTorch sets
+ * on Convert nodes. */
+#define RP_INTERNAL_NODE_FLAGS 0xC0004300u
+#define RP_SQUASH_GROUPS_OR_QB4W 0x100u
+#define RP_FP32_STATIC_WEIGHTS 0x8u   /* XNN_FLAG_FP32_STATIC_WEIGHTS */
+#define RP_FP32_STATIC_BIASES 0x80u   /* XNN_FLAG_FP32_STATIC_BIASES (XNN_FLAG_MAYBE_PACK_FOR_GEMM before) */
+
+xpack_status xp_replay_check_flags(const xp_replay_state* s, const xpack_et_xnn_node* n, xpack_error* err) {
+  size_t count = 0;
+  const xpack_et_xnn_field* fields = xpack_et_xnn_layout_fields(n->layout, &count);
+  uint32_t flags = 0;
+  for (size_t k = 0; k < count; k++) {
+    if (fields[k].kind == XPACK_ET_XNN_FIELD_U32 && strcmp(fields[k].name, "flags") == 0) {
+      memcpy(&flags, (const unsigned char*)n + fields[k].offset, sizeof flags);
+    }
+  }
+  uint32_t internal = flags & RP_INTERNAL_NODE_FLAGS;
+  if (n->type != XPACK_ET_XNN_CONVERT) internal |= flags & RP_SQUASH_GROUPS_OR_QB4W;
+  if (internal != 0) {
+    return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: node %u (%s): flags 0x%x has bits 0x%x that XNNPACK keeps for "
+                   "itself", s->graph->name, n->index, n->type_name, (unsigned)flags, (unsigned)internal);
+  }
+  /* XNNPACK reads the static filter and bias as fp32 when these are set, whatever their datatype: an fp16
+   * weight is then read twice over (found by fuzz_replay over 1adaa7c7). */
+  uint32_t filter_id = XNN_INVALID_VALUE_ID, bias_id = XNN_INVALID_VALUE_ID;
+  if (n->layout == XPACK_ET_XNN_LAYOUT_FULLY_CONNECTED) {
+    filter_id = n->u.fully_connected.filter_id, bias_id = n->u.fully_connected.bias_id;
+  } else if (n->layout == XPACK_ET_XNN_LAYOUT_CONV) {
+    filter_id = n->u.conv.filter_id, bias_id = n->u.conv.bias_id;
+  } else {
+    return XPACK_OK;
+  }
+  const xpack_et_xnn_value* filter = value_of(s, filter_id);
+  const xpack_et_xnn_value* bias = value_of(s, bias_id);
+  const xpack_et_xnn_value* wrong = (flags & RP_FP32_STATIC_WEIGHTS) && filter && filter->datatype != XPACK_ET_XNN_DT_FP32
+                                        ? filter
+                                    : (flags & RP_FP32_STATIC_BIASES) && bias && bias->datatype != XPACK_ET_XNN_DT_FP32
+                                        ? bias
+                                        : NULL;
+  if (wrong != NULL) {
+    return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: node %u (%s): flags 0x%x say its static %s is fp32, value %u is %s",
+                   s->graph->name, n->index, n->type_name, (unsigned)flags, wrong == filter ? "filter" : "bias",
+                   wrong->index, wrong->datatype_name);
+  }
+  return XPACK_OK;
+}
+
 /* Nodes come in an order XNNPACK runs them in: every value a node reads is static, an external input or
  * written by an earlier node (XNNPACK's runtime creation fails on the others, and leaks doing so). Every
  * node output is an internal or external-output tensor that exactly one node writes and, unless it is an

@@ -75,6 +75,8 @@ xpack_status xp_replay_find_value_uses(xp_replay_state* s, xpack_error* err);
 /* The values a node reads and writes (replay_checks.c says which); marks its outputs as produced. */
 xpack_status xp_replay_check_node_ids(xp_replay_state* s, const xpack_et_xnn_node* node, xpack_error* err);
 xpack_status xp_replay_check_elementwise(const xp_replay_state* s, const xpack_et_xnn_node* node, xpack_error* err);
+/* No flag bits XNNPACK keeps for itself; fp32-static-weight flags only on fp32 weights. */
+xpack_status xp_replay_check_flags(const xp_replay_state* s, const xpack_et_xnn_node* node, xpack_error* err);
 /* A fully-connected or batch-matrix-multiply input quantized at run time comes from the node's output type. */
 xpack_status xp_replay_check_dynamic_quant(const xp_replay_state* s, const xpack_et_xnn_node* node, xpack_error* err);
 /* What an xnn_define_* refusal is: invalid or unsupported parameters come from the file's graph

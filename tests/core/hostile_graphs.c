@@ -194,6 +194,25 @@ static void convert_source(const char* path) {
   close_graph(&o);
 }
 
+/* Flags a file may not set on a fully-connected node of fp16 weights: XNN_FLAG_FP32_STATIC_WEIGHTS made
+ * XNNPACK read the fp16 filter and bias as fp32, past their end (SEGV in copy_bias, found by fuzz_replay
+ * over 1adaa7c7), and XNN_FLAG_INLINE_LHS_PACKING is XNNPACK's own mark of a node whose input it packs. */
+static void node_flags(const char* path) {
+  opened o;
+  if (open_graph(path, &o) != 0) { failures++; return; }
+  xpack_et_xnn_node* fc = node_of_type(&o, XPACK_ET_XNN_FULLY_CONNECTED);
+  const xpack_et_xnn_value* w = fc ? xpack_et_xnn_graph_find_value(o.graph, fc->u.fully_connected.filter_id) : NULL;
+  EXPECT_MSG(w != NULL && w->datatype == XPACK_ET_XNN_DT_FP16, "%s: no fully-connected node with an fp16 filter", path);
+  if (w && w->datatype == XPACK_ET_XNN_DT_FP16) {
+    const uint32_t flags = fc->u.fully_connected.flags;
+    fc->u.fully_connected.flags = flags | 0x8u;
+    expect_refused(&o, "say its static filter is fp32", "fully-connected flags | XNN_FLAG_FP32_STATIC_WEIGHTS");
+    fc->u.fully_connected.flags = flags | 0x200u;
+    expect_refused(&o, "that XNNPACK keeps for itself", "fully-connected flags | XNN_FLAG_INLINE_LHS_PACKING");
+  }
+  close_graph(&o);
+}
+
 /* A deconvolution's padding_right above its output width: XNNPACK's indirection set-up wrote out of bounds
  * in reshape (found by fuzz_replay). */
 static void deconv_padding(const char* path) {
@@ -316,6 +335,7 @@ int main(int argc, char** argv) {
   output_into_weight(argv[1]);
   reads_later_output(argv[1]);
   fully_connected(argv[3]);
+  node_flags(argv[3]);
   deconv_padding(argv[2]);
   dynamic_datatype(argv[4]);
   convert_dims(argv[4]);
