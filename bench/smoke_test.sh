@@ -40,7 +40,7 @@ assert b["pack"]["wall_ms"] > 0 and b["pack"]["peak_rss_bytes"] > 0 and len(b["p
 for v in ["cache_cold", "nocache_cold"]:
     pc = b["page_cache"][v]
     assert pc["file_bytes"] > 0 and pc["resident_bytes"] >= 0 and isinstance(pc["dropped"], bool), pc
-assert len(b["targets"]) == 12 and all(t["met"] in (True, False) for t in b["targets"]), b["targets"]
+assert len(b["targets"]) == 13 and all(t["met"] in (True, False) for t in b["targets"]), b["targets"]
 for v in b["ttfi_ms"]:
     assert abs(b["load_ttfi_ms"][v] - b["load_ms"][v] - b["ttfi_ms"][v]) <= 1e-3, (v, b["load_ttfi_ms"])
     assert 0 < b["model_resident_bytes"][v] <= b["model_bytes"], (v, b["model_resident_bytes"])

@@ -342,7 +342,11 @@ int cmd_bench(int argc, char** argv) {
     for (int v = 0; rc == 0 && v < BENCH_VARIANT_COUNT; v++) {
       if (run->v[v].enabled) rc = measure(run, (bench_variant)v);
     }
+    if (rc == 0 && run->v[BENCH_CACHE_COLD].enabled) {
+      run->disk_read_cold[run->disk_read_runs++] = bench_disk_read_cold_ms(run->cache_path);
+    }
   }
+  run->disk_read_cold_ms = run->disk_read_runs ? median(run->disk_read_cold, run->disk_read_runs) : -1;
   if (rc == 0 && !nothing_to_pack) {
     for (int v = 0; v < BENCH_VARIANT_COUNT; v++) {
       bench_sample_median(run->v[v].samples, run->v[v].count, &run->v[v].median);

@@ -160,6 +160,9 @@ typedef struct bench_run {
   double pack_wall_ms;              /* medians of those */
   double disk_write[BENCH_MAX_REPS];/* after each: writing a file of the cache's size beside it (cmd_bench_disk.c) */
   double disk_write_ms;             /* median; < 0 when it could not be measured */
+  double disk_read_cold[BENCH_MAX_REPS]; /* each repetition: reading the cache file through, cold */
+  int disk_read_runs;
+  double disk_read_cold_ms;         /* median; < 0 when it could not be measured */
   uint64_t pack_peak_rss_bytes, pack_peak_rss_max_bytes;
   uint64_t model_bytes;             /* .pte and .ptd files */
   uint64_t cache_file_bytes, packed_bytes, referenced_bytes, entries, largest_packed_bytes;
@@ -170,6 +173,8 @@ typedef struct bench_run {
 /* Milliseconds to write `bytes` into a new file in dir as pack writes a cache, fsync included (the file is
  * removed); -1 when that fails. */
 double bench_disk_write_ms(const char* dir, uint64_t bytes);
+/* Reading the file at path through after dropping it from the page cache; -1 when it cannot be measured. */
+double bench_disk_read_cold_ms(const char* path);
 
 typedef struct bench_target {
   const char* name;

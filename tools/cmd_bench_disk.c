@@ -1,6 +1,9 @@
-/* The disk's share of `xpack pack`: writing a file of the cache's size where the cache goes, as pack writes
- * it (8 MiB writes, write-back started behind them, fsync before the end), with no packing at all. Pack
- * cannot finish faster than that, whatever packing costs; the report sets its wall time against both. */
+/* The disk's floors, with no packing and no XNNPACK at all.
+ * Writing: a file of the cache's size where the cache goes, as pack writes it (8 MiB writes, write-back
+ * started behind them, fsync before the end). Pack cannot finish faster than that, whatever packing costs;
+ * the report sets its wall time against both.
+ * Reading: the cache file itself, dropped from the page cache first, read through in 8 MiB reads. A cold
+ * start that serves every packed byte from the file cannot be faster than that plus the warm start. */
 #ifdef __linux__
 #define _GNU_SOURCE /* sync_file_range */
 #endif
@@ -39,6 +42,26 @@ double bench_disk_write_ms(const char* dir, uint64_t bytes) {
     ok = ok && fsync(fd) == 0;
     clock_gettime(CLOCK_MONOTONIC, &t1);
     if (ok) ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    free(chunk);
+  }
+  close(fd);
+  return ms;
+}
+
+double bench_disk_read_cold_ms(const char* path) {
+  if (bench_drop_from_page_cache(path) != 0) return -1;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  uint8_t* chunk = malloc(DISK_CHUNK);
+  double ms = -1;
+  if (chunk != NULL) {
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    ssize_t n;
+    off_t at = 0;
+    while ((n = pread(fd, chunk, DISK_CHUNK, at)) > 0) at += n;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (n == 0) ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
     free(chunk);
   }
   close(fd);

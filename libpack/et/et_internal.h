@@ -30,6 +30,8 @@ struct xpack_et_ptd {
 };
 
 /* XPACK_ET_OPEN_WEIGHTS_ON_DEMAND (weights_on_demand.c): madvise before and after parsing a mapped file. */
+/* Whether a file is large enough for reading on demand to pay (smaller ones are read whole). */
+int xp_et_worth_reading_on_demand(const xp_et_map* map);
 void xp_et_program_advise_before_parse(const xp_et_map* map);
 void xp_et_program_advise_after_parse(const xpack_et_program* program);
 void xp_et_ptd_advise_before_parse(const xp_et_map* map);

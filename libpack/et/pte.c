@@ -364,7 +364,7 @@ xpack_status xpack_et_program_open_flags(const char* path, unsigned flags, xpack
     xpack_et_program_close(p);
     return st;
   }
-  const int on_demand = (flags & XPACK_ET_OPEN_WEIGHTS_ON_DEMAND) != 0;
+  const int on_demand = (flags & XPACK_ET_OPEN_WEIGHTS_ON_DEMAND) != 0 && xp_et_worth_reading_on_demand(&p->map);
   if (on_demand) xp_et_program_advise_before_parse(&p->map);
   st = finish_open(p, out, err);
   if (st == XPACK_OK && on_demand) xp_et_program_advise_after_parse(*out);

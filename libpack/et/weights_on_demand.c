@@ -20,6 +20,15 @@ static void advise(const xp_et_map* map, uint64_t offset, uint64_t size, int adv
 
 /* Before parsing: no read-around, and the flatbuffer region (up to the eh00 header's segment base, read
  * from the first page, which this touches; checked by the parser, here only bounded by the file) at once. */
+/* Below this size a file is read whole, as without the flag: one read of all of it costs less than the
+ * few small reads on demand makes (measured: an 86 KiB program loaded cold in 0.53 ms whole, 0.80 ms on
+ * demand; a 2.1 MiB one in 3.5 ms whole, 0.5 ms on demand; docs/BENCHMARKS.md). */
+#define XP_ON_DEMAND_MIN_FILE_BYTES (512u * 1024u)
+
+int xp_et_worth_reading_on_demand(const xp_et_map* map) {
+  return map->mapping != NULL && map->mapping_size >= XP_ON_DEMAND_MIN_FILE_BYTES;
+}
+
 void xp_et_program_advise_before_parse(const xp_et_map* map) {
   if (map->mapping == NULL) return;
   advise(map, 0, map->mapping_size, MADV_RANDOM);

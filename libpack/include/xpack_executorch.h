@@ -119,7 +119,8 @@ enum {
    * MiB on phones), so parsing the start of a small program would read its weights too. With this flag
    * the mapping is advised MADV_RANDOM before anything is read, and the parts every run reads (headers and
    * flatbuffer, delegate blobs) MADV_WILLNEED, in large reads: on a full hit the raw weights are never
-   * read, also cold. A weight XNNPACK packs after all (a miss) is read page by page as it is touched. */
+   * read, also cold. A weight XNNPACK packs after all (a miss) is read page by page as it is touched.
+   * Files under 512 KiB are read whole all the same: one read costs less there than several small ones. */
   XPACK_ET_OPEN_WEIGHTS_ON_DEMAND = 1u,
 };
 /* As xpack_et_program_open, with XPACK_ET_OPEN_* flags (ARG for unknown bits). */
