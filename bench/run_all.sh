@@ -57,6 +57,21 @@ for kind in llm llm-q4; do
   names+=(--name "$OUT/model_$kind.json=$label")
 done
 
+# Every other generated kind at its default size: the small and medium programs most apps ship.
+for kind in $("$GEN" --list | awk '{print $1}'); do
+  case "$kind" in llm|llm-q4) continue ;; esac
+  say "generated $kind (default size)"
+  data=() ptd=(); [ "$kind" = ptd ] && data=(--data "$work/$kind.ptd") ptd=(--ptd "$work/$kind.ptd")
+  "$GEN" "$kind" -o "$work/$kind.pte" "${ptd[@]}" > /dev/null
+  set +e; TMPDIR=$work "$XPACK" -q bench "$work/$kind.pte" "${data[@]}" --reps "$REPS" --json > "$OUT/gen_$kind.json" \
+    2> "$work/err.txt"; st=$?; set -e
+  rm -f "$work/$kind.pte" "$work/$kind.ptd"
+  if [ $st != 0 ]; then
+    echo "   $kind: not measured (exit $st: $(head -c 200 "$work/err.txt"))" >&2; rm -f "$OUT/gen_$kind.json"; continue
+  fi
+  models+=("$OUT/gen_$kind.json"); names+=(--name "$OUT/gen_$kind.json=generated: $kind")
+done
+
 if [ -d "$REAL" ]; then
   for f in "$REAL"/*.pte; do
     n=$(basename "$f" .pte)
