@@ -60,6 +60,7 @@ xpack_status xpack_replay_define(const xpack_et_xnn_graph* graph, const xpack_et
                    graph->num_externs, (int)xs);
   }
   xpack_status st = xp_replay_find_value_uses(&s, err);
+  if (st == XPACK_OK) st = xp_replay_check_external_ids(&s, err);
   for (size_t i = 0; st == XPACK_OK && i < graph->value_count; i++) st = xp_replay_check_value(&s, &graph->values[i], err);
   for (size_t i = 0; st == XPACK_OK && i < graph->value_count; i++) st = xp_replay_define_value(&s, &graph->values[i], err);
   for (size_t i = 0; st == XPACK_OK && i < graph->node_count; i++) {

@@ -78,6 +78,36 @@ xpack_status xp_replay_find_value_uses(xp_replay_state* s, xpack_error* err) {
   return XPACK_OK;
 }
 
+static int by_u32(const void* a, const void* b) {
+  const uint32_t x = *(const uint32_t*)a, y = *(const uint32_t*)b;
+  return x < y ? -1 : x > y;
+}
+
+/* XNNPACK keeps an external value in the slot its external id names: a second value with the same id
+ * replaces the first's definition under the nodes that use it, and XNNPACK 1adaa7c7's graph optimization
+ * then never finished on such a graph (found by fuzz_replay). */
+xpack_status xp_replay_check_external_ids(const xp_replay_state* s, xpack_error* err) {
+  const xpack_et_xnn_graph* g = s->graph;
+  const uint32_t external = XPACK_ET_XNN_VALUE_FLAG_EXTERNAL_INPUT | XPACK_ET_XNN_VALUE_FLAG_EXTERNAL_OUTPUT;
+  uint32_t* ids = malloc((g->value_count + 1) * sizeof *ids);
+  if (ids == NULL) return xp_fail(err, XPACK_ERR_NOMEM, "out of memory");
+  size_t n = 0;
+  for (size_t i = 0; i < g->value_count; i++) {
+    if (g->values[i].flags & external) ids[n++] = g->values[i].external_id;
+  }
+  qsort(ids, n, sizeof *ids, by_u32);
+  for (size_t i = 1; i < n; i++) {
+    if (ids[i] == ids[i - 1]) {
+      const uint32_t id = ids[i];
+      free(ids);
+      return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: two external values have external_id %u, expected each "
+                     "external value to have its own", g->name, (unsigned)id);
+    }
+  }
+  free(ids);
+  return XPACK_OK;
+}
+
 /* The product of a value's dims, saturated at 2^58: more elements than any file holds, and times 32 bits
  * it still fits. */
 static uint64_t element_count(const xpack_et_xnn_value* v) {

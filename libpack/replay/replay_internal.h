@@ -72,6 +72,8 @@ xpack_status xp_replay_check_fully_connected(const xp_replay_state* s, const xpa
 /* Allocates s->value_use and s->converted_from and marks what input_ids, output_ids and the nodes' inputs
  * say of each value. XPACK_ERR_NOMEM only. */
 xpack_status xp_replay_find_value_uses(xp_replay_state* s, xpack_error* err);
+/* Every external value has an external id of its own. */
+xpack_status xp_replay_check_external_ids(const xp_replay_state* s, xpack_error* err);
 /* The values a node reads and writes (replay_checks.c says which); marks its outputs as produced. */
 xpack_status xp_replay_check_node_ids(xp_replay_state* s, const xpack_et_xnn_node* node, xpack_error* err);
 xpack_status xp_replay_check_elementwise(const xp_replay_state* s, const xpack_et_xnn_node* node, xpack_error* err);

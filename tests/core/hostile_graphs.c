@@ -213,6 +213,25 @@ static void node_flags(const char* path) {
   close_graph(&o);
 }
 
+/* An external output given the external id of the external input: XNNPACK keeps external values in the slot
+ * their id names, so the output replaced the input's definition, and 1adaa7c7's graph optimization never
+ * finished (found by fuzz_replay). */
+static void external_ids(const char* path) {
+  opened o;
+  if (open_graph(path, &o) != 0) { failures++; return; }
+  xpack_et_xnn_value* out = external_output(&o);
+  const xpack_et_xnn_value* in = NULL;
+  for (size_t i = 0; i < o.graph->value_count && in == NULL; i++) {
+    if (o.graph->values[i].flags & XPACK_ET_XNN_VALUE_FLAG_EXTERNAL_INPUT) in = &o.graph->values[i];
+  }
+  EXPECT_MSG(out != NULL && in != NULL, "%s: expected an external input and an external output", path);
+  if (out && in) {
+    out->external_id = in->external_id;
+    expect_refused(&o, "two external values have external_id", "external output's id = the input's");
+  }
+  close_graph(&o);
+}
+
 /* A deconvolution's padding_right above its output width: XNNPACK's indirection set-up wrote out of bounds
  * in reshape (found by fuzz_replay). */
 static void deconv_padding(const char* path) {
@@ -330,6 +349,7 @@ int main(int argc, char** argv) {
   if (xnn_initialize(NULL) != xnn_status_success) return 2;
   depthwise_channels(argv[1]);
   value_flags(argv[2]);
+  external_ids(argv[1]);
   output_dims(argv[1]);
   output_dropped(argv[2]);
   output_into_weight(argv[1]);
