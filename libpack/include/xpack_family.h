@@ -30,7 +30,8 @@ extern "C" {
 #endif
 
 /* The operators whose weights XNNPACK offers to a weights cache. Depthwise convolution only in the
- * XNNPACKs of ExecuTorch 1.x (1adaa7c7, 92a7ad50); its families do not parse with 4ea82e5. */
+ * XNNPACKs of ExecuTorch 1.x (1adaa7c7, 92a7ad50); its families do not parse with 4ea82e5, and neither does the
+ * bf16 fully-connected family (4ea82e5 has no bf16 fully-connected). */
 typedef enum xpack_family_op {
   XPACK_OP_FULLY_CONNECTED = 1,
   XPACK_OP_CONVOLUTION_2D = 2,
@@ -61,7 +62,7 @@ xpack_status xpack_family_format(const xpack_family* family, char* name, size_t 
  * not a family of this version). Errors: XPACK_ERR_UNSUPPORTED, XPACK_ERR_ARG. */
 xpack_status xpack_family_parse(const char* name, size_t len, xpack_family* out, xpack_error* err);
 
-/* Short datatype names used in family names: "f32", "f16", "qd8", "qs8", "qu8", "qc8w", "qc4w", "qb4w",
+/* Short datatype names used in family names: "f32", "f16", "bf16", "qd8", "qs8", "qu8", "qc8w", "qc4w", "qb4w",
  * "qs32", "qc32", "none" (xnn_datatype_invalid); "?" for any other. Never NULL. */
 const char* xpack_family_datatype_name(enum xnn_datatype datatype);
 

@@ -29,11 +29,16 @@ typedef struct known_family {
 #define QC8W xnn_datatype_qcint8
 #define QC4W xnn_datatype_qcint4
 #define QB4W xnn_datatype_qbint4
+#define BF16 xnn_datatype_bf16
 
 static const known_family kKnown[] = {
     {XPACK_OP_FULLY_CONNECTED, F32, F32, F32, BIAS_NONE | BIAS_F32},
     {XPACK_OP_FULLY_CONNECTED, F16, F32, F16, BIAS_NONE | BIAS_F32},
     {XPACK_OP_FULLY_CONNECTED, F16, F16, F16, BIAS_NONE | BIAS_F16},
+#if XPACK_XNN_HAS_BF16_FULLY_CONNECTED
+    /* XNNPACK's only bf16 fully-connected writes fp32: a bf16 output is defined through an fp32 one. */
+    {XPACK_OP_FULLY_CONNECTED, BF16, BF16, F32, BIAS_NONE | BIAS_F32},
+#endif
     {XPACK_OP_FULLY_CONNECTED, F32, QC8W, F32, BIAS_NONE | BIAS_F32},
     {XPACK_OP_FULLY_CONNECTED, F32, QC4W, F32, BIAS_NONE | BIAS_F32},
     {XPACK_OP_FULLY_CONNECTED, QD8, QC8W, F32, BIAS_NONE | BIAS_F32},
@@ -115,6 +120,7 @@ const char* xpack_family_datatype_name(enum xnn_datatype datatype) {
     case xnn_datatype_invalid: return "none";
     case xnn_datatype_fp32: return "f32";
     case xnn_datatype_fp16: return "f16";
+    case xnn_datatype_bf16: return "bf16";
     case xnn_datatype_qdint8: return "qd8";
     case xnn_datatype_qint8: return "qs8";
     case xnn_datatype_quint8: return "qu8";
@@ -156,7 +162,7 @@ xpack_status xpack_family_format(const xpack_family* f, char* name, size_t cap, 
 /* Parsing goes the other way round through the same formatter: a name is a family exactly when some
  * known family formats to it, so there is one spelling and no second grammar to keep in step. */
 static int datatype_of(const char* s, size_t n, enum xnn_datatype* out) {
-  static const enum xnn_datatype all[] = {xnn_datatype_invalid, F32, F16, QD8, QS8, QU8, QC8W, QC4W, QB4W,
+  static const enum xnn_datatype all[] = {xnn_datatype_invalid, F32, F16, BF16, QD8, QS8, QU8, QC8W, QC4W, QB4W,
                                           xnn_datatype_qint32, xnn_datatype_qcint32};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
     const char* name = xpack_family_datatype_name(all[i]);

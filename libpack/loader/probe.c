@@ -85,7 +85,7 @@ static uint16_t to_half(float f) {
 static uint16_t to_bf16(float f) {
   uint32_t u;
   memcpy(&u, &f, sizeof u);
-  return (uint16_t)(u >> 16); /* exact for the probe's scales */
+  return (uint16_t)(u >> 16); /* exact for the probe's scales and bf16 filter values */
 }
 
 typedef struct probe {
@@ -161,7 +161,7 @@ static enum xnn_status define_filter(probe* p, size_t nd, const size_t* dims, si
   const size_t channels = dims[channel_dim];
   const enum xnn_datatype dt = p->f->filter;
   const int nibbles = dt == xnn_datatype_qcint4 || dt == xnn_datatype_qbint4;
-  const size_t element_bytes = dt == xnn_datatype_fp32 ? 4 : dt == xnn_datatype_fp16 ? 2 : 1;
+  const size_t element_bytes = dt == xnn_datatype_fp32 ? 4 : dt == xnn_datatype_fp16 || dt == xnn_datatype_bf16 ? 2 : 1;
   uint8_t* data = keep(p, nibbles ? (elements + 1) / 2 : elements * element_bytes);
   if (data == NULL) return xnn_status_out_of_memory;
   for (size_t i = 0; i < elements; i++) {
@@ -169,6 +169,7 @@ static enum xnn_status define_filter(probe* p, size_t nd, const size_t* dims, si
     switch (dt) {
       case xnn_datatype_fp32: xp_putf32(data + 4 * i, (float)v / 8.0f); break;
       case xnn_datatype_fp16: xp_put16(data + 2 * i, to_half((float)v / 8.0f)); break;
+      case xnn_datatype_bf16: xp_put16(data + 2 * i, to_bf16((float)v / 8.0f)); break;
       case xnn_datatype_quint8: data[i] = (uint8_t)(120 + v); break;
       case xnn_datatype_qcint4:
       case xnn_datatype_qbint4: data[i / 2] |= (uint8_t)(((v + 8) & 15) << (4 * (i % 2))); break;
@@ -178,6 +179,7 @@ static enum xnn_status define_filter(probe* p, size_t nd, const size_t* dims, si
   switch (dt) {
     case xnn_datatype_fp32:
     case xnn_datatype_fp16:
+    case xnn_datatype_bf16:
       return xnn_define_tensor_value(p->sg, dt, nd, dims, data, XNN_INVALID_VALUE_ID, 0, id);
     case xnn_datatype_qint8:
       return xnn_define_quantized_tensor_value(p->sg, dt, 0, FILTER_SCALE, nd, dims, data, XNN_INVALID_VALUE_ID, 0, id);

@@ -19,4 +19,14 @@
 #define XPACK_XNN_CACHES_DEPTHWISE_WEIGHTS 0
 #endif
 
+#if defined(XNN_FLAG_FP32_STATIC_BIASES)
+/* A bf16 x bf16 -> fp32 fully-connected (xnn_create_fully_connected_nc_bf16_f32), packed through the weights
+ * cache; 4ea82e5 refuses a bf16 input at definition. Whether a given build has a kernel for it on this CPU is
+ * the probe's to find out: XNNPACK built without AVX512-BF16 (gcc < 13) has none, and then 1adaa7c7 refuses to
+ * create the runtime while 92a7ad50 converts the weights to fp32 and packs those. */
+#define XPACK_XNN_HAS_BF16_FULLY_CONNECTED 1
+#else
+#define XPACK_XNN_HAS_BF16_FULLY_CONNECTED 0
+#endif
+
 #endif /* XPACK_XNN_COMPAT_H */

@@ -71,6 +71,37 @@ static enum xnn_binary_operator binary_of(int type) {
   }
 }
 
+/* A fully-connected node whose input, filter and output are all bf16. XNNPACK has only a bf16 x bf16 -> fp32
+ * fully-connected (XNNPACK 1adaa7c7 and 92a7ad50 refuse a bf16 output), so ExecuTorch main (cff6f4dd,
+ * XNNCompiler.cpp, defineFullyConnectedNode) defines such a node into an internal fp32 tensor of the
+ * output's dims and converts that into the bf16 output. The rewrite is main's: ExecuTorch v1.4.0 defines the
+ * bf16 output directly, XNNPACK refuses it, and v1.4.0 cannot run such a graph at all, so replaying main's
+ * way serves the only runtime that can. Decided, as main decides, from the serialized datatypes. */
+static int is_bf16_throughout(const xp_replay_state* s, const xpack_et_xnn_node* n) {
+  const uint32_t serialized[3] = {n->u.fully_connected.input1_id, n->u.fully_connected.filter_id,
+                                  n->u.fully_connected.output_id};
+  for (int k = 0; k < 3; k++) {
+    const xpack_et_xnn_value* v = xpack_et_xnn_graph_find_value(s->graph, serialized[k]);
+    if (v == NULL || v->datatype != XPACK_ET_XNN_DT_BF16) return 0;
+  }
+  return 1;
+}
+
+/* The internal fp32 tensor of the serialized value's dims that main defines for the rewrite above, noted as
+ * fp32 so the node's packing family is the one XNNPACK packs (bf16 x bf16 -> f32). */
+static enum xnn_status define_fp32_like(xp_replay_state* s, uint32_t serialized, uint32_t* id) {
+  const xpack_et_xnn_value* v = xpack_et_xnn_graph_find_value(s->graph, serialized);
+  size_t dims[XNN_MAX_TENSOR_DIMS];
+  if (v->num_dims > XNN_MAX_TENSOR_DIMS) return xnn_status_invalid_parameter;
+  for (uint32_t d = 0; d < v->num_dims; d++) dims[d] = v->dims[d];
+  enum xnn_status xs = xnn_define_tensor_value(s->subgraph, xnn_datatype_fp32, v->num_dims, dims, NULL,
+                                               XNN_INVALID_VALUE_ID, 0, id);
+  if (xs == xnn_status_success && xp_replay_note_value(s, *id, xnn_datatype_fp32, NULL, 0) != XPACK_OK) {
+    return xnn_status_out_of_memory;
+  }
+  return xs;
+}
+
 xpack_status xp_replay_define_node(xp_replay_state* s, const xpack_et_xnn_node* n, xpack_error* err) {
   ids x = {s, n, err, 0};
   const float lo = n->has_output_min_max ? n->output_min : -INFINITY;
@@ -125,9 +156,18 @@ xpack_status xp_replay_define_node(xp_replay_state* s, const xpack_et_xnn_node* 
                b = id(&x, n->u.fully_connected.bias_id), o = id(&x, n->u.fully_connected.output_id);
       if (x.failed) break;
       if (xp_replay_check_fully_connected(s, n, err) != XPACK_OK) return XPACK_ERR_BAD_INPUT;
-      xs = xnn_define_fully_connected(g, lo, hi, i, w, b, o, n->u.fully_connected.flags);
+      uint32_t computed = o;
+      if (is_bf16_throughout(s, n)) {
+        xs = define_fp32_like(s, n->u.fully_connected.output_id, &computed);
+        if (xs == xnn_status_out_of_memory) return xp_fail(err, XPACK_ERR_NOMEM, "out of memory");
+        if (xs != xnn_status_success) break;
+      }
+      xs = xnn_define_fully_connected(g, lo, hi, i, w, b, computed, n->u.fully_connected.flags);
+      /* ExecuTorch main calls xnn_define_convert, which is this unary convert. */
+      if (xs == xnn_status_success && computed != o) xs = xnn_define_unary(g, xnn_unary_convert, NULL, computed, o, 0);
       if (xs == xnn_status_success &&
-          xp_replay_note_family(s, XPACK_OP_FULLY_CONNECTED, n->index, i, w, b, o, n->u.fully_connected.flags) != XPACK_OK) {
+          xp_replay_note_family(s, XPACK_OP_FULLY_CONNECTED, n->index, i, w, b, computed, n->u.fully_connected.flags) !=
+              XPACK_OK) {
         return xp_fail(err, XPACK_ERR_NOMEM, "out of memory");
       }
       break;

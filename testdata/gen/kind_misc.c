@@ -23,40 +23,56 @@ static int finish_single(pte_program* p, xg_graph* g, int8_t st, uint32_t in0, u
   return ok;
 }
 
-/* Dense layers with bias; datatype fp32 or fp16; the last layer's output is the graph output. */
-static int dense_stack(const gen_options* o, weight_pool* pool, pte_program* p, int16_t dt, weight_format wf,
-                       uint32_t T, const uint32_t* widths, int nlayers) {
+/* Dense layers with bias; activations and filters of datatype dt, biases of bias_dt (XNNPACK takes a bf16
+ * filter only with an fp32 bias); the last layer's output is the graph output. */
+typedef struct dense_types {
+  int16_t dt, bias_dt;
+  weight_format wf, bias_wf;
+  int8_t scalar_type;
+} dense_types;
+
+static int dense_stack(const gen_options* o, weight_pool* pool, pte_program* p, const dense_types* t, uint32_t T,
+                       const uint32_t* widths, int nlayers) {
   xg_graph g;
   xg_init(&g, 1, 1, 1);
   uint32_t in_dims[2] = {T, widths[0]};
-  uint32_t x = xg_input(&g, 0, dt, in_dims, 2);
+  uint32_t x = xg_input(&g, 0, t->dt, in_dims, 2);
   for (int l = 0; l < nlayers; l++) {
     uint32_t in = widths[l], out = widths[l + 1];
-    weight* w = new_weight(o, pool, ROLE_W, (uint32_t)l, wf, out, in, 1.0f / sqrtf((float)in));
-    weight* b = new_weight(o, pool, ROLE_B, (uint32_t)l, wf, 1, out, 0.02f);
+    weight* w = new_weight(o, pool, ROLE_W, (uint32_t)l, t->wf, out, in, 1.0f / sqrtf((float)in));
+    weight* b = new_weight(o, pool, ROLE_B, (uint32_t)l, t->bias_wf, 1, out, 0.02f);
     if (!w || !b) return xg_free(&g), 0;
     uint32_t w_dims[2] = {out, in}, b_dims[1] = {out}, y_dims[2] = {T, out};
-    uint32_t filter = xg_constant(&g, w, dt, w_dims, 2);
-    uint32_t bias = xg_constant(&g, b, dt, b_dims, 1);
+    uint32_t filter = xg_constant(&g, w, t->dt, w_dims, 2);
+    uint32_t bias = xg_constant(&g, b, t->bias_dt, b_dims, 1);
     int last = l == nlayers - 1;
-    uint32_t y = last ? xg_output(&g, 0, dt, y_dims, 2) : xg_tensor(&g, dt, y_dims, 2);
+    uint32_t y = last ? xg_output(&g, 0, t->dt, y_dims, 2) : xg_tensor(&g, t->dt, y_dims, 2);
     xg_node* n = xg_fully_connected(&g, x, filter, bias, y);
     if (!last) xg_set_min_max(n, 0.0f, INFINITY); /* fused ReLU */
     x = y;
   }
-  return finish_single(p, &g, dt == XDT_FP16 ? ST_HALF : ST_FLOAT, T, widths[0], T, widths[nlayers]);
+  return finish_single(p, &g, t->scalar_type, T, widths[0], T, widths[nlayers]);
 }
 
 int build_fp16(const gen_options* o, weight_pool* pool, pte_program* p) {
+  static const dense_types fp16 = {XDT_FP16, XDT_FP16, WF_F16, WF_F16, ST_HALF};
   uint32_t s = scale_of(o);
   uint32_t widths[3] = {256 * s, 512 * s, 256 * s};
-  return dense_stack(o, pool, p, XDT_FP16, WF_F16, 4, widths, 2);
+  return dense_stack(o, pool, p, &fp16, 4, widths, 2);
+}
+
+int build_bf16(const gen_options* o, weight_pool* pool, pte_program* p) {
+  static const dense_types bf16 = {XDT_BF16, XDT_FP32, WF_BF16, WF_F32, ST_BFLOAT16};
+  uint32_t s = scale_of(o);
+  uint32_t widths[3] = {256 * s, 512 * s, 256 * s};
+  return dense_stack(o, pool, p, &bf16, 4, widths, 2);
 }
 
 int build_mlp(const gen_options* o, weight_pool* pool, pte_program* p) {
   uint32_t s = scale_of(o);
   uint32_t widths[4] = {128 * s, 256 * s, 256 * s, 10};
-  return dense_stack(o, pool, p, XDT_FP32, WF_F32, 4, widths, 3);
+  static const dense_types fp32 = {XDT_FP32, XDT_FP32, WF_F32, WF_F32, ST_FLOAT};
+  return dense_stack(o, pool, p, &fp32, 4, widths, 3);
 }
 
 int build_qd8_qc8w(const gen_options* o, weight_pool* pool, pte_program* p) {

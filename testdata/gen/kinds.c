@@ -68,6 +68,9 @@ static const kind_info k_kinds[] = {
      "default 32), head qcint4"},
     {"qd8-qc8w", build_qd8_qc8w, "two dynamically quantized FullyConnected layers with qcint8 per-channel weights"},
     {"fp16", build_fp16, "two fp16 FullyConnected layers (fp16 activations, weights and bias)"},
+    {"bf16", build_bf16,
+     "two bf16 FullyConnected layers (bf16 activations and weights, fp32 bias: XNNPACK's bf16 fully-connected "
+     "takes no other); ExecuTorch main defines each layer into fp32 converted to bf16"},
     {"deconv", build_deconv, "NCHW model: StaticTranspose, two ConvTranspose2d (stride 2), StaticTranspose"},
     {"bmm", build_bmm, "BatchMatrixMultiply with a constant second operand and with two dynamic inputs, then Add"},
     {"ptd", build_mlp, "fp32 MLP (3 FullyConnected with bias) whose weights live in a .ptd beside the .pte"},

@@ -43,6 +43,7 @@ int build_llm_q4(const gen_options* o, weight_pool* pool, pte_program* p);
 int build_conv(const gen_options* o, weight_pool* pool, pte_program* p);
 int build_deconv(const gen_options* o, weight_pool* pool, pte_program* p);
 int build_fp16(const gen_options* o, weight_pool* pool, pte_program* p);
+int build_bf16(const gen_options* o, weight_pool* pool, pte_program* p);
 int build_bmm(const gen_options* o, weight_pool* pool, pte_program* p);
 int build_qd8_qc8w(const gen_options* o, weight_pool* pool, pte_program* p);
 int build_mlp(const gen_options* o, weight_pool* pool, pte_program* p);

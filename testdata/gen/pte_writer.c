@@ -143,7 +143,7 @@ static void free_layout(layout* L) {
 
 /* ---- program flatbuffer ---- */
 
-static size_t scalar_size(int8_t t) { return t == ST_HALF ? 2 : t == ST_LONG ? 8 : 4; }
+static size_t scalar_size(int8_t t) { return t == ST_HALF || t == ST_BFLOAT16 ? 2 : t == ST_LONG ? 8 : 4; }
 
 static const char* k_leaf = "{\"type\": null, \"context\": null, \"children_spec\": []}";
 

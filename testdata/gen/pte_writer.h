@@ -14,7 +14,7 @@
 #include "xnn_graph.h"
 
 /* ExecuTorch ScalarType numbers. */
-enum { ST_LONG = 4, ST_HALF = 5, ST_FLOAT = 6 };
+enum { ST_LONG = 4, ST_HALF = 5, ST_FLOAT = 6, ST_BFLOAT16 = 15 };
 
 #define PTE_MAX_VALUES 16
 #define PTE_MAX_CALLS 8

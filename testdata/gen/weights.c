@@ -57,6 +57,7 @@ uint64_t weight_row_bytes(const weight* w) {
     case WF_F32:
     case WF_SCALE_F32: return w->cols * 4;
     case WF_F16:
+    case WF_BF16:
     case WF_SCALE_BF16: return w->cols * 2;
     case WF_QC8: return w->cols;
     case WF_QC4: return (w->cols + 1) / 2;
@@ -104,6 +105,9 @@ static void gen_row(const weight* w, rng* r, uint8_t* out) {
       break;
     case WF_SCALE_BF16:
       for (uint64_t i = 0; i < n; i++) xp_put16(out + 2 * i, f32_to_bf16(scale_value(r, w->stddev)));
+      break;
+    case WF_BF16:
+      for (uint64_t i = 0; i < n; i++) xp_put16(out + 2 * i, f32_to_bf16(rng_normal(r) * w->stddev));
       break;
     case WF_QC8:
       for (uint64_t i = 0; i < n; i++) out[i] = (uint8_t)(int8_t)quantized(r, 40.0f, -127, 127);

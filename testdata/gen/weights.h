@@ -13,6 +13,7 @@ typedef enum weight_format {
   WF_QC4,       /* int4 in [-8, 7] stored +8, two per byte, low nibble first, rows padded to even */
   WF_SCALE_F32, /* positive quantization scales around `stddev` */
   WF_SCALE_BF16,
+  WF_BF16,      /* bfloat16 (round to nearest even), normal(0, stddev) */
 } weight_format;
 
 typedef struct weight {

@@ -19,7 +19,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fixture_reader import UINT64_MAX, FixtureError, Ptd, check, open_pte, tensor_value  # noqa: E402
 
 SKIP = 77
-DT_BYTES = {"xnn_datatype_fp32": 4, "xnn_datatype_fp16": 2, "xnn_datatype_qcint8": 1, "xnn_datatype_qint8": 1,
+DT_BYTES = {"xnn_datatype_fp32": 4, "xnn_datatype_fp16": 2, "xnn_datatype_bf16": 2, "xnn_datatype_qcint8": 1, "xnn_datatype_qint8": 1,
             "xnn_datatype_qint32": 4, "xnn_datatype_qcint32": 4}
 
 
@@ -214,6 +214,15 @@ def expect_kind(kind, p):
         check(types == ["XNNFullyConnected"] * 2, "nodes %s" % types)
         check({tensor_value(v)["datatype"] for v in g["xvalues"]} == {"xnn_datatype_fp16"}, "all values fp16")
         check(all(v["val"]["scalar_type"] == "HALF" for v in p.plan("forward")["values"]), "program tensors HALF")
+    elif kind == "bf16":
+        check(types == ["XNNFullyConnected"] * 2, "nodes %s" % types)
+        for n, f in fc_filters(g):
+            u = n["xnode_union"]
+            for role in ("input1_id", "filter_id", "output_id"):
+                check(tensor_value(value(g, u.get(role, 0)))["datatype"] == "xnn_datatype_bf16", "%s bf16" % role)
+            check(tensor_value(value(g, u["bias_id"]))["datatype"] == "xnn_datatype_fp32",
+                  "fp32 bias (XNNPACK's bf16 fully-connected takes no other)")
+        check(all(v["val"]["scalar_type"] == "BFLOAT16" for v in p.plan("forward")["values"]), "program tensors BFLOAT16")
     elif kind == "deconv":
         check(types == ["XNNStaticTranspose", "XNNConvTranspose2d", "XNNConvTranspose2d", "XNNStaticTranspose"],
               "nodes %s" % types)

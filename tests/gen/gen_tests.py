@@ -147,7 +147,7 @@ def t_usage(gen):
         if "usage:" not in r.stderr:
             fail("no usage message for %s" % args)
     r = run([gen, "--list"])
-    for kind in ("llm", "llm-q4", "qd8-qc8w", "fp16", "deconv", "bmm", "ptd", "conv"):
+    for kind in ("llm", "llm-q4", "qd8-qc8w", "fp16", "bf16", "deconv", "bmm", "ptd", "conv"):
         if not any(line.split()[0] == kind for line in r.stdout.splitlines()):
             fail("--list lacks %s" % kind)
     run([gen, "llm", "-o", os.path.join(d, "missing-dir", "x.pte")], want=1)

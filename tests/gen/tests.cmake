@@ -32,7 +32,7 @@ xpack_gen_test(gen_sha256_matches_sha256sum
   ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/gen_tests.py $<TARGET_FILE:xpack-gen-sha256> sha256)
 xpack_gen_test(gen_cli_usage ${_gen_driver} usage)
 
-foreach(kind llm llm-q4 qd8-qc8w fp16 deconv bmm ptd conv)
+foreach(kind llm llm-q4 qd8-qc8w fp16 bf16 deconv bmm ptd conv)
   xpack_gen_test(gen_wire_${kind} ${_gen_driver} wire ${kind})
   xpack_gen_test(gen_determinism_${kind} ${_gen_driver} determinism ${kind})
 endforeach()
@@ -50,7 +50,7 @@ xpack_gen_test(gen_real_ptd ${_gen_driver} real ptd ${_real}/linear129.pte ${_re
 
 # --short-vtables (ExecuTorch's training export's vtables): same contents, inline sizes as the export
 # declares them, in every flatbuffer of every kind.
-foreach(kind llm llm-q4 qd8-qc8w fp16 deconv bmm ptd conv)
+foreach(kind llm llm-q4 qd8-qc8w fp16 bf16 deconv bmm ptd conv)
   xpack_gen_test(gen_short_vtables_${kind} ${_gen_driver} short-vtables ${kind})
 endforeach()
 
@@ -68,6 +68,8 @@ if(TARGET xpack_pack)
   # ExecuTorch's XNNCompiler still uses these define calls; so does this check.
   set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/xnnpack_run_check.c PROPERTIES COMPILE_OPTIONS
     "-Wno-deprecated-declarations")
+  # Not bf16: XNNPACK runs it only where it has a bf16 fully-connected kernel or falls back to fp32, and only
+  # through ExecuTorch main's rewrite of the bf16 output; model_bf16 runs it where it can, saying where not.
   foreach(kind llm llm-q4 qd8-qc8w fp16 deconv bmm ptd conv)
     xpack_gen_test(gen_xnnpack_runs_${kind} ${_gen_driver} xnnrun ${kind} $<TARGET_FILE:xpack-gen-xnnpack-run>)
   endforeach()

@@ -1,6 +1,6 @@
 # ExecuTorch programs end to end: pack, verify, run with and without the cache.
 # Whether this XNNPACK offers depthwise convolution weights to a weights cache (libpack/loader/xnn_compat.h):
-# then delegates of depthwise convolutions alone have something to pack.
+# then delegates of depthwise convolutions alone have something to pack. And whether it has a bf16 fully-connected.
 include(CheckCSourceCompiles)
 set(CMAKE_REQUIRED_INCLUDES "${PROJECT_SOURCE_DIR}/libpack" "${XPACK_XNNPACK_INCLUDE_DIR}")
 set(CMAKE_TRY_COMPILE_TARGET_TYPE STATIC_LIBRARY)
@@ -9,6 +9,11 @@ check_c_source_compiles("#include \"loader/xnn_compat.h\"
 #error 4ea82e5-like
 #endif
 int xpack_probe_only;" XPACK_XNN_CACHES_DEPTHWISE_WEIGHTS)
+check_c_source_compiles("#include \"loader/xnn_compat.h\"
+#if !XPACK_XNN_HAS_BF16_FULLY_CONNECTED
+#error 4ea82e5-like
+#endif
+int xpack_probe_only;" XPACK_XNN_HAS_BF16_FULLY_CONNECTED)
 unset(CMAKE_REQUIRED_INCLUDES)
 unset(CMAKE_TRY_COMPILE_TARGET_TYPE)
 if(XPACK_XNN_CACHES_DEPTHWISE_WEIGHTS)
@@ -20,6 +25,16 @@ add_test(NAME model_real_files COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/real_files
          ${_xpack_depthwise_packs})
 set_tests_properties(model_real_files PROPERTIES SKIP_RETURN_CODE 77)
 add_test(NAME model_generated COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/generated.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>)
+# bf16 fully-connected layers, as far as this XNNPACK build can run them (bf16.sh says which case applies and
+# skips, saying why, where XNNPACK has no bf16 fully-connected or no kernel for it here).
+if(XPACK_XNN_HAS_BF16_FULLY_CONNECTED)
+  set(_xpack_has_bf16_fc 1)
+else()
+  set(_xpack_has_bf16_fc 0)
+endif()
+add_test(NAME model_bf16 COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/bf16.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>
+         ${_xpack_has_bf16_fc})
+set_tests_properties(model_bf16 PROPERTIES SKIP_RETURN_CODE 77)
 add_test(NAME model_identity COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/model_identity.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>)
 # The corruption matrix (tests/core/corruption_matrix.sh) on caches of a generated program and of real ones.
 add_test(NAME model_corruption_generated
