@@ -249,6 +249,7 @@ int bench_child_main(int argc, char** argv) {
       return cli_exit_for_status(st);
     }
   }
+  if (xpack_cache_refusal(cache) != NULL) xpack_model_set_read_weights_ahead(&c.set); /* it will miss everything */
   struct xnn_weights_cache_provider* provider = ideal ? bench_ideal_provider(ideal) : xpack_cache_provider(cache);
 
   bench_ideal_bindings ideal_bindings = {0};

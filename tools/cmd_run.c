@@ -198,6 +198,7 @@ int cmd_run(int argc, char** argv) {
   }
   const char* refusal = xpack_cache_refusal(job.cache);
   if (refusal && !job.as_json) fprintf(stderr, "cache refused, XNNPACK packs everything: %s\n", refusal);
+  if (refusal) xpack_model_set_read_weights_ahead(&set);
   json j;
   json_init(&j, cli_out());
   job.j = &j;

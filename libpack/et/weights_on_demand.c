@@ -58,3 +58,12 @@ void xp_et_ptd_advise_before_parse(const xp_et_map* map) { advise(map, 0, map->m
 void xp_et_ptd_advise_after_parse(const xpack_et_ptd* ptd) {
   advise(&ptd->map, 0, ptd->info.segment_base_offset, MADV_WILLNEED);
 }
+
+/* Back to the kernel's default read-around, for the weights XNNPACK will pack after all. */
+void xpack_et_program_read_weights_ahead(const xpack_et_program* program) {
+  if (program != NULL) advise(&program->map, 0, program->map.mapping_size, MADV_NORMAL);
+}
+
+void xpack_et_ptd_read_weights_ahead(const xpack_et_ptd* ptd) {
+  if (ptd != NULL) advise(&ptd->map, 0, ptd->map.mapping_size, MADV_NORMAL);
+}

@@ -125,6 +125,10 @@ enum {
 };
 /* As xpack_et_program_open, with XPACK_ET_OPEN_* flags (ARG for unknown bits). */
 xpack_status xpack_et_program_open_flags(const char* path, unsigned flags, xpack_et_program** out, xpack_error* err);
+/* Undoes XPACK_ET_OPEN_WEIGHTS_ON_DEMAND (the kernel's default read-around again) for a process whose cache
+ * turned out unusable after the program was opened: XNNPACK will pack every weight, and page-by-page reads
+ * of all of them would be far slower than read-around. A hint; nothing for NULL or an unmapped program. */
+void xpack_et_program_read_weights_ahead(const xpack_et_program* program);
 
 /* Parses caller-owned bytes (no copy; they must outlive the program). `name` (copied) is used in
  * messages; NULL means "(memory)". Same errors as xpack_et_program_open except IO. */
@@ -185,6 +189,7 @@ xpack_status xpack_et_ptd_open(const char* path, xpack_et_ptd** out, xpack_error
 /* As xpack_et_ptd_open, with XPACK_ET_OPEN_* flags: everything past a .ptd's header and flatbuffer is
  * weights. */
 xpack_status xpack_et_ptd_open_flags(const char* path, unsigned flags, xpack_et_ptd** out, xpack_error* err);
+void xpack_et_ptd_read_weights_ahead(const xpack_et_ptd* ptd);
 xpack_status xpack_et_ptd_open_memory(const void* data, size_t size, const char* name, xpack_et_ptd** out,
                                       xpack_error* err);
 void xpack_et_ptd_close(xpack_et_ptd* ptd);

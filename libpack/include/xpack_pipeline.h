@@ -81,6 +81,10 @@ enum {
 };
 /* An empty set, with XPACK_MODEL_SET_* flags. */
 void xpack_model_set_init(xpack_model_set* set, unsigned flags);
+/* Undoes XPACK_MODEL_SET_WEIGHTS_ON_DEMAND for every file of the set: for when the cache turned out refused
+ * (xpack_cache_refusal) after the files were opened, so that XNNPACK, packing every weight, reads them in
+ * large reads. Call it before replaying. Safe on any set. */
+void xpack_model_set_read_weights_ahead(const xpack_model_set* set);
 
 /* Opens one more file into the set, in the order given (which is the order of the cache's inputs).
  * A .ptd given as a program is added as weights, with a note through `on_message` (may be NULL).

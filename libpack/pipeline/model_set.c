@@ -20,6 +20,12 @@ void xpack_model_set_init(xpack_model_set* set, unsigned flags) {
   set->flags = flags;
 }
 
+void xpack_model_set_read_weights_ahead(const xpack_model_set* set) {
+  if (set == NULL || !(set->flags & XPACK_MODEL_SET_WEIGHTS_ON_DEMAND)) return;
+  for (size_t i = 0; i < set->program_count; i++) xpack_et_program_read_weights_ahead(set->programs[i]);
+  for (size_t i = 0; i < set->ptd_count; i++) xpack_et_ptd_read_weights_ahead(set->ptds[i]);
+}
+
 static unsigned open_flags(const xpack_model_set* set) {
   return (set->flags & XPACK_MODEL_SET_WEIGHTS_ON_DEMAND) ? XPACK_ET_OPEN_WEIGHTS_ON_DEMAND : 0u;
 }
