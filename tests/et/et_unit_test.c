@@ -3,9 +3,13 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
-#include "et_test_util.h"
+#include "common/file_map.h"
 #include "et/flatbuf.h"
+#include "et_test_util.h"
 #include "xpack_executorch.h"
 
 /* A tiny forward flatbuffer assembler: callers place objects at increasing offsets by hand, which
@@ -322,7 +326,33 @@ static void test_names(void) {
   EXPECT_MSG(n == 8 && strcmp(cat[7].name, "input5_id") == 0, "input5_id is field 7");
 }
 
+/* xpack_mapped_file_at names the file a libpack mapping holds, and the offset, until it is unmapped (a SIGBUS
+ * handler's only way to name a truncated input). */
+static void test_mapped_file_at(void) {
+  char path[] = "/tmp/xpack-et-unit-XXXXXX";
+  int fd = mkstemp(path);
+  EXPECT_MSG(fd >= 0, "mkstemp");
+  if (fd < 0) return;
+  static const char bytes[10000] = {1};
+  EXPECT_MSG(write(fd, bytes, sizeof bytes) == (ssize_t)sizeof bytes, "write");
+  close(fd);
+  xp_file_map map;
+  xpack_error err;
+  EXPECT_MSG(xp_map_file(path, &map, &err) == XPACK_OK, "map: %s", err.message);
+  unsigned long long offset = 0;
+  const char* named = xpack_mapped_file_at(map.data + 5000, &offset);
+  EXPECT_MSG(named != NULL && strcmp(named, path) == 0 && offset == 5000, "inside: %s at %llu", named ? named : "NULL",
+             offset);
+  EXPECT_MSG(xpack_mapped_file_at(map.data + map.size, NULL) == NULL, "one past the end is in no file");
+  EXPECT_MSG(xpack_mapped_file_at(bytes, NULL) == NULL, "a static array is in no file");
+  const uint8_t* data = map.data;
+  xp_unmap_file(&map);
+  EXPECT_MSG(xpack_mapped_file_at(data, NULL) == NULL, "forgotten once unmapped");
+  unlink(path);
+}
+
 int main(void) {
+  test_mapped_file_at();
   test_scalars_and_defaults();
   test_malformed();
   test_inline_size_is_not_a_bound();
