@@ -69,6 +69,11 @@ typedef struct xpack_cache xpack_cache;
 /* Check each region's XXH3-64 before serving it (refused_corrupt when it fails). Off by default: it reads
  * every packed weight at start-up, which is what `xpack verify` after a download or copy avoids. */
 #define XPACK_OPEN_CHECK_REGIONS 0x10u
+/* Probe every packing family of the file on a thread of the cache's own, started at open, instead of at the
+ * first look-up of each family inside runtime creation: the probes (40 to 50 us per family here) then
+ * overlap whatever the caller does before creating its runtimes (replaying, binding). Same verdicts, same
+ * checks; ignored for a file refused whole. Close waits for the probe in progress. */
+#define XPACK_OPEN_PROBE_EARLY 0x20u
 
 /* Opens and validates a cache file: footer, header, table directory, bounds, version, small-table
  * checksums and compatibility (architecture, XNN_ALLOCATION_ALIGNMENT, XNNPACK build identifier).

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <xnnpack.h>
+
 #include "loader/probe.h"
 
 int xp_families_init(xp_cache_families* f, uint32_t count) {
@@ -15,6 +17,10 @@ int xp_families_init(xp_cache_families* f, uint32_t count) {
 }
 
 void xp_families_destroy(xp_cache_families* f) {
+  if (f->prober_running) {
+    atomic_store_explicit(&f->stop_probing, 1, memory_order_relaxed);
+    pthread_join(f->prober, NULL);
+  }
   free(f->slots);
   pthread_mutex_destroy(&f->lock);
   memset(f, 0, sizeof *f);
@@ -74,4 +80,23 @@ xp_family_slot* xp_families_decide(xp_cache_families* f, const xp_view* view, co
   }
   pthread_mutex_unlock(&f->lock);
   return slot;
+}
+
+static void* probe_every_family(void* arg) {
+  xp_cache_families* f = arg;
+  /* The caller may open before initializing XNNPACK; initializing is idempotent and thread safe, and a
+   * failure leaves the families to be decided on first need, inside runtime creation, as without the flag. */
+  if (xnn_initialize(NULL) != xnn_status_success) return NULL;
+  for (uint32_t i = 0; i < f->count && !atomic_load_explicit(&f->stop_probing, memory_order_relaxed); i++) {
+    xp_families_decide(f, f->view, NULL, i);
+  }
+  return NULL;
+}
+
+int xp_families_probe_early(xp_cache_families* f, const xp_view* view) {
+  if (f->count == 0) return 0;
+  f->view = view;
+  if (pthread_create(&f->prober, NULL, probe_every_family, f) != 0) return -1;
+  f->prober_running = 1;
+  return 0;
 }

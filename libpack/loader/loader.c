@@ -229,7 +229,8 @@ static void check_compatibility(xpack_cache* c) {
 
 xpack_status xpack_cache_open(const char* path, unsigned flags, xpack_cache** out, xpack_error* err) {
   const unsigned known =
-      XPACK_OPEN_READ | XPACK_OPEN_STRICT | XPACK_OPEN_SEQUENTIAL | XPACK_OPEN_WILLNEED | XPACK_OPEN_CHECK_REGIONS;
+      XPACK_OPEN_READ | XPACK_OPEN_STRICT | XPACK_OPEN_SEQUENTIAL | XPACK_OPEN_WILLNEED | XPACK_OPEN_CHECK_REGIONS |
+      XPACK_OPEN_PROBE_EARLY;
   if (path == NULL || out == NULL || (flags & ~known) != 0) {
     return xp_fail(err, XPACK_ERR_ARG, "xpack_cache_open: NULL path or output, or unknown flags");
   }
@@ -255,6 +256,8 @@ xpack_status xpack_cache_open(const char* path, unsigned flags, xpack_cache** ou
     free(c);
     return xp_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", path);
   }
+  /* A failure to start the thread only means the families are decided on first need. */
+  if ((flags & XPACK_OPEN_PROBE_EARLY) && c->refusal[0] == 0) (void)xp_families_probe_early(&c->families, &c->view);
   xp_bindings_init(&c->bindings);
   xp_heap_init(&c->heap, xp_target_xnn_alignment());
   xp_pending_init(&c->pending);

@@ -37,10 +37,13 @@ PY
 "$SUB" run > "$d/nocache.txt" || fail "run without cache failed"
 "$SUB" run --cache "$d/demo.xpc" > "$d/cache.txt" || fail "run with cache failed"
 "$SUB" run --cache "$d/demo.xpc" --read > "$d/cache_read.txt" || fail "run with --read failed"
+# XPACK_OPEN_PROBE_EARLY: the families are probed on the cache's own thread from open on; same verdicts.
+"$SUB" run --cache "$d/demo.xpc" --probe-early > "$d/cache_early.txt" || fail "run with --probe-early failed"
 cat "$d/cache.txt"
 diff <(outputs "$d/nocache.txt") <(outputs "$d/cache.txt") || fail "outputs differ with the cache"
 diff <(outputs "$d/nocache.txt") <(outputs "$d/cache_read.txt") || fail "outputs differ with the read mode"
-for f in cache cache_read; do
+diff <(outputs "$d/nocache.txt") <(outputs "$d/cache_early.txt") || fail "outputs differ with early probes"
+for f in cache cache_read cache_early; do
   s=$(grep '^stats ' "$d/$f.txt")
   [ "$(echo "$s" | field lookups)" = 9 ] || fail "$f: expected 9 look-ups (convolution asks twice)"
   [ "$(echo "$s" | field hits)" = 9 ] || fail "$f: every look-up must hit"
@@ -62,6 +65,13 @@ grep -q '^threads 8 agree' "$d/threads.txt" || fail "threads disagree"
   || fail "threaded outputs differ from the no-cache run"
 s=$(grep '^stats ' "$d/threads.txt")
 [ "$(echo "$s" | field misses)" = 0 ] && [ "$(echo "$s" | field hits)" = 72 ] || fail "threaded stats: $s"
+# Early probes racing eight threads' look-ups, and closing while the prober may still run (no graph used).
+"$SUB" run --cache "$d/demo.xpc" --threads 8 --probe-early > "$d/threads_early.txt" || fail "threaded early run failed"
+s=$(grep '^stats ' "$d/threads_early.txt")
+[ "$(echo "$s" | field misses)" = 0 ] && [ "$(echo "$s" | field hits)" = 72 ] || fail "threaded early stats: $s"
+for _ in 1 2 3 4 5; do
+  "$SUB" run --cache "$d/demo.xpc" --probe-early --only no-such-graph > /dev/null || fail "open and close at once"
+done
 
 # Deterministic output; re-packing over an existing file replaces it atomically and leaves no temporary file.
 "$SUB" pack "$d/demo2.xpc" > /dev/null

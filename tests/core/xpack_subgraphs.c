@@ -2,7 +2,7 @@
  * without one and prints every output's XXH3-64 and the loader's counters. Tests compare two processes.
  *
  *   xpack-subgraphs pack OUT.xpc
- *   xpack-subgraphs run [--cache FILE] [--read] [--only NAME]
+ *   xpack-subgraphs run [--cache FILE] [--read] [--probe-early] [--only NAME]
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -169,6 +169,7 @@ static int run(int argc, char** argv) {
     if (strcmp(argv[i], "--cache") == 0 && i + 1 < argc) cache_path = argv[++i];
     else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
     else if (strcmp(argv[i], "--read") == 0) flags |= XPACK_OPEN_READ;
+    else if (strcmp(argv[i], "--probe-early") == 0) flags |= XPACK_OPEN_PROBE_EARLY;
     else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) threads = atoi(argv[++i]);
     else return 2;
   }
@@ -241,7 +242,7 @@ int main(int argc, char** argv) {
   int rc = 2;
   if (argc == 3 && strcmp(argv[1], "pack") == 0) rc = pack(argv[2]);
   else if (argc >= 2 && strcmp(argv[1], "run") == 0) rc = run(argc - 2, argv + 2);
-  if (rc == 2) fprintf(stderr, "usage: xpack-subgraphs pack OUT.xpc | run [--cache FILE] [--read] [--only NAME]\n");
+  if (rc == 2) fprintf(stderr, "usage: xpack-subgraphs pack OUT.xpc | run [--cache FILE] [--read] [--probe-early] [--only NAME]\n");
   demo_free_weights();
   return rc;
 }
