@@ -53,7 +53,17 @@ void xp_et_program_advise_after_parse(const xpack_et_program* program) {
   }
 }
 
-void xp_et_ptd_advise_before_parse(const xp_et_map* map) { advise(map, 0, map->mapping_size, MADV_RANDOM); }
+/* As for a program: the FH01 header (from the first page) says where the segments start. */
+void xp_et_ptd_advise_before_parse(const xp_et_map* map) {
+  if (map->mapping == NULL) return;
+  advise(map, 0, map->mapping_size, MADV_RANDOM);
+  uint64_t flatbuffer_end = map->mapping_size;
+  if (map->size >= 48 && xp_le32(map->data + 8) == 0x31304846u /* "FH01" */) {
+    const uint64_t segment_base = xp_le64(map->data + 32);
+    if (segment_base != 0 && segment_base < flatbuffer_end) flatbuffer_end = segment_base;
+  }
+  advise(map, 0, flatbuffer_end, MADV_WILLNEED);
+}
 
 void xp_et_ptd_advise_after_parse(const xpack_et_ptd* ptd) {
   advise(&ptd->map, 0, ptd->info.segment_base_offset, MADV_WILLNEED);
