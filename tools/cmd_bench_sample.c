@@ -27,10 +27,12 @@ int bench_variant_uses_cache(bench_variant v) {
   return v == BENCH_CACHE_WARM || v == BENCH_CACHE_COLD || v == BENCH_CACHE_COLD_SEQ || v == BENCH_CACHE_COLD_WILLNEED;
 }
 
+/* Every cache variant probes its families early, as an app following docs/INTEGRATION.md does: the probes
+ * overlap the replay instead of adding to runtime creation. */
 unsigned bench_variant_open_flags(bench_variant v) {
-  if (v == BENCH_CACHE_COLD_SEQ) return XPACK_OPEN_SEQUENTIAL;
-  if (v == BENCH_CACHE_COLD_WILLNEED) return XPACK_OPEN_WILLNEED;
-  return 0;
+  if (v == BENCH_CACHE_COLD_SEQ) return XPACK_OPEN_PROBE_EARLY | XPACK_OPEN_SEQUENTIAL;
+  if (v == BENCH_CACHE_COLD_WILLNEED) return XPACK_OPEN_PROBE_EARLY | XPACK_OPEN_WILLNEED;
+  return XPACK_OPEN_PROBE_EARLY;
 }
 
 typedef enum field_kind { FIELD_DOUBLE, FIELD_UINT, FIELD_STRING } field_kind;

@@ -169,7 +169,7 @@ static int check_method(const xpack_model_set* set, const char* method) {
 int cmd_run(int argc, char** argv) {
   const char* cache_path = NULL;
   const char* method = NULL;
-  unsigned open_flags = 0;
+  unsigned open_flags = XPACK_OPEN_PROBE_EARLY; /* the probes overlap opening the programs and the replay */
   run_job job = {0};
   int rc = cli_check_options(&kRunOptions, argc, argv);
   if (rc != 0) return rc;
