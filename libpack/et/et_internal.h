@@ -29,13 +29,13 @@ struct xpack_et_ptd {
   size_t* sorted; /* indices into entries, sorted by key */
 };
 
-/* XPACK_ET_OPEN_WEIGHTS_ON_DEMAND (weights_on_demand.c): madvise before and after parsing a mapped file. */
+/* XPACK_ET_OPEN_WEIGHTS_ON_DEMAND (weights_on_demand.c): madvise before parsing a mapped file, and after
+ * parsing a program (its delegate blobs). */
 /* Whether a file is large enough for reading on demand to pay (smaller ones are read whole). */
 int xp_et_worth_reading_on_demand(const xp_et_map* map);
 void xp_et_program_advise_before_parse(const xp_et_map* map);
 void xp_et_program_advise_after_parse(const xpack_et_program* program);
 void xp_et_ptd_advise_before_parse(const xp_et_map* map);
-void xp_et_ptd_advise_after_parse(const xpack_et_ptd* ptd);
 
 /* Fills idx[0..n) with 0..n-1 sorted by the key (const char*) and length (size_t) found at
  * key_offset / len_offset inside each item; equal keys stay in file order. */

@@ -336,11 +336,10 @@ xpack_status xpack_et_ptd_open_flags(const char* path, unsigned flags, xpack_et_
     xpack_et_ptd_close(p);
     return st;
   }
-  const int on_demand = (flags & XPACK_ET_OPEN_WEIGHTS_ON_DEMAND) != 0 && xp_et_worth_reading_on_demand(&p->map);
-  if (on_demand) xp_et_ptd_advise_before_parse(&p->map);
-  st = finish_open(p, out, err);
-  if (st == XPACK_OK && on_demand) xp_et_ptd_advise_after_parse(*out);
-  return st;
+  if ((flags & XPACK_ET_OPEN_WEIGHTS_ON_DEMAND) != 0 && xp_et_worth_reading_on_demand(&p->map)) {
+    xp_et_ptd_advise_before_parse(&p->map);
+  }
+  return finish_open(p, out, err);
 }
 
 xpack_status xpack_et_ptd_open_memory(const void* data, size_t size, const char* name, xpack_et_ptd** out,

@@ -18,8 +18,6 @@ static void advise(const xp_et_map* map, uint64_t offset, uint64_t size, int adv
   (void)madvise((uint8_t*)map->mapping + start, (size_t)(end - start), advice);
 }
 
-/* Before parsing: no read-around, and the flatbuffer region (up to the eh00 header's segment base, read
- * from the first page, which this touches; checked by the parser, here only bounded by the file) at once. */
 /* Below this size a file is read whole, as without the flag: one read of all of it costs less than the
  * few small reads on demand makes (measured: an 86 KiB program loaded cold in 0.53 ms whole, 0.80 ms on
  * demand; a 2.1 MiB one in 3.5 ms whole, 0.5 ms on demand; docs/BENCHMARKS.md). */
@@ -29,15 +27,22 @@ int xp_et_worth_reading_on_demand(const xp_et_map* map) {
   return map->mapping != NULL && map->mapping_size >= XP_ON_DEMAND_MIN_FILE_BYTES;
 }
 
-void xp_et_program_advise_before_parse(const xp_et_map* map) {
+/* Before parsing: no read-around, then the headers and flatbuffer at once, up to the segment base that the
+ * file's header (magic at byte 8, a u64 at base_at) gives; read from the first page, which this touches,
+ * and only bounded by the file here (the parser checks it). Without that header, the whole file. */
+static void advise_before_parse(const xp_et_map* map, uint32_t magic, size_t base_at) {
   if (map->mapping == NULL) return;
   advise(map, 0, map->mapping_size, MADV_RANDOM);
   uint64_t flatbuffer_end = map->mapping_size;
-  if (map->size >= 32 && xp_le32(map->data + 8) == 0x30306865u /* "eh00" */) {
-    const uint64_t segment_base = xp_le64(map->data + 24);
+  if (map->size >= base_at + 8 && xp_le32(map->data + 8) == magic) {
+    const uint64_t segment_base = xp_le64(map->data + base_at);
     if (segment_base != 0 && segment_base < flatbuffer_end) flatbuffer_end = segment_base;
   }
   advise(map, 0, flatbuffer_end, MADV_WILLNEED);
+}
+
+void xp_et_program_advise_before_parse(const xp_et_map* map) {
+  advise_before_parse(map, 0x30306865u /* "eh00" */, 24);
 }
 
 /* After parsing: the delegate blobs stored as segments. */
@@ -53,21 +58,9 @@ void xp_et_program_advise_after_parse(const xpack_et_program* program) {
   }
 }
 
-/* As for a program: the FH01 header (from the first page) says where the segments start. */
-void xp_et_ptd_advise_before_parse(const xp_et_map* map) {
-  if (map->mapping == NULL) return;
-  advise(map, 0, map->mapping_size, MADV_RANDOM);
-  uint64_t flatbuffer_end = map->mapping_size;
-  if (map->size >= 48 && xp_le32(map->data + 8) == 0x31304846u /* "FH01" */) {
-    const uint64_t segment_base = xp_le64(map->data + 32);
-    if (segment_base != 0 && segment_base < flatbuffer_end) flatbuffer_end = segment_base;
-  }
-  advise(map, 0, flatbuffer_end, MADV_WILLNEED);
-}
-
-void xp_et_ptd_advise_after_parse(const xpack_et_ptd* ptd) {
-  advise(&ptd->map, 0, ptd->info.segment_base_offset, MADV_WILLNEED);
-}
+/* A .ptd has no blobs: everything past its FH01 header's segment base is weights, so the advice before
+ * parsing is all it needs. */
+void xp_et_ptd_advise_before_parse(const xp_et_map* map) { advise_before_parse(map, 0x31304846u /* "FH01" */, 32); }
 
 /* Back to the kernel's default read-around, for the weights XNNPACK will pack after all. */
 void xpack_et_program_read_weights_ahead(const xpack_et_program* program) {

@@ -11,10 +11,11 @@
 /* A node's id fields: outputs are named "output...", everything else it reads. */
 static int is_output_field(const xpack_et_xnn_field* f) { return strncmp(f->name, "output", 6) == 0; }
 
-static uint32_t id_field(const xpack_et_xnn_node* n, const xpack_et_xnn_field* f) {
-  uint32_t id;
-  memcpy(&id, (const unsigned char*)n + f->offset, sizeof id);
-  return id;
+/* The value of a node's u32 or id field. */
+static uint32_t field_u32(const xpack_et_xnn_node* n, const xpack_et_xnn_field* f) {
+  uint32_t v;
+  memcpy(&v, (const unsigned char*)n + f->offset, sizeof v);
+  return v;
 }
 
 static const xpack_et_xnn_value* value_of(const xp_replay_state* s, uint32_t serialized) {
@@ -45,7 +46,7 @@ xpack_status xp_replay_find_value_uses(xp_replay_state* s, xpack_error* err) {
     const xpack_et_xnn_field* fields = xpack_et_xnn_layout_fields(g->nodes[i].layout, &count);
     for (size_t k = 0; k < count; k++) {
       if (fields[k].kind != XPACK_ET_XNN_FIELD_ID || is_output_field(&fields[k])) continue;
-      const xpack_et_xnn_value* v = value_of(s, id_field(&g->nodes[i], &fields[k]));
+      const xpack_et_xnn_value* v = value_of(s, field_u32(&g->nodes[i], &fields[k]));
       if (v != NULL) s->value_use[v->index] |= RP_VALUE_CONSUMED;
     }
   }
@@ -277,9 +278,7 @@ xpack_status xp_replay_check_flags(const xp_replay_state* s, const xpack_et_xnn_
   const xpack_et_xnn_field* fields = xpack_et_xnn_layout_fields(n->layout, &count);
   uint32_t flags = 0;
   for (size_t k = 0; k < count; k++) {
-    if (fields[k].kind == XPACK_ET_XNN_FIELD_U32 && strcmp(fields[k].name, "flags") == 0) {
-      memcpy(&flags, (const unsigned char*)n + fields[k].offset, sizeof flags);
-    }
+    if (fields[k].kind == XPACK_ET_XNN_FIELD_U32 && strcmp(fields[k].name, "flags") == 0) flags = field_u32(n, &fields[k]);
   }
   uint32_t internal = flags & RP_INTERNAL_NODE_FLAGS;
   if (n->type != XPACK_ET_XNN_CONVERT) internal |= flags & RP_SQUASH_GROUPS_OR_QB4W;
@@ -324,7 +323,7 @@ xpack_status xp_replay_check_node_ids(xp_replay_state* s, const xpack_et_xnn_nod
   for (int outputs = 0; outputs < 2; outputs++) { /* inputs first: a node may not read its own output */
     for (size_t k = 0; k < count; k++) {
       if (fields[k].kind != XPACK_ET_XNN_FIELD_ID || is_output_field(&fields[k]) != outputs) continue;
-      const xpack_et_xnn_value* v = value_of(s, id_field(n, &fields[k]));
+      const xpack_et_xnn_value* v = value_of(s, field_u32(n, &fields[k]));
       if (v == NULL) continue; /* an undefined id is reported by the define step */
       const unsigned char use = s->value_use[v->index];
       const int is_static = v->constant_buffer_idx != 0;
