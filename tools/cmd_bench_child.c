@@ -207,28 +207,9 @@ int bench_child_main(int argc, char** argv) {
   }
   child c = {0};
   bench_sample s = {0};
-  double t0 = now_ms();
-  /* The cache variants read raw weights only when they miss, as an app serving its weights from a cache
-   * would (XPACK_MODEL_SET_WEIGHTS_ON_DEMAND); the others read them as XNNPACK packs them. */
-  int rc = open_models(&c, argc, argv, bench_variant_uses_cache(variant) ? XPACK_MODEL_SET_WEIGHTS_ON_DEMAND : 0u);
-  if (rc) {
-    close_child(&c);
-    return rc;
-  }
-  s.load_ms = now_ms() - t0;
-  s.delegates = c.count;
-
-  bench_ideal* ideal = NULL;
-  if (variant == BENCH_IDEAL && (ideal = bench_ideal_create()) == NULL) {
-    cli_error("bench: out of memory");
-    close_child(&c);
-    return XPACK_EXIT_FAILED;
-  }
-
-  /* Opening the programs left freed memory in the heap; every variant gives it back to the kernel here, so
-   * each one times create on a heap like a fresh process's. */
-  malloc_trim(0);
-
+  double t0;
+  /* The cache first, as docs/INTEGRATION.md advises apps: its family probes (XPACK_OPEN_PROBE_EARLY) then run
+   * on a thread of their own while the programs are opened and their delegates replayed. */
   xpack_cache* cache = NULL;
   if (bench_variant_uses_cache(variant)) {
     xpack_error err;
@@ -249,6 +230,30 @@ int bench_child_main(int argc, char** argv) {
       return cli_exit_for_status(st);
     }
   }
+  t0 = now_ms();
+  /* The cache variants read raw weights only when they miss, as an app serving its weights from a cache
+   * would (XPACK_MODEL_SET_WEIGHTS_ON_DEMAND); the others read them as XNNPACK packs them. */
+  int rc = open_models(&c, argc, argv, bench_variant_uses_cache(variant) ? XPACK_MODEL_SET_WEIGHTS_ON_DEMAND : 0u);
+  if (rc) {
+    close_child(&c);
+    xpack_cache_close(cache);
+    return rc;
+  }
+  s.load_ms = now_ms() - t0;
+  s.delegates = c.count;
+
+  bench_ideal* ideal = NULL;
+  if (variant == BENCH_IDEAL && (ideal = bench_ideal_create()) == NULL) {
+    cli_error("bench: out of memory");
+    close_child(&c);
+    xpack_cache_close(cache);
+    return XPACK_EXIT_FAILED;
+  }
+
+  /* Opening the programs left freed memory in the heap; every variant gives it back to the kernel here, so
+   * each one times create on a heap like a fresh process's. */
+  malloc_trim(0);
+
   if (xpack_cache_refusal(cache) != NULL) xpack_model_set_read_weights_ahead(&c.set); /* it will miss everything */
   struct xnn_weights_cache_provider* provider = ideal ? bench_ideal_provider(ideal) : xpack_cache_provider(cache);
 

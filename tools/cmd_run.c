@@ -169,9 +169,9 @@ static int check_method(const xpack_model_set* set, const char* method) {
 int cmd_run(int argc, char** argv) {
   const char* cache_path = NULL;
   const char* method = NULL;
-  unsigned open_flags = XPACK_OPEN_PROBE_EARLY; /* the probes overlap opening the programs and the replay */
+  unsigned open_flags = XPACK_OPEN_PROBE_EARLY;
   run_job job = {0};
-  int rc = cli_check_options(&kRunOptions, argc, argv);
+  int rc = model_args_check(argc, argv, &kRunOptions);
   if (rc != 0) return rc;
   for (int i = 0; i < argc; i++) {
     if (strcmp(argv[i], "--cache") == 0) cache_path = argv[++i];
@@ -181,6 +181,12 @@ int cmd_run(int argc, char** argv) {
     else if (strcmp(argv[i], "--read") == 0) open_flags |= XPACK_OPEN_READ;
     else if (strcmp(argv[i], "--check-regions") == 0) open_flags |= XPACK_OPEN_CHECK_REGIONS;
   }
+  /* The cache first: its probes then run on their own thread while the programs are opened and replayed. */
+  xpack_error err;
+  if (cache_path && xpack_cache_open(cache_path, open_flags, &job.cache, &err) != XPACK_OK) {
+    cli_error("%s", err.message);
+    return cli_exit_for_status(err.status);
+  }
   xpack_model_set set;
   /* With a cache, a full hit needs none of the raw weights: they are read only if XNNPACK packs after all. */
   rc = model_args_open(&set, argc, argv, &kRunOptions,
@@ -188,13 +194,8 @@ int cmd_run(int argc, char** argv) {
   if (rc == 0) rc = check_method(&set, method);
   if (rc) {
     xpack_model_set_close(&set);
+    xpack_cache_close(job.cache);
     return rc;
-  }
-  xpack_error err;
-  if (cache_path && xpack_cache_open(cache_path, open_flags, &job.cache, &err) != XPACK_OK) {
-    cli_error("%s", err.message);
-    xpack_model_set_close(&set);
-    return cli_exit_for_status(err.status);
   }
   const char* refusal = xpack_cache_refusal(job.cache);
   if (refusal && !job.as_json) fprintf(stderr, "cache refused, XNNPACK packs everything: %s\n", refusal);

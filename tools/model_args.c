@@ -13,22 +13,41 @@ static int add(xpack_model_set* set, const char* path, xpack_model_kind kind) {
   return cli_exit_for_status(st);
 }
 
-int model_args_open(xpack_model_set* set, int argc, char** argv, const cli_options* options, unsigned set_flags) {
-  xpack_model_set_init(set, set_flags);
-  int rc = cli_check_options(options, argc, argv);
-  for (int i = 0; rc == 0 && i < argc; i++) {
-    const char* a = argv[i];
+/* The next model file on the command line at or after argv[*i] (a positional argument, or the value of
+ * --data), or NULL; *i is left past it. */
+static const char* next_file(int argc, char** argv, const cli_options* options, int* i, xpack_model_kind* kind) {
+  while (*i < argc) {
+    const char* a = argv[(*i)++];
     if (strcmp(a, "--data") == 0) {
-      rc = add(set, argv[++i], XPACK_MODEL_DATA);
-    } else if (cli_is_option(a)) {
-      if (cli_option_of(options, a)->takes_value && strchr(a, '=') == NULL) i++;
-    } else {
-      rc = add(set, a, XPACK_MODEL_PROGRAM);
+      *kind = XPACK_MODEL_DATA;
+      return argv[(*i)++];
     }
+    if (!cli_is_option(a)) {
+      *kind = XPACK_MODEL_PROGRAM;
+      return a;
+    }
+    if (cli_option_of(options, a)->takes_value && strchr(a, '=') == NULL) (*i)++;
   }
-  if (rc == 0 && set->program_count == 0 && set->ptd_count == 0) {
+  return NULL;
+}
+
+int model_args_check(int argc, char** argv, const cli_options* options) {
+  int rc = cli_check_options(options, argc, argv);
+  int i = 0;
+  xpack_model_kind kind;
+  if (rc == 0 && next_file(argc, argv, options, &i, &kind) == NULL) {
     cli_error("%s: no program (.pte) given", options->command);
     return XPACK_EXIT_USAGE;
   }
+  return rc;
+}
+
+int model_args_open(xpack_model_set* set, int argc, char** argv, const cli_options* options, unsigned set_flags) {
+  xpack_model_set_init(set, set_flags);
+  int rc = model_args_check(argc, argv, options);
+  int i = 0;
+  xpack_model_kind kind;
+  const char* path;
+  while (rc == 0 && (path = next_file(argc, argv, options, &i, &kind)) != NULL) rc = add(set, path, kind);
   return rc;
 }

@@ -12,4 +12,8 @@
  * the set is the caller's to close either way. */
 int model_args_open(xpack_model_set* set, int argc, char** argv, const cli_options* options, unsigned set_flags);
 
+/* The usage checks of model_args_open alone (options, at least one file), opening nothing: for a command
+ * that opens something else first. Returns an exit code (0 = ok) after printing any error. */
+int model_args_check(int argc, char** argv, const cli_options* options);
+
 #endif
