@@ -44,6 +44,7 @@ static void check_region_bytes(void* context, xp_checker* c, uint64_t index, con
 xpack_status xpack_verify_file(const char* path, xpack_problem_fn fn, void* context, uint64_t* problem_count,
                                xpack_error* err) {
   if (problem_count) *problem_count = 0;
+  if (path == NULL) return xp_fail(err, XPACK_ERR_ARG, "xpack_verify_file: NULL path");
   xp_file file;
   xpack_status st = xp_file_open(&file, path, 1, err);
   if (st != XPACK_OK) {

@@ -23,6 +23,11 @@ add_executable(provider_quirks ${CMAKE_CURRENT_LIST_DIR}/provider_quirks.c)
 target_link_libraries(provider_quirks PRIVATE xpack_pack)
 add_test(NAME core_provider_quirks COMMAND provider_quirks)
 
+# The NULL rule of xpack_status.h for every public function that takes a handle.
+add_executable(null_rule ${CMAKE_CURRENT_LIST_DIR}/null_rule.c)
+target_link_libraries(null_rule PRIVATE xpack_pack)
+add_test(NAME core_null_rule COMMAND null_rule)
+
 # Packing families: names, probes (deterministic within and across processes), names that are not families.
 add_executable(family_probes ${CMAKE_CURRENT_LIST_DIR}/family_probes.c)
 target_include_directories(family_probes PRIVATE ${PROJECT_SOURCE_DIR}/libpack)
