@@ -88,6 +88,8 @@ add_test(NAME core_bf16_scales COMMAND bf16_scales)
 
 # libpack's layering: every include of every libpack file against the folder table of libpack/README.md.
 add_test(NAME core_include_rules COMMAND python3 ${CMAKE_CURRENT_LIST_DIR}/include_rules.py ${PROJECT_SOURCE_DIR})
+# libpack's folders, its libraries, README.md's Layout and docs/INTEGRATION.md's library table agree.
+add_test(NAME core_layout_docs COMMAND python3 ${CMAKE_CURRENT_LIST_DIR}/layout_docs.py ${PROJECT_SOURCE_DIR})
 
 # Graph changes that keep the flatbuffer well-formed but once crashed pack or run (issue 16).
 add_executable(hostile_graphs ${CMAKE_CURRENT_LIST_DIR}/hostile_graphs.c)
