@@ -36,7 +36,7 @@ static int run_one(void* context, const xpack_model_set* set, const xpack_delega
   xpack_run_result r;
   xpack_error err;
   const xpack_bind_target target = {.kind = job->cache ? XPACK_BIND_CACHE : XPACK_BIND_NONE, .object = job->cache};
-  xpack_status st = xpack_run_delegate(set, ref, &target, 1, &r, &err);
+  xpack_status st = xpack_run_delegate(set, ref, &target, true, &r, &err);
   xpack_cache_stats(job->cache, &after);
   if (st != XPACK_OK) {
     job->failed++;

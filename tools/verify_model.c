@@ -29,13 +29,13 @@ static int compare_outputs(void* context, const xpack_model_set* set, const xpac
   xpack_run_result plain, cached;
   xpack_error err;
   const xpack_bind_target none = {.kind = XPACK_BIND_NONE}, cache = {.kind = XPACK_BIND_CACHE, .object = job->cache};
-  if (xpack_run_delegate(set, ref, &none, 1, &plain, &err) != XPACK_OK) {
+  if (xpack_run_delegate(set, ref, &none, true, &plain, &err) != XPACK_OK) {
     report(job, where, err.message);
     return 0;
   }
   xpack_stats before, after;
   xpack_cache_stats(job->cache, &before);
-  if (xpack_run_delegate(set, ref, &cache, 1, &cached, &err) != XPACK_OK) {
+  if (xpack_run_delegate(set, ref, &cache, true, &cached, &err) != XPACK_OK) {
     report(job, where, err.message);
     return 0;
   }

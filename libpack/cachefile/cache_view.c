@@ -1,6 +1,7 @@
 /* The checked view of a cache file: see cache_view.h. */
 #include "cachefile/cache_view.h"
 
+#include <stdio.h>
 #include <string.h>
 #define XXH_STATIC_LINKING_ONLY /* XXH3_state_t on the stack */
 #include <xxhash.h>
@@ -275,14 +276,24 @@ void xp_view_family(const xp_view* v, uint64_t index, xp_family* out) {
   out->probe_hash = xp_le64(m + XPC_M_PROBE_HASH);
 }
 
-uint64_t xp_entry_check(const xp_view* v, uint64_t index, const xp_region* region) {
+void xp_put_region(uint8_t* r, const xp_region* region) {
+  xp_put64(r + XPC_R_OFFSET, region->offset);
+  xp_put64(r + XPC_R_STORED_SIZE, region->stored_size);
+  xp_put64(r + XPC_R_SIZE, region->size);
+  xp_put64(r + XPC_R_HASH, region->hash);
+}
+
+uint64_t xp_entry_check_of(const uint8_t* entry_record, const uint8_t* region_record) {
   uint8_t buf[XPC_E_CHECK + XPC_REGION_SIZE];
-  memcpy(buf, v->base + v->entries.offset + index * v->entries.record_size, XPC_E_CHECK);
-  xp_put64(buf + XPC_E_CHECK + XPC_R_OFFSET, region->offset);
-  xp_put64(buf + XPC_E_CHECK + XPC_R_STORED_SIZE, region->stored_size);
-  xp_put64(buf + XPC_E_CHECK + XPC_R_SIZE, region->size);
-  xp_put64(buf + XPC_E_CHECK + XPC_R_HASH, region->hash);
+  memcpy(buf, entry_record, XPC_E_CHECK);
+  memcpy(buf + XPC_E_CHECK, region_record, XPC_REGION_SIZE);
   return XXH3_64bits(buf, sizeof buf);
+}
+
+uint64_t xp_entry_check(const xp_view* v, uint64_t index, const xp_region* region) {
+  uint8_t record[XPC_REGION_SIZE];
+  xp_put_region(record, region);
+  return xp_entry_check_of(v->base + v->entries.offset + index * v->entries.record_size, record);
 }
 
 int xp_region_is_sound(const xp_view* v, const xp_region* r) {
@@ -297,6 +308,16 @@ int xp_region_is_sound(const xp_view* v, const xp_region* r) {
   const uint64_t alignment =
       r->size >= v->page_alignment ? v->page_alignment : xp_small_region_alignment(v->xnn_alignment);
   return r->offset % alignment == 0;
+}
+
+int xp_region_bytes_match(const xp_view* v, const xp_region* r, char* why, size_t why_size) {
+  const uint64_t h = XXH3_64bits(v->base + r->offset, (size_t)r->size);
+  if (h == r->hash) return 1;
+  if (why != NULL) {
+    snprintf(why, why_size, "XXH3-64 of its %llu bytes is %016llx, the record says %016llx",
+             (unsigned long long)r->size, (unsigned long long)h, (unsigned long long)r->hash);
+  }
+  return 0;
 }
 
 uint64_t xp_key_hash(uint32_t seed, const char* kernel, size_t kernel_len, const char* bias, size_t bias_len) {

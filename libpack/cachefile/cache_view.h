@@ -92,12 +92,26 @@ void xp_view_region(const xp_view* view, uint64_t index, xp_region* out);
 void xp_view_entry(const xp_view* view, uint64_t index, xp_entry* out);
 void xp_view_family(const xp_view* view, uint64_t index, xp_family* out);
 
-/* The XXH3-64 a valid entry carries in its check field. */
+/* A region record's bytes (REGN, docs/FORMAT.md 5.2): what the writer stores and what an entry's check
+ * value covers. */
+void xp_put_region(uint8_t* record, const xp_region* region);
+
+/* The check value of an entry (FORMAT.md 5.3), the one formula for writing and reading it: XXH3-64 of the
+ * entry record's first XPC_E_CHECK bytes followed by the first XPC_REGION_SIZE bytes of its region record. */
+uint64_t xp_entry_check_of(const uint8_t* entry_record, const uint8_t* region_record);
+
+/* The XXH3-64 a valid entry carries in its check field: xp_entry_check_of over entry `index` as stored and
+ * `region` (its region record, decoded) encoded again. */
 uint64_t xp_entry_check(const xp_view* view, uint64_t index, const xp_region* region);
 
 /* Whether a region record lies inside the data area, is aligned as the format requires (large regions on
  * a page) and has a size that is a non-zero multiple of xnn_alignment. */
 int xp_region_is_sound(const xp_view* view, const xp_region* region);
+
+/* Whether the bytes of a region of the mappable form (inside the file: xp_region_is_sound) hash to its
+ * record's XXH3-64. When they do not and why is not NULL, why gets "XXH3-64 of its N bytes is H, the record
+ * says H". The one region checksum check of verify, compress and the loader's XPACK_OPEN_CHECK_REGIONS. */
+int xp_region_bytes_match(const xp_view* view, const xp_region* region, char* why, size_t why_size);
 
 /* The key hash of docs/FORMAT.md: XXH3-64 of seed, kernel identity and bias identity (NULL = none). */
 uint64_t xp_key_hash(uint32_t seed, const char* kernel, size_t kernel_len, const char* bias, size_t bias_len);

@@ -52,11 +52,8 @@ void xp_metadata_put_entry_checks(xp_metadata_out* m) {
   const xp_table_out* entries = find_table(m, XPC_TAG_ENTRIES);
   for (uint64_t i = 0; i < entries->count; i++) {
     uint8_t* e = entries->bytes + i * entries->record_size;
-    uint8_t check[XPC_E_CHECK + XPC_REGION_SIZE];
-    memcpy(check, e, XPC_E_CHECK);
-    memcpy(check + XPC_E_CHECK, regions->bytes + (uint64_t)xp_le32(e + XPC_E_REGION) * regions->record_size,
-           XPC_REGION_SIZE);
-    xp_put64(e + XPC_E_CHECK, XXH3_64bits(check, sizeof check));
+    xp_put64(e + XPC_E_CHECK,
+             xp_entry_check_of(e, regions->bytes + (uint64_t)xp_le32(e + XPC_E_REGION) * regions->record_size));
   }
 }
 
@@ -90,13 +87,6 @@ void xp_metadata_seal(xp_metadata_out* m, uint16_t major, uint16_t minor, uint32
 void xp_metadata_free(xp_metadata_out* m) {
   free(m->tail);
   m->tail = NULL;
-}
-
-void xp_put_region(uint8_t* r, const xp_region* region) {
-  xp_put64(r + XPC_R_OFFSET, region->offset);
-  xp_put64(r + XPC_R_STORED_SIZE, region->stored_size);
-  xp_put64(r + XPC_R_SIZE, region->size);
-  xp_put64(r + XPC_R_HASH, region->hash);
 }
 
 void xp_put_entry(uint8_t* e, const xp_entry* entry) {

@@ -58,7 +58,7 @@ typedef struct xp_provenance {
   uint64_t file_size, file_hash, program_size, program_hash;
 } xp_provenance;
 
-void xp_put_region(uint8_t* record, const xp_region* region);
+/* A region record (REGN, 5.2): xp_put_region, in cache_view.h, as the entry check hashes it. */
 /* Every field but the check value (xp_metadata_put_entry_checks). */
 void xp_put_entry(uint8_t* record, const xp_entry* entry);
 void xp_put_provenance(uint8_t* record, const xp_provenance* input);

@@ -236,7 +236,7 @@ typedef void (*xpack_problem_fn)(void* context, const char* where, const char* w
 /* Checks everything: structure and bounds (as open), the metadata and every table checksum, every region's
  * bounds, alignment, overlap and XXH3, every entry's strings, region, check value, order and key hash.
  * Returns XPACK_OK after a complete check (problems counted in *problem_count, 0 = sound) or the error that
- * stopped it from opening the file (then reported once through fn as well). */
+ * stopped it from opening the file (then reported once through fn as well); XPACK_ERR_ARG for a NULL path. */
 xpack_status xpack_verify_file(const char* path, xpack_problem_fn fn, void* context, uint64_t* problem_count,
                                xpack_error* err);
 

@@ -13,6 +13,7 @@
 #ifndef XPACK_PIPELINE_H
 #define XPACK_PIPELINE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -152,12 +153,12 @@ typedef struct xpack_run_result {
 } xpack_run_result;
 
 /* Replays the delegate, creates a runtime binding weights to `target`, unbinds right after creation, and
- * when `execute` is 1 runs it once with inputs seeded from (method, delegate, input). `out` is always
+ * when `execute` is true runs it once with inputs seeded from (method, delegate, input). `out` is always
  * filled (zero where nothing was measured). XNNPACK must be initialized (xnn_initialize). Errors: as xpack_et_xnn_graph_open and xpack_replay_define,
  * XPACK_ERR_ARG for a NULL argument, XPACK_ERR_NOMEM, and XPACK_ERR_XNNPACK for runtime failures; the
  * message names file, method and delegate. */
 xpack_status xpack_run_delegate(const xpack_model_set* set, const xpack_delegate_ref* ref,
-                                const xpack_bind_target* target, int execute, xpack_run_result* out,
+                                const xpack_bind_target* target, bool execute, xpack_run_result* out,
                                 xpack_error* err);
 
 /* Runs a created runtime once with inputs seeded as xpack_run_delegate seeds them, and sets
@@ -205,8 +206,8 @@ typedef struct xpack_pack_report {
   xpack_error first_error;    /* of the first XNNPACK delegate not packed (not_packed > 0) */
   xpack_writer_stats stats;   /* the writer's, once the delegates are packed */
   xpack_transport_stats transport; /* zstd_level > 0 and written */
-  int failed_on_input; /* set with an error return: the error is about an input file or a malformed delegate,
-                          not about the output or resources */
+  bool failed_on_input; /* set with an error return: the error is about an input file or a malformed delegate,
+                           not about the output or resources */
 } xpack_pack_report;
 
 /* Records the inputs' provenance and the xpack and XNNPACK versions into `writer`, and replays every

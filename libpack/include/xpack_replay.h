@@ -66,7 +66,7 @@ xpack_status xpack_replay_define(const xpack_et_xnn_graph* graph, const xpack_et
  * equals externals[i].bytes, the size its declared dims give and the size callers allocate. A program
  * whose declared output dims are smaller than what its graph computes would make XNNPACK write past the
  * buffer. Errors: XPACK_ERR_BAD_INPUT naming the value and both sizes, XPACK_ERR_XNNPACK when XNNPACK
- * reports no shape for an external id. */
+ * reports no shape for an external id, XPACK_ERR_ARG for a NULL runtime or replay. */
 xpack_status xpack_replay_check_externals(xnn_runtime_t runtime, const xpack_replay_subgraph* replay,
                                           xpack_error* err);
 

@@ -24,6 +24,7 @@ static const char* string_at(const xp_view* v, uint32_t offset) {
 }
 
 xpack_status xpack_file_open(const char* path, xpack_file** out, xpack_error* err) {
+  if (path == NULL || out == NULL) return xp_fail(err, XPACK_ERR_ARG, "xpack_file_open: NULL path or output");
   *out = NULL;
   xpack_file* f = calloc(1, sizeof *f);
   if (f == NULL) return xp_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", path);

@@ -2,7 +2,6 @@
  * and every region's bytes (hashed, or in the transport form decoded and hashed). Every problem is
  * reported, not only the first. */
 #include <stdio.h>
-#include <xxhash.h>
 
 #include "cachefile/cache_checks.h"
 #include "cachefile/cache_open.h"
@@ -38,16 +37,14 @@ static void check_region_bytes(void* context, xp_checker* c, uint64_t index, con
     }
     return;
   }
-  const uint64_t h = XXH3_64bits(v->base + r->offset, (size_t)r->size);
-  if (h != r->hash) {
-    xp_problem(c, where, r->offset, "XXH3-64 of its %llu bytes is %016llx, the record says %016llx",
-               (unsigned long long)r->size, (unsigned long long)h, (unsigned long long)r->hash);
-  }
+  char what[160];
+  if (!xp_region_bytes_match(v, r, what, sizeof what)) xp_problem(c, where, r->offset, "%s", what);
 }
 
 xpack_status xpack_verify_file(const char* path, xpack_problem_fn fn, void* context, uint64_t* problem_count,
                                xpack_error* err) {
   if (problem_count) *problem_count = 0;
+  if (path == NULL) return xp_fail(err, XPACK_ERR_ARG, "xpack_verify_file: NULL path");
   xp_file file;
   xpack_status st = xp_file_open(&file, path, 1, err);
   if (st != XPACK_OK) {

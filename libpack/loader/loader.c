@@ -10,7 +10,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <xxhash.h>
 
 #include "loader/bindings.h"
 #include "loader/cache_families.h"
@@ -73,7 +72,7 @@ static answer find(xpack_cache* c, const struct xnn_weights_cache_look_up_key* k
     return ANSWER_REFUSED;
   }
   /* Region bytes are covered by verify, not by open; this opt-in reads them before serving. */
-  if (c->check_regions && XXH3_64bits(c->base + region->offset, (size_t)region->size) != region->hash) {
+  if (c->check_regions && !xp_region_bytes_match(&c->view, region, NULL, 0)) {
     BUMP(c, refused_corrupt);
     return ANSWER_REFUSED;
   }

@@ -143,7 +143,7 @@ static xpack_status resolve_target(const xpack_bind_target* target, binding* b, 
 }
 
 xpack_status xpack_run_delegate(const xpack_model_set* set, const xpack_delegate_ref* ref,
-                                const xpack_bind_target* target, int execute, xpack_run_result* out,
+                                const xpack_bind_target* target, bool execute, xpack_run_result* out,
                                 xpack_error* err) {
   if (out) memset(out, 0, sizeof *out);
   if (set == NULL || ref == NULL || target == NULL || out == NULL) {

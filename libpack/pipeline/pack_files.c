@@ -130,7 +130,7 @@ xpack_status xpack_pack_files(const xpack_model_input* inputs, size_t count, con
   for (size_t i = 0; i < count && st == XPACK_OK; i++) {
     st = xpack_model_set_add(&set, &inputs[i], options->on_message, options->message_context, err);
   }
-  if (st != XPACK_OK) report->failed_on_input = 1;
+  if (st != XPACK_OK) report->failed_on_input = true;
   else st = xpack_pack_set(&set, options, report, err);
   xpack_model_set_close(&set);
   return st;

@@ -62,7 +62,7 @@ static void replay_into_writer(pack_run* run, delegate_outcome* o, uint32_t inde
   o->status = xpack_writer_begin_delegate(run->writer, index, &o->err);
   if (o->status == XPACK_OK && o->ref.info->is_xnnpack) {
     const xpack_bind_target target = {.kind = XPACK_BIND_WRITER, .object = run->writer};
-    o->status = xpack_run_delegate(run->set, &o->ref, &target, 0, &o->result, &o->err);
+    o->status = xpack_run_delegate(run->set, &o->ref, &target, false, &o->result, &o->err);
   }
   xpack_error end_err;
   if (xpack_writer_end_delegate(run->writer, &end_err) != XPACK_OK && o->status == XPACK_OK) {
@@ -98,7 +98,7 @@ static xpack_status report_one(pack_run* run, const delegate_outcome* o, xpack_e
   }
   if (c->not_packed++ == 0) c->first_error = o->err;
   if (is_malformed(o->status)) {
-    c->failed_on_input = 1;
+    c->failed_on_input = true;
     if (err) *err = o->err;
     return o->status;
   }

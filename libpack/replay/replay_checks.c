@@ -370,6 +370,10 @@ xpack_status xp_replay_check_elementwise(const xp_replay_state* s, const xpack_e
 
 xpack_status xpack_replay_check_externals(xnn_runtime_t runtime, const xpack_replay_subgraph* replay,
                                           xpack_error* err) {
+  if (runtime == NULL || replay == NULL) {
+    return xp_fail(err, XPACK_ERR_ARG, "xpack_replay_check_externals: %s is NULL",
+                   runtime == NULL ? "the runtime" : "the replay");
+  }
   for (uint32_t i = 0; i < replay->num_externals; i++) {
     const xpack_replay_external* e = &replay->externals[i];
     size_t dims[XNN_MAX_TENSOR_DIMS];

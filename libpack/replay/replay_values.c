@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "common/error.h"
+#include "loader/bindings.h"
 #include "replay/replay_internal.h"
 
 void* xp_replay_scratch_alloc(xp_replay_state* s, size_t bytes) {
@@ -70,7 +71,7 @@ static xpack_status constant_of(xp_replay_state* s, uint32_t idx, const char* wh
   xpack_status st = xpack_et_xnn_resolve_constant(s->graph, idx, s->sources, c, err);
   if (st != XPACK_OK) return st;
   if (s->bind != NULL && c->data != NULL) {
-    char identity[1024];
+    char identity[XP_MAX_IDENTITY]; /* the bind limit of the loader and the writer */
     size_t len = 0;
     st = xpack_et_constant_identity(c->data, c->size, c->named_key, c->named_key_len, identity, sizeof identity, &len,
                                     err);

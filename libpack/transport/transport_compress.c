@@ -4,7 +4,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <xxhash.h>
 #define ZSTD_STATIC_LINKING_ONLY /* ZSTD_getCParams: the window a level would choose */
 #include <zstd.h>
 
@@ -91,12 +90,10 @@ typedef struct frame_job {
 
 static xpack_status check_region(const xp_view* v, const char* name, uint64_t i, const xp_region* r,
                                  xpack_error* err) {
-  uint64_t h = XXH3_64bits(v->base + r->offset, (size_t)r->size);
-  if (h == r->hash) return XPACK_OK;
-  return xp_fail(err, XPACK_ERR_CORRUPT,
-                 "%s: region %llu at offset %llu: XXH3-64 of its %llu bytes is %016llx, the record says %016llx",
-                 name, (unsigned long long)i, (unsigned long long)r->offset, (unsigned long long)r->size,
-                    (unsigned long long)h, (unsigned long long)r->hash);
+  char what[160];
+  if (xp_region_bytes_match(v, r, what, sizeof what)) return XPACK_OK;
+  return xp_fail(err, XPACK_ERR_CORRUPT, "%s: region %llu at offset %llu: %s", name, (unsigned long long)i,
+                 (unsigned long long)r->offset, what);
 }
 
 static void* run_frame_job(void* arg) {

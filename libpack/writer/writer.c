@@ -500,7 +500,7 @@ xpack_status xpack_writer_finish(xpack_writer* w, xpack_error* err) {
   if (w == NULL) return xp_fail(err, XPACK_ERR_ARG, "xpack_writer_finish: NULL writer");
   if (w->file.unnamed) {
     xpack_writer_abort(w);
-    return xp_fail(err, XPACK_ERR_ARG, "xpack_writer_finish: an unnamed writer: use xpack_writer_finish_open");
+    return xp_fail(err, XPACK_ERR_ARG, "xpack_writer_finish: an unnamed writer: use xpack_writer_finish_fd");
   }
   return xp_writer_finish(w, NULL, err);
 }

@@ -39,41 +39,23 @@ static int compare_entries(const void* pa, const void* pb) {
   return c != 0 ? c : compare_strings(a->bias, b->bias);
 }
 
-xpack_status xp_writer_write_metadata(xpack_writer* w, uint64_t* file_size, xpack_error* err) {
+/* The metadata area and the header, from the scratch arrays xp_writer_write_metadata allocates:
+ * string_offset (string_count, zeroed), sorted (entry_count), families and family_rank (family_count), and
+ * string_order (xp_writer_string_order). */
+static xpack_status write_metadata(xpack_writer* w, uint64_t* string_offset, xp_writer_entry* sorted,
+                                   xp_writer_family* families, uint32_t* family_rank, const uint32_t* string_order,
+                                   uint64_t* file_size, xpack_error* err) {
   const char* path = w->out_path;
-  /* String offsets inside STRS: u32 length, bytes, NUL. */
-  uint64_t* string_offset = calloc(w->string_count + 1, sizeof *string_offset);
-  xp_writer_entry* sorted = malloc((w->entry_count + 1) * sizeof *sorted);
-  if (string_offset == NULL || sorted == NULL) {
-    free(string_offset);
-    free(sorted);
-    return xp_fail(err, XPACK_ERR_NOMEM, "%s: out of memory writing the index", path);
-  }
-  /* Laid out in ticket order (writer_order.c), not interning order, which depends on thread timing. */
-  uint32_t* string_order = xp_writer_string_order(w);
-  if (string_order == NULL) {
-    free(string_offset);
-    free(sorted);
-    return xp_fail(err, XPACK_ERR_NOMEM, "%s: out of memory writing the index", path);
-  }
+  /* String offsets inside STRS (u32 length, bytes, NUL), laid out in ticket order (writer_order.c), not
+   * interning order, which depends on thread timing. */
   uint64_t strings_size = 0;
   for (size_t k = 0; k < w->string_count; k++) {
     const uint32_t i = string_order[k];
     string_offset[i] = strings_size;
     strings_size += xp_string_size(w->strings[i].len);
   }
-  free(string_order);
   const size_t build_id_size = xnn_experimental_get_build_identifier_size();
   /* family_rank[i]: the FAMI index of w->families[i] once sorted by name. */
-  xp_writer_family* families = malloc((w->family_count + 1) * sizeof *families);
-  uint32_t* family_rank = malloc((w->family_count + 1) * sizeof *family_rank);
-  if (families == NULL || family_rank == NULL) {
-    free(families);
-    free(family_rank);
-    free(string_offset);
-    free(sorted);
-    return xp_fail(err, XPACK_ERR_NOMEM, "%s: out of memory writing the index", path);
-  }
   memcpy(families, w->families, w->family_count * sizeof *families);
   sort_writer = w;
   qsort(families, w->family_count, sizeof *families, compare_families);
@@ -94,13 +76,7 @@ xpack_status xp_writer_write_metadata(xpack_writer* w, uint64_t* file_size, xpac
   };
   xp_metadata_out m;
   xpack_status st = xp_metadata_begin(&m, tables, sizeof tables / sizeof tables[0], w->data_end, path, err);
-  if (st != XPACK_OK) {
-    free(families);
-    free(family_rank);
-    free(string_offset);
-    free(sorted);
-    return st;
-  }
+  if (st != XPACK_OK) return st;
   uint8_t* regions = xp_metadata_table(&m, XPC_TAG_REGIONS);
   for (size_t i = 0; i < w->region_count; i++) {
     const xp_writer_region* r = &w->regions[i];
@@ -153,11 +129,25 @@ xpack_status xp_writer_write_metadata(xpack_writer* w, uint64_t* file_size, xpac
   if (st == XPACK_OK) st = xp_safe_write_at(&w->file, header, sizeof header, 0, err);
   *file_size = m.file_size;
   xp_metadata_free(&m);
-  free(sorted);
-  free(string_offset);
-  free(families);
-  free(family_rank);
   /* A gap between the last region and the metadata would be a hole; the commit's truncate keeps the size
    * exact. */
+  return st;
+}
+
+xpack_status xp_writer_write_metadata(xpack_writer* w, uint64_t* file_size, xpack_error* err) {
+  uint64_t* string_offset = calloc(w->string_count + 1, sizeof *string_offset);
+  xp_writer_entry* sorted = malloc((w->entry_count + 1) * sizeof *sorted);
+  xp_writer_family* families = malloc((w->family_count + 1) * sizeof *families);
+  uint32_t* family_rank = malloc((w->family_count + 1) * sizeof *family_rank);
+  uint32_t* string_order = xp_writer_string_order(w);
+  const xpack_status st =
+      string_offset && sorted && families && family_rank && string_order
+          ? write_metadata(w, string_offset, sorted, families, family_rank, string_order, file_size, err)
+          : xp_fail(err, XPACK_ERR_NOMEM, "%s: out of memory writing the index", w->out_path);
+  free(string_order);
+  free(family_rank);
+  free(families);
+  free(sorted);
+  free(string_offset);
   return st;
 }

@@ -14,14 +14,12 @@ static float from_bits(uint32_t bits) {
   return f;
 }
 
-#define EXPECT_BF16(in_bits, out_bits)                                                                   \
-  do {                                                                                                 \
-    uint16_t got = xp_replay_bf16_as_executorch(from_bits(in_bits));                                          \
-    if (got != (out_bits)) {                                                                           \
-      fprintf(stderr, "%s:%d: 0x%08x -> 0x%04x, expected 0x%04x\n", __FILE__, __LINE__, (in_bits), got, \
-              (unsigned)(out_bits));                                                                   \
-      failures++;                                                                                      \
-    }                                                                                                  \
+/* One conversion checked with the suite's EXPECT_MSG, naming the input, the result and the expected bits. */
+#define EXPECT_BF16(in_bits, out_bits)                                                                     \
+  do {                                                                                                     \
+    const uint16_t got = xp_replay_bf16_as_executorch(from_bits(in_bits));                                 \
+    EXPECT_MSG(got == (out_bits), "0x%08x -> 0x%04x, expected 0x%04x", (unsigned)(in_bits), (unsigned)got, \
+               (unsigned)(out_bits));                                                                      \
   } while (0)
 
 int main(void) {

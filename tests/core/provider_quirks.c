@@ -50,6 +50,11 @@ int main(void) {
   EXPECT(xpack_writer_add_input(w, "m.pte", 7, 0, 0, 0, 0, &err) == XPACK_ERR_ARG && strstr(err.message, "m.pte"));
   EXPECT(xpack_writer_add_info(w, NULL, "v", &err) == XPACK_ERR_ARG && strstr(err.message, "key"));
   EXPECT(xpack_writer_begin_delegate(NULL, 0, &err) == XPACK_ERR_ARG && strstr(err.message, "writer"));
+  /* An unnamed writer has no path to rename to: finish refuses it and names the function that finishes it. */
+  xpack_writer* unnamed = NULL;
+  EXPECT(xpack_writer_create_unnamed(path, NULL, &unnamed, &err) == XPACK_OK);
+  EXPECT_MSG(xpack_writer_finish(unnamed, &err) == XPACK_ERR_ARG && strstr(err.message, "xpack_writer_finish_fd"),
+             "%s", err.message);
   /* every recorded kernel needs a packing family; kernel_d has none, kernel_e two */
   const xpack_family fc = {XPACK_OP_FULLY_CONNECTED, xnn_datatype_fp32, xnn_datatype_fp32, xnn_datatype_fp32,
                            xnn_datatype_fp32, 0, 0};

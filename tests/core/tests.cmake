@@ -23,6 +23,11 @@ add_executable(provider_quirks ${CMAKE_CURRENT_LIST_DIR}/provider_quirks.c)
 target_link_libraries(provider_quirks PRIVATE xpack_pack)
 add_test(NAME core_provider_quirks COMMAND provider_quirks)
 
+# The NULL rule of xpack_status.h for every public function that takes a handle.
+add_executable(null_rule ${CMAKE_CURRENT_LIST_DIR}/null_rule.c)
+target_link_libraries(null_rule PRIVATE xpack_pack)
+add_test(NAME core_null_rule COMMAND null_rule)
+
 # Packing families: names, probes (deterministic within and across processes), names that are not families.
 add_executable(family_probes ${CMAKE_CURRENT_LIST_DIR}/family_probes.c)
 target_include_directories(family_probes PRIVATE ${PROJECT_SOURCE_DIR}/libpack)
@@ -83,6 +88,8 @@ add_test(NAME core_bf16_scales COMMAND bf16_scales)
 
 # libpack's layering: every include of every libpack file against the folder table of libpack/README.md.
 add_test(NAME core_include_rules COMMAND python3 ${CMAKE_CURRENT_LIST_DIR}/include_rules.py ${PROJECT_SOURCE_DIR})
+# libpack's folders, its libraries, README.md's Layout and docs/INTEGRATION.md's library table agree.
+add_test(NAME core_layout_docs COMMAND python3 ${CMAKE_CURRENT_LIST_DIR}/layout_docs.py ${PROJECT_SOURCE_DIR})
 
 # Graph changes that keep the flatbuffer well-formed but once crashed pack or run (issue 16).
 add_executable(hostile_graphs ${CMAKE_CURRENT_LIST_DIR}/hostile_graphs.c)

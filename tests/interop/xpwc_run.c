@@ -257,8 +257,8 @@ static int run_one(void* context, const xpack_model_set* set, const xpack_delega
   const xpack_bind_target none = {.kind = XPACK_BIND_NONE};
   const xpack_bind_target et = {.kind = XPACK_BIND_CALLBACKS, .object = rc->cache, .provider = rc->provider,
                                 .bind = bind, .unbind = unbind};
-  if (xpack_run_delegate(set, ref, &none, 1, &plain, &err) != XPACK_OK ||
-      xpack_run_delegate(set, ref, &et, 1, &cached, &err) != XPACK_OK) {
+  if (xpack_run_delegate(set, ref, &none, true, &plain, &err) != XPACK_OK ||
+      xpack_run_delegate(set, ref, &et, true, &cached, &err) != XPACK_OK) {
     fprintf(stderr, "xpwc-run: %s\n", err.message);
     rc->failures++;
     return 0;
