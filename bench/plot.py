@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""PNG plots from `xpack bench --json` results: time to first inference and RSS for nocache, cache_warm and
-cache_cold, one group of bars per model; with --sizes, pack and load against model size; with --open, open
+"""PNG plots from `xpack bench --json` results: load + time to first inference, its ratio cache / no cache
+(warm and cold) and RSS for nocache, cache_warm and cache_cold, one group of bars per model; with --sizes, pack and load against model size; with --open, open
 time against entries. Needs matplotlib (Debian: python3-matplotlib; bench/run_all.sh installs it).
 
 usage: plot.py -o OUT.png MODEL.json ... [--sizes size_scaling.json] [--open open_scaling.json]
@@ -16,25 +16,41 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 SHOWN = [("nocache", "#c44e52"), ("cache_warm", "#55a868"), ("cache_cold", "#4c72b0")]
+RATIOS = [("cache_warm", "nocache", "#55a868"), ("cache_cold", "nocache_cold", "#4c72b0")]
 
 
-def model_panels(ax_time, ax_rss, results):
+def waited_ms(b):
+    """What an app waits for: load + TTFI per variant (results before load_ttfi_ms: TTFI alone)."""
+    return b.get("load_ttfi_ms") or b["ttfi_ms"]
+
+
+def model_panels(ax_time, ax_ratio, ax_rss, results):
     n = len(results)
     width = 0.8 / len(SHOWN)
     for k, (v, color) in enumerate(SHOWN):
         xs = [i + (k - (len(SHOWN) - 1) / 2) * width for i in range(n)]
-        ax_time.bar(xs, [b["ttfi_ms"].get(v, 0) for _, b in results], width, label=v, color=color)
+        ax_time.bar(xs, [waited_ms(b).get(v, 0) for _, b in results], width, label=v, color=color)
         ax_rss.bar(xs, [b["rss_bytes"].get(v, 0) / 2**20 for _, b in results], width, label=f"{v} RSS",
                    color=color)
         ax_rss.scatter(xs, [b["peak_rss_bytes"].get(v, 0) / 2**20 for _, b in results], marker="_", s=200,
                        color="black", zorder=3, label="peak RSS" if k == 0 else None)
-    for ax in (ax_time, ax_rss):
+    width = 0.8 / len(RATIOS)
+    for k, (cache, base, color) in enumerate(RATIOS):
+        xs = [i + (k - (len(RATIOS) - 1) / 2) * width for i in range(n)]
+        ys = [waited_ms(b)[cache] / waited_ms(b)[base] if waited_ms(b).get(cache) and waited_ms(b).get(base) else 0
+              for _, b in results]
+        ax_ratio.bar(xs, ys, width, label=f"{cache} / {base}", color=color)
+    ax_ratio.axhline(1, color="gray", linestyle="--", linewidth=1, label="never slower: 1")
+    for ax in (ax_time, ax_ratio, ax_rss):
         ax.set_xticks(range(n))
         ax.set_xticklabels([label for label, _ in results], rotation=30, ha="right", fontsize=8)
         ax.legend(fontsize=8)
     ax_time.set_yscale("log")
-    ax_time.set_ylabel("time to first inference, ms (log)")
-    ax_time.set_title("open + create runtime + first inference")
+    ax_time.set_ylabel("load + time to first inference, ms (log)")
+    ax_time.set_title("open programs + replay + open cache + create runtime + first inference")
+    ax_ratio.set_yscale("log")
+    ax_ratio.set_ylabel("load + TTFI, cache / no cache (log)")
+    ax_ratio.set_title("never slower: below the line")
     ax_rss.set_ylabel("MiB")
     ax_rss.set_title("RSS after first inference (bars), peak RSS (ticks)")
 
@@ -88,13 +104,13 @@ def main():
             continue
         label = names.get(path) or " ".join(os.path.basename(m) for m in b["models"])
         results.append((label, b))
-    panels = (2 if results else 0) + (1 if a.sizes else 0) + (1 if a.open else 0)
+    panels = (3 if results else 0) + (1 if a.sizes else 0) + (1 if a.open else 0)
     if panels == 0:
         ap.error("nothing to plot")
     fig, axes = plt.subplots(1, panels, figsize=(6.5 * panels, 5.5), squeeze=False)
     axes = list(axes[0])
     if results:
-        model_panels(axes.pop(0), axes.pop(0), results)
+        model_panels(axes.pop(0), axes.pop(0), axes.pop(0), results)
     if a.sizes:
         size_panel(axes.pop(0), a.sizes)
     if a.open:
