@@ -44,8 +44,15 @@ static void report_nothing(int as_json, const char* why) {
   }
 }
 
+/* Below this many packed bytes, XNNPACK packs a program's weights at load in less time than the loader takes to
+ * open a cache and probe its packing families, so a cache cannot make the app start sooner. Measured on the
+ * bench machine (docs/BENCHMARKS.md, "Never slower"): 3.5 to 87 KiB of packed weights came out slower or even
+ * with a cache, 250 KiB and more faster. */
+#define SMALL_CACHE_BYTES (128u * 1024u)
+
 static void report_written(int as_json, const char* out_path, int level, const xpack_pack_report* r) {
   const xpack_writer_stats* stats = &r->stats;
+  const int small = stats->stored_bytes < SMALL_CACHE_BYTES;
   const xpack_transport_stats* transport = &r->transport;
   char b1[32], b2[32], b3[32], b4[32];
   if (as_json) {
@@ -66,6 +73,7 @@ static void report_written(int as_json, const char* out_path, int level, const x
     json_key(&j, "dedup_saved_bytes"); json_uint(&j, stats->packed_bytes - stats->stored_bytes);
     json_key(&j, "unbound"); json_uint(&j, stats->unbound);
     json_key(&j, "no_family"); json_uint(&j, stats->no_family);
+    json_key(&j, "likely_slower_than_packing"); json_bool(&j, small);
     if (level) {
       json_key(&j, "zstd_level"); json_uint(&j, (uint64_t)level);
       json_key(&j, "mappable_size"); json_uint(&j, transport->input_size);
@@ -97,6 +105,13 @@ static void report_written(int as_json, const char* out_path, int level, const x
     if (stats->no_family) {
       fprintf(cli_out(), "  %llu packed weight%s belong to no packing family a loader could check and are not in the cache\n",
               (unsigned long long)stats->no_family, stats->no_family == 1 ? "" : "s");
+    }
+    if (small) {
+      fprintf(stderr,
+              "note: %s holds %s of packed weights; XNNPACK packs that few at load faster than a cache is opened and "
+              "its packing families checked, so shipping it will not make the app start sooner "
+              "(docs/BENCHMARKS.md, \"Never slower\")\n",
+              out_path, cli_bytes(stats->stored_bytes, b1));
     }
   }
   if (r->not_packed) {
