@@ -130,6 +130,15 @@ xpack_status xp_map_file_advised(const char* path, unsigned advice, xp_file_map*
   return XPACK_OK;
 }
 
+void xp_advise_range(const void* mapping, uint64_t mapping_size, uint64_t offset, uint64_t size, int advice) {
+  if (mapping == NULL || size == 0 || offset >= mapping_size) return;
+  const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+  const uint64_t start = offset / page * page;
+  uint64_t end = size < mapping_size - offset ? offset + size : mapping_size;
+  end = (end + page - 1) / page * page;
+  (void)madvise((uint8_t*)mapping + start, (size_t)(end - start), advice);
+}
+
 void xp_unmap_file(xp_file_map* map) {
   if (map->data != NULL) {
     forget_mapping(map->data);

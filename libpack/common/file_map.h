@@ -38,4 +38,8 @@ xpack_status xp_map_file(const char* path, xp_file_map* out, xpack_error* err);
 xpack_status xp_map_file_advised(const char* path, unsigned advice, xp_file_map* out, xpack_error* err);
 void xp_unmap_file(xp_file_map* map);
 
+/* madvise(advice) on the pages of mapping[0, mapping_size) that hold bytes [offset, offset + size), clipped to
+ * the mapping. A hint: nothing when mapping is NULL or the range is empty, and madvise's failure is ignored. */
+void xp_advise_range(const void* mapping, uint64_t mapping_size, uint64_t offset, uint64_t size, int advice);
+
 #endif

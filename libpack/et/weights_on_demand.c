@@ -6,16 +6,12 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "common/file_map.h"
 #include "common/le.h"
 #include "et/et_internal.h"
 
 static void advise(const xp_et_map* map, uint64_t offset, uint64_t size, int advice) {
-  if (map->mapping == NULL || size == 0 || offset >= map->mapping_size) return;
-  const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
-  const uint64_t start = offset / page * page;
-  uint64_t end = size < map->mapping_size - offset ? offset + size : map->mapping_size;
-  end = (end + page - 1) / page * page;
-  (void)madvise((uint8_t*)map->mapping + start, (size_t)(end - start), advice);
+  xp_advise_range(map->mapping, map->mapping_size, offset, size, advice);
 }
 
 /* Below this size a file is read whole, as without the flag: one read of all of it costs less than the

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sys/mman.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -201,6 +202,21 @@ static xpack_status load_file(xpack_cache* c, const char* path, unsigned flags, 
   return st;
 }
 
+/* From this size on, open reads the file's metadata alone, cold: otherwise the kernel's read-around on the
+ * header's page fault (up to its read-ahead window, 8 MiB on the bench machine) reads megabytes of packed
+ * weights before open returns. A smaller file costs one read whole, less than several small ones. */
+#define XP_METADATA_FIRST_MIN_BYTES (1u << 20)
+/* What open asks for at the end of the file: the footer, the table directory and the small tables before them
+ * (the entries table too, for all but the largest files). */
+#define XP_METADATA_TAIL_BYTES (64u * 1024u)
+
+/* No read-around anywhere (MADV_RANDOM), and the tail of the file requested now (MADV_WILLNEED), so that the
+ * header's page and the tail are two small reads in flight together. */
+static void advise_metadata_first(xpack_cache* c) {
+  xp_advise_range(c->base, c->size, 0, c->size, MADV_RANDOM);
+  xp_advise_range(c->base, c->size, c->size - XP_METADATA_TAIL_BYTES, XP_METADATA_TAIL_BYTES, MADV_WILLNEED);
+}
+
 static void unload_file(xpack_cache* c) {
   if (c->mapped) {
     xp_file_map map = {c->base, c->size};
@@ -238,7 +254,12 @@ xpack_status xpack_cache_open(const char* path, unsigned flags, xpack_cache** ou
   if (c == NULL) return xp_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", path);
   c->check_regions = (flags & XPACK_OPEN_CHECK_REGIONS) != 0;
   xpack_status st = load_file(c, path, flags, err);
+  const int metadata_first = st == XPACK_OK && c->mapped && (flags & (XPACK_OPEN_SEQUENTIAL | XPACK_OPEN_WILLNEED)) == 0 &&
+                             c->size >= XP_METADATA_FIRST_MIN_BYTES;
+  if (metadata_first) advise_metadata_first(c);
   if (st == XPACK_OK) st = xp_view_open(&c->view, c->base, c->size, path, 0, err);
+  /* Look-ups and XNNPACK read the rest in large runs: the kernel's read-around serves that best. */
+  if (metadata_first) xp_advise_range(c->base, c->size, 0, c->size, MADV_NORMAL);
   if (st == XPACK_OK) {
     check_compatibility(c);
     if (c->refusal[0] != 0 && (flags & XPACK_OPEN_STRICT)) {
