@@ -3,7 +3,9 @@
  * For each entry count (10 to 100,000) it writes a cache through the recording writer's provider exactly as
  * XNNPACK drives it (look_up, reserve_space, look_up_or_insert) with synthetic packed bytes, so no model and
  * no packing is needed, then opens and closes it many times with the file in the page cache and reports the
- * median and minimum open time and the heap allocations one open makes. It repeats the largest count under
+ * median and minimum open time and the heap allocations one open makes; then opens it cold a few times (dropped
+ * from the page cache before each) and reports the storage reads (major faults) and the bytes the open brought
+ * into the page cache. It repeats the largest count under
  * the target (10,000 entries) with much larger weights to show that open does not read them.
  *
  * Allocations are counted by wrapping malloc, calloc, realloc, posix_memalign and aligned_alloc at link time
@@ -11,9 +13,12 @@
  *
  * usage: xpack-bench-open [--dir DIR] [--reps N] [--big-payload BYTES] [--max-entries N] [--json] */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 #include <xnnpack.h>
@@ -131,9 +136,82 @@ typedef struct point {
   double median_us, min_us;
   unsigned long allocations;
   unsigned long long allocated_bytes;
+  double cold_median_us;        /* the file dropped from the page cache before each open */
+  long cold_major_faults;       /* of the median cold open: the storage reads the mapping took */
+  unsigned long long cold_resident_bytes; /* of the file in the page cache after that open (read-ahead included) */
 } point;
 
-static int measure(const char* dir, size_t entries, size_t payload, int reps, point* out) {
+/* Drops `path` from the page cache: written back first (a dirty page cannot be dropped), then
+ * POSIX_FADV_DONTNEED. Returns the bytes still resident (0 when the drop worked), or -1. */
+static long long drop_and_count(const char* path, int drop) {
+  int fd = open(path, O_RDONLY);
+  if (fd < 0) return -1;
+  const off_t size = lseek(fd, 0, SEEK_END);
+  if (drop) {
+    fdatasync(fd);
+    posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+  }
+  long long resident = -1;
+  const long page = sysconf(_SC_PAGESIZE);
+  void* m = size > 0 ? mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, fd, 0) : MAP_FAILED;
+  if (m != MAP_FAILED) {
+    const size_t pages = ((size_t)size + (size_t)page - 1) / (size_t)page;
+    unsigned char* in_core = malloc(pages);
+    if (in_core != NULL && mincore(m, (size_t)size, in_core) == 0) {
+      resident = 0;
+      for (size_t i = 0; i < pages; i++) resident += (in_core[i] & 1) ? page : 0;
+    }
+    free(in_core);
+    munmap(m, (size_t)size);
+  }
+  close(fd);
+  return resident;
+}
+
+static long major_faults(void) {
+  struct rusage usage;
+  return getrusage(RUSAGE_SELF, &usage) == 0 ? usage.ru_majflt : 0;
+}
+
+/* Opens `path` cold `reps` times (each after dropping it from the page cache) and keeps the median open's time,
+ * major faults and the bytes the open brought into the page cache. */
+static int measure_cold(const char* path, int reps, point* out) {
+  double t[9];
+  long faults[9];
+  long long resident[9];
+  if (reps > 9) reps = 9;
+  for (int r = 0; r < reps; r++) {
+    if (drop_and_count(path, 1) != 0) {
+      fprintf(stderr, "xpack-bench-open: %s stays in the page cache; no cold figure\n", path);
+      return -1;
+    }
+    xpack_error err;
+    xpack_cache* c;
+    const long f0 = major_faults();
+    const double t0 = now_us();
+    xpack_status st = xpack_cache_open(path, 0, &c, &err);
+    t[r] = now_us() - t0;
+    faults[r] = major_faults() - f0;
+    if (st != XPACK_OK) {
+      fprintf(stderr, "xpack-bench-open: %s\n", err.message);
+      return -1;
+    }
+    xpack_cache_close(c);
+    resident[r] = drop_and_count(path, 0);
+  }
+  int median = 0; /* the open whose time is the median */
+  for (int r = 0; r < reps; r++) {
+    int below = 0;
+    for (int q = 0; q < reps; q++) below += t[q] < t[r] || (t[q] == t[r] && q < r);
+    if (below == reps / 2) median = r;
+  }
+  out->cold_median_us = t[median];
+  out->cold_major_faults = faults[median];
+  out->cold_resident_bytes = resident[median] > 0 ? (unsigned long long)resident[median] : 0;
+  return 0;
+}
+
+static int measure(const char* dir, size_t entries, size_t payload, int reps, int cold_reps, point* out) {
   char path[4096];
   snprintf(path, sizeof path, "%s/open_%zu_%zu.xpc", dir, entries, payload);
   if (write_cache(path, entries, payload) != 0) return -1;
@@ -170,6 +248,11 @@ static int measure(const char* dir, size_t entries, size_t payload, int reps, po
     out->file_bytes = xpack_cache_file_size(c);
     xpack_cache_close(c);
   }
+  if (measure_cold(path, cold_reps, out) != 0) {
+    free(t);
+    unlink(path);
+    return -1;
+  }
   qsort(t, (size_t)reps, sizeof *t, compare_doubles);
   out->entries = entries;
   out->payload = payload;
@@ -182,7 +265,7 @@ static int measure(const char* dir, size_t entries, size_t payload, int reps, po
 
 int main(int argc, char** argv) {
   const char* dir = NULL;
-  int reps = 201, as_json = 0;
+  int reps = 201, cold_reps = 5, as_json = 0;
   size_t big_payload = 16384, max_entries = 100000;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc) dir = argv[++i];
@@ -217,30 +300,36 @@ int main(int argc, char** argv) {
   size_t n = 0;
   int rc = 0;
   for (size_t entries = 10; entries <= max_entries && rc == 0; entries *= 10) {
-    rc = measure(dir, entries, 64, reps, &points[n++]);
+    rc = measure(dir, entries, 64, reps, cold_reps, &points[n++]);
   }
   const size_t target_entries = max_entries < 10000 ? max_entries : 10000;
-  if (rc == 0) rc = measure(dir, target_entries, big_payload, reps, &points[n++]);
+  if (rc == 0) rc = measure(dir, target_entries, big_payload, reps, cold_reps, &points[n++]);
   if (made[0]) rmdir(made);
   if (rc != 0) return 4;
   if (as_json) {
     printf("{\"reps\":%d,\"points\":[", reps);
     for (size_t i = 0; i < n; i++) {
       printf("%s{\"entries\":%zu,\"payload_bytes\":%zu,\"file_bytes\":%llu,\"open_us_median\":%.3f,"
-             "\"open_us_min\":%.3f,\"allocations\":%lu,\"allocated_bytes\":%llu}",
+             "\"open_us_min\":%.3f,\"allocations\":%lu,\"allocated_bytes\":%llu,\"cold_open_us_median\":%.3f,"
+             "\"cold_major_faults\":%ld,\"cold_resident_bytes\":%llu}",
              i ? "," : "", points[i].entries, points[i].payload, points[i].file_bytes, points[i].median_us,
-             points[i].min_us, points[i].allocations, points[i].allocated_bytes);
+             points[i].min_us, points[i].allocations, points[i].allocated_bytes, points[i].cold_median_us,
+             points[i].cold_major_faults, points[i].cold_resident_bytes);
     }
     printf("]}\n");
   } else {
     printf("xpack_cache_open, file in the page cache, %d opens each (median, min):\n", reps);
-    printf("%10s %14s %14s %12s %10s %12s %16s\n", "entries", "weight bytes", "file bytes", "median us", "min us",
-           "allocations", "allocated bytes");
+    printf("%10s %14s %14s %12s %10s %12s %16s %12s %8s %14s\n", "entries", "weight bytes", "file bytes",
+           "median us", "min us", "allocations", "allocated bytes", "cold us", "cold I/O", "cold read");
     for (size_t i = 0; i < n; i++) {
-      printf("%10zu %14zu %14llu %12.2f %10.2f %12lu %16llu\n", points[i].entries, points[i].payload,
-             points[i].file_bytes, points[i].median_us, points[i].min_us, points[i].allocations,
-             points[i].allocated_bytes);
+      printf("%10zu %14zu %14llu %12.2f %10.2f %12lu %16llu %12.2f %8ld %14llu\n", points[i].entries,
+             points[i].payload, points[i].file_bytes, points[i].median_us, points[i].min_us, points[i].allocations,
+             points[i].allocated_bytes, points[i].cold_median_us, points[i].cold_major_faults,
+             points[i].cold_resident_bytes);
     }
+    printf("cold: median of %d opens, each after dropping the file from the page cache; cold I/O = major faults "
+           "of that open, cold read = bytes of the file in the page cache after it (read-ahead included)\n",
+           cold_reps);
   }
   return 0;
 }

@@ -107,12 +107,21 @@ def never_slower_table(paths, names):
 
 def open_table(path):
     o = json.load(open(path))
+    cold = all("cold_open_us_median" in p for p in o["points"])
     out = [f"### Open cost against entries (xpack-bench-open, {o['reps']} opens each, file in the page cache)", "",
-           "| entries | bytes per weight | file MiB | median us | min us | allocations per open | bytes allocated |",
-           "|---:|---:|---:|---:|---:|---:|---:|"]
+           "| entries | bytes per weight | file MiB | median us | min us | allocations per open | bytes allocated |"
+           + (" cold us | cold I/Os | read cold |" if cold else ""),
+           "|---:|---:|---:|---:|---:|---:|---:|" + ("---:|---:|---:|" if cold else "")]
     for p in o["points"]:
-        out.append(f"| {p['entries']:,} | {p['payload_bytes']:,} | {mib(p['file_bytes'])} | {p['open_us_median']:.1f} | "
-                   f"{p['open_us_min']:.1f} | {p['allocations']} | {p['allocated_bytes']:,} |")
+        row = (f"| {p['entries']:,} | {p['payload_bytes']:,} | {mib(p['file_bytes'])} | {p['open_us_median']:.1f} | "
+               f"{p['open_us_min']:.1f} | {p['allocations']} | {p['allocated_bytes']:,} |")
+        if cold:
+            row += f" {p['cold_open_us_median']:.1f} | {p['cold_major_faults']} | {size(p['cold_resident_bytes'])} |"
+        out.append(row)
+    if cold:
+        out += ["", "Cold: the median of 5 opens, each after dropping the file from the page cache; I/Os are the "
+                "major faults of that open, \"read cold\" the bytes of the file in the page cache after it (the "
+                "kernel's read-ahead included)."]
     out.append("")
     return out
 
