@@ -136,6 +136,15 @@ grep -q 'bad\\ufffd\\ufffd.pte' utf8.json 2>/dev/null || "$XPACK" inspect "$bad"
 python3 -c 'import json,sys; v=json.load(open("nothing.json")); assert v["written"] is False and v["output"] is None and v["nothing_to_pack"], v' ||
   fail "nothing to pack --json: $(cat nothing.json)"
 [ -e bmm.xpc ] && fail "nothing to pack wrote a file"
+# A cache too small to pay off at load says so: a note on stderr, likely_slower_than_packing in --json.
+"$GEN" conv -o small.pte > /dev/null
+"$XPACK" pack small.pte -o small.xpc 2> small.err > /dev/null || fail "pack small.pte exits $?"
+grep -q "^note: small.xpc holds .* will not make the app start sooner" small.err || fail "small cache: no note: $(cat small.err)"
+"$XPACK" pack small.pte -o small.xpc --json > small.json 2> /dev/null || fail "pack small.pte --json exits $?"
+"$XPACK" pack m.pte -o m2.xpc --json > m2.json 2> m2.err || fail "pack m.pte --json exits $?"
+python3 -c 'import json; assert json.load(open("small.json"))["likely_slower_than_packing"] is True; assert json.load(open("m2.json"))["likely_slower_than_packing"] is False' ||
+  fail "likely_slower_than_packing: $(cat small.json m2.json)"
+grep -q "^note: .*start sooner" m2.err && fail "a 4 MiB cache is called too small: $(cat m2.err)"
 "$XPACK" --version > v.txt || fail "--version"
 grep -q "^xpack [0-9]" v.txt && grep -q "build identifier [0-9a-f]\{16,\}" v.txt || fail "--version: $(cat v.txt)"
 # The XNNPACK version comes from the prefix's .complete at configure time: a build of setup-deps.sh's names one.
