@@ -1,6 +1,6 @@
 # Benchmarks. `xpack bench` (tools/cmd_bench*.c) measures models; xpack-bench-open measures xpack_cache_open
 # against entry count and weight bytes. The scripts beside this file drive both (see docs/BENCHMARKS.md).
-add_executable(xpack-bench-open ${CMAKE_CURRENT_LIST_DIR}/open_scaling.c)
+add_executable(xpack-bench-open ${CMAKE_CURRENT_LIST_DIR}/open_scaling.c ${CMAKE_CURRENT_LIST_DIR}/page_cache.c)
 target_link_libraries(xpack-bench-open PRIVATE xpack_pack)
 # Count every allocation libpack makes during an open.
 target_link_options(xpack-bench-open PRIVATE

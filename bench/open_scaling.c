@@ -13,16 +13,15 @@
  *
  * usage: xpack-bench-open [--dir DIR] [--reps N] [--big-payload BYTES] [--max-entries N] [--json] */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 #include <xnnpack.h>
 
+#include "page_cache.h"
 #include "xpack.h"
 
 /* ---- allocation counting ---- */
@@ -141,47 +140,28 @@ typedef struct point {
   unsigned long long cold_resident_bytes; /* of the file in the page cache after that open (read-ahead included) */
 } point;
 
-/* Drops `path` from the page cache: written back first (a dirty page cannot be dropped), then
- * POSIX_FADV_DONTNEED. Returns the bytes still resident (0 when the drop worked), or -1. */
-static long long drop_and_count(const char* path, int drop) {
-  int fd = open(path, O_RDONLY);
-  if (fd < 0) return -1;
-  const off_t size = lseek(fd, 0, SEEK_END);
-  if (drop) {
-    fdatasync(fd);
-    posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-  }
-  long long resident = -1;
-  const long page = sysconf(_SC_PAGESIZE);
-  void* m = size > 0 ? mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, fd, 0) : MAP_FAILED;
-  if (m != MAP_FAILED) {
-    const size_t pages = ((size_t)size + (size_t)page - 1) / (size_t)page;
-    unsigned char* in_core = malloc(pages);
-    if (in_core != NULL && mincore(m, (size_t)size, in_core) == 0) {
-      resident = 0;
-      for (size_t i = 0; i < pages; i++) resident += (in_core[i] & 1) ? page : 0;
-    }
-    free(in_core);
-    munmap(m, (size_t)size);
-  }
-  close(fd);
-  return resident;
-}
-
 static long major_faults(void) {
   struct rusage usage;
   return getrusage(RUSAGE_SELF, &usage) == 0 ? usage.ru_majflt : 0;
 }
 
+typedef struct cold_open {
+  double us;
+  long major_faults;
+  int64_t resident_bytes;
+} cold_open;
+
+static int by_time(const void* a, const void* b) {
+  return compare_doubles(&((const cold_open*)a)->us, &((const cold_open*)b)->us);
+}
+
 /* Opens `path` cold `reps` times (each after dropping it from the page cache) and keeps the median open's time,
  * major faults and the bytes the open brought into the page cache. */
 static int measure_cold(const char* path, int reps, point* out) {
-  double t[9];
-  long faults[9];
-  long long resident[9];
+  cold_open runs[9];
   if (reps > 9) reps = 9;
   for (int r = 0; r < reps; r++) {
-    if (drop_and_count(path, 1) != 0) {
+    if (bench_drop_from_page_cache(path) != 0 || bench_resident_bytes(path) != 0) {
       fprintf(stderr, "xpack-bench-open: %s stays in the page cache; no cold figure\n", path);
       return -1;
     }
@@ -190,24 +170,20 @@ static int measure_cold(const char* path, int reps, point* out) {
     const long f0 = major_faults();
     const double t0 = now_us();
     xpack_status st = xpack_cache_open(path, 0, &c, &err);
-    t[r] = now_us() - t0;
-    faults[r] = major_faults() - f0;
+    runs[r].us = now_us() - t0;
+    runs[r].major_faults = major_faults() - f0;
     if (st != XPACK_OK) {
       fprintf(stderr, "xpack-bench-open: %s\n", err.message);
       return -1;
     }
     xpack_cache_close(c);
-    resident[r] = drop_and_count(path, 0);
+    runs[r].resident_bytes = bench_resident_bytes(path);
   }
-  int median = 0; /* the open whose time is the median */
-  for (int r = 0; r < reps; r++) {
-    int below = 0;
-    for (int q = 0; q < reps; q++) below += t[q] < t[r] || (t[q] == t[r] && q < r);
-    if (below == reps / 2) median = r;
-  }
-  out->cold_median_us = t[median];
-  out->cold_major_faults = faults[median];
-  out->cold_resident_bytes = resident[median] > 0 ? (unsigned long long)resident[median] : 0;
+  qsort(runs, (size_t)reps, sizeof runs[0], by_time);
+  const cold_open* median = &runs[reps / 2];
+  out->cold_median_us = median->us;
+  out->cold_major_faults = median->major_faults;
+  out->cold_resident_bytes = median->resident_bytes > 0 ? (unsigned long long)median->resident_bytes : 0;
   return 0;
 }
 

@@ -13,6 +13,8 @@
 #include <sys/resource.h>
 #include <xnnpack.h>
 
+#include "page_cache.h" /* bench/: files in the page cache */
+
 typedef enum bench_variant {
   BENCH_NOCACHE,      /* no provider: XNNPACK packs every weight */
   BENCH_CACHE_WARM,   /* the loader, cache file in the page cache */
@@ -72,14 +74,6 @@ typedef struct bench_child_run {
  * Returns 0, or -1 when the process could not be started (message printed). */
 int bench_spawn(char* const* argv, bench_child_run* out);
 
-/* Bytes of path resident in the page cache (mincore), or -1 with errno set. */
-int64_t bench_resident_bytes(const char* path);
-/* posix_fadvise(POSIX_FADV_DONTNEED) over the whole file. Returns 0 or -1. */
-int bench_drop_from_page_cache(const char* path);
-/* Reads the file through so that it is in the page cache. Returns 0 or -1. */
-int bench_warm_page_cache(const char* path);
-/* Size of a file, or -1. */
-int64_t bench_file_size(const char* path);
 
 /* This process's I/O so far: major faults (getrusage), read(2)-family calls and bytes fetched from storage
  * (/proc/self/io syscr and read_bytes; 0 where there is no /proc). */

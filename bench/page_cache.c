@@ -1,0 +1,82 @@
+/* Files in the page cache, for benchmarks: see page_cache.h. */
+#include "page_cache.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int64_t bench_file_size(const char* path) {
+  struct stat st;
+  return stat(path, &st) == 0 ? (int64_t)st.st_size : -1;
+}
+
+int64_t bench_resident_bytes(const char* path) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    close(fd);
+    return -1;
+  }
+  if (st.st_size == 0) {
+    close(fd);
+    return 0;
+  }
+  const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  int64_t resident = 0;
+  /* In windows of 1 GiB so that neither the mapping nor the vector gets large. */
+  const size_t window = (size_t)1 << 30;
+  unsigned char* vec = malloc(window / page);
+  for (off_t at = 0; vec != NULL && at < st.st_size; at += (off_t)window) {
+    size_t len = (size_t)(st.st_size - at) < window ? (size_t)(st.st_size - at) : window;
+    void* m = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, at);
+    if (m == MAP_FAILED) {
+      resident = -1;
+      break;
+    }
+    size_t pages = (len + page - 1) / page;
+    if (mincore(m, len, vec) == 0) {
+      for (size_t i = 0; i < pages; i++) {
+        if (vec[i] & 1) resident += (int64_t)(i + 1 < pages ? page : len - i * page);
+      }
+    } else {
+      resident = -1;
+    }
+    munmap(m, len);
+    if (resident < 0) break;
+  }
+  if (vec == NULL) resident = -1;
+  free(vec);
+  close(fd);
+  return resident;
+}
+
+int bench_drop_from_page_cache(const char* path) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  (void)fdatasync(fd); /* a dirty page (a file just written) is not dropped */
+  int rc = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+  close(fd);
+  return rc == 0 ? 0 : -1;
+}
+
+int bench_warm_page_cache(const char* path) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+  enum { CHUNK = 1 << 20 };
+  char* buf = malloc(CHUNK);
+  int rc = buf ? 0 : -1;
+  while (buf) {
+    ssize_t n = read(fd, buf, CHUNK);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) rc = -1;
+    if (n <= 0) break;
+  }
+  free(buf);
+  close(fd);
+  return rc;
+}
