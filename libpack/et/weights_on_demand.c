@@ -4,7 +4,6 @@
  * what is read when, never what is read. */
 #include <stdint.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
 #include "common/file_map.h"
 #include "common/le.h"

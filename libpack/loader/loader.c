@@ -4,11 +4,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <sys/mman.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
