@@ -99,12 +99,17 @@ typedef struct bench_ideal bench_ideal;
  * packs and it keeps (counted as inserts). NULL when out of memory. */
 bench_ideal* bench_ideal_create(void);
 struct xnn_weights_cache_provider* bench_ideal_provider(bench_ideal* ideal);
-/* Filling it: a heap block of n bytes (NULL when out of memory), kept for the provider's life by
- * bench_ideal_keep, which returns its offset (SIZE_MAX on failure); bench_ideal_add answers the key with that
- * offset: 0 added, 1 the key already had an answer, -1 out of memory. */
+/* Filling it: first the size XNNPACK reads for every key (bench_ideal_expect, an xpack_size_fn whose context
+ * is the ideal: xpack_replay_size_weights), as the loader is told them; then a heap block of n bytes (NULL
+ * when out of memory), kept for the provider's life by bench_ideal_keep, which returns its offset (SIZE_MAX
+ * on failure); bench_ideal_add answers the key with that offset when the region's size is the key's:
+ * 0 added, 1 the key already had an answer, 2 no size or another size (left to miss, as the loader refuses it). */
+void bench_ideal_expect(void* ideal, const struct xnn_weights_cache_look_up_key* key, size_t size);
+int bench_ideal_expect_failed(const bench_ideal* ideal);
 void* bench_ideal_reserve(bench_ideal* ideal, size_t n);
 size_t bench_ideal_keep(bench_ideal* ideal, void* block);
-int bench_ideal_add(bench_ideal* ideal, uint32_t seed, const void* kernel, const void* bias, size_t offset);
+int bench_ideal_add(bench_ideal* ideal, uint32_t seed, const void* kernel, const void* bias, size_t size,
+                    size_t offset);
 void bench_ideal_counts(const bench_ideal* ideal, uint64_t* lookups, uint64_t* hits, uint64_t* inserts);
 void bench_ideal_destroy(bench_ideal* ideal);
 

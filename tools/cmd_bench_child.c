@@ -73,8 +73,13 @@ static void bind_to_cache(void* cache, const void* raw, const char* identity, si
   xpack_cache_bind(cache, raw, identity, len, NULL); /* unbound pointers miss and are counted */
 }
 
-/* Replays every delegate into a subgraph, binding weights through bind (may be NULL). */
-static void define_all(child* c, xpack_bind_fn bind, void* bind_context) {
+static void size_to_cache(void* cache, const struct xnn_weights_cache_look_up_key* key, size_t size) {
+  xpack_cache_bind_size(cache, key, size, NULL); /* an unsized key is refused and counted */
+}
+
+/* Replays every delegate into a subgraph, binding weights through bind and the sizes XNNPACK reads through
+ * size (either may be NULL). */
+static void define_all(child* c, xpack_bind_fn bind, void* bind_context, xpack_size_fn size, void* size_context) {
   for (size_t i = 0; i < c->count; i++) {
     live_delegate* d = &c->items[i];
     xpack_error err;
@@ -84,6 +89,7 @@ static void define_all(child* c, xpack_bind_fn bind, void* bind_context) {
       xpack_et_named_sources sources = xpack_model_set_sources(&c->set, d->ref.program);
       st = xpack_replay_define(d->graph, &sources, bind, bind_context, &d->replay, &err);
       d->defined = st == XPACK_OK;
+      if (st == XPACK_OK && size != NULL) st = xpack_replay_size_weights(d->graph, &sources, size, size_context, &err);
     }
     if (st != XPACK_OK) fail(c, err.message);
   }
@@ -259,8 +265,8 @@ int bench_child_main(int argc, char** argv) {
 
   bench_ideal_bindings ideal_bindings = {0};
   t0 = now_ms();
-  if (ideal) define_all(&c, bench_ideal_bind, &ideal_bindings);
-  else define_all(&c, cache ? bind_to_cache : NULL, cache);
+  if (ideal) define_all(&c, bench_ideal_bind, &ideal_bindings, bench_ideal_expect, ideal);
+  else define_all(&c, cache ? bind_to_cache : NULL, cache, cache ? size_to_cache : NULL, cache);
   s.load_ms += now_ms() - t0;
   if (ideal) { /* filled beforehand: copied from the cache file, no runtime created yet (cmd_bench_ideal_fill.c) */
     char why[256];

@@ -19,8 +19,11 @@ typedef struct ideal_slot {
   uint32_t seed;
   const void* kernel;
   const void* bias;
-  size_t offset; /* SIZE_MAX: empty */
+  size_t size;   /* what XNNPACK reads for the key (bench_ideal_expect) */
+  size_t offset; /* SIZE_MAX: empty; IDEAL_UNFILLED: sized, no bytes yet */
 } ideal_slot;
+
+#define IDEAL_UNFILLED (SIZE_MAX - 1)
 
 /* A block XNNPACK packs into (scratch) or that holds a weight for good (kept). */
 typedef struct ideal_block {
@@ -35,6 +38,7 @@ struct bench_ideal {
   ideal_slot* slots;
   size_t capacity, used; /* capacity is a power of two */
   uint64_t lookups, hits, inserts;
+  int out_of_memory; /* a size could not be recorded (bench_ideal_expect) */
 };
 
 static size_t slot_hash(const struct xnn_weights_cache_look_up_key* key) {
@@ -54,11 +58,15 @@ static ideal_slot* probe(bench_ideal* b, const struct xnn_weights_cache_look_up_
 
 static int grow(bench_ideal* b);
 
-static int insert(bench_ideal* b, const struct xnn_weights_cache_look_up_key* key, size_t offset) {
+static int insert(bench_ideal* b, const struct xnn_weights_cache_look_up_key* key, size_t size, size_t offset) {
   if ((b->used + 1) * 2 > b->capacity && grow(b) != 0) return -1;
   ideal_slot* s = probe(b, key);
+  if (s->offset == IDEAL_UNFILLED) {
+    s->offset = offset;
+    return 0;
+  }
   if (s->offset != SIZE_MAX) return 1;
-  *s = (ideal_slot){key->seed, key->kernel, key->bias, offset};
+  *s = (ideal_slot){key->seed, key->kernel, key->bias, size, offset};
   b->used++;
   return 0;
 }
@@ -87,7 +95,7 @@ static size_t ideal_look_up(void* context, const struct xnn_weights_cache_look_u
   bench_ideal* b = context;
   b->lookups++;
   ideal_slot* s = probe(b, key);
-  if (s->offset == SIZE_MAX) return SIZE_MAX;
+  if (s->offset >= IDEAL_UNFILLED) return SIZE_MAX;
   b->hits++;
   return s->offset;
 }
@@ -148,14 +156,15 @@ static size_t ideal_look_up_or_insert(void* context, const struct xnn_weights_ca
   bench_ideal* b = context;
   if (ptr == NULL) return ideal_look_up(context, key);
   ideal_slot* s = probe(b, key);
-  if (s->offset != SIZE_MAX) { /* packed again although we had it (operators that pack before asking) */
+  if (s->offset < IDEAL_UNFILLED && s->size == size) { /* packed again although we had it (operators that pack
+                                                          before asking) */
     release(b, ptr);
     b->lookups++;
     b->hits++;
     return s->offset;
   }
   size_t offset = keep_bytes(b, ptr, size);
-  if (offset == SIZE_MAX || insert(b, key, offset) != 0) return SIZE_MAX;
+  if (offset == SIZE_MAX || insert(b, key, size, offset) < 0) return SIZE_MAX;
   b->inserts++;
   return offset;
 }
@@ -190,10 +199,21 @@ bench_ideal* bench_ideal_create(void) {
 
 struct xnn_weights_cache_provider* bench_ideal_provider(bench_ideal* b) { return &b->provider; }
 
-int bench_ideal_add(bench_ideal* b, uint32_t seed, const void* kernel, const void* bias, size_t offset) {
-  const struct xnn_weights_cache_look_up_key key = {.seed = seed, .kernel = kernel, .bias = bias};
-  return insert(b, &key, offset);
+void bench_ideal_expect(void* context, const struct xnn_weights_cache_look_up_key* key, size_t size) {
+  bench_ideal* b = context;
+  if (insert(b, key, size, IDEAL_UNFILLED) < 0) b->out_of_memory = 1;
 }
+
+int bench_ideal_add(bench_ideal* b, uint32_t seed, const void* kernel, const void* bias, size_t size, size_t offset) {
+  const struct xnn_weights_cache_look_up_key key = {.seed = seed, .kernel = kernel, .bias = bias};
+  if (b->capacity == 0) return 2;
+  ideal_slot* s = probe(b, &key);
+  if (s->offset != IDEAL_UNFILLED || s->size != size) return s->offset == SIZE_MAX || s->size != size ? 2 : 1;
+  s->offset = offset;
+  return 0;
+}
+
+int bench_ideal_expect_failed(const bench_ideal* b) { return b->out_of_memory; }
 
 void bench_ideal_counts(const bench_ideal* b, uint64_t* lookups, uint64_t* hits, uint64_t* inserts) {
   *lookups = b->lookups;

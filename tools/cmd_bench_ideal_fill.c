@@ -131,10 +131,13 @@ static int fill_entry(fill_state* f, uint64_t i, char* why, size_t why_size) {
   if (k_count == 0 || b_count == 0) return 0; /* a weight of another program */
   size_t offset;
   if (region_in_heap(f, e.region, &offset, why, why_size) != 0) return -1;
+  xpack_file_region region;
+  xpack_file_get_region(f->file, e.region, &region);
+  const uint64_t region_size = region.size;
   for (size_t k = k_first; k < k_first + k_count; k++) {
     for (size_t j = b_first; j < b_first + b_count; j++) {
       const void* bias_raw = e.bias ? b->items[j].raw : NULL;
-      if (bench_ideal_add(f->ideal, e.seed, b->items[k].raw, bias_raw, offset) < 0) {
+      if (bench_ideal_add(f->ideal, e.seed, b->items[k].raw, bias_raw, (size_t)region_size, offset) < 0) {
         snprintf(why, why_size, "out of memory");
         return -1;
       }
@@ -144,7 +147,7 @@ static int fill_entry(fill_state* f, uint64_t i, char* why, size_t why_size) {
 }
 
 int bench_ideal_fill(bench_ideal* ideal, bench_ideal_bindings* b, const char* cache_path, char* why, size_t why_size) {
-  if (b->out_of_memory) {
+  if (b->out_of_memory || bench_ideal_expect_failed(ideal)) {
     snprintf(why, why_size, "out of memory while binding weights");
     return -1;
   }

@@ -3,7 +3,9 @@
  * JSON: {"cache": path|null, "cache_refused": reason|null,
  *        "programs": [{"file", "built_from": bool, "message"?}] (with --cache: model identity check),
  *        "delegates": N, "lookups": N, "hits": N, "misses": N,
- *        "heap_fallback_bytes": N, "failed": N, "refused_probe": N, "refused_no_family": N,
+ *        "heap_fallback_bytes": N, "failed": N, "refused_probe": N, "refused_no_family": N, "refused_mismatch": N,
+ *        "refused_size": N,
+ *        "refused_unsized": N,
  *        "families": [{"name", "status": "served"|"refused", "reason": code|null, "message": text|null,
  *                      "packed_probe", "local_probe": "16 hex", "hits", "refused"}] (with --cache),
  *        "delegates_detail": [{"file", "method", "index", "create_ms", "first_inference_ms", "lookups", "hits",
@@ -227,6 +229,9 @@ int cmd_run(int argc, char** argv) {
     json_key(&j, "misses_refused"); json_uint(&j, s.misses_refused);
     json_key(&j, "refused_probe"); json_uint(&j, s.refused_probe);
     json_key(&j, "refused_no_family"); json_uint(&j, s.refused_no_family);
+    json_key(&j, "refused_mismatch"); json_uint(&j, s.refused_mismatch);
+    json_key(&j, "refused_size"); json_uint(&j, s.refused_size);
+    json_key(&j, "refused_unsized"); json_uint(&j, s.refused_unsized);
     if (job.cache) report_families(job.cache, &j);
     json_end_object(&j);
     json_finish(&j);
@@ -243,6 +248,15 @@ int cmd_run(int argc, char** argv) {
       if (s.refused_no_family > 0) {
         fprintf(cli_out(), "%llu look-up%s refused: the entry names no packing family (a format 1.0 cache: pack it again)\n",
                 (unsigned long long)s.refused_no_family, s.refused_no_family == 1 ? "" : "s");
+      }
+      if (s.refused_size > 0) {
+        fprintf(cli_out(), "%llu look-up%s refused: the entry's region is not the size XNNPACK reads for the weight (a "
+                "crafted or damaged cache; xpack verify --model %s)\n",
+                (unsigned long long)s.refused_size, s.refused_size == 1 ? "" : "s", cache_path);
+      }
+      if (s.refused_unsized > 0) {
+        fprintf(cli_out(), "%llu look-up%s refused: XNNPACK could not size the weight when its node was defined alone\n",
+                (unsigned long long)s.refused_unsized, s.refused_unsized == 1 ? "" : "s");
       }
     }
   }

@@ -79,11 +79,14 @@ static int pack(const char* path) {
   return 0;
 }
 
-/* App start: the cache is optional. Without it (or if it is refused) XNNPACK simply packs. */
+/* App start: the cache is optional. Without it (or if it is refused) XNNPACK simply packs.
+ * XPACK_OPEN_TRUST_SIZES: this subgraph is defined by hand, so nothing asks XNNPACK how many bytes it reads
+ * for each weight (xpack_replay_size_weights does for ExecuTorch programs), and the loader must trust the
+ * file's region sizes. Ship such a cache only as you packed it, or check it with `xpack verify --model`. */
 static int run(const char* path) {
   xpack_cache* cache = NULL;
   xpack_error err;
-  if (strcmp(path, "none") != 0 && xpack_cache_open(path, 0, &cache, &err) != XPACK_OK) {
+  if (strcmp(path, "none") != 0 && xpack_cache_open(path, XPACK_OPEN_TRUST_SIZES, &cache, &err) != XPACK_OK) {
     fprintf(stderr, "cache not used: %s\n", err.message);
   }
   if (cache != NULL && xpack_cache_refusal(cache) != NULL) {

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "xpack_executorch.h"
+#include "xpack_replay.h"
 
 #include "common/error.h"
 
@@ -24,6 +25,20 @@ static void release(void) {
   xpack_cache_close(g_cache ? g_cache : g_opening);
   g_cache = NULL;
   g_opening = NULL;
+}
+
+static void size_to_cache(void* cache, const struct xnn_weights_cache_look_up_key* key, size_t size) {
+  xpack_cache_bind_size(cache, key, size, NULL); /* a kernel left unbound stays unsized: its key misses */
+}
+
+static xpack_status size_delegate(size_t method, size_t delegate, xpack_error* err) {
+  xpack_et_xnn_graph* graph = NULL;
+  xpack_status st = xpack_et_xnn_graph_open(g_program, method, delegate, &graph, err);
+  if (st != XPACK_OK) return st;
+  xpack_et_named_sources sources = {g_program, (const xpack_et_ptd* const*)g_ptds, g_ptd_count};
+  st = xpack_replay_size_weights(graph, &sources, size_to_cache, g_opening, err);
+  xpack_et_xnn_graph_free(graph);
+  return st;
 }
 
 xpack_status xpack_et_adapter_attach(const char* cache_path, unsigned flags, const void* pte, size_t pte_size,
@@ -61,6 +76,14 @@ xpack_status xpack_et_adapter_attach(const char* cache_path, unsigned flags, con
     }
   }
   xpack_et_summary_free(summary);
+  /* What XNNPACK reads for every key: without it the loader serves nothing (xpack_cache_bind_size). Sized
+   * before the wrapper substitutes xpack's provider, like the probes below. */
+  const xpack_et_program_info* program = st == XPACK_OK ? xpack_et_program_get_info(g_program) : NULL;
+  for (size_t m = 0; st == XPACK_OK && m < program->method_count; m++) {
+    for (size_t d = 0; st == XPACK_OK && d < program->methods[m].delegate_count; d++) {
+      if (program->methods[m].delegates[d].is_xnnpack) st = size_delegate(m, d, err);
+    }
+  }
   /* Decide every packing family now. A probe creates an XNNPACK runtime of its own, through the same
    * (wrapped) xnn_create_runtime_v4: it must run before the wrapper substitutes xpack's provider, or the
    * probe would pack through the cache it is judging. */

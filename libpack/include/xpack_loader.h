@@ -12,6 +12,8 @@
  *   if (xpack_cache_open("model.xpc", 0, &cache, &err) != XPACK_OK) { report(err.message); cache = NULL; }
  *   // for every static weight handed to xnn_define_*:
  *   xpack_cache_bind(cache, weight_ptr, "its identity", 12, NULL); // ExecuTorch named key, or content id
+ *   // for every key XNNPACK will look up, the bytes it reads (xpack_replay_size_weights asks XNNPACK):
+ *   xpack_cache_bind_size(cache, &key, packed_size, NULL);
  *   ... define the subgraph ...
  *   xnn_create_runtime_v4(subgraph, xpack_cache_provider(cache), NULL, threadpool, 0, &runtime);
  *   xpack_cache_unbind_all(cache);  // before the raw weights are freed: a reused address must not
@@ -22,8 +24,10 @@
  *
  * Safety: the loader never serves bytes it cannot vouch for. An entry is served only when its key
  * (XNNPACK seed, kernel identity, bias identity) matches exactly, the entry's own checksum holds, the
- * file was packed for this architecture, alignment and XNNPACK build, and the entry's packing family
- * packs its probe to the recorded bytes on this CPU (xpack_cache_family). Anything else is a miss:
+ * file was packed for this architecture, alignment and XNNPACK build, the entry's packing family
+ * packs its probe to the recorded bytes on this CPU (xpack_cache_family), and its region holds exactly
+ * the bytes XNNPACK reads for the key (xpack_cache_bind_size: a checksum cannot catch a size that lies,
+ * and XNNPACK's key carries none). Anything else is a miss:
  * XNNPACK packs normally into heap memory the loader owns and counts, and the reason is recorded.
  *
  * Replacing a cache: files are immutable while open. Write a new file and rename it over the old one
@@ -69,6 +73,12 @@ typedef struct xpack_cache xpack_cache;
 /* Check each region's XXH3-64 before serving it (refused_corrupt when it fails). Off by default: it reads
  * every packed weight at start-up, which is what `xpack verify` after a download or copy avoids. */
 #define XPACK_OPEN_CHECK_REGIONS 0x10u
+/* Serve keys without a bound size (xpack_cache_bind_size), trusting the file's region sizes: for subgraphs
+ * defined by hand, which xpack_replay_size_weights cannot size, and only with caches you packed yourself or
+ * checked with `xpack verify --model`. A region shorter than what XNNPACK reads then lets it read past the
+ * region, and past the mapping when the region ends the data area (docs/TRUST.md). Sizes that are bound are
+ * still checked. */
+#define XPACK_OPEN_TRUST_SIZES 0x40u
 /* Probe every packing family of the file on a thread of the cache's own, started at open, instead of at the
  * first look-up of each family inside runtime creation: the probes (40 to 50 us per family here) then
  * overlap whatever the caller does before creating its runtimes (replaying, binding). Same verdicts, same
@@ -95,8 +105,16 @@ void xpack_cache_close(xpack_cache* cache);
 xpack_status xpack_cache_bind(xpack_cache* cache, const void* raw, const char* identity, size_t identity_len,
                               xpack_error* err);
 
-/* Forgets every binding. Call it once runtimes are created and before raw weights are freed. NULL is
- * ignored. */
+/* Binds the number of bytes XNNPACK reads on a hit for `key` (its seed and the raw kernel and bias pointers,
+ * as XNNPACK builds it; xpack_replay_size_weights reports them). Without XPACK_OPEN_TRUST_SIZES an entry is
+ * served only when its key has a bound size equal to its region's (refused_unsized, refused_size). The
+ * kernel pointer must be bound first (xpack_cache_bind); rebinding it forgets its sizes.
+ * Errors: XPACK_ERR_ARG (NULL, or the kernel pointer not bound), XPACK_ERR_NOMEM. */
+xpack_status xpack_cache_bind_size(xpack_cache* cache, const struct xnn_weights_cache_look_up_key* key,
+                                   size_t packed_size, xpack_error* err);
+
+/* Forgets every binding and bound size. Call it once runtimes are created and before raw weights are freed.
+ * NULL is ignored. */
 void xpack_cache_unbind_all(xpack_cache* cache);
 
 /* The weights-cache provider to pass to xnn_create_runtime_v4. Owned by the cache; NULL for a NULL cache. */
@@ -125,6 +143,9 @@ typedef struct xpack_stats {
   uint64_t refused_probe;       /* refusals: the entry's packing family is refused on this machine (its probe
                                    packs differently here, cannot run here, or is unknown: xpack_cache_family) */
   uint64_t refused_no_family;   /* refusals: the entry names no packing family (a format 1.0 file) */
+  uint64_t refused_size;        /* refusals: the entry's region is not the size XNNPACK reads for the key (a
+                                   crafted file, or a key XNNPACK sizes differently here) */
+  uint64_t refused_unsized;     /* refusals: no size was bound for the key (xpack_cache_bind_size) */
   uint64_t heap_fallbacks;      /* packed weights living in heap memory owned by the loader */
   uint64_t heap_fallback_bytes;
   uint64_t served_bytes;        /* bytes of packed weights served from the file (counted per hit) */

@@ -76,6 +76,23 @@ xpack_status xpack_replay_check_externals(xnn_runtime_t runtime, const xpack_rep
  * xpack_replay_release. Safe to call twice; NULL is ignored. */
 void xpack_replay_drop_definition(xpack_replay_subgraph* replay);
 
+/* Receives one weight XNNPACK will look up: its key exactly as XNNPACK builds it (seed, and the kernel and
+ * bias pointers the graph's constants resolve to through the same sources) and the number of bytes of
+ * packed weights XNNPACK reads for it (valid during the call). */
+typedef void (*xpack_size_fn)(void* context, const struct xnn_weights_cache_look_up_key* key, size_t packed_size);
+
+/* Asks this process's XNNPACK, for every fully-connected, convolution, depthwise-convolution and
+ * deconvolution node of `graph` with a static filter, which key it will look the filter up with and how
+ * many bytes it will read on a hit, and reports each through `report`: what a loader needs to refuse a
+ * region shorter than what XNNPACK reads (xpack_cache_bind_size). Each node is defined alone in a subgraph
+ * of its own and XNNPACK stops before packing: no weight byte is read or packed. Costs one small runtime
+ * creation per node (tens of microseconds). The graph gets the replay's checks first. A node XNNPACK will not
+ * create alone is not reported (its weights then miss, and are packed as usual).
+ * Errors: as xpack_replay_define's checks (XPACK_ERR_BAD_INPUT naming the value or node), XPACK_ERR_NOMEM,
+ * XPACK_ERR_XNNPACK (XNNPACK not initialized), XPACK_ERR_ARG (graph or report NULL). */
+xpack_status xpack_replay_size_weights(const xpack_et_xnn_graph* graph, const xpack_et_named_sources* sources,
+                                       xpack_size_fn report, void* context, xpack_error* err);
+
 /* Frees everything the replay owns (the subgraph, unless dropped already). Safe on a zeroed replay;
  * NULL is ignored. */
 void xpack_replay_release(xpack_replay_subgraph* replay);

@@ -19,8 +19,14 @@ void xp_bindings_init(xp_bindings* b) {
   pthread_rwlock_init(&b->lock, NULL);
 }
 
+static void forget(xp_binding* s) {
+  free(s->identity);
+  free(s->sizes);
+  *s = (xp_binding){0};
+}
+
 static void free_slots(xp_binding* slots, size_t capacity) {
-  for (size_t i = 0; i < capacity; i++) free(slots[i].identity);
+  for (size_t i = 0; i < capacity; i++) forget(&slots[i]);
   free(slots);
 }
 
@@ -63,38 +69,69 @@ xpack_status xp_bindings_set(xp_bindings* b, const void* ptr, const char* identi
   }
   xp_binding* s = find_slot(b->slots, b->capacity, ptr);
   if (s->ptr == NULL) b->count++;
-  free(s->identity);
-  s->ptr = ptr;
-  s->identity = copy;
-  s->len = len;
+  forget(s);
+  *s = (xp_binding){.ptr = ptr, .identity = copy, .len = len};
   pthread_rwlock_unlock(&b->lock);
   return XPACK_OK;
 }
 
+/* The size recorded for (seed, bias) in a kernel's binding, or NULL. */
+static xp_bound_size* size_of(const xp_binding* s, uint32_t seed, const void* bias) {
+  for (size_t i = 0; i < s->size_count; i++) {
+    if (s->sizes[i].seed == seed && s->sizes[i].bias == bias) return &s->sizes[i];
+  }
+  return NULL;
+}
+
+xpack_status xp_bindings_set_size(xp_bindings* b, uint32_t seed, const void* kernel, const void* bias, size_t size) {
+  xpack_status st = XPACK_ERR_ARG;
+  if (kernel == NULL) return st;
+  pthread_rwlock_wrlock(&b->lock);
+  xp_binding* s = b->capacity != 0 ? find_slot(b->slots, b->capacity, kernel) : NULL;
+  if (s != NULL && s->ptr != NULL) {
+    xp_bound_size* known = size_of(s, seed, bias);
+    if (known != NULL) {
+      known->size = size;
+      st = XPACK_OK;
+    } else {
+      xp_bound_size* grown = realloc(s->sizes, (s->size_count + 1) * sizeof *grown);
+      st = XPACK_ERR_NOMEM;
+      if (grown != NULL) {
+        grown[s->size_count++] = (xp_bound_size){seed, bias, size};
+        s->sizes = grown;
+        st = XPACK_OK;
+      }
+    }
+  }
+  pthread_rwlock_unlock(&b->lock);
+  return st;
+}
+
 void xp_bindings_clear(xp_bindings* b) {
   pthread_rwlock_wrlock(&b->lock);
-  for (size_t i = 0; i < b->capacity; i++) {
-    free(b->slots[i].identity);
-    b->slots[i].identity = NULL;
-    b->slots[i].ptr = NULL;
-  }
+  for (size_t i = 0; i < b->capacity; i++) forget(&b->slots[i]);
   b->count = 0;
   pthread_rwlock_unlock(&b->lock);
 }
 
+/* Copies the identity of the binding into buf (see xp_bindings_get). Lock held. */
+static size_t copy_identity(const xp_binding* s, char* buf, size_t cap) {
+  size_t n = s->len < cap - 1 ? s->len : cap - 1;
+  memcpy(buf, s->identity, n);
+  buf[n] = 0;
+  return s->len;
+}
+
+static const xp_binding* binding_of(const xp_bindings* b, const void* ptr) {
+  if (ptr == NULL || b->capacity == 0) return NULL;
+  const xp_binding* s = find_slot(b->slots, b->capacity, ptr);
+  return s->ptr != NULL ? s : NULL;
+}
+
 size_t xp_bindings_get(xp_bindings* b, const void* ptr, char* buf, size_t cap) {
-  size_t result = (size_t)-1;
-  if (ptr == NULL) return result;
   pthread_rwlock_rdlock(&b->lock);
-  if (b->capacity != 0) {
-    const xp_binding* s = find_slot(b->slots, b->capacity, ptr);
-    if (s->ptr != NULL) {
-      result = s->len;
-      size_t n = s->len < cap - 1 ? s->len : cap - 1;
-      memcpy(buf, s->identity, n);
-      buf[n] = 0;
-    }
-  }
+  const xp_binding* s = binding_of(b, ptr);
+  size_t result = s != NULL ? copy_identity(s, buf, cap) : (size_t)-1;
   pthread_rwlock_unlock(&b->lock);
   return result;
 }
@@ -111,15 +148,25 @@ xpack_status xp_bind_check(const char* fn, const void* owner, const char* owner_
   return XPACK_OK;
 }
 
-int xp_bindings_resolve_key(xp_bindings* b, const void* kernel, const void* bias, xp_key_identities* out) {
-  out->kernel_len = xp_bindings_get(b, kernel, out->kernel, sizeof out->kernel);
-  if (out->kernel_len == (size_t)-1 || out->kernel_len >= sizeof out->kernel) return -1;
+int xp_bindings_resolve_key(xp_bindings* b, uint32_t seed, const void* kernel, const void* bias,
+                            xp_key_identities* out) {
+  int result = -1;
   out->has_bias = bias != NULL;
   out->bias_len = 0;
   out->bias[0] = 0;
-  if (out->has_bias) {
-    out->bias_len = xp_bindings_get(b, bias, out->bias, sizeof out->bias);
-    if (out->bias_len == (size_t)-1 || out->bias_len >= sizeof out->bias) return -1;
+  out->has_size = 0;
+  out->size = 0;
+  pthread_rwlock_rdlock(&b->lock);
+  const xp_binding* k = binding_of(b, kernel);
+  const xp_binding* bb = binding_of(b, bias);
+  if (k != NULL && (bias == NULL || bb != NULL)) {
+    out->kernel_len = copy_identity(k, out->kernel, sizeof out->kernel);
+    if (bb != NULL) out->bias_len = copy_identity(bb, out->bias, sizeof out->bias);
+    const xp_bound_size* known = size_of(k, seed, bias);
+    out->has_size = known != NULL;
+    if (known != NULL) out->size = known->size;
+    result = out->kernel_len < sizeof out->kernel && out->bias_len < sizeof out->bias ? 0 : -1;
   }
-  return 0;
+  pthread_rwlock_unlock(&b->lock);
+  return result;
 }

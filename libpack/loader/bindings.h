@@ -1,20 +1,34 @@
-/* Bindings: raw weight pointer -> stable identity string.
+/* Bindings: raw weight pointer -> stable identity string, and for a kernel pointer the packed sizes of the
+ * keys XNNPACK will look it up with.
  *
  * XNNPACK keys its weights cache by the raw pointers handed to xnn_define_*; those change every run,
  * so the caller binds each pointer to an identity (an ExecuTorch named key, or a content-derived id)
- * before defining the subgraph. Thread safe: XNNPACK may look up from several threads. */
+ * before defining the subgraph. XNNPACK's key carries no size, and on a hit XNNPACK reads what it computes
+ * from the operator whatever a cache says: the loader serves a region only when the caller also told it
+ * that size (xpack_cache_bind_size) and the region holds exactly that many bytes. Thread safe: XNNPACK may
+ * look up from several threads. */
 #ifndef XPACK_SRC_BINDINGS_H
 #define XPACK_SRC_BINDINGS_H
 
 #include <pthread.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "xpack_status.h"
 
+/* What XNNPACK reads for one key of a kernel: the rest of the key, and the packed size. */
+typedef struct xp_bound_size {
+  uint32_t seed;
+  const void* bias;
+  size_t size;
+} xp_bound_size;
+
 typedef struct xp_binding {
-  const void* ptr; /* NULL = empty slot */
-  char* identity;  /* owned, NUL-terminated */
+  const void* ptr;       /* NULL = empty slot */
+  char* identity;        /* owned, NUL-terminated */
   size_t len;
+  xp_bound_size* sizes;  /* owned; nearly always one (a kernel used by one node) */
+  size_t size_count;
 } xp_binding;
 
 typedef struct xp_bindings {
@@ -26,8 +40,11 @@ typedef struct xp_bindings {
 
 void xp_bindings_init(xp_bindings* b);
 void xp_bindings_destroy(xp_bindings* b);
-/* Copies identity; rebinding a pointer replaces its identity. */
+/* Copies identity; rebinding a pointer replaces its identity and forgets its sizes. */
 xpack_status xp_bindings_set(xp_bindings* b, const void* ptr, const char* identity, size_t len);
+/* Records (or replaces) the packed size of (seed, kernel, bias). XPACK_OK, XPACK_ERR_ARG when kernel is not
+ * bound, XPACK_ERR_NOMEM. */
+xpack_status xp_bindings_set_size(xp_bindings* b, uint32_t seed, const void* kernel, const void* bias, size_t size);
 void xp_bindings_clear(xp_bindings* b);
 /* Copies the identity of ptr into buf (NUL-terminated, truncated to cap) and returns its full length,
  * or returns (size_t)-1 if ptr is not bound. Copying keeps the answer valid after a concurrent rebind. */
@@ -48,10 +65,14 @@ typedef struct xp_key_identities {
   char kernel[XP_MAX_IDENTITY], bias[XP_MAX_IDENTITY];
   size_t kernel_len, bias_len;
   int has_bias; /* the key has a bias pointer; else bias is empty */
+  int has_size; /* a size was bound for the whole key (seed, kernel, bias): */
+  size_t size;  /* the bytes XNNPACK reads for it */
 } xp_key_identities;
 
-/* Resolves kernel and bias (NULL: the key has none) to their identities. Returns 0 when each pointer is
- * bound to an identity shorter than XP_MAX_IDENTITY, -1 otherwise (the key cannot be named). */
-int xp_bindings_resolve_key(xp_bindings* b, const void* kernel, const void* bias, xp_key_identities* out);
+/* Resolves kernel and bias (NULL: the key has none) to their identities, and the key's bound size. Returns 0
+ * when each pointer is bound to an identity shorter than XP_MAX_IDENTITY, -1 otherwise (the key cannot be
+ * named). */
+int xp_bindings_resolve_key(xp_bindings* b, uint32_t seed, const void* kernel, const void* bias,
+                            xp_key_identities* out);
 
 #endif

@@ -28,6 +28,7 @@ struct xpack_cache {
   uint64_t size;
   int mapped;
   int check_regions; /* XPACK_OPEN_CHECK_REGIONS */
+  int trust_sizes;   /* XPACK_OPEN_TRUST_SIZES */
   xp_view view;
   char refusal[256]; /* empty = served */
   xp_bindings bindings;
@@ -35,7 +36,8 @@ struct xpack_cache {
   xp_pending_keys pending;
   xp_cache_families families;
   _Atomic uint64_t lookups, hits, hits_after_packing, misses, misses_unbound, misses_not_found, misses_refused,
-      refused_incompatible, refused_corrupt, refused_mismatch, refused_probe, refused_no_family, served_bytes;
+      refused_incompatible, refused_corrupt, refused_mismatch, refused_probe, refused_no_family, refused_size,
+      refused_unsized, served_bytes;
 };
 
 #define BUMP(c, field) atomic_fetch_add_explicit(&(c)->field, 1, memory_order_relaxed)
@@ -43,11 +45,12 @@ struct xpack_cache {
 typedef enum answer { ANSWER_HIT, ANSWER_UNBOUND, ANSWER_NOT_FOUND, ANSWER_REFUSED } answer;
 
 /* Resolves a key to a region of the file, counting the refusal reason if any. On a hit *family is the
- * entry's family slot, for the caller to count the hit in. */
-static answer find(xpack_cache* c, const struct xnn_weights_cache_look_up_key* key, xp_region* region,
-                   xp_family_slot** family) {
+ * entry's family slot, for the caller to count the hit in. size_known: the caller compares the region's size
+ * with what XNNPACK reads itself; otherwise the size bound to the key must equal it. */
+static answer find(xpack_cache* c, const struct xnn_weights_cache_look_up_key* key, bool size_known,
+                   xp_region* region, xp_family_slot** family) {
   xp_key_identities ids;
-  if (xp_bindings_resolve_key(&c->bindings, key->kernel, key->bias, &ids) != 0) return ANSWER_UNBOUND;
+  if (xp_bindings_resolve_key(&c->bindings, key->seed, key->kernel, key->bias, &ids) != 0) return ANSWER_UNBOUND;
   xp_entry entry;
   xp_find_result r = xp_view_find(&c->view, key->seed, ids.kernel, ids.kernel_len, ids.has_bias ? ids.bias : NULL,
                                     ids.bias_len, &entry, region, NULL);
@@ -72,6 +75,18 @@ static answer find(xpack_cache* c, const struct xnn_weights_cache_look_up_key* k
     BUMP(slot, refused);
     return ANSWER_REFUSED;
   }
+  /* XNNPACK reads as many bytes as it computes for the operator, whatever the file says: a region of any
+   * other size would let it read past the region (and past the mapping at the end of the data area). */
+  if (!size_known && !ids.has_size && !c->trust_sizes) {
+    BUMP(c, refused_unsized);
+    BUMP(slot, refused);
+    return ANSWER_REFUSED;
+  }
+  if (!size_known && ids.has_size && ids.size != region->size) {
+    BUMP(c, refused_size);
+    BUMP(slot, refused);
+    return ANSWER_REFUSED;
+  }
   /* Region bytes are covered by verify, not by open; this opt-in reads them before serving. */
   if (c->check_regions && !xp_region_bytes_match(&c->view, region, NULL, 0)) {
     BUMP(c, refused_corrupt);
@@ -93,7 +108,7 @@ static size_t provider_look_up(void* context, const struct xnn_weights_cache_loo
   BUMP(c, lookups);
   xp_region region;
   xp_family_slot* family = NULL;
-  answer a = find(c, key, &region, &family);
+  answer a = find(c, key, false, &region, &family);
   if (a == ANSWER_HIT) {
     BUMP(c, hits);
     BUMP(family, hits);
@@ -124,7 +139,7 @@ static size_t provider_look_up_or_insert(void* context, const struct xnn_weights
   BUMP(c, lookups);
   xp_region region;
   xp_family_slot* family = NULL;
-  answer a = find(c, key, &region, &family);
+  answer a = find(c, key, true, &region, &family);
   if (a == ANSWER_HIT) {
     if (region.size == size && memcmp(c->base + region.offset, ptr, size) == 0) {
       BUMP(c, hits);
@@ -245,7 +260,7 @@ static void check_compatibility(xpack_cache* c) {
 xpack_status xpack_cache_open(const char* path, unsigned flags, xpack_cache** out, xpack_error* err) {
   const unsigned known =
       XPACK_OPEN_READ | XPACK_OPEN_STRICT | XPACK_OPEN_SEQUENTIAL | XPACK_OPEN_WILLNEED | XPACK_OPEN_CHECK_REGIONS |
-      XPACK_OPEN_PROBE_EARLY;
+      XPACK_OPEN_PROBE_EARLY | XPACK_OPEN_TRUST_SIZES;
   if (path == NULL || out == NULL || (flags & ~known) != 0) {
     return xp_fail(err, XPACK_ERR_ARG, "xpack_cache_open: NULL path or output, or unknown flags");
   }
@@ -253,6 +268,7 @@ xpack_status xpack_cache_open(const char* path, unsigned flags, xpack_cache** ou
   xpack_cache* c = calloc(1, sizeof *c);
   if (c == NULL) return xp_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", path);
   c->check_regions = (flags & XPACK_OPEN_CHECK_REGIONS) != 0;
+  c->trust_sizes = (flags & XPACK_OPEN_TRUST_SIZES) != 0;
   xpack_status st = load_file(c, path, flags, err);
   const int metadata_first = st == XPACK_OK && c->mapped && (flags & (XPACK_OPEN_SEQUENTIAL | XPACK_OPEN_WILLNEED)) == 0 &&
                              c->size >= XP_METADATA_FIRST_MIN_BYTES;
@@ -315,6 +331,18 @@ xpack_status xpack_cache_bind(xpack_cache* c, const void* raw, const char* ident
   return XPACK_OK;
 }
 
+xpack_status xpack_cache_bind_size(xpack_cache* c, const struct xnn_weights_cache_look_up_key* key, size_t packed_size,
+                                   xpack_error* err) {
+  if (c == NULL || key == NULL || key->kernel == NULL) {
+    return xp_fail(err, XPACK_ERR_ARG, "xpack_cache_bind_size: %s is NULL",
+                   c == NULL ? "the cache" : key == NULL ? "the key" : "the key's kernel");
+  }
+  xpack_status st = xp_bindings_set_size(&c->bindings, key->seed, key->kernel, key->bias, packed_size);
+  if (st == XPACK_ERR_ARG) return xp_fail(err, st, "xpack_cache_bind_size: the kernel pointer is not bound (xpack_cache_bind)");
+  if (st != XPACK_OK) return xp_fail(err, st, "xpack_cache_bind_size: out of memory");
+  return XPACK_OK;
+}
+
 void xpack_cache_unbind_all(xpack_cache* c) {
   if (c != NULL) xp_bindings_clear(&c->bindings);
 }
@@ -344,6 +372,8 @@ void xpack_cache_stats(const xpack_cache* cc, xpack_stats* out) {
   out->refused_mismatch = LOAD(c, refused_mismatch);
   out->refused_probe = LOAD(c, refused_probe);
   out->refused_no_family = LOAD(c, refused_no_family);
+  out->refused_size = LOAD(c, refused_size);
+  out->refused_unsized = LOAD(c, refused_unsized);
   out->served_bytes = LOAD(c, served_bytes);
   pthread_mutex_lock(&c->heap.lock);
   out->heap_fallbacks = c->heap.kept_count;

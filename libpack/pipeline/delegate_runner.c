@@ -111,6 +111,10 @@ static void bind_to_cache(void* cache, const void* raw, const char* identity, si
   xpack_cache_bind(cache, raw, identity, len, NULL);
 }
 static void unbind_from_cache(void* cache) { xpack_cache_unbind_all(cache); }
+/* A size that cannot be bound (its kernel unbound) leaves the key unsized: refused and counted. */
+static void size_to_cache(void* cache, const struct xnn_weights_cache_look_up_key* key, size_t size) {
+  xpack_cache_bind_size(cache, key, size, NULL);
+}
 static void bind_to_writer(void* writer, const void* raw, const char* identity, size_t len) {
   xpack_writer_bind(writer, raw, identity, len, NULL);
 }
@@ -163,6 +167,12 @@ xpack_status xpack_run_delegate(const xpack_model_set* set, const xpack_delegate
     return st;
   }
   if (target->kind == XPACK_BIND_WRITER) bind_families(target->object, &replay, out);
+  if (target->kind == XPACK_BIND_CACHE) st = xpack_replay_size_weights(graph, &sources, size_to_cache, target->object, err);
+  if (st != XPACK_OK) {
+    xpack_replay_release(&replay);
+    xpack_et_xnn_graph_free(graph);
+    return st;
+  }
   xnn_runtime_t runtime = NULL;
   double t0 = now_ms();
   enum xnn_status xs = xnn_create_runtime_v4(replay.subgraph, b.provider, NULL, NULL, 0, &runtime);

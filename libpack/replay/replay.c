@@ -39,7 +39,24 @@ int xp_replay_lookup_id(xp_replay_state* s, uint32_t serialized, uint32_t* defin
   return 0;
 }
 
-static void free_scratch(xp_replay_scratch* block) {
+xpack_status xp_replay_check_graph_values(xp_replay_state* s, xpack_error* err) {
+  xpack_status st = xp_replay_find_value_uses(s, err);
+  if (st == XPACK_OK) st = xp_replay_check_external_ids(s, err);
+  for (size_t i = 0; st == XPACK_OK && i < s->graph->value_count; i++) {
+    st = xp_replay_check_value(s, &s->graph->values[i], err);
+  }
+  return st;
+}
+
+xpack_status xp_replay_check_node(xp_replay_state* s, const xpack_et_xnn_node* node, xpack_error* err) {
+  xpack_status st = xp_replay_check_node_ids(s, node, err);
+  if (st == XPACK_OK) st = xp_replay_check_elementwise(s, node, err);
+  if (st == XPACK_OK) st = xp_replay_check_dynamic_quant(s, node, err);
+  if (st == XPACK_OK) st = xp_replay_check_flags(s, node, err);
+  return st;
+}
+
+void xp_replay_free_scratch(xp_replay_scratch* block) {
   while (block != NULL) {
     xp_replay_scratch* next = block->next;
     free(block);
@@ -59,15 +76,10 @@ xpack_status xpack_replay_define(const xpack_et_xnn_graph* graph, const xpack_et
     return xp_fail(err, XPACK_ERR_XNNPACK, "%s: xnn_create_subgraph(%u externals) failed (status %d)", graph->name,
                    graph->num_externs, (int)xs);
   }
-  xpack_status st = xp_replay_find_value_uses(&s, err);
-  if (st == XPACK_OK) st = xp_replay_check_external_ids(&s, err);
-  for (size_t i = 0; st == XPACK_OK && i < graph->value_count; i++) st = xp_replay_check_value(&s, &graph->values[i], err);
+  xpack_status st = xp_replay_check_graph_values(&s, err);
   for (size_t i = 0; st == XPACK_OK && i < graph->value_count; i++) st = xp_replay_define_value(&s, &graph->values[i], err);
   for (size_t i = 0; st == XPACK_OK && i < graph->node_count; i++) {
-    st = xp_replay_check_node_ids(&s, &graph->nodes[i], err);
-    if (st == XPACK_OK) st = xp_replay_check_elementwise(&s, &graph->nodes[i], err);
-    if (st == XPACK_OK) st = xp_replay_check_dynamic_quant(&s, &graph->nodes[i], err);
-    if (st == XPACK_OK) st = xp_replay_check_flags(&s, &graph->nodes[i], err);
+    st = xp_replay_check_node(&s, &graph->nodes[i], err);
     if (st == XPACK_OK) st = xp_replay_define_node(&s, &graph->nodes[i], err);
   }
   free(s.ids);
@@ -78,7 +90,7 @@ xpack_status xpack_replay_define(const xpack_et_xnn_graph* graph, const xpack_et
     xnn_delete_subgraph(s.subgraph);
     free(s.externals);
     free(s.families);
-    free_scratch(s.scratch);
+    xp_replay_free_scratch(s.scratch);
     return st;
   }
   out->subgraph = s.subgraph;
@@ -94,7 +106,7 @@ void xpack_replay_drop_definition(xpack_replay_subgraph* r) {
   if (r == NULL) return;
   if (r->subgraph) xnn_delete_subgraph(r->subgraph);
   r->subgraph = NULL;
-  free_scratch(r->scratch);
+  xp_replay_free_scratch(r->scratch);
   r->scratch = NULL;
 }
 

@@ -85,6 +85,12 @@ xpack_status xp_replay_check_dynamic_quant(const xp_replay_state* s, const xpack
  * (XPACK_ERR_BAD_INPUT), lack of memory is XPACK_ERR_NOMEM, anything else (XNNPACK not initialized, this
  * hardware) is XPACK_ERR_XNNPACK. (replay_checks.c) */
 xpack_status xp_replay_define_refusal(enum xnn_status refusal);
+/* Every check of the graph's values (uses, external ids, each value), in the order the replay makes them. */
+xpack_status xp_replay_check_graph_values(xp_replay_state* s, xpack_error* err);
+/* Every check of one node before it is defined; nodes are checked in graph order (a node may read only what
+ * an earlier node or the graph's inputs and constants provide). */
+xpack_status xp_replay_check_node(xp_replay_state* s, const xpack_et_xnn_node* node, xpack_error* err);
+void xp_replay_free_scratch(xp_replay_scratch* block);
 xpack_status xp_replay_define_value(xp_replay_state* s, const xpack_et_xnn_value* value, xpack_error* err);
 xpack_status xp_replay_define_node(xp_replay_state* s, const xpack_et_xnn_node* node, xpack_error* err);
 

@@ -50,7 +50,7 @@ static int region_equals(xpack_writer* w, const xp_writer_region* r, const uint8
 /* Resolves the pointers of a key to identities in the calling thread's session; 0 when they are bound. */
 static int resolve(xp_writer_session* s, const struct xnn_weights_cache_look_up_key* key, xp_key_identities* ids) {
   if (s == NULL) return -1;
-  return xp_bindings_resolve_key(&s->bindings, key->kernel, key->bias, ids);
+  return xp_bindings_resolve_key(&s->bindings, key->seed, key->kernel, key->bias, ids);
 }
 
 static uint64_t key_hash_of(uint32_t seed, const xp_key_identities* ids) {

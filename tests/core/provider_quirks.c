@@ -116,6 +116,15 @@ int main(void) {
   EXPECT(xpack_cache_bind(c, kernel_a, "A.w", 3, NULL) == XPACK_OK);
   EXPECT(xpack_cache_bind(c, bias_a, "A.b", 3, NULL) == XPACK_OK);
   EXPECT(xpack_cache_bind(c, kernel_b, "B.w", 3, NULL) == XPACK_OK);
+  /* XNNPACK reads what it computes, whatever the file says: a key without the size XNNPACK reads for it, or
+   * with another size than its region's, is refused (issue 16: a region whose recorded size lies) */
+  EXPECT(p->look_up(p->context, &ka) == SIZE_MAX);
+  EXPECT(xpack_cache_bind_size(c, &ka, 64, NULL) == XPACK_OK);
+  EXPECT(p->look_up(p->context, &ka) == SIZE_MAX);
+  EXPECT(xpack_cache_bind_size(c, &ka, 128, NULL) == XPACK_OK); /* replaces the 64 */
+  EXPECT(xpack_cache_bind_size(c, &kd, 64, &err) == XPACK_ERR_ARG && strstr(err.message, "not bound"));
+  EXPECT(xpack_cache_bind_size(c, NULL, 64, &err) == XPACK_ERR_ARG);
+  EXPECT(xpack_cache_bind_size(NULL, &ka, 64, &err) == XPACK_ERR_ARG);
   size_t la = p->look_up(p->context, &ka);
   EXPECT(la != SIZE_MAX && ((unsigned char*)p->offset_to_addr(p->context, la))[127] == 0xAA);
   EXPECT(p->look_up_or_insert(p->context, &ka, NULL, 0) == la);
@@ -130,6 +139,9 @@ int main(void) {
   struct xnn_weights_cache_look_up_key kx = {.seed = 8, .kernel = kernel_a, .bias = bias_a};
   size_t lx = pack_like_xnnpack(p, &kx, 128, 0x5A, 1);
   EXPECT(lx != SIZE_MAX && ((unsigned char*)p->offset_to_addr(p->context, lx))[0] == 0x5A);
+  /* rebinding a kernel forgets its sizes */
+  EXPECT(xpack_cache_bind(c, kernel_a, "A.w", 3, NULL) == XPACK_OK);
+  EXPECT(p->look_up(p->context, &ka) == SIZE_MAX);
   /* rebinding to another identity: not found */
   EXPECT(xpack_cache_bind(c, kernel_b, "other", 5, NULL) == XPACK_OK);
   EXPECT(p->look_up(p->context, &kc) == SIZE_MAX);
@@ -138,16 +150,18 @@ int main(void) {
 
   xpack_stats s;
   xpack_cache_stats(c, &s);
-  /* look-ups: ka(unbound), ka, ka(NULL insert), kb, kb(mismatch), kx, kc, ka(unbound) = 8 */
-  EXPECT(s.lookups == 8);
+  /* look-ups: ka(unbound), ka(unsized), ka(size 64), ka, ka(NULL insert), kb, kb(mismatch), kx, ka(rebound:
+   * unsized), kc, ka(unbound) = 11 */
+  EXPECT(s.lookups == 11);
   EXPECT(s.hits == 3 && s.hits_after_packing == 1);
-  EXPECT(s.misses == 5 && s.misses_unbound == 2 && s.misses_not_found == 2 && s.misses_refused == 1);
+  EXPECT(s.misses == 8 && s.misses_unbound == 2 && s.misses_not_found == 2 && s.misses_refused == 4);
   EXPECT(s.refused_mismatch == 1 && s.refused_probe == 0 && s.refused_no_family == 0);
+  EXPECT(s.refused_size == 1 && s.refused_unsized == 2);
   xpack_cache_family_info fi;
   EXPECT(xpack_cache_family(c, 0, &fi, NULL) == XPACK_OK);
   EXPECT(strcmp(fi.name, "fully_connected in=f32 w=f32 b=f32 out=f32 transpose=0") == 0);
   EXPECT(fi.refusal == XPACK_FAMILY_SERVED && fi.reason == NULL && fi.packed_probe == fi.local_probe);
-  EXPECT(fi.hits == 3 && fi.refused == 0);
+  EXPECT(fi.hits == 3 && fi.refused == 3);
   EXPECT(xpack_cache_family(c, 1, &fi, &err) == XPACK_ERR_ARG && strstr(err.message, "family 1 of a file with 1"));
   EXPECT(xpack_cache_bind(c, kernel_b, "x", 1024, &err) == XPACK_ERR_ARG && strstr(err.message, "1024 bytes"));
   EXPECT(s.heap_fallbacks == 2 && s.heap_fallback_bytes == 4096 + 128);

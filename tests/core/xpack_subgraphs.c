@@ -164,7 +164,7 @@ static int run(int argc, char** argv) {
   const char* cache_path = NULL;
   int threads = 0;
   const char* only = NULL;
-  unsigned flags = 0;
+  unsigned flags = XPACK_OPEN_TRUST_SIZES; /* subgraphs defined by hand: nothing sizes their weights */
   for (int i = 0; i < argc; i++) {
     if (strcmp(argv[i], "--cache") == 0 && i + 1 < argc) cache_path = argv[++i];
     else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];

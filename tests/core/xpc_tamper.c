@@ -19,6 +19,9 @@
  *   xpc_tamper FILE move-region I    region I (with a gap of 64 bytes before it) moved 64 bytes down
  *   xpc_tamper FILE region-size I    region I's size one byte less (hash recomputed): not a multiple of the
  *                                    XNNPACK alignment
+ *   xpc_tamper FILE region-at-end I  region I made the last XNNPACK-alignment bytes of the data area (offset
+ *                                    and size changed, hash recomputed): a region whose size lies, placed where
+ *                                    a read of the weight's real size runs past the end of the file
  *   xpc_tamper FILE region-bytes I   region I's middle byte XOR 1, its hash recomputed: a sound file whose
  *                                    packed bytes are not what XNNPACK produces
  *
@@ -171,6 +174,14 @@ static int break_rule(const char* what, const char* arg) {
     } else if (strcmp(what, "region-bytes") == 0) {
       g_file[offset + size / 2] ^= 1;
       xp_put64(r + XPC_R_HASH, XXH3_64bits(g_file + offset, (size_t)size));
+    } else if (strcmp(what, "region-at-end") == 0) {
+      const uint64_t alignment = xp_le32(g_file + XPC_H_XNN_ALIGNMENT);
+      const uint64_t end = xp_le64(g_file + XPC_H_DATA_OFFSET) + xp_le64(g_file + XPC_H_DATA_SIZE);
+      if (alignment == 0 || end < alignment || size <= alignment) return die("region too small to shrink");
+      xp_put64(r + XPC_R_OFFSET, end - alignment);
+      xp_put64(r + XPC_R_SIZE, alignment);
+      xp_put64(r + XPC_R_STORED_SIZE, alignment);
+      xp_put64(r + XPC_R_HASH, XXH3_64bits(g_file + end - alignment, (size_t)alignment));
     } else if (strcmp(what, "region-size") == 0) {
       g_file[offset + size - 1] = 0;
       xp_put64(r + XPC_R_SIZE, size - 1);
@@ -235,7 +246,7 @@ static int tamper(const char* what, const char* arg) {
   if (rule >= 0) return rule;
   return die("usage: xpc_tamper FILE probe INDEX | name INDEX | build-id | no-family | dup-key | entry-flags | "
              "family-flags | family-order | family-dup | reserved | page-alignment | huge-alignment | "
-             "move-region INDEX | region-size INDEX | region-bytes INDEX");
+             "move-region INDEX | region-size INDEX | region-at-end INDEX | region-bytes INDEX");
 }
 
 int main(int argc, char** argv) {

@@ -8,7 +8,8 @@
 #     the .xpc's mapping), outputs bit-identical to ExecuTorch without any cache;
 #   - docs/TRUST.md's refusals still refuse inside ExecuTorch, outputs unchanged: another XNNPACK build
 #     (tampered build identifier), a probe that packs differently (tampered probe), a damaged region
-#     (XPACK_OPEN_CHECK_REGIONS), deconvolution bytes that differ from the file's, another program's cache.
+#     (XPACK_OPEN_CHECK_REGIONS), a region whose size lies, deconvolution bytes that differ from the file's,
+#     another program's cache.
 # Environment: XPACK, XPACK_GENMODEL, XPACK_BUILD_DIR (the xpack build to install), XPC_TAMPER,
 # XNNPACK_PREFIX, XPACK_ET_VERSION. Exit 0/1/77.
 set -uo pipefail
@@ -30,7 +31,7 @@ echo "et_harness_xpack built against the installed xpack and $ET_PREFIX"
 xf() { sed -n "s/^xpack .*\b$2=\([0-9a-z]*\).*/\1/p" "$1"; }
 tf() { sed -n "s/^total .*\b$2=\([0-9]*\).*/\1/p" "$1"; }
 same() { diff <(grep '^output' "$1") <(grep '^output' "$2") > /dev/null; }
-summary() { echo "xpack: lookups=$(xf "$1" lookups) hits=$(xf "$1" hits) after_packing=$(xf "$1" hits_after_packing) misses=$(xf "$1" misses) incompatible=$(xf "$1" refused_incompatible) corrupt=$(xf "$1" refused_corrupt) mismatch=$(xf "$1" refused_mismatch) probe=$(xf "$1" refused_probe); answered inside the .xpc mapping=$(( $(tf "$1" from_file) + $(tf "$1" inserted_from_file) + $(tf "$1" null_inserts_from_file) ))"; }
+summary() { echo "xpack: lookups=$(xf "$1" lookups) hits=$(xf "$1" hits) after_packing=$(xf "$1" hits_after_packing) misses=$(xf "$1" misses) incompatible=$(xf "$1" refused_incompatible) corrupt=$(xf "$1" refused_corrupt) mismatch=$(xf "$1" refused_mismatch) probe=$(xf "$1" refused_probe) size=$(xf "$1" refused_size) unsized=$(xf "$1" refused_unsized); answered inside the .xpc mapping=$(( $(tf "$1" from_file) + $(tf "$1" inserted_from_file) + $(tf "$1" null_inserts_from_file) ))"; }
 
 # prog NAME ARGS...: generate (gen:KIND [opts]) or take a real file; sets P (pte), D (harness --data args)
 prog() {
@@ -98,6 +99,11 @@ cp "$work/llm.xpc" "$work/region.xpc"
 size=$(stat -c %s "$work/region.xpc")
 printf '\xa5' | dd of="$work/region.xpc" bs=1 seek=$((size / 3)) conv=notrunc 2>/dev/null
 refused damaged_region "$work/llm.base" "$work/region.xpc" refused_corrupt --xpack-flags 16
+# A region whose size lies (re-sealed, placed at the end of the data area): XNNPACK would read past the file's
+# mapping; the adapter asked XNNPACK for the size it reads and refuses the entry (issue 16).
+cp "$work/llm.xpc" "$work/lie.xpc"; "$XPC_TAMPER" "$work/lie.xpc" region-at-end 0 > /dev/null || fail tamper
+refused lying_region_size "$work/llm.base" "$work/lie.xpc" refused_size
+[ "$(xf "$work/lying_region_size.run" refused_unsized)" = 0 ] || fail "lying_region_size: a key was left unsized"
 # Deconvolution packs before asking: bytes that differ from the file's are refused (stock ExecuTorch's own
 # file crashed here: et_serve_gen_deconv).
 prog deconv gen deconv
