@@ -6,9 +6,14 @@
  * defined alone (its own values, and the Convert that quantizes its input at run time) in a subgraph of its
  * own, and a runtime is created over a provider that misses every look-up and refuses the space XNNPACK
  * then reserves: XNNPACK has computed the key and the packed size by then, reports both, and gives up
- * before it packs or reads a weight byte. */
+ * before it packs or reads a weight byte. Nodes alike in everything XNNPACK sizes from (the node's
+ * parameters, its values' datatypes, dims and quantization layout) share one answer: the seed and the size,
+ * with each node's own filter and bias pointers as the key (when the first node's key holds exactly its own
+ * pointers). An LLM's layers then cost a few runtimes, not one per weight; XNNPACK validates every
+ * quantization scale while it creates, so each runtime reads the scales. */
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 
 #include "common/error.h"
 #include "replay/replay_internal.h"
@@ -19,6 +24,9 @@ typedef struct sizer {
   bool has_pending;
   xpack_size_fn report;
   void* context;
+  struct xnn_weights_cache_look_up_key last; /* the last key reported, and its size */
+  size_t last_size;
+  bool reported;
 } sizer;
 
 static size_t sizer_look_up(void* context, const struct xnn_weights_cache_look_up_key* key) {
@@ -32,7 +40,12 @@ static size_t sizer_look_up(void* context, const struct xnn_weights_cache_look_u
  * (operators that pack before asking) is refused too: the loader compares those bytes when they come. */
 static void* sizer_reserve_space(void* context, size_t n) {
   sizer* z = context;
-  if (z->has_pending) z->report(z->context, &z->pending, n);
+  if (z->has_pending) {
+    z->report(z->context, &z->pending, n);
+    z->last = z->pending;
+    z->last_size = n;
+    z->reported = true;
+  }
   z->has_pending = false;
   return NULL;
 }
@@ -48,24 +61,20 @@ static bool sizer_is_finalized(void* context) { return true; }
 static void* sizer_offset_to_addr(void* context, size_t offset) { return NULL; }
 static enum xnn_status sizer_delete_cache(void* context) { return xnn_status_success; }
 
-/* The serialized ids a weight node reads and writes, or 0 for a node that packs no static filter. */
+/* The serialized ids a weight node reads and writes (input, filter, bias, output), or 0 for a node that packs
+ * no static filter. */
 static int weight_node_ids(const xpack_et_xnn_graph* g, const xpack_et_xnn_node* n, uint32_t ids[4]) {
-  switch (n->type) {
-    case XPACK_ET_XNN_FULLY_CONNECTED:
-      ids[0] = n->u.fully_connected.input1_id;
-      ids[1] = n->u.fully_connected.filter_id;
-      ids[2] = n->u.fully_connected.bias_id;
-      ids[3] = n->u.fully_connected.output_id;
-      break;
-    case XPACK_ET_XNN_CONV2D:
-    case XPACK_ET_XNN_DEPTHWISE_CONV2D:
-    case XPACK_ET_XNN_CONV_TRANSPOSE2D:
-      ids[0] = n->u.conv.input1_id;
-      ids[1] = n->u.conv.filter_id;
-      ids[2] = n->u.conv.bias_id;
-      ids[3] = n->u.conv.output_id;
-      break;
-    default: return 0;
+  if (n->type == XPACK_ET_XNN_FULLY_CONNECTED) {
+    const __typeof__(n->u.fully_connected)* f = &n->u.fully_connected;
+    const uint32_t used[4] = {f->input1_id, f->filter_id, f->bias_id, f->output_id};
+    memcpy(ids, used, sizeof used);
+  } else if (n->type == XPACK_ET_XNN_CONV2D || n->type == XPACK_ET_XNN_DEPTHWISE_CONV2D ||
+             n->type == XPACK_ET_XNN_CONV_TRANSPOSE2D) {
+    const __typeof__(n->u.conv)* c = &n->u.conv;
+    const uint32_t used[4] = {c->input1_id, c->filter_id, c->bias_id, c->output_id};
+    memcpy(ids, used, sizeof used);
+  } else {
+    return 0;
   }
   const xpack_et_xnn_value* filter = xpack_et_xnn_graph_find_value(g, ids[1]);
   return filter != NULL && filter->constant_buffer_idx != 0;
@@ -78,6 +87,97 @@ static const xpack_et_xnn_node* convert_into(const xpack_et_xnn_graph* g, uint32
     if (n->type == XPACK_ET_XNN_CONVERT && n->u.unary.output_id == serialized) return n;
   }
   return NULL;
+}
+
+/* Everything of a weight node that XNNPACK's packed size and seed can depend on, pointers and ids left out. */
+typedef struct signature {
+  unsigned char bytes[512];
+  size_t len;
+  uint64_t hash;
+} signature;
+
+static void put(signature* g, const void* p, size_t n) {
+  if (g->len + n <= sizeof g->bytes) memcpy(g->bytes + g->len, p, n);
+  g->len += n; /* a signature that overflows is never shared (see signature_of) */
+}
+
+static void put_value(signature* g, const xpack_et_xnn_graph* graph, uint32_t serialized) {
+  const xpack_et_xnn_value* v = serialized == XNN_INVALID_VALUE_ID ? NULL : xpack_et_xnn_graph_find_value(graph, serialized);
+  const uint8_t present = v != NULL;
+  put(g, &present, sizeof present);
+  if (v == NULL) return;
+  const uint8_t is_constant = v->constant_buffer_idx != 0;
+  const int32_t quant[6] = {(int32_t)v->quant.kind, v->quant.channel_dim, v->quant.group_size,
+                            v->quant.num_nonbatch_dims, v->dq_datatype, (int32_t)v->flags};
+  put(g, &v->datatype, sizeof v->datatype);
+  put(g, &is_constant, sizeof is_constant);
+  put(g, quant, sizeof quant);
+  put(g, &v->num_dims, sizeof v->num_dims);
+  put(g, v->dims, v->num_dims * sizeof *v->dims);
+}
+
+/* Returns false when the node is too large to describe (it is then sized alone). */
+static bool signature_of(const xpack_et_xnn_graph* graph, const xpack_et_xnn_node* n, const uint32_t ids[4],
+                         const xpack_et_xnn_node* convert, signature* g) {
+  g->len = 0;
+  const uint8_t type = n->type, ranged = n->has_output_min_max;
+  put(g, &type, sizeof type);
+  put(g, &ranged, sizeof ranged);
+  if (ranged) {
+    put(g, &n->output_min, sizeof n->output_min);
+    put(g, &n->output_max, sizeof n->output_max);
+  }
+  if (n->type == XPACK_ET_XNN_FULLY_CONNECTED) {
+    put(g, &n->u.fully_connected.flags, sizeof n->u.fully_connected.flags);
+  } else {
+    const __typeof__(n->u.conv)* c = &n->u.conv;
+    const uint32_t params[18] = {c->padding_top, c->padding_right, c->padding_bottom, c->padding_left,
+                                 c->kernel_height, c->kernel_width, c->subsampling_height, c->subsampling_width,
+                                 c->dilation_height, c->dilation_width, c->group_input_channels,
+                                 c->group_output_channels, c->groups, c->adjustment_height, c->adjustment_width,
+                                 c->flags, 0, 0};
+    put(g, params, sizeof params);
+  }
+  for (int k = 0; k < 4; k++) put_value(g, graph, ids[k]);
+  put_value(g, graph, convert != NULL ? convert->u.unary.input_id : XNN_INVALID_VALUE_ID);
+  if (g->len > sizeof g->bytes) return false;
+  g->hash = XXH3_64bits(g->bytes, g->len);
+  return true;
+}
+
+/* A node sized already, by signature: its seed and size, or that XNNPACK gave none. */
+typedef struct sized_node {
+  signature signature;
+  bool reported;
+  bool shareable; /* XNNPACK's key held the node's own filter and bias pointers */
+  uint32_t seed;
+  size_t size;
+} sized_node;
+
+typedef struct sized_nodes {
+  sized_node* items;
+  size_t count, capacity;
+} sized_nodes;
+
+static const sized_node* find_sized(const sized_nodes* t, const signature* g) {
+  for (size_t i = 0; i < t->count; i++) {
+    const sized_node* s = &t->items[i];
+    if (s->signature.hash == g->hash && s->signature.len == g->len && memcmp(s->signature.bytes, g->bytes, g->len) == 0) {
+      return s;
+    }
+  }
+  return NULL;
+}
+
+/* The raw bytes a constant value resolves to (NULL without one). */
+static const void* constant_data(const xp_replay_state* s, uint32_t serialized) {
+  const xpack_et_xnn_value* v = serialized == XNN_INVALID_VALUE_ID ? NULL : xpack_et_xnn_graph_find_value(s->graph, serialized);
+  xpack_et_constant c;
+  if (v == NULL || v->constant_buffer_idx == 0 ||
+      xpack_et_xnn_resolve_constant(s->graph, v->constant_buffer_idx, s->sources, &c, NULL) != XPACK_OK) {
+    return NULL;
+  }
+  return c.data;
 }
 
 static void reset_definitions(xp_replay_state* s) {
@@ -105,16 +205,16 @@ static xpack_status define_serialized(xp_replay_state* s, uint32_t serialized, b
 
 /* Defines node n alone and has XNNPACK size its weight. A node XNNPACK will not define or create alone is
  * left unsized (its weight then misses at the loader): only running out of memory is an error. */
-static xpack_status size_node(xp_replay_state* s, const xpack_et_xnn_node* n, const uint32_t ids[4], sizer* z,
-                              xpack_error* err) {
+static xpack_status size_node(xp_replay_state* s, const xpack_et_xnn_node* n, const uint32_t ids[4],
+                              const xpack_et_xnn_node* convert, sizer* z, xpack_error* err) {
   reset_definitions(s);
+  z->reported = false;
   if (xnn_create_subgraph(s->graph->num_externs + 1, 0, &s->subgraph) != xnn_status_success) {
     return xp_fail(err, XPACK_ERR_XNNPACK, "%s: node %u (%s): xnn_create_subgraph failed", s->graph->name, n->index,
                    n->type_name);
   }
   xpack_error ignored;
   xpack_status st = XPACK_OK;
-  const xpack_et_xnn_node* convert = convert_into(s->graph, ids[0]);
   if (convert != NULL) st = define_serialized(s, convert->u.unary.input_id, false, &ignored);
   for (int k = 0; st == XPACK_OK && k < 4; k++) st = define_serialized(s, ids[k], k == 3, &ignored);
   if (st == XPACK_OK && convert != NULL) st = xp_replay_define_node(s, convert, &ignored);
@@ -157,10 +257,39 @@ xpack_status xpack_replay_size_weights(const xpack_et_xnn_graph* graph, const xp
   /* The checks the replay makes before XNNPACK sees anything: a graph that fails them is not sized. */
   xpack_status st = xp_replay_check_graph_values(&s, err);
   for (size_t i = 0; st == XPACK_OK && i < graph->node_count; i++) st = xp_replay_check_node(&s, &graph->nodes[i], err);
+  sized_nodes done = {0};
   for (size_t i = 0; st == XPACK_OK && i < graph->node_count; i++) {
+    const xpack_et_xnn_node* n = &graph->nodes[i];
     uint32_t ids[4];
-    if (weight_node_ids(graph, &graph->nodes[i], ids)) st = size_node(&s, &graph->nodes[i], ids, &z, err);
+    if (!weight_node_ids(graph, n, ids)) continue;
+    const xpack_et_xnn_node* convert = convert_into(graph, ids[0]);
+    signature g;
+    const bool described = signature_of(graph, n, ids, convert, &g);
+    const sized_node* twin = described ? find_sized(&done, &g) : NULL;
+    if (twin != NULL && (twin->shareable || !twin->reported)) {
+      if (twin->reported) {
+        const struct xnn_weights_cache_look_up_key key = {twin->seed, constant_data(&s, ids[1]), constant_data(&s, ids[2])};
+        report(context, &key, twin->size);
+      }
+      continue;
+    }
+    st = size_node(&s, n, ids, convert, &z, err);
+    if (st != XPACK_OK || !described || twin != NULL) continue;
+    if (done.count == done.capacity) {
+      const size_t capacity = done.capacity ? 2 * done.capacity : 16;
+      sized_node* grown = realloc(done.items, capacity * sizeof *grown);
+      if (grown == NULL) {
+        st = xp_fail(err, XPACK_ERR_NOMEM, "out of memory");
+        break;
+      }
+      done.items = grown;
+      done.capacity = capacity;
+    }
+    const bool own_pointers = z.reported && z.last.kernel == constant_data(&s, ids[1]) &&
+                              z.last.bias == constant_data(&s, ids[2]);
+    done.items[done.count++] = (sized_node){g, z.reported, own_pointers, z.last.seed, z.last_size};
   }
+  free(done.items);
   free(s.ids);
   free(s.value_info);
   free(s.value_use);

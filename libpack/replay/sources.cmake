@@ -2,5 +2,5 @@
 xpack_library(xpack_replay
   SOURCES replay/replay.c replay/replay_values.c replay/replay_nodes.c replay/replay_families.c replay/replay_checks.c
           replay/replay_sizes.c
-  PUBLIC xpack_et xpack_loader xpack_xnnpack PRIVATE m)
+  PUBLIC xpack_et xpack_loader xpack_xnnpack PRIVATE m xpack_xxhash)
 set_source_files_properties(${_libpack}/replay/replay_nodes.c PROPERTIES COMPILE_OPTIONS "-Wno-deprecated-declarations")

@@ -1,6 +1,7 @@
 /* libFuzzer harness for the replay and run paths: a valid program with a list of numeric edits to its
  * parsed XNNPACK graphs, replayed into the real XNNPACK through a recording writer (the weights cache
- * `pack` uses), then reshaped, size-checked and run as `xpack run` does.
+ * `pack` uses), each weight node sized alone as a loader's caller does (xpack_replay_size_weights), then
+ * reshaped, size-checked and run as `xpack run` does.
  *
  * Input: byte 0 = number of edits (mod 17), then 8 bytes per edit, then a whole .pte. The custom mutator
  * changes only the edits, so the program stays a well-formed flatbuffer and every edit is one a crafted
@@ -20,6 +21,7 @@
 
 #include "xpack.h"
 #include "xpack_executorch.h"
+#include "xpack_loader.h"
 #include "xpack_replay.h"
 
 enum { EDIT_BYTES = 8, MAX_EDITS = 16 };
@@ -204,6 +206,12 @@ static void bind_writer(void* writer, const void* raw, const char* identity, siz
 
 static char writer_path[64];
 
+/* The sizes a loader would bind: each must be a whole number of XNNPACK's allocation units. */
+static void check_size(void* context, const struct xnn_weights_cache_look_up_key* key, size_t size) {
+  (void)context;
+  if (key->kernel == NULL || size % xpack_xnn_alignment() != 0) abort();
+}
+
 static void replay_graph(const xpack_et_program* program, xpack_et_xnn_graph* graph) {
   xpack_error err;
   xpack_writer* writer = NULL;
@@ -215,6 +223,9 @@ static void replay_graph(const xpack_et_program* program, xpack_et_xnn_graph* gr
   if (st == XPACK_OK && !within_memory_bound(graph)) {
     xpack_replay_release(&replay);
   } else if (st == XPACK_OK) {
+    /* The sizing path a loader takes (xpack_replay_size_weights): each weight node alone in a runtime. */
+    xpack_status sized = xpack_replay_size_weights(graph, &sources, check_size, NULL, &err);
+    if (verbose) fprintf(stderr, "size: %s\n", sized == XPACK_OK ? "ok" : err.message);
     for (size_t i = 0; i < replay.num_weight_families; i++) {
       (void)xpack_writer_bind_family(writer, replay.weight_families[i].kernel, &replay.weight_families[i].family, &err);
     }
