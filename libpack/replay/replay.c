@@ -28,6 +28,7 @@ int xp_replay_lookup_id(xp_replay_state* s, uint32_t serialized, uint32_t* defin
     *defined = XNN_INVALID_VALUE_ID;
     return 0;
   }
+  if (s->id_count == 0) return -1; /* nothing defined yet (and no array to sort: qsort takes no NULL) */
   if (!s->ids_sorted) {
     qsort(s->ids, s->id_count, sizeof *s->ids, by_serialized);
     s->ids_sorted = 1;
