@@ -36,6 +36,7 @@ unsigned bench_variant_open_flags(bench_variant v); /* xpack_cache_open flags */
 typedef struct bench_sample {
   double open_ms;            /* xpack_cache_open (0 without a cache) */
   double load_ms;            /* programs opened, delegates replayed into subgraphs (weights bound), not timed in ttfi */
+  double size_ms;            /* of load_ms: asking XNNPACK the size it reads for each weight (xpack_replay_size_weights) */
   double create_ms;          /* sum of xnn_create_runtime_v4 over every XNNPACK delegate */
   double first_inference_ms; /* sum of the first reshape + setup + invoke of every runtime */
   double ttfi_ms;            /* open + create + first inference */

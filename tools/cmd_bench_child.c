@@ -34,6 +34,7 @@ typedef struct child {
   char error[512];
   char* outputs;
   size_t outputs_len, outputs_capacity;
+  double size_ms; /* xpack_replay_size_weights, summed over the delegates */
 } child;
 
 static double now_ms(void) {
@@ -89,7 +90,11 @@ static void define_all(child* c, xpack_bind_fn bind, void* bind_context, xpack_s
       xpack_et_named_sources sources = xpack_model_set_sources(&c->set, d->ref.program);
       st = xpack_replay_define(d->graph, &sources, bind, bind_context, &d->replay, &err);
       d->defined = st == XPACK_OK;
-      if (st == XPACK_OK && size != NULL) st = xpack_replay_size_weights(d->graph, &sources, size, size_context, &err);
+      if (st == XPACK_OK && size != NULL) {
+        const double t0 = now_ms();
+        st = xpack_replay_size_weights(d->graph, &sources, size, size_context, &err);
+        c->size_ms += now_ms() - t0;
+      }
     }
     if (st != XPACK_OK) fail(c, err.message);
   }
@@ -182,7 +187,7 @@ static void write_sample(const bench_sample* s, const char* variant, const char*
   json_key(&j, "variant"); json_string(&j, variant);
 #define NUM(name) json_key(&j, #name); json_double(&j, s->name)
 #define UINT(name) json_key(&j, #name); json_uint(&j, s->name)
-  NUM(open_ms); NUM(load_ms); NUM(create_ms); NUM(first_inference_ms); NUM(ttfi_ms); NUM(fill_ms); NUM(load_ttfi_ms);
+  NUM(open_ms); NUM(load_ms); NUM(size_ms); NUM(create_ms); NUM(first_inference_ms); NUM(ttfi_ms); NUM(fill_ms); NUM(load_ttfi_ms);
   UINT(rss_bytes); UINT(private_dirty_bytes); UINT(peak_rss_bytes); UINT(major_faults); UINT(minor_faults);
   UINT(delegates); UINT(failed); UINT(lookups); UINT(hits); UINT(misses); UINT(heap_fallback_bytes);
   UINT(open_major_faults); UINT(open_read_calls); UINT(open_storage_bytes); UINT(model_resident_bytes);
@@ -285,6 +290,7 @@ int bench_child_main(int argc, char** argv) {
   if (cache) xpack_cache_unbind_all(cache);
   s.first_inference_ms = run_all(&c);
   s.ttfi_ms = s.open_ms + s.create_ms + s.first_inference_ms;
+  s.size_ms = c.size_ms;
   s.load_ttfi_ms = s.load_ms + s.ttfi_ms;
   for (size_t i = 0; i < c.set.program_count + c.set.ptd_count; i++) {
     const xpack_model_file* f = i < c.set.program_count ? &c.set.program_files[i] : &c.set.ptd_files[i - c.set.program_count];

@@ -9,7 +9,7 @@
  *             "disk_write_ms"}]}
  *            | null (with --cache; `xpack pack` runs once per repetition),
  *    "open_us": cache_warm open,
- *    "open_ms", "load_ms", "create_ms", "first_inference_ms", "ttfi_ms", "rss_bytes", "private_dirty_bytes",
+ *    "open_ms", "load_ms", "size_ms" (of load_ms: sizing the weights), "create_ms", "first_inference_ms", "ttfi_ms", "rss_bytes", "private_dirty_bytes",
  *    "peak_rss_bytes", "major_faults", "minor_faults", "lookups", "hits", "misses": {variant: median},
  *    "page_cache": {variant: {"file_bytes", "resident_bytes", "dropped"?}},
  *    "samples": {variant: [{every field of a child's sample}]},
@@ -188,7 +188,7 @@ static void sample_json(json* j, const bench_sample* s) {
   json_object(j);
 #define D(f) json_key(j, #f); json_double(j, s->f)
 #define U(f) json_key(j, #f); json_uint(j, s->f)
-  D(open_ms); D(load_ms); D(create_ms); D(first_inference_ms); D(ttfi_ms); D(fill_ms); D(load_ttfi_ms);
+  D(open_ms); D(load_ms); D(size_ms); D(create_ms); D(first_inference_ms); D(ttfi_ms); D(fill_ms); D(load_ttfi_ms);
   U(rss_bytes); U(private_dirty_bytes); U(peak_rss_bytes); U(major_faults); U(minor_faults);
   U(delegates); U(failed); U(lookups); U(hits); U(misses); U(heap_fallback_bytes);
   U(open_major_faults); U(open_read_calls); U(open_storage_bytes); U(model_resident_bytes);
@@ -246,6 +246,7 @@ void bench_report_json(const bench_run* run, FILE* out) {
   else json_null(&j);
   PER_VARIANT("open_ms", open_ms, json_double);
   PER_VARIANT("load_ms", load_ms, json_double);
+  PER_VARIANT("size_ms", size_ms, json_double);
   PER_VARIANT("create_ms", create_ms, json_double);
   PER_VARIANT("first_inference_ms", first_inference_ms, json_double);
   PER_VARIANT("ttfi_ms", ttfi_ms, json_double);
