@@ -15,7 +15,9 @@
  * app loads the program from ONE mapping of the whole .pte (a BufferDataLoader over it: ExecuTorch then
  * hands XNNPACK pointers into that mapping; the MmapDataLoader maps each segment separately) and each .ptd
  * likewise, and gives the same bytes to xpack_et_adapter_attach, which binds every constant of every
- * XNNPACK delegate to its identity (libpack/et/IDENTITY.md), and decides every packing family (its probe
+ * XNNPACK delegate to its identity (libpack/et/IDENTITY.md), asks XNNPACK the size it reads for each packed
+ * weight (xpack_replay_size_weights; the loader serves only regions of exactly that size), and decides
+ * every packing family (its probe
  * creates an XNNPACK runtime through the same wrapped function, so it runs before the adapter starts
  * substituting). The mappings must outlive every method.
  * Load methods with the backend option weight_cache_enabled = false: ExecuTorch's own cache is not used.
