@@ -127,7 +127,8 @@ int xpack_for_each_delegate(const xpack_model_set* set, const char* only_method,
 /* What a replayed delegate's weights are bound to while XNNPACK creates its runtime. */
 typedef enum xpack_bind_kind {
   XPACK_BIND_NONE = 0,      /* no binding, no provider: XNNPACK packs as without a cache */
-  XPACK_BIND_CACHE = 1,     /* object is an xpack_cache*: its provider, xpack_cache_bind, xpack_cache_unbind_all */
+  XPACK_BIND_CACHE = 1,     /* object is an xpack_cache*: its provider, xpack_cache_bind, the sizes XNNPACK reads
+                               (xpack_replay_size_weights into xpack_cache_bind_size), xpack_cache_unbind_all */
   XPACK_BIND_WRITER = 2,    /* object is an xpack_writer*: its provider, xpack_writer_bind (and every filter's
                                packing family, xpack_writer_bind_family), xpack_writer_unbind_all */
   XPACK_BIND_CALLBACKS = 3, /* another weights cache: `provider`, `bind` and `unbind` below, with object */
