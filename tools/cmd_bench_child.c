@@ -70,14 +70,6 @@ static int open_models(child* c, int argc, char** argv, unsigned set_flags) {
   return rc ? rc : xpack_for_each_delegate(&c->set, NULL, collect, c);
 }
 
-static void bind_to_cache(void* cache, const void* raw, const char* identity, size_t len) {
-  xpack_cache_bind(cache, raw, identity, len, NULL); /* unbound pointers miss and are counted */
-}
-
-static void size_to_cache(void* cache, const struct xnn_weights_cache_look_up_key* key, size_t size) {
-  xpack_cache_bind_size(cache, key, size, NULL); /* an unsized key is refused and counted */
-}
-
 /* Replays every delegate into a subgraph, binding weights through bind and the sizes XNNPACK reads through
  * size (either may be NULL). */
 static void define_all(child* c, xpack_bind_fn bind, void* bind_context, xpack_size_fn size, void* size_context) {
@@ -271,7 +263,8 @@ int bench_child_main(int argc, char** argv) {
   bench_ideal_bindings ideal_bindings = {0};
   t0 = now_ms();
   if (ideal) define_all(&c, bench_ideal_bind, &ideal_bindings, bench_ideal_expect, ideal);
-  else define_all(&c, cache ? bind_to_cache : NULL, cache, cache ? size_to_cache : NULL, cache);
+  else if (cache) define_all(&c, xpack_replay_bind_to_cache, cache, xpack_replay_size_to_cache, cache);
+  else define_all(&c, NULL, NULL, NULL, NULL);
   s.load_ms += now_ms() - t0;
   if (ideal) { /* filled beforehand: copied from the cache file, no runtime created yet (cmd_bench_ideal_fill.c) */
     char why[256];

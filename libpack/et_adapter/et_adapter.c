@@ -27,16 +27,12 @@ static void release(void) {
   g_opening = NULL;
 }
 
-static void size_to_cache(void* cache, const struct xnn_weights_cache_look_up_key* key, size_t size) {
-  xpack_cache_bind_size(cache, key, size, NULL); /* a kernel left unbound stays unsized: its key misses */
-}
-
 static xpack_status size_delegate(size_t method, size_t delegate, xpack_error* err) {
   xpack_et_xnn_graph* graph = NULL;
   xpack_status st = xpack_et_xnn_graph_open(g_program, method, delegate, &graph, err);
   if (st != XPACK_OK) return st;
   xpack_et_named_sources sources = {g_program, (const xpack_et_ptd* const*)g_ptds, g_ptd_count};
-  st = xpack_replay_size_weights(graph, &sources, size_to_cache, g_opening, err);
+  st = xpack_replay_size_weights(graph, &sources, xpack_replay_size_to_cache, g_opening, err);
   xpack_et_xnn_graph_free(graph);
   return st;
 }

@@ -81,6 +81,12 @@ void xpack_replay_drop_definition(xpack_replay_subgraph* replay);
  * packed weights XNNPACK reads for it (valid during the call). */
 typedef void (*xpack_size_fn)(void* context, const struct xnn_weights_cache_look_up_key* key, size_t packed_size);
 
+/* An xpack_bind_fn and an xpack_size_fn whose context is an xpack_cache* (xpack_loader.h): xpack_cache_bind
+ * and xpack_cache_bind_size. A binding that fails (an identity too long, the kernel not bound, no memory)
+ * leaves the pointer unbound or the key unsized: its look-ups miss, and the cache's counters say why. */
+void xpack_replay_bind_to_cache(void* cache, const void* raw, const char* identity, size_t identity_len);
+void xpack_replay_size_to_cache(void* cache, const struct xnn_weights_cache_look_up_key* key, size_t packed_size);
+
 /* Asks this process's XNNPACK, for every fully-connected, convolution, depthwise-convolution and
  * deconvolution node of `graph` with a static filter, which key it will look the filter up with and how
  * many bytes it will read on a hit, and reports each through `report`: what a loader needs to refuse a

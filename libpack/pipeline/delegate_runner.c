@@ -105,16 +105,7 @@ static void bind_families(xpack_writer* writer, const xpack_replay_subgraph* rep
   }
 }
 
-/* A binding that fails (an identity too long to name) leaves the pointer unbound: its look-ups miss and are
- * counted as unbound, which is what the caller reports. */
-static void bind_to_cache(void* cache, const void* raw, const char* identity, size_t len) {
-  xpack_cache_bind(cache, raw, identity, len, NULL);
-}
 static void unbind_from_cache(void* cache) { xpack_cache_unbind_all(cache); }
-/* A size that cannot be bound (its kernel unbound) leaves the key unsized: refused and counted. */
-static void size_to_cache(void* cache, const struct xnn_weights_cache_look_up_key* key, size_t size) {
-  xpack_cache_bind_size(cache, key, size, NULL);
-}
 static void bind_to_writer(void* writer, const void* raw, const char* identity, size_t len) {
   xpack_writer_bind(writer, raw, identity, len, NULL);
 }
@@ -132,7 +123,7 @@ static xpack_status resolve_target(const xpack_bind_target* target, binding* b, 
   switch (target->kind) {
     case XPACK_BIND_NONE: return XPACK_OK;
     case XPACK_BIND_CACHE:
-      *b = (binding){xpack_cache_provider(target->object), bind_to_cache, unbind_from_cache};
+      *b = (binding){xpack_cache_provider(target->object), xpack_replay_bind_to_cache, unbind_from_cache};
       break;
     case XPACK_BIND_WRITER:
       *b = (binding){xpack_writer_provider(target->object), bind_to_writer, unbind_from_writer};
@@ -167,7 +158,9 @@ xpack_status xpack_run_delegate(const xpack_model_set* set, const xpack_delegate
     return st;
   }
   if (target->kind == XPACK_BIND_WRITER) bind_families(target->object, &replay, out);
-  if (target->kind == XPACK_BIND_CACHE) st = xpack_replay_size_weights(graph, &sources, size_to_cache, target->object, err);
+  if (target->kind == XPACK_BIND_CACHE) {
+    st = xpack_replay_size_weights(graph, &sources, xpack_replay_size_to_cache, target->object, err);
+  }
   if (st != XPACK_OK) {
     xpack_replay_release(&replay);
     xpack_et_xnn_graph_free(graph);
