@@ -187,6 +187,8 @@ static void loader_functions(const char* cache_path) {
   EXPECT_ARG(xpack_cache_open(cache_path, 0, NULL, &e_));
   xpack_cache_close(NULL);
   EXPECT_ARG(xpack_cache_bind(NULL, raw, "a", 1, &e_));
+  const struct xnn_weights_cache_look_up_key key = {.seed = 1, .kernel = raw, .bias = NULL};
+  EXPECT_ARG(xpack_cache_bind_size(NULL, &key, 64, &e_));
   xpack_cache_unbind_all(NULL);
   EXPECT(xpack_cache_provider(NULL) == NULL);
   EXPECT(xpack_cache_refusal(NULL) == NULL);
@@ -205,6 +207,7 @@ static void loader_functions(const char* cache_path) {
   EXPECT(xpack_cache_open(cache_path, 0, &c, NULL) == XPACK_OK && c != NULL);
   EXPECT_ARG(xpack_cache_bind(c, NULL, "a", 1, &e_));
   EXPECT_ARG(xpack_cache_bind(c, raw, NULL, 1, &e_));
+  EXPECT_ARG(xpack_cache_bind_size(c, NULL, 64, &e_));
   EXPECT_ARG(xpack_cache_check_program(c, NULL, 8, &e_));
   EXPECT_ARG(xpack_cache_family(c, 0, NULL, &e_));
   xpack_cache_stats(c, NULL);
@@ -222,6 +225,11 @@ static void replay_and_pipeline_functions(const char* folder) {
   xpack_replay_subgraph replay;
   EXPECT_ARG(xpack_replay_define(NULL, NULL, NULL, NULL, &replay, &e_));
   EXPECT_ARG(xpack_replay_check_externals(NULL, NULL, &e_));
+  EXPECT_ARG(xpack_replay_size_weights(NULL, NULL, xpack_replay_size_to_cache, NULL, &e_));
+  static float raw[4];
+  const struct xnn_weights_cache_look_up_key key = {.seed = 1, .kernel = raw, .bias = NULL};
+  xpack_replay_bind_to_cache(NULL, raw, "a", 1); /* the cache's NULL rule: nothing happens */
+  xpack_replay_size_to_cache(NULL, &key, 64);
   xpack_replay_drop_definition(NULL);
   xpack_replay_release(NULL);
 
