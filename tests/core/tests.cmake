@@ -44,7 +44,7 @@ add_test(NAME core_change_underneath
 # One change at a time (probe value, build id, family name, entries without family), every checksum re-sealed.
 add_executable(xpc_tamper ${CMAKE_CURRENT_LIST_DIR}/xpc_tamper.c)
 target_include_directories(xpc_tamper PRIVATE ${PROJECT_SOURCE_DIR}/libpack ${PROJECT_SOURCE_DIR}/format)
-target_link_libraries(xpc_tamper PRIVATE xpack_xxhash)
+target_link_libraries(xpc_tamper PRIVATE xpack_cachefile xpack_xxhash)
 set_target_properties(xpc_tamper PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
 add_dependencies(xpack-subgraphs xpc_tamper)
 # Every rule of FORMAT.md no checksum covers, broken with checksums re-sealed: verify names it, a run is

@@ -32,6 +32,7 @@
 #include <string.h>
 #include <xxhash.h>
 
+#include "cachefile/cache_view.h"
 #include "common/le.h"
 #include "xpc_format.h"
 
@@ -89,10 +90,7 @@ static int reseal_entries(void) {
     uint8_t* rec = e + i * es;
     uint32_t region = xp_le32(rec + XPC_E_REGION);
     if (region >= regions) return die("entry with a bad region index");
-    uint8_t check[XPC_E_CHECK + XPC_REGION_SIZE];
-    memcpy(check, rec, XPC_E_CHECK);
-    memcpy(check + XPC_E_CHECK, r + (uint64_t)region * rs, XPC_REGION_SIZE);
-    xp_put64(rec + XPC_E_CHECK, XXH3_64bits(check, sizeof check));
+    xp_put64(rec + XPC_E_CHECK, xp_entry_check_of(rec, r + (uint64_t)region * rs));
   }
   reseal(XPC_TAG_ENTRIES);
   return 0;
