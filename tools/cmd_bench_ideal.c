@@ -208,7 +208,8 @@ int bench_ideal_add(bench_ideal* b, uint32_t seed, const void* kernel, const voi
   const struct xnn_weights_cache_look_up_key key = {.seed = seed, .kernel = kernel, .bias = bias};
   if (b->capacity == 0) return 2;
   ideal_slot* s = probe(b, &key);
-  if (s->offset != IDEAL_UNFILLED || s->size != size) return s->offset == SIZE_MAX || s->size != size ? 2 : 1;
+  if (s->offset == SIZE_MAX || s->size != size) return 2; /* no size for the key, or another one */
+  if (s->offset != IDEAL_UNFILLED) return 1;             /* answered already */
   s->offset = offset;
   return 0;
 }
