@@ -30,7 +30,8 @@ extern const char* const kBenchVariantNames[BENCH_VARIANT_COUNT];
 int bench_variant_of(const char* name); /* -1 when unknown */
 int bench_variant_is_cold(bench_variant v);
 int bench_variant_uses_cache(bench_variant v);
-unsigned bench_variant_open_flags(bench_variant v); /* xpack_cache_open flags */
+/* xpack_cache_open flags; serve_small: without XPACK_OPEN_SKIP_SMALL (bench --serve-small) */
+unsigned bench_variant_open_flags(bench_variant v, int serve_small);
 
 /* What a child measured (times in ms, sizes in bytes). */
 typedef struct bench_sample {
@@ -54,6 +55,7 @@ typedef struct bench_sample {
   uint64_t model_resident_bytes;
   char* output_xxh3; /* every output's XXH3-64, in delegate order, space-separated (malloc'd) */
   char* error;       /* the first failure, or NULL (malloc'd) */
+  char* cache_refused; /* why the cache was refused whole (xpack_cache_refusal), or NULL (malloc'd) */
 } bench_sample;
 
 /* Parses a child's flat JSON object into *out (zeroed first). Returns 0, or -1 with a message in why. */
@@ -152,6 +154,7 @@ typedef struct bench_run {
   char** data;
   size_t data_count;
   int reps;
+  int serve_small;                  /* --serve-small: the cache variants serve a cache under XPACK_SMALL_CACHE_BYTES */
   const char* cache_path;
   int packed_here;                  /* the cache was packed by this run (pack figures are known) */
   int pack_runs;                    /* `xpack pack` runs, one per repetition */

@@ -61,7 +61,7 @@ static int collect(void* context, const xpack_model_set* set, const xpack_delega
   return 0;
 }
 
-static const cli_option kOptions[] = {{"--cache", 1, 0}, {"--data", 1, 0}};
+static const cli_option kOptions[] = {{"--cache", 1, 0}, {"--data", 1, 0}, {"--serve-small", 0, 0}};
 static const cli_options kChildOptions = {"bench --child", kOptions, sizeof kOptions / sizeof kOptions[0]};
 
 /* The programs, not hashed (see above). */
@@ -201,8 +201,10 @@ int bench_child_main(int argc, char** argv) {
   argc--;
   argv++;
   const char* cache_path = NULL;
-  for (int i = 0; i + 1 < argc; i++) {
-    if (strcmp(argv[i], "--cache") == 0) cache_path = argv[i + 1];
+  int serve_small = 0;
+  for (int i = 0; i < argc; i++) {
+    if (strcmp(argv[i], "--cache") == 0 && i + 1 < argc) cache_path = argv[i + 1];
+    else if (strcmp(argv[i], "--serve-small") == 0) serve_small = 1;
   }
   if ((bench_variant_uses_cache(variant) || variant == BENCH_IDEAL) && cache_path == NULL) {
     cli_error("bench --child %s: needs --cache", kBenchVariantNames[variant]);
@@ -221,7 +223,7 @@ int bench_child_main(int argc, char** argv) {
     bench_read_io(&before); /* before - probe: the read calls that reading /proc/self/io itself makes */
     const uint64_t own_reads = before.read_calls - probe.read_calls;
     t0 = now_ms();
-    xpack_status st = xpack_cache_open(cache_path, bench_variant_open_flags(variant), &cache, &err);
+    xpack_status st = xpack_cache_open(cache_path, bench_variant_open_flags(variant, serve_small), &cache, &err);
     s.open_ms = now_ms() - t0;
     bench_read_io(&after);
     s.open_major_faults = after.major_faults - before.major_faults;
@@ -263,8 +265,11 @@ int bench_child_main(int argc, char** argv) {
   bench_ideal_bindings ideal_bindings = {0};
   t0 = now_ms();
   if (ideal) define_all(&c, bench_ideal_bind, &ideal_bindings, bench_ideal_expect, ideal);
-  else if (cache) define_all(&c, xpack_replay_bind_to_cache, cache, xpack_replay_size_to_cache, cache);
-  else define_all(&c, NULL, NULL, NULL, NULL);
+  else if (cache && xpack_cache_refusal(cache) == NULL) {
+    define_all(&c, xpack_replay_bind_to_cache, cache, xpack_replay_size_to_cache, cache);
+  } else {
+    define_all(&c, NULL, NULL, NULL, NULL); /* no cache, or one refused whole: nothing to bind or size for */
+  }
   s.load_ms += now_ms() - t0;
   if (ideal) { /* filled beforehand: copied from the cache file, no runtime created yet (cmd_bench_ideal_fill.c) */
     char why[256];

@@ -12,7 +12,8 @@
  *    "open_ms", "load_ms", "size_ms" (of load_ms: sizing the weights), "create_ms", "first_inference_ms", "ttfi_ms", "rss_bytes", "private_dirty_bytes",
  *    "peak_rss_bytes", "major_faults", "minor_faults", "lookups", "hits", "misses": {variant: median},
  *    "page_cache": {variant: {"file_bytes", "resident_bytes", "dropped"?}},
- *    "samples": {variant: [{every field of a child's sample}]},
+ *    "samples": {variant: [{every field of a child's sample, "cache_refused": why the cache was refused whole
+ *                          (skipped as small, another build, ...) or null}]},
  *    "targets": [{"name", "value", "limit", "met"}], "outputs_identical": bool, "problem": string | null} */
 #include <stdio.h>
 #include <string.h>
@@ -122,6 +123,14 @@ void bench_report_text(const bench_run* run, FILE* out) {
               cli_bytes((uint64_t)vr->resident_worst, b1), cli_bytes(vr->file_bytes, b2));
     }
   }
+  for (int v = 0; v < BENCH_VARIANT_COUNT; v++) {
+    const bench_variant_result* vr = &run->v[v];
+    if (vr->enabled && vr->count && vr->samples[0].cache_refused) {
+      fprintf(out, "%s: the cache was refused whole, XNNPACK packed everything: %s%s\n", kBenchVariantNames[v],
+              vr->samples[0].cache_refused,
+              strncmp(vr->samples[0].cache_refused, "skipped", 7) == 0 ? " (--serve-small measures it served)" : "");
+    }
+  }
   if (run->disk_read_cold_ms > 0) {
     fprintf(out, "disk floor, cold: reading the whole cache file after dropping it: %.2f ms (median)\n",
             run->disk_read_cold_ms);
@@ -196,6 +205,7 @@ static void sample_json(json* j, const bench_sample* s) {
 #undef U
   json_key(j, "output_xxh3"); json_string(j, s->output_xxh3);
   json_key(j, "error"); json_string(j, s->error);
+  json_key(j, "cache_refused"); json_string(j, s->cache_refused);
   json_end_object(j);
 }
 

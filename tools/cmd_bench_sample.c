@@ -27,12 +27,13 @@ int bench_variant_uses_cache(bench_variant v) {
   return v == BENCH_CACHE_WARM || v == BENCH_CACHE_COLD || v == BENCH_CACHE_COLD_SEQ || v == BENCH_CACHE_COLD_WILLNEED;
 }
 
-/* Every cache variant probes its families early, as an app following docs/INTEGRATION.md does: the probes
- * overlap the replay instead of adding to runtime creation. */
-unsigned bench_variant_open_flags(bench_variant v) {
-  if (v == BENCH_CACHE_COLD_SEQ) return XPACK_OPEN_PROBE_EARLY | XPACK_OPEN_SEQUENTIAL;
-  if (v == BENCH_CACHE_COLD_WILLNEED) return XPACK_OPEN_PROBE_EARLY | XPACK_OPEN_WILLNEED;
-  return XPACK_OPEN_PROBE_EARLY;
+/* Every cache variant opens the cache as an app following docs/INTEGRATION.md does: it probes its families
+ * early (the probes overlap the replay instead of adding to runtime creation) and skips a small file unread. */
+unsigned bench_variant_open_flags(bench_variant v, int serve_small) {
+  const unsigned app = XPACK_OPEN_PROBE_EARLY | (serve_small ? 0u : XPACK_OPEN_SKIP_SMALL);
+  if (v == BENCH_CACHE_COLD_SEQ) return app | XPACK_OPEN_SEQUENTIAL;
+  if (v == BENCH_CACHE_COLD_WILLNEED) return app | XPACK_OPEN_WILLNEED;
+  return app;
 }
 
 typedef enum field_kind { FIELD_DOUBLE, FIELD_UINT, FIELD_STRING } field_kind;
@@ -51,7 +52,7 @@ static const field kFields[] = {
     F(lookups, FIELD_UINT), F(hits, FIELD_UINT), F(misses, FIELD_UINT), F(heap_fallback_bytes, FIELD_UINT),
     F(open_major_faults, FIELD_UINT), F(open_read_calls, FIELD_UINT), F(open_storage_bytes, FIELD_UINT),
     F(model_resident_bytes, FIELD_UINT),
-    F(output_xxh3, FIELD_STRING), F(error, FIELD_STRING),
+    F(output_xxh3, FIELD_STRING), F(error, FIELD_STRING), F(cache_refused, FIELD_STRING),
 };
 #undef F
 enum { FIELD_COUNT = sizeof kFields / sizeof kFields[0] };
@@ -169,7 +170,8 @@ bad:
 void bench_sample_free(bench_sample* s) {
   free(s->output_xxh3);
   free(s->error);
-  s->output_xxh3 = s->error = NULL;
+  free(s->cache_refused);
+  s->output_xxh3 = s->error = s->cache_refused = NULL;
 }
 
 static int compare_doubles(const void* a, const void* b) {

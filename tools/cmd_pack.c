@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli_common.h"
@@ -9,6 +10,7 @@
 #include "json.h"
 #include "model_args.h"
 #include "progress.h"
+#include "xpack_loader.h"
 #include "xpack_pipeline.h"
 
 static const cli_option kOptions[] = {{"-o", 1, 0},     {"--page-size", 1, 0}, {"--jobs", 1, 0},
@@ -44,16 +46,19 @@ static void report_nothing(int as_json, const char* why) {
   }
 }
 
-/* Below this many packed bytes, XNNPACK packs a program's weights at load in less time than the loader takes to
- * open a cache and probe its packing families, so a cache cannot make the app start sooner. Measured on the
- * bench machine (docs/BENCHMARKS.md, "Never slower"): 3.5 to 87 KiB of packed weights came out slower or even
- * with a cache, 250 KiB and more faster. */
-#define SMALL_CACHE_BYTES (128u * 1024u)
+/* Under XPACK_SMALL_CACHE_BYTES (the mappable file, as the loader sees it), XNNPACK packs a program's weights at
+ * load in less time than the loader takes to open a cache and probe its packing families: such a cache cannot
+ * make the app start sooner, and an app opening it with XPACK_OPEN_SKIP_SMALL skips it unread. */
+static int is_small_cache(const char* out_path, int level, const xpack_transport_stats* transport) {
+  struct stat st;
+  if (level) return transport->input_size < XPACK_SMALL_CACHE_BYTES;
+  return stat(out_path, &st) == 0 && (uint64_t)st.st_size < XPACK_SMALL_CACHE_BYTES;
+}
 
 static void report_written(int as_json, const char* out_path, int level, const xpack_pack_report* r) {
   const xpack_writer_stats* stats = &r->stats;
-  const int small = stats->stored_bytes < SMALL_CACHE_BYTES;
   const xpack_transport_stats* transport = &r->transport;
+  const int small = is_small_cache(out_path, level, transport);
   char b1[32], b2[32], b3[32], b4[32];
   if (as_json) {
     json j;
@@ -108,10 +113,10 @@ static void report_written(int as_json, const char* out_path, int level, const x
     }
     if (small) {
       fprintf(stderr,
-              "note: %s holds %s of packed weights; XNNPACK packs that few at load faster than a cache is opened and "
-              "its packing families checked, so shipping it will not make the app start sooner "
-              "(docs/BENCHMARKS.md, \"Never slower\")\n",
-              out_path, cli_bytes(stats->stored_bytes, b1));
+              "note: %s is under %s (%s of packed weights); XNNPACK packs that few at load faster than a cache is "
+              "opened and its packing families checked, so shipping it will not make the app start sooner, and an "
+              "app opening it with XPACK_OPEN_SKIP_SMALL skips it (docs/BENCHMARKS.md, \"Never slower\")\n",
+              out_path, cli_bytes(XPACK_SMALL_CACHE_BYTES, b2), cli_bytes(stats->stored_bytes, b1));
     }
   }
   if (r->not_packed) {

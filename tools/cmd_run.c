@@ -4,7 +4,7 @@
  *        "programs": [{"file", "built_from": bool, "message"?}] (with --cache: model identity check),
  *        "delegates": N, "lookups": N, "hits": N, "misses": N,
  *        "heap_fallback_bytes": N, "failed": N, "refused_probe": N, "refused_no_family": N, "refused_mismatch": N,
- *        "refused_size": N, "refused_unsized": N,
+ *        "refused_size": N, "refused_unsized": N, "refused_small": N,
  *        "families": [{"name", "status": "served"|"refused", "reason": code|null, "message": text|null,
  *                      "packed_probe", "local_probe": "16 hex", "hits", "refused"}] (with --cache),
  *        "delegates_detail": [{"file", "method", "index", "create_ms", "first_inference_ms", "lookups", "hits",
@@ -138,7 +138,8 @@ static void report_families(xpack_cache* cache, json* j) {
 }
 
 static const cli_option kOptions[] = {{"--cache", 1, 0}, {"--method", 1, 0},        {"--data", 1, 0},
-                                      {"--json", 0, 0},  {"--read", 0, 0}, {"--check-regions", 0, 0}};
+                                      {"--json", 0, 0},  {"--read", 0, 0}, {"--check-regions", 0, 0},
+                                      {"--skip-small", 0, 0}};
 static const cli_options kRunOptions = {"run", kOptions, sizeof kOptions / sizeof kOptions[0]};
 
 /* --method NAME names a method of the given programs: one that none has is a usage error (exit 2) that lists
@@ -181,6 +182,7 @@ int cmd_run(int argc, char** argv) {
     else if (strcmp(argv[i], "--json") == 0) job.as_json = 1;
     else if (strcmp(argv[i], "--read") == 0) open_flags |= XPACK_OPEN_READ;
     else if (strcmp(argv[i], "--check-regions") == 0) open_flags |= XPACK_OPEN_CHECK_REGIONS;
+    else if (strcmp(argv[i], "--skip-small") == 0) open_flags |= XPACK_OPEN_SKIP_SMALL;
   }
   /* The cache first: its probes then run on their own thread while the programs are opened and replayed. */
   xpack_error err;
@@ -231,6 +233,7 @@ int cmd_run(int argc, char** argv) {
     json_key(&j, "refused_mismatch"); json_uint(&j, s.refused_mismatch);
     json_key(&j, "refused_size"); json_uint(&j, s.refused_size);
     json_key(&j, "refused_unsized"); json_uint(&j, s.refused_unsized);
+    json_key(&j, "refused_small"); json_uint(&j, s.refused_small);
     if (job.cache) report_families(job.cache, &j);
     json_end_object(&j);
     json_finish(&j);

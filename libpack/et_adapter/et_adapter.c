@@ -45,6 +45,10 @@ xpack_status xpack_et_adapter_attach(const char* cache_path, unsigned flags, con
     return xp_fail(err, XPACK_ERR_ARG, "xpack_et_adapter_attach: NULL argument");
   xpack_status st = xpack_cache_open(cache_path, flags, &g_opening, err);
   if (st != XPACK_OK) return st;
+  if (xpack_cache_entry_count(g_opening) == 0) { /* skipped unread (XPACK_OPEN_SKIP_SMALL): nothing to find */
+    g_cache = g_opening;
+    return XPACK_OK;
+  }
   /* The reader borrows the app's bytes: every pointer it resolves is an address ExecuTorch hands XNNPACK. */
   st = xpack_et_program_open_memory(pte, pte_size, "program", &g_program, err);
   if (st == XPACK_OK && ptd_count) {
@@ -73,9 +77,11 @@ xpack_status xpack_et_adapter_attach(const char* cache_path, unsigned flags, con
   }
   xpack_et_summary_free(summary);
   /* What XNNPACK reads for every key: without it the loader serves nothing (xpack_cache_bind_size). Sized
-   * before the wrapper substitutes xpack's provider, like the probes below. */
-  const xpack_et_program_info* program = st == XPACK_OK ? xpack_et_program_get_info(g_program) : NULL;
-  for (size_t m = 0; st == XPACK_OK && m < program->method_count; m++) {
+   * before the wrapper substitutes xpack's provider, like the probes below; not for a file refused whole,
+   * whose look-ups are all refused anyway (still counted: the constants are bound). */
+  const xpack_et_program_info* program =
+      st == XPACK_OK && xpack_cache_refusal(g_opening) == NULL ? xpack_et_program_get_info(g_program) : NULL;
+  for (size_t m = 0; program != NULL && st == XPACK_OK && m < program->method_count; m++) {
     for (size_t d = 0; st == XPACK_OK && d < program->methods[m].delegate_count; d++) {
       if (program->methods[m].delegates[d].is_xnnpack) st = size_delegate(m, d, err);
     }

@@ -84,12 +84,21 @@ typedef struct xpack_cache xpack_cache;
  * overlap whatever the caller does before creating its runtimes (replaying, binding). Same verdicts, same
  * checks; ignored for a file refused whole. Close waits for the probe in progress. */
 #define XPACK_OPEN_PROBE_EARLY 0x20u
+/* Skip a file smaller than XPACK_SMALL_CACHE_BYTES without reading it (one fstat): every look-up then misses
+ * (refused_small), XNNPACK packs those weights itself, and xpack_cache_refusal() says so. Below that size
+ * XNNPACK packs the weights in less time than opening the file, probing its families and, cold, reading it
+ * from storage take (docs/BENCHMARKS.md, "Never slower"), so a cache that small can only make a start
+ * slower. A skipped file is not validated beyond its size (`xpack verify` does that); a file too short to
+ * be a cache at all is still an error. What apps should pass (docs/INTEGRATION.md). */
+#define XPACK_OPEN_SKIP_SMALL 0x80u
+/* The size under which XPACK_OPEN_SKIP_SMALL skips a cache file, and under which `xpack pack` warns. */
+#define XPACK_SMALL_CACHE_BYTES (128u * 1024u)
 
 /* Opens and validates a cache file: footer, header, table directory, bounds, version, small-table
  * checksums and compatibility (architecture, XNN_ALLOCATION_ALIGNMENT, XNNPACK build identifier).
  * Costs the same whatever the number of entries or bytes of weights, and allocates no memory per entry.
  * An incompatible file still opens (unless XPACK_OPEN_STRICT): every look-up then misses and
- * xpack_cache_refusal() says why.
+ * xpack_cache_refusal() says why. So does a file that XPACK_OPEN_SKIP_SMALL skips, without being read.
  * On success *out owns the mapping until xpack_cache_close.
  * Errors: XPACK_ERR_ARG, XPACK_ERR_IO, XPACK_ERR_NOT_XPACK, XPACK_ERR_VERSION, XPACK_ERR_TRUNCATED,
  *         XPACK_ERR_CORRUPT, XPACK_ERR_TRANSPORT, XPACK_ERR_INCOMPATIBLE (strict only), XPACK_ERR_NOMEM. */
@@ -146,6 +155,7 @@ typedef struct xpack_stats {
   uint64_t refused_size;        /* refusals: the entry's region is not the size XNNPACK reads for the key (a
                                    crafted file, or a key XNNPACK sizes differently here) */
   uint64_t refused_unsized;     /* refusals: no size was bound for the key (xpack_cache_bind_size) */
+  uint64_t refused_small;       /* refusals: the file was skipped unread (XPACK_OPEN_SKIP_SMALL) */
   uint64_t heap_fallbacks;      /* packed weights living in heap memory owned by the loader */
   uint64_t heap_fallback_bytes;
   uint64_t served_bytes;        /* bytes of packed weights served from the file (counted per hit) */
@@ -158,9 +168,9 @@ void xpack_cache_stats(const xpack_cache* cache, xpack_stats* out);
  * program's flatbuffer region (the eh00 header's program_size bytes; the whole file when there is no eh00
  * header), which leaves out weights stored in segments or .ptd files. This checks `program` (the bytes of
  * a .pte, or at least its flatbuffer region) against them; it reads that region only.
- * Returns XPACK_OK when the cache was built from this program. XPACK_ERR_MISMATCH when it was not (or
- * records no program): the message names the programs it was built from. Going on is safe: entries are
- * matched key by key (content-derived identities), so a mismatch costs misses, never wrong weights.
+ * Returns XPACK_OK when the cache was built from this program. XPACK_ERR_MISMATCH when it was not, records
+ * no program or was skipped unread: the message names the programs it was built from. Going on is safe:
+ * entries are matched key by key (content-derived identities), so a mismatch costs misses, never wrong weights.
  * Errors: XPACK_ERR_ARG, XPACK_ERR_BAD_INPUT (shorter than 8 bytes, or an eh00 program_size out of range). */
 xpack_status xpack_cache_check_program(const xpack_cache* cache, const void* program, size_t size, xpack_error* err);
 

@@ -29,6 +29,8 @@ struct xpack_cache {
   int mapped;
   int check_regions; /* XPACK_OPEN_CHECK_REGIONS */
   int trust_sizes;   /* XPACK_OPEN_TRUST_SIZES */
+  int skipped;       /* XPACK_OPEN_SKIP_SMALL: the file was never read; base is NULL, size 0 */
+  uint64_t file_size;
   xp_view view;
   char refusal[256]; /* empty = served */
   xp_bindings bindings;
@@ -37,7 +39,7 @@ struct xpack_cache {
   xp_cache_families families;
   _Atomic uint64_t lookups, hits, hits_after_packing, misses, misses_unbound, misses_not_found, misses_refused,
       refused_incompatible, refused_corrupt, refused_mismatch, refused_probe, refused_no_family, refused_size,
-      refused_unsized, served_bytes;
+      refused_unsized, refused_small, served_bytes;
 };
 
 #define BUMP(c, field) atomic_fetch_add_explicit(&(c)->field, 1, memory_order_relaxed)
@@ -49,6 +51,10 @@ typedef enum answer { ANSWER_HIT, ANSWER_UNBOUND, ANSWER_NOT_FOUND, ANSWER_REFUS
  * with what XNNPACK reads itself; otherwise the size bound to the key must equal it. */
 static answer find(xpack_cache* c, const struct xnn_weights_cache_look_up_key* key, bool size_known,
                    xp_region* region, xp_family_slot** family) {
+  if (c->skipped) {
+    BUMP(c, refused_small);
+    return ANSWER_REFUSED;
+  }
   xp_key_identities ids;
   if (xp_bindings_resolve_key(&c->bindings, key->seed, key->kernel, key->bias, &ids) != 0) return ANSWER_UNBOUND;
   xp_entry entry;
@@ -257,10 +263,46 @@ static void check_compatibility(xpack_cache* c) {
   }
 }
 
+/* XPACK_OPEN_SKIP_SMALL, decided from the file's size alone: one stat, so that a cold file costs no read from
+ * storage. Anything else, errors included, is left to the normal open. */
+static int skip_if_small(xpack_cache* c, const char* path) {
+  struct stat st;
+  if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
+  const uint64_t size = (uint64_t)st.st_size;
+  if (size < XPC_HEADER_SIZE + XPC_FOOTER_SIZE || size >= XPACK_SMALL_CACHE_BYTES) return 0;
+  c->skipped = 1;
+  c->file_size = size;
+  /* A constant: formatting would be the costliest part of skipping (a process's first snprintf). */
+  static const char kWhy[] = "skipped unread (XPACK_OPEN_SKIP_SMALL): a file under 128 KiB holds fewer packed weights "
+                             "than XNNPACK packs in the time the cache takes to open and check";
+  _Static_assert(XPACK_SMALL_CACHE_BYTES == 128u * 1024u, "kWhy names the size");
+  _Static_assert(sizeof kWhy <= sizeof c->refusal, "the reason fits");
+  memcpy(c->refusal, kWhy, sizeof kWhy);
+  return 1;
+}
+
+/* The provider and the state its callbacks use, for a served, refused or skipped file alike. */
+static int init_serving(xpack_cache* c, uint32_t families) {
+  if (xp_families_init(&c->families, families) != 0) return -1;
+  xp_bindings_init(&c->bindings);
+  xp_heap_init(&c->heap, xp_target_xnn_alignment());
+  xp_pending_init(&c->pending);
+  c->provider = (struct xnn_weights_cache_provider){
+      .context = c,
+      .look_up = provider_look_up,
+      .reserve_space = provider_reserve_space,
+      .look_up_or_insert = provider_look_up_or_insert,
+      .is_finalized = provider_is_finalized,
+      .offset_to_addr = provider_offset_to_addr,
+      .delete_cache = provider_delete_cache,
+  };
+  return 0;
+}
+
 xpack_status xpack_cache_open(const char* path, unsigned flags, xpack_cache** out, xpack_error* err) {
   const unsigned known =
       XPACK_OPEN_READ | XPACK_OPEN_STRICT | XPACK_OPEN_SEQUENTIAL | XPACK_OPEN_WILLNEED | XPACK_OPEN_CHECK_REGIONS |
-      XPACK_OPEN_PROBE_EARLY | XPACK_OPEN_TRUST_SIZES;
+      XPACK_OPEN_PROBE_EARLY | XPACK_OPEN_TRUST_SIZES | XPACK_OPEN_SKIP_SMALL;
   if (path == NULL || out == NULL || (flags & ~known) != 0) {
     return xp_fail(err, XPACK_ERR_ARG, "xpack_cache_open: NULL path or output, or unknown flags");
   }
@@ -269,6 +311,14 @@ xpack_status xpack_cache_open(const char* path, unsigned flags, xpack_cache** ou
   if (c == NULL) return xp_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", path);
   c->check_regions = (flags & XPACK_OPEN_CHECK_REGIONS) != 0;
   c->trust_sizes = (flags & XPACK_OPEN_TRUST_SIZES) != 0;
+  if ((flags & XPACK_OPEN_SKIP_SMALL) && skip_if_small(c, path)) {
+    if (init_serving(c, 0) != 0) {
+      free(c);
+      return xp_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", path);
+    }
+    *out = c;
+    return XPACK_OK;
+  }
   xpack_status st = load_file(c, path, flags, err);
   const int metadata_first = st == XPACK_OK && c->mapped && (flags & (XPACK_OPEN_SEQUENTIAL | XPACK_OPEN_WILLNEED)) == 0 &&
                              c->size >= XP_METADATA_FIRST_MIN_BYTES;
@@ -287,25 +337,13 @@ xpack_status xpack_cache_open(const char* path, unsigned flags, xpack_cache** ou
     free(c);
     return st;
   }
-  if (xp_families_init(&c->families, (uint32_t)c->view.families.count) != 0) {
+  if (init_serving(c, (uint32_t)c->view.families.count) != 0) {
     unload_file(c);
     free(c);
     return xp_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", path);
   }
   /* A failure to start the thread only means the families are decided on first need. */
   if ((flags & XPACK_OPEN_PROBE_EARLY) && c->refusal[0] == 0) (void)xp_families_probe_early(&c->families, &c->view);
-  xp_bindings_init(&c->bindings);
-  xp_heap_init(&c->heap, xp_target_xnn_alignment());
-  xp_pending_init(&c->pending);
-  c->provider = (struct xnn_weights_cache_provider){
-      .context = c,
-      .look_up = provider_look_up,
-      .reserve_space = provider_reserve_space,
-      .look_up_or_insert = provider_look_up_or_insert,
-      .is_finalized = provider_is_finalized,
-      .offset_to_addr = provider_offset_to_addr,
-      .delete_cache = provider_delete_cache,
-  };
   *out = c;
   return XPACK_OK;
 }
@@ -374,6 +412,7 @@ void xpack_cache_stats(const xpack_cache* cc, xpack_stats* out) {
   out->refused_no_family = LOAD(c, refused_no_family);
   out->refused_size = LOAD(c, refused_size);
   out->refused_unsized = LOAD(c, refused_unsized);
+  out->refused_small = LOAD(c, refused_small);
   out->served_bytes = LOAD(c, served_bytes);
   pthread_mutex_lock(&c->heap.lock);
   out->heap_fallbacks = c->heap.kept_count;
@@ -418,6 +457,7 @@ xpack_status xpack_cache_family(xpack_cache* c, uint32_t index, xpack_cache_fami
 }
 
 uint64_t xpack_cache_entry_count(const xpack_cache* c) { return c ? c->view.entries.count : 0; }
-uint64_t xpack_cache_file_size(const xpack_cache* c) { return c ? c->size : 0; }
+uint64_t xpack_cache_file_size(const xpack_cache* c) { return c == NULL ? 0 : c->skipped ? c->file_size : c->size; }
 
 const xp_view* xp_cache_view(const xpack_cache* c) { return &c->view; }
+bool xp_cache_skipped(const xpack_cache* c) { return c->skipped != 0; }

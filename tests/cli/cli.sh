@@ -139,7 +139,7 @@ python3 -c 'import json,sys; v=json.load(open("nothing.json")); assert v["writte
 # A cache too small to pay off at load says so: a note on stderr, likely_slower_than_packing in --json.
 "$GEN" conv -o small.pte > /dev/null
 "$XPACK" pack small.pte -o small.xpc 2> small.err > /dev/null || fail "pack small.pte exits $?"
-grep -q "^note: small.xpc holds .* will not make the app start sooner" small.err || fail "small cache: no note: $(cat small.err)"
+grep -q "^note: small.xpc is under 128.0 KiB .* will not make the app start sooner" small.err || fail "small cache: no note: $(cat small.err)"
 "$XPACK" pack small.pte -o small.xpc --json > small.json 2> /dev/null || fail "pack small.pte --json exits $?"
 "$XPACK" pack m.pte -o m2.xpc --json > m2.json 2> m2.err || fail "pack m.pte --json exits $?"
 python3 -c 'import json; assert json.load(open("small.json"))["likely_slower_than_packing"] is True; assert json.load(open("m2.json"))["likely_slower_than_packing"] is False' ||

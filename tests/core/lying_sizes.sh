@@ -52,7 +52,7 @@ try_program() { # name pte [--data ptd]
   done
   [ "$tried" -gt 0 ] || { echo "$name: every region is one alignment unit ($alignment bytes)"; return; }
   # The bench's children, the ideal one included, size the weights too: the last region made to lie.
-  set +e; "$XPACK" bench "$pte" "$@" --cache "$d/lie.xpc" --reps 1 --variants ideal,cache_warm --json > "$d/bench.json" 2> "$d/bench.err"; st=$?; set -e
+  set +e; "$XPACK" bench "$pte" "$@" --cache "$d/lie.xpc" --reps 1 --variants ideal,cache_warm --serve-small --json > "$d/bench.json" 2> "$d/bench.err"; st=$?; set -e
   [ "$st" = 0 ] || fail "$name: bench with a lying region: exit $st: $(head -c 300 "$d/bench.err")"
   [ "$(stat_of "$d/bench.json" outputs_identical)" = True ] || fail "$name: bench with a lying region: outputs differ"
   echo "$name: $tried of $count regions made to lie: each refused, outputs identical, bench ran"
