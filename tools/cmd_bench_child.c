@@ -238,7 +238,8 @@ int bench_child_main(int argc, char** argv) {
   t0 = now_ms();
   /* The cache variants read raw weights only when they miss, as an app serving its weights from a cache
    * would (XPACK_MODEL_SET_WEIGHTS_ON_DEMAND); the others read them as XNNPACK packs them. */
-  int rc = open_models(&c, argc, argv, bench_variant_uses_cache(variant) ? XPACK_MODEL_SET_WEIGHTS_ON_DEMAND : 0u);
+  const int served = cache != NULL && xpack_cache_refusal(cache) == NULL; /* refused whole: it will miss everything */
+  int rc = open_models(&c, argc, argv, served ? XPACK_MODEL_SET_WEIGHTS_ON_DEMAND : 0u);
   if (rc) {
     close_child(&c);
     xpack_cache_close(cache);
@@ -259,13 +260,12 @@ int bench_child_main(int argc, char** argv) {
    * each one times create on a heap like a fresh process's. */
   malloc_trim(0);
 
-  if (xpack_cache_refusal(cache) != NULL) xpack_model_set_read_weights_ahead(&c.set); /* it will miss everything */
   struct xnn_weights_cache_provider* provider = ideal ? bench_ideal_provider(ideal) : xpack_cache_provider(cache);
 
   bench_ideal_bindings ideal_bindings = {0};
   t0 = now_ms();
   if (ideal) define_all(&c, bench_ideal_bind, &ideal_bindings, bench_ideal_expect, ideal);
-  else if (cache && xpack_cache_refusal(cache) == NULL) {
+  else if (served) {
     define_all(&c, xpack_replay_bind_to_cache, cache, xpack_replay_size_to_cache, cache);
   } else {
     define_all(&c, NULL, NULL, NULL, NULL); /* no cache, or one refused whole: nothing to bind or size for */

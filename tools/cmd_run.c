@@ -4,7 +4,7 @@
  *        "programs": [{"file", "built_from": bool, "message"?}] (with --cache: model identity check),
  *        "delegates": N, "lookups": N, "hits": N, "misses": N,
  *        "heap_fallback_bytes": N, "failed": N, "refused_probe": N, "refused_no_family": N, "refused_mismatch": N,
- *        "refused_size": N, "refused_unsized": N, "refused_small": N,
+ *        "refused_size": N, "refused_unsized": N,
  *        "families": [{"name", "status": "served"|"refused", "reason": code|null, "message": text|null,
  *                      "packed_probe", "local_probe": "16 hex", "hits", "refused"}] (with --cache),
  *        "delegates_detail": [{"file", "method", "index", "create_ms", "first_inference_ms", "lookups", "hits",
@@ -191,18 +191,18 @@ int cmd_run(int argc, char** argv) {
     return cli_exit_for_status(err.status);
   }
   xpack_model_set set;
-  /* With a cache, a full hit needs none of the raw weights: they are read only if XNNPACK packs after all. */
+  /* With a cache, a full hit needs none of the raw weights: they are read only if XNNPACK packs after all.
+   * A cache refused whole (known at open) serves nothing: XNNPACK reads them all. */
+  const char* refusal = xpack_cache_refusal(job.cache);
   rc = model_args_open(&set, argc, argv, &kRunOptions,
-                       XPACK_MODEL_SET_HASH_PROGRAMS | (cache_path ? XPACK_MODEL_SET_WEIGHTS_ON_DEMAND : 0u));
+                       XPACK_MODEL_SET_HASH_PROGRAMS | (job.cache && !refusal ? XPACK_MODEL_SET_WEIGHTS_ON_DEMAND : 0u));
   if (rc == 0) rc = check_method(&set, method);
   if (rc) {
     xpack_model_set_close(&set);
     xpack_cache_close(job.cache);
     return rc;
   }
-  const char* refusal = xpack_cache_refusal(job.cache);
   if (refusal && !job.as_json) fprintf(stderr, "cache refused, XNNPACK packs everything: %s\n", refusal);
-  if (refusal) xpack_model_set_read_weights_ahead(&set);
   json j;
   json_init(&j, cli_out());
   job.j = &j;
@@ -233,7 +233,6 @@ int cmd_run(int argc, char** argv) {
     json_key(&j, "refused_mismatch"); json_uint(&j, s.refused_mismatch);
     json_key(&j, "refused_size"); json_uint(&j, s.refused_size);
     json_key(&j, "refused_unsized"); json_uint(&j, s.refused_unsized);
-    json_key(&j, "refused_small"); json_uint(&j, s.refused_small);
     if (job.cache) report_families(job.cache, &j);
     json_end_object(&j);
     json_finish(&j);

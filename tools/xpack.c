@@ -32,7 +32,7 @@ static const command kCommands[] = {
      "--read reads the cache into memory instead of mapping it (XPACK_OPEN_READ). --check-regions checks each\n"
      "region's XXH3 before serving it (XPACK_OPEN_CHECK_REGIONS): a damaged region is refused, not served.\n"
      "--skip-small does what an app passing XPACK_OPEN_SKIP_SMALL gets: a cache file under 128 KiB is skipped\n"
-     "unread and XNNPACK packs everything (refused_small counts the look-ups)."},
+     "unread and XNNPACK packs everything, as without a cache."},
     {"inspect", cmd_inspect, "xpack inspect MODEL.pte [--data FILE.ptd ...] [--json]",
      "Methods, delegates (backend, location, size), XNNPACK node counts by type, datatypes, constants (identity,\n"
      "size, where they live), and what xpack can and cannot replay."},

@@ -84,8 +84,9 @@ typedef struct xpack_cache xpack_cache;
  * overlap whatever the caller does before creating its runtimes (replaying, binding). Same verdicts, same
  * checks; ignored for a file refused whole. Close waits for the probe in progress. */
 #define XPACK_OPEN_PROBE_EARLY 0x20u
-/* Skip a file smaller than XPACK_SMALL_CACHE_BYTES without reading it (one fstat): every look-up then misses
- * (refused_small), XNNPACK packs those weights itself, and xpack_cache_refusal() says so. Below that size
+/* Skip a file smaller than XPACK_SMALL_CACHE_BYTES without reading it (one stat): the cache is then no cache.
+ * xpack_cache_provider() returns NULL (pass it as is: XNNPACK packs as without a cache), binding does
+ * nothing, xpack_cache_refusal() says the file was skipped and the stats stay zero. Below that size
  * XNNPACK packs the weights in less time than opening the file, probing its families and, cold, reading it
  * from storage take (docs/BENCHMARKS.md, "Never slower"), so a cache that small can only make a start
  * slower. A skipped file is not validated beyond its size (`xpack verify` does that); a file too short to
@@ -109,8 +110,8 @@ xpack_status xpack_cache_open(const char* path, unsigned flags, xpack_cache** ou
 void xpack_cache_close(xpack_cache* cache);
 
 /* Binds a raw weight pointer (as handed to xnn_define_*) to its identity, a string of 1..1023 bytes
- * (copied). Rebinding a pointer replaces its identity. Unbound pointers always miss.
- * Errors: XPACK_ERR_ARG (NULL or bad length), XPACK_ERR_NOMEM. */
+ * (copied). Rebinding a pointer replaces its identity. Unbound pointers always miss. Does nothing on a file
+ * skipped as small. Errors: XPACK_ERR_ARG (NULL or bad length), XPACK_ERR_NOMEM. */
 xpack_status xpack_cache_bind(xpack_cache* cache, const void* raw, const char* identity, size_t identity_len,
                               xpack_error* err);
 
@@ -126,7 +127,8 @@ xpack_status xpack_cache_bind_size(xpack_cache* cache, const struct xnn_weights_
  * NULL is ignored. */
 void xpack_cache_unbind_all(xpack_cache* cache);
 
-/* The weights-cache provider to pass to xnn_create_runtime_v4. Owned by the cache; NULL for a NULL cache. */
+/* The weights-cache provider to pass to xnn_create_runtime_v4. Owned by the cache; NULL for a NULL cache and
+ * for a file skipped as small (XPACK_OPEN_SKIP_SMALL): XNNPACK then packs as without a cache. */
 struct xnn_weights_cache_provider* xpack_cache_provider(xpack_cache* cache);
 
 /* The alignment XNNPACK's packing kernels require of the memory a provider's reserve_space returns
@@ -155,7 +157,6 @@ typedef struct xpack_stats {
   uint64_t refused_size;        /* refusals: the entry's region is not the size XNNPACK reads for the key (a
                                    crafted file, or a key XNNPACK sizes differently here) */
   uint64_t refused_unsized;     /* refusals: no size was bound for the key (xpack_cache_bind_size) */
-  uint64_t refused_small;       /* refusals: the file was skipped unread (XPACK_OPEN_SKIP_SMALL) */
   uint64_t heap_fallbacks;      /* packed weights living in heap memory owned by the loader */
   uint64_t heap_fallback_bytes;
   uint64_t served_bytes;        /* bytes of packed weights served from the file (counted per hit) */

@@ -29,7 +29,7 @@ struct xpack_cache {
   int mapped;
   int check_regions; /* XPACK_OPEN_CHECK_REGIONS */
   int trust_sizes;   /* XPACK_OPEN_TRUST_SIZES */
-  int skipped;       /* XPACK_OPEN_SKIP_SMALL: the file was never read; base is NULL, size 0 */
+  int skipped;       /* XPACK_OPEN_SKIP_SMALL: the file was never read and nothing below refusal is set up */
   uint64_t file_size;
   xp_view view;
   char refusal[256]; /* empty = served */
@@ -39,7 +39,7 @@ struct xpack_cache {
   xp_cache_families families;
   _Atomic uint64_t lookups, hits, hits_after_packing, misses, misses_unbound, misses_not_found, misses_refused,
       refused_incompatible, refused_corrupt, refused_mismatch, refused_probe, refused_no_family, refused_size,
-      refused_unsized, refused_small, served_bytes;
+      refused_unsized, served_bytes;
 };
 
 #define BUMP(c, field) atomic_fetch_add_explicit(&(c)->field, 1, memory_order_relaxed)
@@ -51,10 +51,6 @@ typedef enum answer { ANSWER_HIT, ANSWER_UNBOUND, ANSWER_NOT_FOUND, ANSWER_REFUS
  * with what XNNPACK reads itself; otherwise the size bound to the key must equal it. */
 static answer find(xpack_cache* c, const struct xnn_weights_cache_look_up_key* key, bool size_known,
                    xp_region* region, xp_family_slot** family) {
-  if (c->skipped) {
-    BUMP(c, refused_small);
-    return ANSWER_REFUSED;
-  }
   xp_key_identities ids;
   if (xp_bindings_resolve_key(&c->bindings, key->seed, key->kernel, key->bias, &ids) != 0) return ANSWER_UNBOUND;
   xp_entry entry;
@@ -281,7 +277,7 @@ static int skip_if_small(xpack_cache* c, const char* path) {
   return 1;
 }
 
-/* The provider and the state its callbacks use, for a served, refused or skipped file alike. */
+/* The provider and the state its callbacks use, for a served or refused file. */
 static int init_serving(xpack_cache* c, uint32_t families) {
   if (xp_families_init(&c->families, families) != 0) return -1;
   xp_bindings_init(&c->bindings);
@@ -311,11 +307,9 @@ xpack_status xpack_cache_open(const char* path, unsigned flags, xpack_cache** ou
   if (c == NULL) return xp_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", path);
   c->check_regions = (flags & XPACK_OPEN_CHECK_REGIONS) != 0;
   c->trust_sizes = (flags & XPACK_OPEN_TRUST_SIZES) != 0;
+  /* A skipped cache is no cache: no provider (xpack_cache_provider is NULL), no state behind one, nothing
+   * touched but this file's code, so that skipping costs the stat and little else. */
   if ((flags & XPACK_OPEN_SKIP_SMALL) && skip_if_small(c, path)) {
-    if (init_serving(c, 0) != 0) {
-      free(c);
-      return xp_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", path);
-    }
     *out = c;
     return XPACK_OK;
   }
@@ -350,6 +344,10 @@ xpack_status xpack_cache_open(const char* path, unsigned flags, xpack_cache** ou
 
 void xpack_cache_close(xpack_cache* c) {
   if (c == NULL) return;
+  if (c->skipped) {
+    free(c);
+    return;
+  }
   xp_bindings_destroy(&c->bindings);
   xp_heap_destroy(&c->heap);
   xp_pending_destroy(&c->pending);
@@ -361,7 +359,7 @@ void xpack_cache_close(xpack_cache* c) {
 xpack_status xpack_cache_bind(xpack_cache* c, const void* raw, const char* identity, size_t identity_len,
                               xpack_error* err) {
   xpack_status st = xp_bind_check("xpack_cache_bind", c, "the cache", raw, identity, identity_len, err);
-  if (st != XPACK_OK) return st;
+  if (st != XPACK_OK || c->skipped) return st; /* skipped: nothing will be looked up */
   if (xp_bindings_set(&c->bindings, raw, identity, identity_len) != XPACK_OK) {
     return xp_fail(err, XPACK_ERR_NOMEM, "xpack_cache_bind: out of memory binding '%.*s'", (int)identity_len,
                    identity);
@@ -375,6 +373,7 @@ xpack_status xpack_cache_bind_size(xpack_cache* c, const struct xnn_weights_cach
     return xp_fail(err, XPACK_ERR_ARG, "xpack_cache_bind_size: %s is NULL",
                    c == NULL ? "the cache" : key == NULL ? "the key" : "the key's kernel");
   }
+  if (c->skipped) return XPACK_OK;
   xpack_status st = xp_bindings_set_size(&c->bindings, key->seed, key->kernel, key->bias, packed_size);
   if (st == XPACK_ERR_ARG) return xp_fail(err, st, "xpack_cache_bind_size: the kernel pointer is not bound (xpack_cache_bind)");
   if (st != XPACK_OK) return xp_fail(err, st, "xpack_cache_bind_size: out of memory");
@@ -382,10 +381,12 @@ xpack_status xpack_cache_bind_size(xpack_cache* c, const struct xnn_weights_cach
 }
 
 void xpack_cache_unbind_all(xpack_cache* c) {
-  if (c != NULL) xp_bindings_clear(&c->bindings);
+  if (c != NULL && !c->skipped) xp_bindings_clear(&c->bindings);
 }
 
-struct xnn_weights_cache_provider* xpack_cache_provider(xpack_cache* c) { return c ? &c->provider : NULL; }
+struct xnn_weights_cache_provider* xpack_cache_provider(xpack_cache* c) {
+  return c != NULL && !c->skipped ? &c->provider : NULL;
+}
 
 size_t xpack_xnn_alignment(void) { return xp_target_xnn_alignment(); }
 
@@ -412,8 +413,8 @@ void xpack_cache_stats(const xpack_cache* cc, xpack_stats* out) {
   out->refused_no_family = LOAD(c, refused_no_family);
   out->refused_size = LOAD(c, refused_size);
   out->refused_unsized = LOAD(c, refused_unsized);
-  out->refused_small = LOAD(c, refused_small);
   out->served_bytes = LOAD(c, served_bytes);
+  if (c->skipped) return;
   pthread_mutex_lock(&c->heap.lock);
   out->heap_fallbacks = c->heap.kept_count;
   out->heap_fallback_bytes = c->heap.kept_bytes;

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "expect.h"
@@ -172,6 +173,23 @@ int main(void) {
             (unsigned long long)s.misses_refused, (unsigned long long)s.heap_fallbacks,
             (unsigned long long)s.heap_fallback_bytes);
   }
+  xpack_cache_close(c);
+
+  /* ---- the same file skipped as small (XPACK_OPEN_SKIP_SMALL): no cache at all ---- */
+  struct stat st;
+  EXPECT(stat(path, &st) == 0 && st.st_size < XPACK_SMALL_CACHE_BYTES);
+  EXPECT(xpack_cache_open(path, XPACK_OPEN_SKIP_SMALL | XPACK_OPEN_PROBE_EARLY, &c, &err) == XPACK_OK);
+  EXPECT(xpack_cache_refusal(c) != NULL && strncmp(xpack_cache_refusal(c), "skipped unread", 14) == 0);
+  EXPECT(xpack_cache_provider(c) == NULL);
+  EXPECT(xpack_cache_bind(c, kernel_a, "a", 1, &err) == XPACK_OK);
+  EXPECT(xpack_cache_bind_size(c, &ka, 64, &err) == XPACK_OK);
+  xpack_cache_unbind_all(c);
+  EXPECT(xpack_cache_entry_count(c) == 0 && xpack_cache_family_count(c) == 0);
+  EXPECT(xpack_cache_file_size(c) == (uint64_t)st.st_size);
+  xpack_stats skipped;
+  xpack_cache_stats(c, &skipped);
+  EXPECT(skipped.lookups == 0 && skipped.heap_fallbacks == 0);
+  EXPECT(xpack_cache_check_program(c, "12345678", 8, &err) == XPACK_ERR_MISMATCH && strstr(err.message, "skipped"));
   xpack_cache_close(c);
 
   /* strict open of a file packed elsewhere is tested with real tampering in the trust suite; here: args */

@@ -728,10 +728,10 @@ int main(int argc, char** argv) {
     printf("xpack lookups=%" PRIu64 " hits=%" PRIu64 " hits_after_packing=%" PRIu64 " misses=%" PRIu64
            " misses_unbound=%" PRIu64 " misses_not_found=%" PRIu64 " refused_incompatible=%" PRIu64
            " refused_corrupt=%" PRIu64 " refused_mismatch=%" PRIu64 " refused_probe=%" PRIu64
-           " refused_size=%" PRIu64 " refused_unsized=%" PRIu64 " refused_small=%" PRIu64 " refusal=%s\n",
+           " refused_size=%" PRIu64 " refused_unsized=%" PRIu64 " refusal=%s\n",
            xs.lookups, xs.hits, xs.hits_after_packing, xs.misses, xs.misses_unbound, xs.misses_not_found,
            xs.refused_incompatible, xs.refused_corrupt, xs.refused_mismatch, xs.refused_probe, xs.refused_size,
-           xs.refused_unsized, xs.refused_small, refusal ? "yes" : "none");
+           xs.refused_unsized, refusal ? "yes" : "none");
     if (refusal) printf("xpack refusal: %s\n", refusal);
   }
 #endif
