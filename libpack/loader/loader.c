@@ -29,8 +29,8 @@ struct xpack_cache {
   int mapped;
   int check_regions; /* XPACK_OPEN_CHECK_REGIONS */
   int trust_sizes;   /* XPACK_OPEN_TRUST_SIZES */
-  int skipped;       /* XPACK_OPEN_SKIP_SMALL: the file was never read and nothing below refusal is set up */
-  uint64_t file_size;
+  int skipped;       /* XPACK_OPEN_SKIP_SMALL: the file was never read (base NULL, size its size) and nothing
+                        below refusal is set up */
   xp_view view;
   char refusal[256]; /* empty = served */
   xp_bindings bindings;
@@ -267,7 +267,7 @@ static int skip_if_small(xpack_cache* c, const char* path) {
   const uint64_t size = (uint64_t)st.st_size;
   if (size < XPC_HEADER_SIZE + XPC_FOOTER_SIZE || size >= XPACK_SMALL_CACHE_BYTES) return 0;
   c->skipped = 1;
-  c->file_size = size;
+  c->size = size;
   /* A constant: formatting would be the costliest part of skipping (a process's first snprintf). */
   static const char kWhy[] = "skipped unread (XPACK_OPEN_SKIP_SMALL): a file under 128 KiB holds fewer packed weights "
                              "than XNNPACK packs in the time the cache takes to open and check";
@@ -275,24 +275,6 @@ static int skip_if_small(xpack_cache* c, const char* path) {
   _Static_assert(sizeof kWhy <= sizeof c->refusal, "the reason fits");
   memcpy(c->refusal, kWhy, sizeof kWhy);
   return 1;
-}
-
-/* The provider and the state its callbacks use, for a served or refused file. */
-static int init_serving(xpack_cache* c, uint32_t families) {
-  if (xp_families_init(&c->families, families) != 0) return -1;
-  xp_bindings_init(&c->bindings);
-  xp_heap_init(&c->heap, xp_target_xnn_alignment());
-  xp_pending_init(&c->pending);
-  c->provider = (struct xnn_weights_cache_provider){
-      .context = c,
-      .look_up = provider_look_up,
-      .reserve_space = provider_reserve_space,
-      .look_up_or_insert = provider_look_up_or_insert,
-      .is_finalized = provider_is_finalized,
-      .offset_to_addr = provider_offset_to_addr,
-      .delete_cache = provider_delete_cache,
-  };
-  return 0;
 }
 
 xpack_status xpack_cache_open(const char* path, unsigned flags, xpack_cache** out, xpack_error* err) {
@@ -331,13 +313,25 @@ xpack_status xpack_cache_open(const char* path, unsigned flags, xpack_cache** ou
     free(c);
     return st;
   }
-  if (init_serving(c, (uint32_t)c->view.families.count) != 0) {
+  if (xp_families_init(&c->families, (uint32_t)c->view.families.count) != 0) {
     unload_file(c);
     free(c);
     return xp_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", path);
   }
   /* A failure to start the thread only means the families are decided on first need. */
   if ((flags & XPACK_OPEN_PROBE_EARLY) && c->refusal[0] == 0) (void)xp_families_probe_early(&c->families, &c->view);
+  xp_bindings_init(&c->bindings);
+  xp_heap_init(&c->heap, xp_target_xnn_alignment());
+  xp_pending_init(&c->pending);
+  c->provider = (struct xnn_weights_cache_provider){
+      .context = c,
+      .look_up = provider_look_up,
+      .reserve_space = provider_reserve_space,
+      .look_up_or_insert = provider_look_up_or_insert,
+      .is_finalized = provider_is_finalized,
+      .offset_to_addr = provider_offset_to_addr,
+      .delete_cache = provider_delete_cache,
+  };
   *out = c;
   return XPACK_OK;
 }
@@ -458,7 +452,7 @@ xpack_status xpack_cache_family(xpack_cache* c, uint32_t index, xpack_cache_fami
 }
 
 uint64_t xpack_cache_entry_count(const xpack_cache* c) { return c ? c->view.entries.count : 0; }
-uint64_t xpack_cache_file_size(const xpack_cache* c) { return c == NULL ? 0 : c->skipped ? c->file_size : c->size; }
+uint64_t xpack_cache_file_size(const xpack_cache* c) { return c ? c->size : 0; }
 
 const xp_view* xp_cache_view(const xpack_cache* c) { return &c->view; }
 bool xp_cache_skipped(const xpack_cache* c) { return c->skipped != 0; }
