@@ -126,7 +126,7 @@ void bench_report_text(const bench_run* run, FILE* out) {
   for (int v = 0; v < BENCH_VARIANT_COUNT; v++) {
     const bench_variant_result* vr = &run->v[v];
     if (vr->enabled && vr->count && vr->samples[0].cache_refused) {
-      fprintf(out, "%s: the cache was refused whole, XNNPACK packed everything: %s%s\n", kBenchVariantNames[v],
+      fprintf(out, "%s: the cache served nothing, XNNPACK packed everything: %s%s\n", kBenchVariantNames[v],
               vr->samples[0].cache_refused,
               strncmp(vr->samples[0].cache_refused, "skipped", 7) == 0 ? " (--serve-small measures it served)" : "");
     }
