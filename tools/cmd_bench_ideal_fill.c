@@ -133,14 +133,12 @@ static int fill_entry(fill_state* f, uint64_t i, char* why, size_t why_size) {
   if (region_in_heap(f, e.region, &offset, why, why_size) != 0) return -1;
   xpack_file_region region;
   xpack_file_get_region(f->file, e.region, &region);
-  const uint64_t region_size = region.size;
+  /* bench_ideal_add allocates nothing (the keys were sized into it beforehand): a key answered already, or
+   * one whose size is not the region's, is left as it is, to be served or to miss as the loader would. */
   for (size_t k = k_first; k < k_first + k_count; k++) {
     for (size_t j = b_first; j < b_first + b_count; j++) {
       const void* bias_raw = e.bias ? b->items[j].raw : NULL;
-      if (bench_ideal_add(f->ideal, e.seed, b->items[k].raw, bias_raw, (size_t)region_size, offset) < 0) {
-        snprintf(why, why_size, "out of memory");
-        return -1;
-      }
+      (void)bench_ideal_add(f->ideal, e.seed, b->items[k].raw, bias_raw, (size_t)region.size, offset);
     }
   }
   return 0;
