@@ -65,6 +65,17 @@ void xp_replay_free_scratch(xp_replay_scratch* block) {
   }
 }
 
+void xp_replay_free_tables(xp_replay_state* s) {
+  free(s->ids);
+  free(s->value_info);
+  free(s->value_use);
+  free(s->converted_from);
+  s->ids = NULL;
+  s->value_info = NULL;
+  s->value_use = NULL;
+  s->converted_from = NULL;
+}
+
 xpack_status xpack_replay_define(const xpack_et_xnn_graph* graph, const xpack_et_named_sources* sources,
                                  xpack_bind_fn bind, void* bind_context, xpack_replay_subgraph* out, xpack_error* err) {
   if (graph == NULL || out == NULL) {
@@ -83,10 +94,7 @@ xpack_status xpack_replay_define(const xpack_et_xnn_graph* graph, const xpack_et
     st = xp_replay_check_node(&s, &graph->nodes[i], err);
     if (st == XPACK_OK) st = xp_replay_define_node(&s, &graph->nodes[i], err);
   }
-  free(s.ids);
-  free(s.value_info);
-  free(s.value_use);
-  free(s.converted_from);
+  xp_replay_free_tables(&s);
   if (st != XPACK_OK) {
     xnn_delete_subgraph(s.subgraph);
     free(s.externals);

@@ -91,6 +91,8 @@ xpack_status xp_replay_check_graph_values(xp_replay_state* s, xpack_error* err);
  * an earlier node or the graph's inputs and constants provide). */
 xpack_status xp_replay_check_node(xp_replay_state* s, const xpack_et_xnn_node* node, xpack_error* err);
 void xp_replay_free_scratch(xp_replay_scratch* block);
+/* Frees the look-up tables a replay builds while it checks and defines (ids, value info and uses). */
+void xp_replay_free_tables(xp_replay_state* s);
 xpack_status xp_replay_define_value(xp_replay_state* s, const xpack_et_xnn_value* value, xpack_error* err);
 xpack_status xp_replay_define_node(xp_replay_state* s, const xpack_et_xnn_node* node, xpack_error* err);
 

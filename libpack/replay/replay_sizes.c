@@ -290,10 +290,7 @@ xpack_status xpack_replay_size_weights(const xpack_et_xnn_graph* graph, const xp
     done.items[done.count++] = (sized_node){g, z.reported, own_pointers, z.last.seed, z.last_size};
   }
   free(done.items);
-  free(s.ids);
-  free(s.value_info);
-  free(s.value_use);
-  free(s.converted_from);
+  xp_replay_free_tables(&s);
   free(s.externals);
   free(s.families);
   return st;
