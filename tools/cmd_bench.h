@@ -30,8 +30,12 @@ extern const char* const kBenchVariantNames[BENCH_VARIANT_COUNT];
 int bench_variant_of(const char* name); /* -1 when unknown */
 int bench_variant_is_cold(bench_variant v);
 int bench_variant_uses_cache(bench_variant v);
-/* xpack_cache_open flags; serve_small: without XPACK_OPEN_SKIP_SMALL (bench --serve-small) */
-unsigned bench_variant_open_flags(bench_variant v, int serve_small);
+/* What the cache variants serve that an app skips: --serve-small (no XPACK_OPEN_SKIP_SMALL) and --serve-cold
+ * (no XPACK_OPEN_SKIP_COLD). */
+#define BENCH_SERVE_SMALL 0x1u
+#define BENCH_SERVE_COLD 0x2u
+/* xpack_cache_open flags for a variant: the app's (docs/INTEGRATION.md) less what `serve` asks to serve. */
+unsigned bench_variant_open_flags(bench_variant v, unsigned serve);
 
 /* What a child measured (times in ms, sizes in bytes). */
 typedef struct bench_sample {
@@ -154,7 +158,7 @@ typedef struct bench_run {
   char** data;
   size_t data_count;
   int reps;
-  int serve_small;                  /* --serve-small: the cache variants serve a cache under XPACK_SMALL_CACHE_BYTES */
+  unsigned serve;                   /* BENCH_SERVE_*: --serve-small, --serve-cold */
   const char* cache_path;
   int packed_here;                  /* the cache was packed by this run (pack figures are known) */
   int pack_runs;                    /* `xpack pack` runs, one per repetition */

@@ -128,7 +128,9 @@ void bench_report_text(const bench_run* run, FILE* out) {
     if (vr->enabled && vr->count && vr->samples[0].cache_refused) {
       fprintf(out, "%s: the cache served nothing, XNNPACK packed everything: %s%s\n", kBenchVariantNames[v],
               vr->samples[0].cache_refused,
-              strncmp(vr->samples[0].cache_refused, "skipped", 7) == 0 ? " (--serve-small measures it served)" : "");
+              strstr(vr->samples[0].cache_refused, "SKIP_SMALL") ? " (--serve-small measures it served)"
+              : strstr(vr->samples[0].cache_refused, "SKIP_COLD") ? " (--serve-cold measures it served)"
+                                                                   : "");
     }
   }
   if (run->disk_read_cold_ms > 0) {

@@ -139,7 +139,7 @@ static void report_families(xpack_cache* cache, json* j) {
 
 static const cli_option kOptions[] = {{"--cache", 1, 0}, {"--method", 1, 0},        {"--data", 1, 0},
                                       {"--json", 0, 0},  {"--read", 0, 0}, {"--check-regions", 0, 0},
-                                      {"--skip-small", 0, 0}};
+                                      {"--skip-small", 0, 0}, {"--skip-cold", 0, 0}};
 static const cli_options kRunOptions = {"run", kOptions, sizeof kOptions / sizeof kOptions[0]};
 
 /* --method NAME names a method of the given programs: one that none has is a usage error (exit 2) that lists
@@ -183,6 +183,7 @@ int cmd_run(int argc, char** argv) {
     else if (strcmp(argv[i], "--read") == 0) open_flags |= XPACK_OPEN_READ;
     else if (strcmp(argv[i], "--check-regions") == 0) open_flags |= XPACK_OPEN_CHECK_REGIONS;
     else if (strcmp(argv[i], "--skip-small") == 0) open_flags |= XPACK_OPEN_SKIP_SMALL;
+    else if (strcmp(argv[i], "--skip-cold") == 0) open_flags |= XPACK_OPEN_SKIP_COLD;
   }
   /* The cache first: its probes then run on their own thread while the programs are opened and replayed. */
   xpack_error err;

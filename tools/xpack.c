@@ -24,15 +24,17 @@ static const command kCommands[] = {
      "--page-size 16384 aligns large regions for Apple targets.\n"
      "--zstd[=LEVEL] writes the transport form for downloads and app bundles instead: every region one zstd frame\n"
      "(LEVEL 1 to 19, default 19), the index unchanged. The loader refuses it; `xpack inflate` makes it mappable."},
-    {"run", cmd_run, "xpack run MODEL.pte [--data FILE.ptd ...] [--cache FILE [--read] [--check-regions] [--skip-small]]\n"
-     "          [--method NAME] [--json]",
+    {"run", cmd_run, "xpack run MODEL.pte [--data FILE.ptd ...] [--cache FILE [--read] [--check-regions] [--skip-small]\n"
+     "          [--skip-cold]] [--method NAME] [--json]",
      "Builds and runs every XNNPACK delegate with seeded pseudo-random inputs and prints, per delegate, the\n"
      "create-runtime and first-inference times, look-ups, hits, misses, heap-fallback bytes and the XXH3-64 of\n"
      "every output. With --cache the weights come from the cache; outputs must be bit-identical to a run without.\n"
      "--read reads the cache into memory instead of mapping it (XPACK_OPEN_READ). --check-regions checks each\n"
      "region's XXH3 before serving it (XPACK_OPEN_CHECK_REGIONS): a damaged region is refused, not served.\n"
      "--skip-small does what an app passing XPACK_OPEN_SKIP_SMALL gets: a cache file under 128 KiB is skipped\n"
-     "unread and XNNPACK packs everything, as without a cache."},
+     "unread and XNNPACK packs everything, as without a cache. --skip-cold does what XPACK_OPEN_SKIP_COLD gets:\n"
+     "a cache file under 1 MiB that is not wholly in the page cache is skipped unread the same way, and read\n"
+     "into the page cache in the background once the run is over, for the next one."},
     {"inspect", cmd_inspect, "xpack inspect MODEL.pte [--data FILE.ptd ...] [--json]",
      "Methods, delegates (backend, location, size), XNNPACK node counts by type, datatypes, constants (identity,\n"
      "size, where they live), and what xpack can and cannot replay."},
@@ -47,7 +49,7 @@ static const command kCommands[] = {
      "Prints one line per problem naming where it is; exit 0 when the file is sound, 1 when it is not."},
     {"bench", cmd_bench,
      "xpack bench MODEL.pte [MODEL2.pte ...] [--data FILE.ptd ...] [--reps N] [--cache FILE] [--readahead]\n"
-     "            [--variants LIST] [--serve-small] [--keep] [--json]",
+     "            [--variants LIST] [--serve-small] [--serve-cold] [--keep] [--json]",
      "Measures what the cache saves. Packs the models into a temporary cache (`xpack pack` in a child, N times:\n"
      "wall time, peak RSS) unless --cache is given, then runs each variant N times (default 5), each in a fresh process:\n"
      "nocache (XNNPACK packs), cache_warm (the loader, files in the page cache), cache_cold and nocache_cold (after\n"
@@ -56,8 +58,9 @@ static const command kCommands[] = {
      "inference, RSS and Private_Dirty after it, peak RSS, page faults; then ratios against nocache and the targets\n"
      "met or missed. --readahead adds cache_cold_seq and cache_cold_willneed (the mapping advised MADV_SEQUENTIAL\n"
      "or MADV_WILLNEED). The cache variants open the cache as docs/INTEGRATION.md advises apps to\n"
-     "(XPACK_OPEN_PROBE_EARLY | XPACK_OPEN_SKIP_SMALL): a cache file under 128 KiB is skipped unread, and\n"
-     "--serve-small measures it served instead. Outputs must be bit-identical in every variant and repetition,\n"
+     "(XPACK_OPEN_PROBE_EARLY | XPACK_OPEN_SKIP_SMALL | XPACK_OPEN_SKIP_COLD): a cache file under 128 KiB is\n"
+     "skipped unread, and so is one under 1 MiB in the cold variants; --serve-small and --serve-cold measure them\n"
+     "served instead. Outputs must be bit-identical in every variant and repetition,\n"
      "else exit 1."},
     {"inflate", cmd_inflate, "xpack inflate IN OUT [--json]",
      "Turns a transport-form cache (written by `xpack pack --zstd`: every region one zstd frame) into the mappable\n"

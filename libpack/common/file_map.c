@@ -122,6 +122,12 @@ xpack_status xp_map_file(const char* path, xp_file_map* out, xpack_error* err) {
   return XPACK_OK;
 }
 
+void xp_adopt_mapping(const char* path, const void* data, uint64_t size, xp_file_map* out) {
+  out->data = data;
+  out->size = size;
+  if (data != NULL) remember_mapping(data, size, path);
+}
+
 xpack_status xp_map_file_advised(const char* path, unsigned advice, xp_file_map* out, xpack_error* err) {
   xpack_status st = xp_map_file(path, out, err);
   if (st != XPACK_OK || out->data == NULL) return st;

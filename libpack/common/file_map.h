@@ -37,6 +37,9 @@ xpack_status xp_map_file(const char* path, xp_file_map* out, xpack_error* err);
 #define XP_MAP_WILLNEED 0x2u
 xpack_status xp_map_file_advised(const char* path, unsigned advice, xp_file_map* out, xpack_error* err);
 void xp_unmap_file(xp_file_map* map);
+/* Takes over a read-only mapping of the whole of path (size bytes) made elsewhere, as xp_map_file would have
+ * made it: registered for SIGBUS reports, released with xp_unmap_file. */
+void xp_adopt_mapping(const char* path, const void* data, uint64_t size, xp_file_map* out);
 
 /* madvise(advice) on the pages of mapping[0, mapping_size) that hold bytes [offset, offset + size), clipped to
  * the mapping. A hint: nothing when mapping is NULL or the range is empty, and madvise's failure is ignored. */

@@ -45,7 +45,7 @@ xpack_status xpack_et_adapter_attach(const char* cache_path, unsigned flags, con
     return xp_fail(err, XPACK_ERR_ARG, "xpack_et_adapter_attach: NULL argument");
   xpack_status st = xpack_cache_open(cache_path, flags, &g_opening, err);
   if (st != XPACK_OK) return st;
-  if (xpack_cache_entry_count(g_opening) == 0) { /* skipped unread (XPACK_OPEN_SKIP_SMALL): nothing to find */
+  if (xpack_cache_entry_count(g_opening) == 0) { /* skipped unread (XPACK_OPEN_SKIP_SMALL or _COLD): nothing to find */
     g_cache = g_opening;
     return XPACK_OK;
   }

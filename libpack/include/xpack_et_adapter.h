@@ -37,10 +37,12 @@
 extern "C" {
 #endif
 
-/* Opens the cache (xpack_cache_open flags; apps pass XPACK_OPEN_PROBE_EARLY | XPACK_OPEN_SKIP_SMALL) and binds
- * every constant of every XNNPACK delegate of the program in `pte` (with the .ptd files in `ptds`) at its
- * address in those bytes. A file skipped as small is attached as it is: nothing bound, sized or probed, and
- * no provider substituted (ExecuTorch's own is passed through); a file refused whole is not sized. One program per process: a second
+/* Opens the cache (xpack_cache_open flags; apps pass XPACK_OPEN_PROBE_EARLY | XPACK_OPEN_SKIP_SMALL |
+ * XPACK_OPEN_SKIP_COLD) and binds every constant of every XNNPACK delegate of the program in `pte` (with the
+ * .ptd files in `ptds`) at its address in those bytes. A file skipped as small or cold is attached as it is:
+ * nothing bound, sized or probed, and no provider substituted (ExecuTorch's own is passed through); call
+ * xpack_cache_warm_up(xpack_et_adapter_cache()) once the app has started, so that a file skipped as cold is
+ * read for the next start. A file refused whole is not sized. One program per process: a second
  * attach fails. Errors as xpack_cache_open and xpack_et_summarize. */
 xpack_status xpack_et_adapter_attach(const char* cache_path, unsigned flags, const void* pte, size_t pte_size,
                                      const void* const* ptds, const size_t* ptd_sizes, size_t ptd_count,

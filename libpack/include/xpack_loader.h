@@ -94,24 +94,45 @@ typedef struct xpack_cache xpack_cache;
 #define XPACK_OPEN_SKIP_SMALL 0x80u
 /* The size under which XPACK_OPEN_SKIP_SMALL skips a cache file, and under which `xpack pack` warns. */
 #define XPACK_SMALL_CACHE_BYTES (128u * 1024u)
+/* Skip a file smaller than XPACK_COLD_CACHE_BYTES that is not wholly in the page cache, without reading it
+ * (one stat, a mapping and mincore), as XPACK_OPEN_SKIP_SMALL skips a small one: no provider, nothing bound,
+ * xpack_cache_refusal() says so. Below that size the file is read whole at open, and cold that read costs
+ * more than XNNPACK takes to pack the weights from the program it reads anyway (docs/BENCHMARKS.md, "Never
+ * slower"); in the page cache the same file serves in about half the time of packing, so it is served.
+ * A file skipped as cold is read into the page cache for the next open, in the background, by
+ * xpack_cache_warm_up (call it once the app's start is over) or else by xpack_cache_close. What apps should
+ * pass (docs/INTEGRATION.md). */
+#define XPACK_OPEN_SKIP_COLD 0x100u
+/* The size under which XPACK_OPEN_SKIP_COLD looks at a file's residency; from it on, open reads only the
+ * file's metadata and a cold cache is worth serving. */
+#define XPACK_COLD_CACHE_BYTES (1024u * 1024u)
 
 /* Opens and validates a cache file: footer, header, table directory, bounds, version, small-table
  * checksums and compatibility (architecture, XNN_ALLOCATION_ALIGNMENT, XNNPACK build identifier).
  * Costs the same whatever the number of entries or bytes of weights, and allocates no memory per entry.
  * An incompatible file still opens (unless XPACK_OPEN_STRICT): every look-up then misses and
- * xpack_cache_refusal() says why. So does a file that XPACK_OPEN_SKIP_SMALL skips, without being read.
+ * xpack_cache_refusal() says why. So does a file that XPACK_OPEN_SKIP_SMALL or XPACK_OPEN_SKIP_COLD skips,
+ * without being read.
  * On success *out owns the mapping until xpack_cache_close.
  * Errors: XPACK_ERR_ARG, XPACK_ERR_IO, XPACK_ERR_NOT_XPACK, XPACK_ERR_VERSION, XPACK_ERR_TRUNCATED,
  *         XPACK_ERR_CORRUPT, XPACK_ERR_TRANSPORT, XPACK_ERR_INCOMPATIBLE (strict only), XPACK_ERR_NOMEM. */
 xpack_status xpack_cache_open(const char* path, unsigned flags, xpack_cache** out, xpack_error* err);
 
-/* Unmaps the file and frees every heap fallback. Every XNNPACK runtime created with the provider must
- * have been deleted first. NULL is ignored. */
+/* Unmaps the file and frees every heap fallback; for a file skipped as cold, calls xpack_cache_warm_up
+ * first if the app has not. Every XNNPACK runtime created with the provider must have been deleted first.
+ * NULL is ignored. */
 void xpack_cache_close(xpack_cache* cache);
+
+/* For a file skipped as cold (XPACK_OPEN_SKIP_COLD): asks the kernel to read it into the page cache
+ * (madvise MADV_WILLNEED) and returns without waiting, so that the next open, in this process or the next
+ * one, finds it warm and serves it, as long as the system keeps it cached. Call it once the start is over
+ * (after the first inference): reading it earlier competes with the program's own reads. Once per cache;
+ * does nothing for any other cache or NULL. */
+void xpack_cache_warm_up(xpack_cache* cache);
 
 /* Binds a raw weight pointer (as handed to xnn_define_*) to its identity, a string of 1..1023 bytes
  * (copied). Rebinding a pointer replaces its identity. Unbound pointers always miss. Does nothing on a file
- * skipped as small. Errors: XPACK_ERR_ARG (NULL or bad length), XPACK_ERR_NOMEM. */
+ * skipped (XPACK_OPEN_SKIP_SMALL, XPACK_OPEN_SKIP_COLD). Errors: XPACK_ERR_ARG (NULL or bad length), XPACK_ERR_NOMEM. */
 xpack_status xpack_cache_bind(xpack_cache* cache, const void* raw, const char* identity, size_t identity_len,
                               xpack_error* err);
 
@@ -128,7 +149,7 @@ xpack_status xpack_cache_bind_size(xpack_cache* cache, const struct xnn_weights_
 void xpack_cache_unbind_all(xpack_cache* cache);
 
 /* The weights-cache provider to pass to xnn_create_runtime_v4. Owned by the cache; NULL for a NULL cache and
- * for a file skipped as small (XPACK_OPEN_SKIP_SMALL): XNNPACK then packs as without a cache. */
+ * for a file skipped (XPACK_OPEN_SKIP_SMALL, XPACK_OPEN_SKIP_COLD): XNNPACK then packs as without a cache. */
 struct xnn_weights_cache_provider* xpack_cache_provider(xpack_cache* cache);
 
 /* The alignment XNNPACK's packing kernels require of the memory a provider's reserve_space returns

@@ -29,8 +29,10 @@ struct xpack_cache {
   int mapped;
   int check_regions; /* XPACK_OPEN_CHECK_REGIONS */
   int trust_sizes;   /* XPACK_OPEN_TRUST_SIZES */
-  int skipped;       /* XPACK_OPEN_SKIP_SMALL: the file was never read (base NULL, size its size) and nothing
-                        below refusal is set up */
+  int skipped;       /* XPACK_OPEN_SKIP_SMALL or _SKIP_COLD: the file was never read (base NULL, size its size)
+                        and nothing below refusal is set up */
+  void* cold;        /* skipped as cold: the file's mapping (size bytes), never read, kept for xpack_cache_warm_up */
+  int warmed;        /* xpack_cache_warm_up has asked for the cold file */
   xp_view view;
   char refusal[256]; /* empty = served */
   xp_bindings bindings;
@@ -197,9 +199,19 @@ static xpack_status read_whole_file(xpack_cache* c, const char* path, xpack_erro
   return XPACK_OK;
 }
 
-static xpack_status load_file(xpack_cache* c, const char* path, unsigned flags, xpack_error* err) {
+/* resident_map: a mapping of the whole file already made (XPACK_OPEN_SKIP_COLD found it in the page cache),
+ * which this adopts, or unmaps when the file is to be read. */
+static xpack_status load_file(xpack_cache* c, const char* path, unsigned flags, void* resident_map,
+                              xpack_error* err) {
   xpack_status st;
-  if (flags & XPACK_OPEN_READ) {
+  if (resident_map != NULL && !(flags & XPACK_OPEN_READ)) {
+    xp_file_map map;
+    xp_adopt_mapping(path, resident_map, c->size, &map);
+    c->base = (uint8_t*)map.data;
+    c->mapped = 1;
+    st = XPACK_OK;
+  } else if (flags & XPACK_OPEN_READ) {
+    if (resident_map != NULL) munmap(resident_map, (size_t)c->size);
     st = read_whole_file(c, path, err);
   } else {
     xp_file_map map;
@@ -259,28 +271,82 @@ static void check_compatibility(xpack_cache* c) {
   }
 }
 
-/* XPACK_OPEN_SKIP_SMALL, decided from the file's size alone: one stat, so that a cold file costs no read from
- * storage. Anything else, errors included, is left to the normal open. */
-static int skip_if_small(xpack_cache* c, const char* path) {
+/* A mapping of path for the residency check, made with the fewest system calls (each costs microseconds in a
+ * fresh process). NULL if anything fails or the file is no longer the regular file of `size` bytes that the
+ * caller's stat saw: the normal open then deals with it. */
+static void* map_for_residency(const char* path, uint64_t size) {
+  const int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY); /* O_NONBLOCK: a FIFO put there since */
+  if (fd < 0) return NULL;
+  struct stat st;
+  void* m = MAP_FAILED;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size == size) {
+    m = mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, fd, 0);
+  }
+  close(fd);
+  return m == MAP_FAILED ? NULL : m;
+}
+
+/* Whether every page of the mapping is in the page cache. mincore reads nothing from storage; a failure
+ * counts as not resident (the file is then skipped, as a cold one would be). */
+static int wholly_resident(const void* data, uint64_t size) {
+  const long page = sysconf(_SC_PAGESIZE);
+  unsigned char resident[XPACK_COLD_CACHE_BYTES / 4096];
+  if (page < 4096) return 0;
+  const size_t pages = (size_t)((size + (uint64_t)page - 1) / (uint64_t)page);
+  if (pages > sizeof resident || mincore((void*)data, (size_t)size, resident) != 0) return 0;
+  for (size_t i = 0; i < pages; i++) {
+    if ((resident[i] & 1) == 0) return 0;
+  }
+  return 1;
+}
+
+/* Constants: formatting would be the costliest part of skipping (a process's first snprintf). */
+static const char kSkippedSmall[] =
+    "skipped unread (XPACK_OPEN_SKIP_SMALL): a file under 128 KiB holds fewer packed weights than XNNPACK packs "
+    "in the time the cache takes to open and check";
+static const char kSkippedCold[] =
+    "skipped unread (XPACK_OPEN_SKIP_COLD): a file under 1 MiB that is not in the page cache costs more to read "
+    "from storage than XNNPACK takes to pack its weights; xpack_cache_warm_up reads it for the next open";
+_Static_assert(XPACK_SMALL_CACHE_BYTES == 128u * 1024u, "kSkippedSmall names the size");
+_Static_assert(XPACK_COLD_CACHE_BYTES == 1024u * 1024u, "kSkippedCold names the size");
+
+static void skip(xpack_cache* c, uint64_t size, const char* why, size_t why_size) {
+  c->skipped = 1;
+  c->size = size;
+  memcpy(c->refusal, why, why_size < sizeof c->refusal ? why_size : sizeof c->refusal - 1);
+}
+
+/* XPACK_OPEN_SKIP_SMALL from the file's size alone (one stat), XPACK_OPEN_SKIP_COLD from its size and its
+ * residency (a mapping and mincore): neither reads the file, so that a cold file costs no read from storage.
+ * Anything else, errors included, is left to the normal open; *resident_map is then the mapping the residency
+ * check made of a file it found wholly in the page cache, or NULL. */
+static int skip_unread(xpack_cache* c, const char* path, unsigned flags, void** resident_map) {
   struct stat st;
   if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
   const uint64_t size = (uint64_t)st.st_size;
-  if (size < XPC_HEADER_SIZE + XPC_FOOTER_SIZE || size >= XPACK_SMALL_CACHE_BYTES) return 0;
-  c->skipped = 1;
-  c->size = size;
-  /* A constant: formatting would be the costliest part of skipping (a process's first snprintf). */
-  static const char kWhy[] = "skipped unread (XPACK_OPEN_SKIP_SMALL): a file under 128 KiB holds fewer packed weights "
-                             "than XNNPACK packs in the time the cache takes to open and check";
-  _Static_assert(XPACK_SMALL_CACHE_BYTES == 128u * 1024u, "kWhy names the size");
-  _Static_assert(sizeof kWhy <= sizeof c->refusal, "the reason fits");
-  memcpy(c->refusal, kWhy, sizeof kWhy);
-  return 1;
+  if (size < XPC_HEADER_SIZE + XPC_FOOTER_SIZE) return 0;
+  if ((flags & XPACK_OPEN_SKIP_SMALL) && size < XPACK_SMALL_CACHE_BYTES) {
+    skip(c, size, kSkippedSmall, sizeof kSkippedSmall);
+    return 1;
+  }
+  if ((flags & XPACK_OPEN_SKIP_COLD) && size < XPACK_COLD_CACHE_BYTES) {
+    void* map = map_for_residency(path, size);
+    if (map == NULL) return 0;
+    if (!wholly_resident(map, size)) {
+      c->cold = map;
+      skip(c, size, kSkippedCold, sizeof kSkippedCold);
+      return 1;
+    }
+    c->size = size;
+    *resident_map = map; /* warm: the open goes on with this mapping rather than making another */
+  }
+  return 0;
 }
 
 xpack_status xpack_cache_open(const char* path, unsigned flags, xpack_cache** out, xpack_error* err) {
   const unsigned known =
       XPACK_OPEN_READ | XPACK_OPEN_STRICT | XPACK_OPEN_SEQUENTIAL | XPACK_OPEN_WILLNEED | XPACK_OPEN_CHECK_REGIONS |
-      XPACK_OPEN_PROBE_EARLY | XPACK_OPEN_TRUST_SIZES | XPACK_OPEN_SKIP_SMALL;
+      XPACK_OPEN_PROBE_EARLY | XPACK_OPEN_TRUST_SIZES | XPACK_OPEN_SKIP_SMALL | XPACK_OPEN_SKIP_COLD;
   if (path == NULL || out == NULL || (flags & ~known) != 0) {
     return xp_fail(err, XPACK_ERR_ARG, "xpack_cache_open: NULL path or output, or unknown flags");
   }
@@ -291,11 +357,12 @@ xpack_status xpack_cache_open(const char* path, unsigned flags, xpack_cache** ou
   c->trust_sizes = (flags & XPACK_OPEN_TRUST_SIZES) != 0;
   /* A skipped cache is no cache: no provider (xpack_cache_provider is NULL), no state behind one, nothing
    * touched but this file's code, so that skipping costs the stat and little else. */
-  if ((flags & XPACK_OPEN_SKIP_SMALL) && skip_if_small(c, path)) {
+  void* resident_map = NULL;
+  if ((flags & (XPACK_OPEN_SKIP_SMALL | XPACK_OPEN_SKIP_COLD)) && skip_unread(c, path, flags, &resident_map)) {
     *out = c;
     return XPACK_OK;
   }
-  xpack_status st = load_file(c, path, flags, err);
+  xpack_status st = load_file(c, path, flags, resident_map, err);
   const int metadata_first = st == XPACK_OK && c->mapped && (flags & (XPACK_OPEN_SEQUENTIAL | XPACK_OPEN_WILLNEED)) == 0 &&
                              c->size >= XP_METADATA_FIRST_MIN_BYTES;
   if (metadata_first) advise_metadata_first(c);
@@ -336,9 +403,18 @@ xpack_status xpack_cache_open(const char* path, unsigned flags, xpack_cache** ou
   return XPACK_OK;
 }
 
+void xpack_cache_warm_up(xpack_cache* c) {
+  if (c == NULL || c->cold == NULL || c->warmed) return;
+  /* Asynchronous: the kernel queues the reads and returns; they complete after an unmap or an exit too. */
+  xp_advise_range(c->cold, c->size, 0, c->size, MADV_WILLNEED);
+  c->warmed = 1;
+}
+
 void xpack_cache_close(xpack_cache* c) {
   if (c == NULL) return;
   if (c->skipped) {
+    xpack_cache_warm_up(c);
+    if (c->cold) munmap(c->cold, (size_t)c->size);
     free(c);
     return;
   }

@@ -10,7 +10,7 @@
 /* The validated view of the cache's file; valid until xpack_cache_close. Empty for a skipped file. */
 const xp_view* xp_cache_view(const xpack_cache* cache);
 
-/* Whether XPACK_OPEN_SKIP_SMALL skipped the file unread. */
+/* Whether XPACK_OPEN_SKIP_SMALL or XPACK_OPEN_SKIP_COLD skipped the file unread. */
 bool xp_cache_skipped(const xpack_cache* cache);
 
 #endif

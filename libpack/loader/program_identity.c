@@ -54,8 +54,8 @@ xpack_status xpack_cache_check_program(const xpack_cache* cache, const void* pro
     return xp_fail(err, XPACK_ERR_ARG, "xpack_cache_check_program: NULL cache or program");
   }
   if (xp_cache_skipped(cache)) {
-    return xp_fail(err, XPACK_ERR_MISMATCH, "the cache was skipped unread (XPACK_OPEN_SKIP_SMALL), so it cannot "
-                   "say which programs it was built from; XNNPACK packs every weight");
+    return xp_fail(err, XPACK_ERR_MISMATCH, "the cache was not read, so it cannot say which programs it was "
+                   "built from; XNNPACK packs every weight (%s)", xpack_cache_refusal(cache));
   }
   uint64_t region = 0;
   xpack_status st = program_region(program, size, &region, err);

@@ -127,6 +127,30 @@ echo "skipped_small: $(summary "$work/skipped_small.run")"
 [ "$(xf "$work/skipped_small.run" lookups)" = 0 ] || fail "skipped_small: look-ups reached a skipped cache"
 grep -q "^xpack refusal: skipped unread" "$work/skipped_small.run" || fail "skipped_small: no refusal naming the skip"
 same "$work/skipped_small.run" "$work/deconv.base" || fail "skipped_small: outputs differ from no cache"
+# A cache between 128 KiB and 1 MiB opened with XPACK_OPEN_SKIP_COLD too (flags 416): served from the page
+# cache; out of it, skipped unread like a small one, and back in the page cache after the run (the harness
+# calls xpack_cache_warm_up once every method has run) (issue 17).
+prog qd8-qc8w gen qd8-qc8w
+q=$work/qd8-qc8w.xpc
+q_size=$(stat -c %s "$q")
+[ "$q_size" -ge 131072 ] && [ "$q_size" -lt 1048576 ] || fail "the generated qd8-qc8w cache is no longer between 128 KiB and 1 MiB"
+run_xp "$work/warm_mid.run" "$q" --xpack-flags 416
+[ "$(xf "$work/warm_mid.run" hits)" -gt 0 ] && [ "$(xf "$work/warm_mid.run" hits)" = "$(xf "$work/warm_mid.run" lookups)" ] ||
+  fail "warm mid-size cache with XPACK_OPEN_SKIP_COLD: not served in full"
+resident() { fincore -n -r -o PAGES "$1"; }
+q_pages=$(( (q_size + $(getconf PAGESIZE) - 1) / $(getconf PAGESIZE) ))
+python3 -c 'import os,sys; fd=os.open(sys.argv[1], os.O_RDONLY); os.fdatasync(fd); os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)' "$q"
+if ! command -v fincore > /dev/null || [ "$(resident "$q")" != 0 ]; then
+  echo "skipped_cold: not tested, the cache could not be dropped from the page cache (no fincore, or tmpfs)"
+else
+  run_xp "$work/skipped_cold.run" "$q" --xpack-flags 416
+  echo "skipped_cold: $(summary "$work/skipped_cold.run")"
+  [ "$(xf "$work/skipped_cold.run" lookups)" = 0 ] || fail "skipped_cold: look-ups reached a skipped cache"
+  grep -q "^xpack refusal: skipped unread (XPACK_OPEN_SKIP_COLD)" "$work/skipped_cold.run" || fail "skipped_cold: no refusal naming the skip"
+  same "$work/skipped_cold.run" "$work/qd8-qc8w.base" || fail "skipped_cold: outputs differ from no cache"
+  for i in $(seq 100); do [ "$(resident "$q")" = "$q_pages" ] && break; sleep 0.05; done
+  [ "$(resident "$q")" = "$q_pages" ] || fail "skipped_cold: the cache was not read back into the page cache after the run"
+fi
 # Another program with this cache: program B shares every layer but the head.
 prog llm_b gen llm --size 4M --variant B
 run_base "$work/llm_b.base"
