@@ -82,7 +82,8 @@ def never_slower_table(paths, names):
            "in the same run. Cold open: page faults + read calls during `xpack_cache_open`, bytes the kernel fetched "
            "from the disk. Model read cold: bytes of the model files in the page cache after cache_cold's first "
            "inference (they were dropped before it). The cache is opened as apps are advised to "
-           "(XPACK_OPEN_PROBE_EARLY | XPACK_OPEN_SKIP_SMALL): a file under 128 KiB is skipped unread (\"skipped\").", "",
+           "(XPACK_OPEN_PROBE_EARLY | XPACK_OPEN_SKIP_SMALL | XPACK_OPEN_SKIP_COLD): a file under 128 KiB is skipped "
+           "unread (\"skipped\"), and so is one under 1 MiB out of the page cache (\"skipped cold\").", "",
            "| model | cache file | nocache ms | cache_warm ms | warm ratio | nocache_cold ms | cache_cold ms | cold ratio | "
            "cold open I/Os, bytes | model read cold | |",
            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
@@ -99,9 +100,12 @@ def never_slower_table(paths, names):
         read = f"{size(b['model_resident_bytes']['cache_cold'])} of {size(b['model_bytes'])}"
         verdict = "met" if warm <= 1 and cold <= 1 else "**missed** (" + ", ".join(
             w for w, r in (("warm", warm), ("cold", cold)) if r > 1) + ")"
-        refused = (b.get("samples", {}).get("cache_warm") or [{}])[0].get("cache_refused") or ""
-        if refused.startswith("skipped"):
+        refused_warm = (b.get("samples", {}).get("cache_warm") or [{}])[0].get("cache_refused") or ""
+        refused_cold = (b.get("samples", {}).get("cache_cold") or [{}])[0].get("cache_refused") or ""
+        if refused_warm.startswith("skipped"):
             verdict = "skipped, " + verdict
+        elif "SKIP_COLD" in refused_cold:
+            verdict = "skipped cold, " + verdict
         label = names.get(path) or " ".join(os.path.basename(m) for m in b.get("models", []))
         out.append(f"| {label} | {size(b['cache_file_bytes'])} | {ms(t['nocache'])} | {ms(t['cache_warm'])} | {warm:.3f} | {ms(t['nocache_cold'])} | "
                    f"{ms(t['cache_cold'])} | {cold:.3f} | {io} | {read} | {verdict} |")

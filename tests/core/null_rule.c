@@ -190,6 +190,7 @@ static void loader_functions(const char* cache_path) {
   const struct xnn_weights_cache_look_up_key key = {.seed = 1, .kernel = raw, .bias = NULL};
   EXPECT_ARG(xpack_cache_bind_size(NULL, &key, 64, &e_));
   xpack_cache_unbind_all(NULL);
+  xpack_cache_warm_up(NULL);
   EXPECT(xpack_cache_provider(NULL) == NULL);
   EXPECT(xpack_cache_refusal(NULL) == NULL);
   POISONED(xpack_stats, stats);
