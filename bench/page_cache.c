@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 int64_t bench_file_size(const char* path) {
@@ -79,4 +80,13 @@ int bench_warm_page_cache(const char* path) {
   free(buf);
   close(fd);
   return rc;
+}
+
+int bench_wait_resident(const char* path) {
+  for (int i = 0; i < 500; i++) {
+    const int64_t size = bench_file_size(path);
+    if (size >= 0 && bench_resident_bytes(path) == size) return 1;
+    nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+  }
+  return 0;
 }

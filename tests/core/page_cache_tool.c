@@ -1,6 +1,6 @@
-/* page_cache drop|resident|wait FILE: for the shell tests of cold starts.
- *   drop: exit 0 when no page of FILE is left in the page cache, 77 when the kernel kept some (tmpfs);
- *   resident: prints "RESIDENT PAGES";  wait: exit 0 once every page is resident, 1 after 5 s. */
+/* page_cache drop|resident|wait FILE: for the shell tests of cold starts (bench/page_cache.c does the work).
+ *   drop: exit 0 when no byte of FILE is left in the page cache, 77 when the kernel kept some (tmpfs);
+ *   resident: prints "RESIDENT SIZE" in bytes;  wait: exit 0 once all of FILE is resident, 1 after 5 s. */
 #include <stdio.h>
 #include <string.h>
 
@@ -11,9 +11,12 @@ int main(int argc, char** argv) {
     fprintf(stderr, "usage: page_cache drop|resident|wait FILE\n");
     return 2;
   }
-  if (strcmp(argv[1], "drop") == 0) return page_cache_drop(argv[2]) ? 0 : 77;
-  if (strcmp(argv[1], "wait") == 0) return page_cache_wait_resident(argv[2]) ? 0 : 1;
-  long pages = 0, n = page_cache_resident(argv[2], &pages);
-  printf("%ld %ld\n", n, pages);
-  return n < 0;
+  if (strcmp(argv[1], "drop") == 0) {
+    if (bench_drop_from_page_cache(argv[2]) != 0) return 1;
+    return bench_resident_bytes(argv[2]) == 0 ? 0 : 77;
+  }
+  if (strcmp(argv[1], "wait") == 0) return bench_wait_resident(argv[2]) ? 0 : 1;
+  const int64_t resident = bench_resident_bytes(argv[2]);
+  printf("%lld %lld\n", (long long)resident, (long long)bench_file_size(argv[2]));
+  return resident < 0;
 }

@@ -30,14 +30,13 @@ static size_t pack_like_xnnpack(struct xnn_weights_cache_provider* p, const stru
 static void skip_cold_api(const char* path) {
   xpack_error err;
   xpack_cache* c = NULL;
-  long pages;
-  EXPECT(page_cache_resident(path, &pages) == pages); /* just written */
+  EXPECT(bench_resident_bytes(path) == bench_file_size(path)); /* just written */
   EXPECT(xpack_cache_open(path, XPACK_OPEN_SKIP_COLD, &c, &err) == XPACK_OK);
   EXPECT(xpack_cache_refusal(c) == NULL && xpack_cache_provider(c) != NULL && xpack_cache_entry_count(c) > 0);
   xpack_cache_warm_up(c); /* not skipped: nothing to do */
   xpack_cache_close(c);
   xpack_cache_warm_up(NULL);
-  if (!page_cache_drop(path)) {
+  if (bench_drop_from_page_cache(path) != 0 || bench_resident_bytes(path) != 0) {
     printf("skip-cold: the kernel kept %s in the page cache after POSIX_FADV_DONTNEED (tmpfs?): the cold half is not "
            "tested here\n", path);
     return;
@@ -46,18 +45,18 @@ static void skip_cold_api(const char* path) {
   EXPECT(xpack_cache_refusal(c) != NULL && strstr(xpack_cache_refusal(c), "(XPACK_OPEN_SKIP_COLD)") != NULL);
   EXPECT(xpack_cache_provider(c) == NULL && xpack_cache_entry_count(c) == 0 && xpack_cache_family_count(c) == 0);
   EXPECT(xpack_cache_check_program(c, "12345678", 8, &err) == XPACK_ERR_MISMATCH && strstr(err.message, "SKIP_COLD"));
-  EXPECT(page_cache_resident(path, &pages) == 0); /* skipping read nothing */
+  EXPECT(bench_resident_bytes(path) == 0); /* skipping read nothing */
   xpack_cache_warm_up(c);
-  EXPECT(page_cache_wait_resident(path));
+  EXPECT(bench_wait_resident(path));
   xpack_cache_close(c);
   EXPECT(xpack_cache_open(path, XPACK_OPEN_SKIP_COLD, &c, &err) == XPACK_OK);
   EXPECT(xpack_cache_refusal(c) == NULL && xpack_cache_provider(c) != NULL); /* warm now: served */
   xpack_cache_close(c);
   /* Closed without xpack_cache_warm_up: close warms it. */
-  EXPECT(page_cache_drop(path));
+  EXPECT(bench_drop_from_page_cache(path) == 0 && bench_resident_bytes(path) == 0);
   EXPECT(xpack_cache_open(path, XPACK_OPEN_SKIP_COLD, &c, &err) == XPACK_OK && xpack_cache_provider(c) == NULL);
   xpack_cache_close(c);
-  EXPECT(page_cache_wait_resident(path));
+  EXPECT(bench_wait_resident(path));
   /* With XPACK_OPEN_READ the residency check's mapping is dropped and the file read. */
   EXPECT(xpack_cache_open(path, XPACK_OPEN_SKIP_COLD | XPACK_OPEN_READ, &c, &err) == XPACK_OK);
   EXPECT(xpack_cache_refusal(c) == NULL && xpack_cache_provider(c) != NULL && xpack_cache_entry_count(c) > 0);

@@ -19,7 +19,8 @@ target_link_libraries(integration_example PRIVATE xpack_pack m)
 add_test(NAME core_integration_example
          COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/integration_example.sh $<TARGET_FILE:integration_example>)
 
-add_executable(provider_quirks ${CMAKE_CURRENT_LIST_DIR}/provider_quirks.c ${CMAKE_CURRENT_LIST_DIR}/page_cache.c)
+add_executable(provider_quirks ${CMAKE_CURRENT_LIST_DIR}/provider_quirks.c ${PROJECT_SOURCE_DIR}/bench/page_cache.c)
+target_include_directories(provider_quirks PRIVATE ${PROJECT_SOURCE_DIR}/bench)
 target_link_libraries(provider_quirks PRIVATE xpack_pack)
 add_test(NAME core_provider_quirks COMMAND provider_quirks)
 
@@ -114,7 +115,8 @@ add_test(NAME core_skip_small
          COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/skip_small.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>)
 # XPACK_OPEN_SKIP_COLD: a cache file under 1 MiB out of the page cache skipped unread and warmed for the next
 # run, a warm one and a larger cold one served; the boundary; bench's cold variants (issue 17).
-add_executable(page_cache ${CMAKE_CURRENT_LIST_DIR}/page_cache_tool.c ${CMAKE_CURRENT_LIST_DIR}/page_cache.c)
+add_executable(page_cache ${CMAKE_CURRENT_LIST_DIR}/page_cache_tool.c ${PROJECT_SOURCE_DIR}/bench/page_cache.c)
+target_include_directories(page_cache PRIVATE ${PROJECT_SOURCE_DIR}/bench)
 add_test(NAME core_skip_cold
          COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/skip_cold.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>
                  $<TARGET_FILE:page_cache>)
