@@ -310,10 +310,14 @@ static const char kSkippedCold[] =
 _Static_assert(XPACK_SMALL_CACHE_BYTES == 128u * 1024u, "kSkippedSmall names the size");
 _Static_assert(XPACK_COLD_CACHE_BYTES == 1024u * 1024u, "kSkippedCold names the size");
 
+_Static_assert(sizeof kSkippedSmall <= sizeof ((xpack_cache*)0)->refusal, "the reason fits");
+_Static_assert(sizeof kSkippedCold <= sizeof ((xpack_cache*)0)->refusal, "the reason fits");
+
+/* why: one of the constants above, NUL included in why_size. */
 static void skip(xpack_cache* c, uint64_t size, const char* why, size_t why_size) {
   c->skipped = 1;
   c->size = size;
-  memcpy(c->refusal, why, why_size < sizeof c->refusal ? why_size : sizeof c->refusal - 1);
+  memcpy(c->refusal, why, why_size);
 }
 
 /* XPACK_OPEN_SKIP_SMALL from the file's size alone (one stat), XPACK_OPEN_SKIP_COLD from its size and its
