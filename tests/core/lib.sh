@@ -9,3 +9,8 @@ outputs() { grep '^graph ' "$1" | sed -E 's/ create_us [0-9]+ lookups [0-9]+ hit
 json_int() { grep -o "\"$1\":[0-9]*" | head -n1 | cut -d: -f2; }
 # exit status of a command, without tripping set -e
 status_of() { set +e; "$@" > /dev/null 2>&1; local s=$?; set -e; echo $s; }
+# A top-level field of a JSON file (`xpack run --json` and the like), as Python prints it (None, True, ...).
+json_value() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
+# The XXH3-64 of every output of every delegate of an `xpack run --json` file: what must be identical with and
+# without a cache.
+run_output_hashes() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(" ".join(h for x in d["delegates_detail"] for h in x["output_xxh3"]))' "$1"; }

@@ -15,8 +15,6 @@ XPACK=$1; TAMPER=$2; GEN=$3; REAL=${4:-}
 . "$(dirname "$0")/lib.sh"
 d=$(mktemp -d); trap 'rm -rf "$d"' EXIT
 
-hashes() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(" ".join(h for x in d["delegates_detail"] for h in x["output_xxh3"]))' "$1"; }
-stat_of() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
 
 programs=0; regions_tried=0
 try_program() { # name pte [--data ptd]
@@ -27,10 +25,10 @@ try_program() { # name pte [--data ptd]
   "$XPACK" run "$pte" "$@" --json > "$d/none.json" || fail "$name: run without a cache"
   "$XPACK" run "$pte" "$@" --cache "$d/$name.xpc" --json > "$d/good.json" || fail "$name: run with the cache"
   local lookups hits
-  lookups=$(stat_of "$d/good.json" lookups); hits=$(stat_of "$d/good.json" hits)
-  [ "$hits" = "$lookups" ] && [ "$(stat_of "$d/good.json" refused_unsized)" = 0 ] ||
-    fail "$name: the sound cache does not hit in full ($hits of $lookups, $(stat_of "$d/good.json" refused_unsized) unsized)"
-  [ "$(hashes "$d/good.json")" = "$(hashes "$d/none.json")" ] || fail "$name: sound cache: other outputs"
+  lookups=$(json_value "$d/good.json" lookups); hits=$(json_value "$d/good.json" hits)
+  [ "$hits" = "$lookups" ] && [ "$(json_value "$d/good.json" refused_unsized)" = 0 ] ||
+    fail "$name: the sound cache does not hit in full ($hits of $lookups, $(json_value "$d/good.json" refused_unsized) unsized)"
+  [ "$(run_output_hashes "$d/good.json")" = "$(run_output_hashes "$d/none.json")" ] || fail "$name: sound cache: other outputs"
   local count alignment
   count=$("$XPACK" dump --json "$d/$name.xpc" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["regions"]))')
   alignment=$("$XPACK" dump --json "$d/$name.xpc" | python3 -c 'import json,sys; print(json.load(sys.stdin)["xnn_alignment"])')
@@ -41,12 +39,12 @@ try_program() { # name pte [--data ptd]
     for mode in "" --read; do
       set +e; "$XPACK" run "$pte" "$@" --cache "$d/lie.xpc" $mode --json > "$d/lie.json" 2> "$d/lie.err"; local st=$?; set -e
       [ "$st" = 0 ] || fail "$name: region $i lies ($mode): run exit $st: $(head -c 300 "$d/lie.err")"
-      [ "$(hashes "$d/lie.json")" = "$(hashes "$d/none.json")" ] || fail "$name: region $i lies ($mode): other outputs"
+      [ "$(run_output_hashes "$d/lie.json")" = "$(run_output_hashes "$d/none.json")" ] || fail "$name: region $i lies ($mode): other outputs"
       local refused
-      refused=$(( $(stat_of "$d/lie.json" refused_size) + $(stat_of "$d/lie.json" refused_mismatch) ))
+      refused=$(( $(json_value "$d/lie.json" refused_size) + $(json_value "$d/lie.json" refused_mismatch) ))
       [ "$refused" -ge 1 ] || fail "$name: region $i lies ($mode): served (refused_size + refused_mismatch $refused)"
-      [ "$(stat_of "$d/lie.json" misses)" = "$refused" ] && [ "$(stat_of "$d/lie.json" hits)" -gt 0 -o "$count" = 1 ] ||
-        fail "$name: region $i lies ($mode): $(stat_of "$d/lie.json" misses) misses, expected only the $refused refused"
+      [ "$(json_value "$d/lie.json" misses)" = "$refused" ] && [ "$(json_value "$d/lie.json" hits)" -gt 0 -o "$count" = 1 ] ||
+        fail "$name: region $i lies ($mode): $(json_value "$d/lie.json" misses) misses, expected only the $refused refused"
     done
     tried=$((tried + 1))
   done
@@ -54,7 +52,7 @@ try_program() { # name pte [--data ptd]
   # The bench's children, the ideal one included, size the weights too: the last region made to lie.
   set +e; "$XPACK" bench "$pte" "$@" --cache "$d/lie.xpc" --reps 1 --variants ideal,cache_warm --serve-small --json > "$d/bench.json" 2> "$d/bench.err"; st=$?; set -e
   [ "$st" = 0 ] || fail "$name: bench with a lying region: exit $st: $(head -c 300 "$d/bench.err")"
-  [ "$(stat_of "$d/bench.json" outputs_identical)" = True ] || fail "$name: bench with a lying region: outputs differ"
+  [ "$(json_value "$d/bench.json" outputs_identical)" = True ] || fail "$name: bench with a lying region: outputs differ"
   echo "$name: $tried of $count regions made to lie: each refused, outputs identical, bench ran"
   programs=$((programs + 1)); regions_tried=$((regions_tried + tried))
 }

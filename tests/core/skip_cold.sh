@@ -16,8 +16,6 @@ XPACK=$1; GEN=$2; PC=$3
 . "$(dirname "$0")/lib.sh"
 d=$(mktemp -d); trap 'rm -rf "$d"' EXIT
 cd "$d"
-val() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
-hashes() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(" ".join(h for x in d["delegates_detail"] for h in x["output_xxh3"]))' "$1"; }
 cold() {
   local st=0
   "$PC" drop "$1" || st=$?
@@ -36,30 +34,30 @@ mid_size=$(stat -c %s mid.xpc); large_size=$(stat -c %s large.xpc)
   fail "the generated caches are no longer one between 128 KiB and 1 MiB and one over ($mid_size, $large_size bytes)"
 
 "$XPACK" run mid.pte --cache mid.xpc --skip-cold --json > warm.json || fail "run --skip-cold, warm"
-[ "$(val warm.json hits)" -gt 0 ] && [ "$(val warm.json hits)" = "$(val warm.json lookups)" ] &&
-  [ "$(val warm.json cache_refused)" = None ] || fail "mid-size cache in the page cache, --skip-cold: not served in full"
-[ "$(hashes warm.json)" = "$(hashes mid.none.json)" ] || fail "warm: other outputs"
+[ "$(json_value warm.json hits)" -gt 0 ] && [ "$(json_value warm.json hits)" = "$(json_value warm.json lookups)" ] &&
+  [ "$(json_value warm.json cache_refused)" = None ] || fail "mid-size cache in the page cache, --skip-cold: not served in full"
+[ "$(run_output_hashes warm.json)" = "$(run_output_hashes mid.none.json)" ] || fail "warm: other outputs"
 
 cold mid.xpc
 "$XPACK" run mid.pte --cache mid.xpc --skip-cold --json > cold.json || fail "run --skip-cold, cold"
-[ "$(val cold.json lookups)" = 0 ] || fail "cold mid-size cache, --skip-cold: $(val cold.json lookups) look-ups reached it"
-case "$(val cold.json cache_refused)" in "skipped unread (XPACK_OPEN_SKIP_COLD)"*) ;;
-  *) fail "cold mid-size cache: refusal does not name the skip: $(val cold.json cache_refused)" ;; esac
-[ "$(hashes cold.json)" = "$(hashes mid.none.json)" ] || fail "cold, skipped: other outputs"
+[ "$(json_value cold.json lookups)" = 0 ] || fail "cold mid-size cache, --skip-cold: $(json_value cold.json lookups) look-ups reached it"
+case "$(json_value cold.json cache_refused)" in "skipped unread (XPACK_OPEN_SKIP_COLD)"*) ;;
+  *) fail "cold mid-size cache: refusal does not name the skip: $(json_value cold.json cache_refused)" ;; esac
+[ "$(run_output_hashes cold.json)" = "$(run_output_hashes mid.none.json)" ] || fail "cold, skipped: other outputs"
 "$PC" wait mid.xpc || fail "the skipped file was not read into the page cache after the run: $("$PC" resident mid.xpc)"
 "$XPACK" run mid.pte --cache mid.xpc --skip-cold --json > next.json || fail "run --skip-cold after the warm-up"
-[ "$(val next.json hits)" -gt 0 ] && [ "$(val next.json hits)" = "$(val next.json lookups)" ] ||
+[ "$(json_value next.json hits)" -gt 0 ] && [ "$(json_value next.json hits)" = "$(json_value next.json lookups)" ] ||
   fail "the run after a cold skip: not served in full"
 # Without the flag a cold file is served as ever.
 cold mid.xpc
 "$XPACK" run mid.pte --cache mid.xpc --json > plain.json || fail "run cold without --skip-cold"
-[ "$(val plain.json hits)" = "$(val plain.json lookups)" ] && [ "$(val plain.json hits)" -gt 0 ] ||
+[ "$(json_value plain.json hits)" = "$(json_value plain.json lookups)" ] && [ "$(json_value plain.json hits)" -gt 0 ] ||
   fail "cold mid-size cache without the flag: not served"
 echo "mid-size cache ($mid_size bytes): served warm, skipped cold and warmed for the next run, served then"
 
 cold large.xpc
 "$XPACK" run large.pte --cache large.xpc --skip-cold --json > large.json || fail "run --skip-cold on a large cold cache"
-[ "$(val large.json hits)" -gt 0 ] && [ "$(val large.json hits)" = "$(val large.json lookups)" ] ||
+[ "$(json_value large.json hits)" -gt 0 ] && [ "$(json_value large.json hits)" = "$(json_value large.json lookups)" ] ||
   fail "cold cache of $large_size bytes with --skip-cold: not served in full"
 echo "large cache ($large_size bytes), cold: served"
 
@@ -68,7 +66,7 @@ head -c 1048575 /dev/zero | tr '\0' 'x' > junk_under.xpc
 head -c 1048576 /dev/zero | tr '\0' 'x' > junk_at.xpc
 cold junk_under.xpc; cold junk_at.xpc
 "$XPACK" run mid.pte --cache junk_under.xpc --skip-cold --json > under.json || fail "1 MiB - 1 bytes of cold junk: not skipped"
-[ "$(val under.json lookups)" = 0 ] && [ "$(hashes under.json)" = "$(hashes mid.none.json)" ] || fail "cold junk under 1 MiB served"
+[ "$(json_value under.json lookups)" = 0 ] && [ "$(run_output_hashes under.json)" = "$(run_output_hashes mid.none.json)" ] || fail "cold junk under 1 MiB served"
 set +e; "$XPACK" run mid.pte --cache junk_at.xpc --skip-cold > at.out 2> at.err; st=$?; set -e
 [ "$st" = 3 ] && grep -q "junk_at.xpc" at.err || fail "1 MiB of cold junk: exit $st, expected 3 naming the file: $(cat at.err)"
 echo "boundary: 1048575 cold bytes skipped unread, 1048576 read and refused"

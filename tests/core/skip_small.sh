@@ -14,8 +14,6 @@ XPACK=$1; GEN=$2
 . "$(dirname "$0")/lib.sh"
 d=$(mktemp -d); trap 'rm -rf "$d"' EXIT
 cd "$d"
-val() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
-hashes() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(" ".join(h for x in d["delegates_detail"] for h in x["output_xxh3"]))' "$1"; }
 
 "$GEN" conv -o small.pte > /dev/null
 "$GEN" fp16 -o large.pte > /dev/null
@@ -26,29 +24,29 @@ done
 small_size=$(stat -c %s small.xpc); large_size=$(stat -c %s large.xpc)
 [ "$small_size" -lt 131072 ] && [ "$large_size" -ge 131072 ] ||
   fail "the generated caches no longer straddle 128 KiB ($small_size and $large_size bytes)"
-[ "$(val small.pack.json likely_slower_than_packing)" = True ] && [ "$(val large.pack.json likely_slower_than_packing)" = False ] ||
+[ "$(json_value small.pack.json likely_slower_than_packing)" = True ] && [ "$(json_value large.pack.json likely_slower_than_packing)" = False ] ||
   fail "pack does not flag exactly the cache an app would skip"
 
 "$XPACK" run small.pte --cache small.xpc --skip-small --json > skipped.json || fail "run --skip-small on a small cache"
-[ "$(val skipped.json lookups)" = 0 ] || fail "small cache with --skip-small: $(val skipped.json lookups) look-ups reached it"
-case "$(val skipped.json cache_refused)" in "skipped unread (XPACK_OPEN_SKIP_SMALL)"*) ;;
-  *) fail "small cache: refusal does not name the skip: $(val skipped.json cache_refused)" ;; esac
-[ "$(hashes skipped.json)" = "$(hashes small.none.json)" ] || fail "small cache skipped: other outputs"
+[ "$(json_value skipped.json lookups)" = 0 ] || fail "small cache with --skip-small: $(json_value skipped.json lookups) look-ups reached it"
+case "$(json_value skipped.json cache_refused)" in "skipped unread (XPACK_OPEN_SKIP_SMALL)"*) ;;
+  *) fail "small cache: refusal does not name the skip: $(json_value skipped.json cache_refused)" ;; esac
+[ "$(run_output_hashes skipped.json)" = "$(run_output_hashes small.none.json)" ] || fail "small cache skipped: other outputs"
 "$XPACK" run small.pte --cache small.xpc --json > served.json || fail "run on a small cache"
-[ "$(val served.json hits)" -gt 0 ] && [ "$(val served.json hits)" = "$(val served.json lookups)" ] ||
+[ "$(json_value served.json hits)" -gt 0 ] && [ "$(json_value served.json hits)" = "$(json_value served.json lookups)" ] ||
   fail "small cache without --skip-small: not served in full"
 "$XPACK" run large.pte --cache large.xpc --skip-small --json > large.json || fail "run --skip-small on a large cache"
-[ "$(val large.json hits)" -gt 0 ] && [ "$(val large.json hits)" = "$(val large.json lookups)" ] &&
-  [ "$(val large.json cache_refused)" = None ] ||
+[ "$(json_value large.json hits)" -gt 0 ] && [ "$(json_value large.json hits)" = "$(json_value large.json lookups)" ] &&
+  [ "$(json_value large.json cache_refused)" = None ] ||
   fail "large cache with --skip-small: not served in full"
-[ "$(hashes large.json)" = "$(hashes large.none.json)" ] || fail "large cache: other outputs"
+[ "$(run_output_hashes large.json)" = "$(run_output_hashes large.none.json)" ] || fail "large cache: other outputs"
 echo "small cache ($small_size bytes) skipped, large ($large_size bytes) served; outputs identical"
 
 # The boundary is the file's size, and nothing under it is read.
 head -c 131071 /dev/zero | tr '\0' 'x' > junk_under.xpc
 head -c 131072 /dev/zero | tr '\0' 'x' > junk_at.xpc
 "$XPACK" run small.pte --cache junk_under.xpc --skip-small --json > under.json || fail "131071 bytes of junk: not skipped"
-[ "$(val under.json lookups)" = 0 ] && [ "$(hashes under.json)" = "$(hashes small.none.json)" ] || fail "junk under 128 KiB served"
+[ "$(json_value under.json lookups)" = 0 ] && [ "$(run_output_hashes under.json)" = "$(run_output_hashes small.none.json)" ] || fail "junk under 128 KiB served"
 set +e; "$XPACK" run small.pte --cache junk_at.xpc --skip-small > at.out 2> at.err; st=$?; set -e
 [ "$st" = 3 ] && grep -q "junk_at.xpc" at.err || fail "131072 bytes of junk: exit $st, expected 3 naming the file: $(cat at.err)"
 head -c 10 small.xpc > short.xpc; mkdir folder.xpc
