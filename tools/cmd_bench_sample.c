@@ -28,7 +28,8 @@ int bench_variant_uses_cache(bench_variant v) {
 }
 
 /* Every cache variant opens the cache as an app following docs/INTEGRATION.md does: it probes its families
- * early (the probes overlap the replay instead of adding to runtime creation) and skips a small file unread. */
+ * early (the probes overlap the replay instead of adding to runtime creation), skips a small file unread and,
+ * in the cold variants, a file under 1 MiB. */
 unsigned bench_variant_open_flags(bench_variant v, unsigned serve) {
   const unsigned app = XPACK_OPEN_PROBE_EARLY | ((serve & BENCH_SERVE_SMALL) ? 0u : XPACK_OPEN_SKIP_SMALL) |
                        ((serve & BENCH_SERVE_COLD) ? 0u : XPACK_OPEN_SKIP_COLD);

@@ -31,8 +31,7 @@ struct xpack_cache {
   int trust_sizes;   /* XPACK_OPEN_TRUST_SIZES */
   int skipped;       /* XPACK_OPEN_SKIP_SMALL or _SKIP_COLD: the file was never read (base NULL, size its size)
                         and nothing below refusal is set up */
-  void* cold;        /* skipped as cold: the file's mapping (size bytes), never read, kept for xpack_cache_warm_up */
-  int warmed;        /* xpack_cache_warm_up has asked for the cold file */
+  void* cold;        /* skipped as cold: the file's mapping (size bytes), never read, until xpack_cache_warm_up */
   xp_view view;
   char refusal[256]; /* empty = served */
   xp_bindings bindings;
@@ -408,17 +407,17 @@ xpack_status xpack_cache_open(const char* path, unsigned flags, xpack_cache** ou
 }
 
 void xpack_cache_warm_up(xpack_cache* c) {
-  if (c == NULL || c->cold == NULL || c->warmed) return;
-  /* Asynchronous: the kernel queues the reads and returns; they complete after an unmap or an exit too. */
+  if (c == NULL || c->cold == NULL) return;
+  /* Asynchronous: the kernel queues the reads and returns; they complete after the unmap (or an exit) too. */
   xp_advise_range(c->cold, c->size, 0, c->size, MADV_WILLNEED);
-  c->warmed = 1;
+  munmap(c->cold, (size_t)c->size);
+  c->cold = NULL;
 }
 
 void xpack_cache_close(xpack_cache* c) {
   if (c == NULL) return;
   if (c->skipped) {
     xpack_cache_warm_up(c);
-    if (c->cold) munmap(c->cold, (size_t)c->size);
     free(c);
     return;
   }
