@@ -125,9 +125,10 @@ void xpack_cache_close(xpack_cache* cache);
 
 /* For a file skipped as cold (XPACK_OPEN_SKIP_COLD): asks the kernel to read it into the page cache
  * (madvise MADV_WILLNEED) and returns without waiting, so that the next open, in this process or the next
- * one, finds it warm and serves it, as long as the system keeps it cached. Call it once the start is over
- * (after the first inference): reading it earlier competes with the program's own reads. Once per cache;
- * does nothing for any other cache or NULL. */
+ * one, finds it warm and serves it, as long as the system keeps it cached. A hint: the kernel may read only
+ * part of it (seen under load), and an open that finds it partly cached skips it and the next warm-up asks
+ * again. Call it once the start is over (after the first inference): reading it earlier competes with the
+ * program's own reads. Once per cache; does nothing for any other cache or NULL. */
 void xpack_cache_warm_up(xpack_cache* cache);
 
 /* Binds a raw weight pointer (as handed to xnn_define_*) to its identity, a string of 1..1023 bytes

@@ -25,6 +25,19 @@ static size_t pack_like_xnnpack(struct xnn_weights_cache_provider* p, const stru
   return p->look_up_or_insert(p->context, key, w, n);
 }
 
+/* Whether path is whole in the page cache once warmed. The warm-up is a hint (MADV_WILLNEED) the kernel may carry
+ * out in part; an open that finds the file partly resident skips it again and its close asks again, so the file
+ * must be whole after at most that second request. */
+static int resident_after_warm_up(const char* path) {
+  if (bench_wait_resident(path)) return 1;
+  xpack_cache* again = NULL;
+  xpack_error err;
+  if (xpack_cache_open(path, XPACK_OPEN_SKIP_COLD, &again, &err) != XPACK_OK) return 0;
+  const int skipped = xpack_cache_provider(again) == NULL;
+  xpack_cache_close(again);
+  return skipped && bench_wait_resident(path);
+}
+
 /* XPACK_OPEN_SKIP_COLD: a warm file is served, a cold one skipped unread and warmed for the next open, by
  * xpack_cache_warm_up or else by close. */
 static void skip_cold_api(const char* path) {
@@ -47,7 +60,7 @@ static void skip_cold_api(const char* path) {
   EXPECT(xpack_cache_check_program(c, "12345678", 8, &err) == XPACK_ERR_MISMATCH && strstr(err.message, "SKIP_COLD"));
   EXPECT(bench_resident_bytes(path) == 0); /* skipping read nothing */
   xpack_cache_warm_up(c);
-  EXPECT(bench_wait_resident(path));
+  EXPECT(resident_after_warm_up(path));
   xpack_cache_close(c);
   EXPECT(xpack_cache_open(path, XPACK_OPEN_SKIP_COLD, &c, &err) == XPACK_OK);
   EXPECT(xpack_cache_refusal(c) == NULL && xpack_cache_provider(c) != NULL); /* warm now: served */
@@ -56,7 +69,7 @@ static void skip_cold_api(const char* path) {
   EXPECT(bench_drop_from_page_cache(path) == 0 && bench_resident_bytes(path) == 0);
   EXPECT(xpack_cache_open(path, XPACK_OPEN_SKIP_COLD, &c, &err) == XPACK_OK && xpack_cache_provider(c) == NULL);
   xpack_cache_close(c);
-  EXPECT(bench_wait_resident(path));
+  EXPECT(resident_after_warm_up(path));
   /* With XPACK_OPEN_READ the residency check's mapping is dropped and the file read. */
   EXPECT(xpack_cache_open(path, XPACK_OPEN_SKIP_COLD | XPACK_OPEN_READ, &c, &err) == XPACK_OK);
   EXPECT(xpack_cache_refusal(c) == NULL && xpack_cache_provider(c) != NULL && xpack_cache_entry_count(c) > 0);

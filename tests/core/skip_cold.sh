@@ -44,7 +44,18 @@ cold mid.xpc
 case "$(json_value cold.json cache_refused)" in "skipped unread (XPACK_OPEN_SKIP_COLD)"*) ;;
   *) fail "cold mid-size cache: refusal does not name the skip: $(json_value cold.json cache_refused)" ;; esac
 [ "$(run_output_hashes cold.json)" = "$(run_output_hashes mid.none.json)" ] || fail "cold, skipped: other outputs"
-"$PC" wait mid.xpc || fail "the skipped file was not read into the page cache after the run: $("$PC" resident mid.xpc)"
+# The warm-up is a hint (MADV_WILLNEED) that the kernel may carry out in part (seen once in CI, with two test
+# suites running: 511824 of 544592 bytes). A start that finds the file partly resident skips it again and asks
+# again, so the file must be whole in the page cache after at most two skipped runs.
+if ! "$PC" wait mid.xpc; then
+  first=$("$PC" resident mid.xpc)
+  "$XPACK" run mid.pte --cache mid.xpc --skip-cold --json > again.json || fail "run --skip-cold on a partly resident file"
+  case "$(json_value again.json cache_refused)" in "skipped unread (XPACK_OPEN_SKIP_COLD)"*) ;;
+    *) fail "a partly resident file ($first) was not skipped: $(json_value again.json cache_refused)" ;; esac
+  "$PC" wait mid.xpc ||
+    fail "the skipped file was not read into the page cache after two runs: $first, then $("$PC" resident mid.xpc)"
+  echo "the first warm-up left part of the file unread (resident, size: $first); the second completed it"
+fi
 "$XPACK" run mid.pte --cache mid.xpc --skip-cold --json > next.json || fail "run --skip-cold after the warm-up"
 [ "$(json_value next.json hits)" -gt 0 ] && [ "$(json_value next.json hits)" = "$(json_value next.json lookups)" ] ||
   fail "the run after a cold skip: not served in full"
