@@ -38,16 +38,31 @@ static int resident_after_warm_up(const char* path) {
   return skipped && bench_wait_resident(path);
 }
 
+/* Whether an open with XPACK_OPEN_SKIP_COLD serves path when it was read through just before. The kernel may evict
+ * part of it between that read and the open (seen in CI), so five tries; a loader that skips whole files fails all. */
+static int served_when_warm(const char* path) {
+  for (int attempt = 0; attempt < 5; attempt++) {
+    if (bench_warm_page_cache(path) != 0) return 0;
+    xpack_cache* c = NULL;
+    xpack_error err;
+    if (xpack_cache_open(path, XPACK_OPEN_SKIP_COLD, &c, &err) != XPACK_OK) return 0;
+    const int served = xpack_cache_refusal(c) == NULL && xpack_cache_provider(c) != NULL &&
+                       xpack_cache_entry_count(c) > 0;
+    xpack_cache_warm_up(c); /* served: nothing to do */
+    xpack_cache_close(c);
+    if (served) return 1;
+    printf("skip-cold: %s skipped right after it was read (try %d; %lld of %lld bytes resident now)\n", path,
+           attempt + 1, (long long)bench_resident_bytes(path), (long long)bench_file_size(path));
+  }
+  return 0;
+}
+
 /* XPACK_OPEN_SKIP_COLD: a warm file is served, a cold one skipped unread and warmed for the next open, by
  * xpack_cache_warm_up or else by close. */
 static void skip_cold_api(const char* path) {
   xpack_error err;
   xpack_cache* c = NULL;
-  EXPECT(bench_resident_bytes(path) == bench_file_size(path)); /* just written */
-  EXPECT(xpack_cache_open(path, XPACK_OPEN_SKIP_COLD, &c, &err) == XPACK_OK);
-  EXPECT(xpack_cache_refusal(c) == NULL && xpack_cache_provider(c) != NULL && xpack_cache_entry_count(c) > 0);
-  xpack_cache_warm_up(c); /* not skipped: nothing to do */
-  xpack_cache_close(c);
+  EXPECT(served_when_warm(path));
   xpack_cache_warm_up(NULL);
   if (bench_drop_from_page_cache(path) != 0 || bench_resident_bytes(path) != 0) {
     printf("skip-cold: the kernel kept %s in the page cache after POSIX_FADV_DONTNEED (tmpfs?): the cold half is not "
@@ -62,9 +77,7 @@ static void skip_cold_api(const char* path) {
   xpack_cache_warm_up(c);
   EXPECT(resident_after_warm_up(path));
   xpack_cache_close(c);
-  EXPECT(xpack_cache_open(path, XPACK_OPEN_SKIP_COLD, &c, &err) == XPACK_OK);
-  EXPECT(xpack_cache_refusal(c) == NULL && xpack_cache_provider(c) != NULL); /* warm now: served */
-  xpack_cache_close(c);
+  EXPECT(served_when_warm(path)); /* warm now: served */
   /* Closed without xpack_cache_warm_up: close warms it. */
   EXPECT(bench_drop_from_page_cache(path) == 0 && bench_resident_bytes(path) == 0);
   EXPECT(xpack_cache_open(path, XPACK_OPEN_SKIP_COLD, &c, &err) == XPACK_OK && xpack_cache_provider(c) == NULL);

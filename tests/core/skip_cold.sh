@@ -33,9 +33,21 @@ mid_size=$(stat -c %s mid.xpc); large_size=$(stat -c %s large.xpc)
 [ "$mid_size" -ge 131072 ] && [ "$mid_size" -lt 1048576 ] && [ "$large_size" -ge 1048576 ] ||
   fail "the generated caches are no longer one between 128 KiB and 1 MiB and one over ($mid_size, $large_size bytes)"
 
-"$XPACK" run mid.pte --cache mid.xpc --skip-cold --json > warm.json || fail "run --skip-cold, warm"
-[ "$(json_value warm.json hits)" -gt 0 ] && [ "$(json_value warm.json hits)" = "$(json_value warm.json lookups)" ] &&
-  [ "$(json_value warm.json cache_refused)" = None ] || fail "mid-size cache in the page cache, --skip-cold: not served in full"
+# served_warm OUT: `xpack run --skip-cold` on mid.xpc, read into the page cache just before, is served in full. The
+# kernel may evict part of a file again between that read and the open (seen in CI, where even a file just written
+# was once skipped), so it has five tries; a loader that skips a whole file fails all five.
+served_warm() {
+  local out=$1 i
+  for i in 1 2 3 4 5; do
+    "$PC" load mid.xpc || { echo "try $i: the kernel evicted part of mid.xpc right after reading it"; continue; }
+    "$XPACK" run mid.pte --cache mid.xpc --skip-cold --json > "$out" || fail "run --skip-cold, warm"
+    [ "$(json_value "$out" hits)" -gt 0 ] && [ "$(json_value "$out" hits)" = "$(json_value "$out" lookups)" ] &&
+      [ "$(json_value "$out" cache_refused)" = None ] && return 0
+    echo "try $i: not served in full ($(json_value "$out" cache_refused)); resident, size now: $("$PC" resident mid.xpc)"
+  done
+  return 1
+}
+served_warm warm.json || fail "mid-size cache in the page cache, --skip-cold: not served in full in five tries"
 [ "$(run_output_hashes warm.json)" = "$(run_output_hashes mid.none.json)" ] || fail "warm: other outputs"
 
 cold mid.xpc
@@ -56,9 +68,7 @@ if ! "$PC" wait mid.xpc; then
     fail "the skipped file was not read into the page cache after two runs: $first, then $("$PC" resident mid.xpc)"
   echo "the first warm-up left part of the file unread (resident, size: $first); the second completed it"
 fi
-"$XPACK" run mid.pte --cache mid.xpc --skip-cold --json > next.json || fail "run --skip-cold after the warm-up"
-[ "$(json_value next.json hits)" -gt 0 ] && [ "$(json_value next.json hits)" = "$(json_value next.json lookups)" ] ||
-  fail "the run after a cold skip: not served in full"
+served_warm next.json || fail "the run after a cold skip: not served in full"
 # Without the flag a cold file is served as ever.
 cold mid.xpc
 "$XPACK" run mid.pte --cache mid.xpc --json > plain.json || fail "run cold without --skip-cold"
