@@ -10,6 +10,7 @@
 #   - The boundary, on cold files of junk: 1 MiB - 1 bytes are skipped unread (a skipped file is not
 #     validated); 1 MiB are read and refused as not a cache, naming the file.
 #   - `xpack bench`: its cold variant skips as apps are advised to, --serve-cold serves.
+#   - `xpack pack` notes the mid-size cache (wins_only_warm in --json), not the large one.
 #   Exit 77 when the kernel keeps dropped files in the page cache (tmpfs): nothing here can be cold.
 #   skip_cold.sh XPACK GENMODEL PAGE_CACHE
 XPACK=$1; GEN=$2; PC=$3
@@ -26,12 +27,18 @@ cold() {
 "$GEN" qd8-qc8w -o mid.pte > /dev/null
 "$GEN" llm -o large.pte > /dev/null
 for m in mid large; do
-  "$XPACK" pack $m.pte -o $m.xpc > /dev/null 2>&1 || fail "pack $m"
+  "$XPACK" pack $m.pte -o $m.xpc > $m.pack.out 2> $m.pack.err || fail "pack $m"
+  "$XPACK" pack $m.pte -o $m.json.xpc --json > $m.pack.json 2> /dev/null || fail "pack $m --json"
   "$XPACK" run $m.pte --json > $m.none.json || fail "run $m without a cache"
 done
 mid_size=$(stat -c %s mid.xpc); large_size=$(stat -c %s large.xpc)
 [ "$mid_size" -ge 131072 ] && [ "$mid_size" -lt 1048576 ] && [ "$large_size" -ge 1048576 ] ||
   fail "the generated caches are no longer one between 128 KiB and 1 MiB and one over ($mid_size, $large_size bytes)"
+# pack says which caches win only from the page cache: exactly those an app would skip cold.
+[ "$(json_value mid.pack.json wins_only_warm)" = True ] && [ "$(json_value large.pack.json wins_only_warm)" = False ] &&
+  [ "$(json_value mid.pack.json likely_slower_than_packing)" = False ] || fail "pack --json: wins_only_warm is not set for exactly the mid-size cache"
+grep -q "^note: mid.xpc is under 1.0 MiB: .*XPACK_OPEN_SKIP_COLD" mid.pack.err || fail "pack of a mid-size cache: no note: $(cat mid.pack.err)"
+grep -q "^note:" large.pack.err && fail "pack of a large cache notes: $(cat large.pack.err)"
 
 # served_warm OUT: `xpack run --skip-cold` on mid.xpc, read into the page cache just before, is served in full. The
 # kernel may evict part of a file again between that read and the open (seen in CI, where even a file just written
