@@ -2,8 +2,9 @@
 # installed package (xpackConfig.cmake), so both find them the same way:
 #   xpack::XNNPACK  XNNPACK as built by tools/setup-deps.sh (Debian's 4ea82e5 by default, or a pin of
 #                   cmake/xnnpack_pins.txt): static archives (libXNNPACK.a, libmicrokernels-prod.a), hence
-#                   also what they need: pthreadpool, cpuinfo (the prefix's own when it has them), pthreads,
-#                   libstdc++ (a few C++ objects), libm. Its users get XPACK_XNNPACK_VERSION defined.
+#                   also what they need: KleidiAI (Arm builds), pthreadpool, cpuinfo (the prefix's own when it
+#                   has them), pthreads, libstdc++ (a few C++ objects), libm. Its users get XPACK_XNNPACK_VERSION
+#                   defined.
 #   xpack::xxhash   xxHash (checksums; the loader needs it)
 #   xpack::zstd     zstd (the writer; never the loader)
 # Input:  _xpack_xnnpack_prefix - where include/xnnpack.h and lib/libXNNPACK.a are.
@@ -26,6 +27,8 @@ if(NOT TARGET xpack::XNNPACK AND (NOT DEFINED _xpack_need_xnnpack OR _xpack_need
   # A prefix built for an ExecuTorch pin (tools/setup-deps.sh --pin) carries its own cpuinfo and pthreadpool:
   # those XNNPACKs call pthreadpool functions that older system pthreadpools lack. HINTS are searched before
   # the system paths, so the prefix's own copies win; the default prefix has none and the system's are used.
+  # KleidiAI: Arm's kernels, which the pins' XNNPACK builds into Arm targets (none on x86-64).
+  find_library(XPACK_KLEIDIAI_LIBRARY kleidiai HINTS "${_xpack_xnnpack_prefix}/lib" NO_DEFAULT_PATH)
   find_library(XPACK_CPUINFO_LIBRARY cpuinfo HINTS "${_xpack_xnnpack_prefix}/lib")
   find_library(XPACK_PTHREADPOOL_LIBRARY pthreadpool HINTS "${_xpack_xnnpack_prefix}/lib")
   find_library(XPACK_MATH_LIBRARY m)
@@ -39,6 +42,9 @@ if(NOT TARGET xpack::XNNPACK AND (NOT DEFINED _xpack_need_xnnpack OR _xpack_need
     set(_xpack_xnn_libs "${XPACK_XNNPACK_LIBRARY}")
     if(XPACK_XNNPACK_MICROKERNELS_LIBRARY)
       list(APPEND _xpack_xnn_libs "${XPACK_XNNPACK_MICROKERNELS_LIBRARY}")
+    endif()
+    if(XPACK_KLEIDIAI_LIBRARY)
+      list(APPEND _xpack_xnn_libs "${XPACK_KLEIDIAI_LIBRARY}")
     endif()
     set(_xpack_libm "")
     if(XPACK_MATH_LIBRARY)

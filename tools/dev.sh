@@ -5,8 +5,11 @@
 #   tools/dev.sh build  set up dependencies and build only
 #   ... --pin NAME      the same over the XNNPACK that an ExecuTorch release pins (cmake/xnnpack_pins.txt;
 #                       needs ../shared/vendor), in build-NAME unless BUILD_DIR says otherwise
+#   ... --arch aarch64  cross-built for 64-bit Arm Linux (with a pin), in build-NAME-aarch64; its tests run
+#                       xpack under qemu-aarch64 as the CPUs of phones (tests/cross)
 # Environment: BUILD_DIR (default ./build), XNNPACK_PREFIX (use an existing XNNPACK), XPACK_SKIP_APT=1,
-#   XPACK_XNNPACK_PIN (same as --pin), XPACK_OTHER_XNNPACK_XPACK (an xpack built with another XNNPACK, for
+#   XPACK_XNNPACK_PIN (same as --pin), XPACK_TARGET_ARCH (same as --arch), XPACK_HOST_XPACK (an xpack of this
+#   machine, for the cross tests: it must refuse an aarch64 cache), XPACK_OTHER_XNNPACK_XPACK (an xpack built with another XNNPACK, for
 #   the test model_cross_xnnpack; skipped without it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,23 +17,41 @@ root=$(pwd)
 mode=${1:-test}
 [ $# -gt 0 ] && shift
 pin=${XPACK_XNNPACK_PIN:-}
-case "${1:-}" in
-  --pin) pin=${2:?--pin needs a name (tools/setup-deps.sh --list-pins)} ;;
-  --pin=*) pin=${1#--pin=} ;;
-  "") ;;
-  *) echo "usage: tools/dev.sh demo|test|build [--pin NAME]" >&2; exit 2 ;;
-esac
-build=${BUILD_DIR:-$root/build${pin:+-$pin}}
+arch=${XPACK_TARGET_ARCH:-$(uname -m)}
+usage() { echo "usage: tools/dev.sh demo|test|build [--pin NAME] [--arch aarch64]" >&2; exit 2; }
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --pin) pin=${2:?--pin needs a name (tools/setup-deps.sh --list-pins)}; shift 2 ;;
+    --pin=*) pin=${1#--pin=}; shift ;;
+    --arch) arch=${2:?--arch needs a name}; shift 2 ;;
+    --arch=*) arch=${1#--arch=}; shift ;;
+    *) usage ;;
+  esac
+done
+cross=0; [ "$arch" = "$(uname -m)" ] || cross=1
+[ $cross = 0 ] || [ "$mode" != demo ] || { echo "dev: demo runs on this machine's architecture only" >&2; exit 2; }
+build=${BUILD_DIR:-$root/build${pin:+-$pin}$([ $cross = 0 ] || echo "-$arch")}
 
-prefix_line=$(XPACK_XNNPACK_PIN="$pin" tools/setup-deps.sh | tail -n 1)
+prefix_line=$(XPACK_XNNPACK_PIN="$pin" XPACK_TARGET_ARCH="$arch" tools/setup-deps.sh | tail -n 1)
 export XNNPACK_PREFIX=${prefix_line#XNNPACK_PREFIX=}
 
 mkdir -p "$build"
+target_args=()
+if [ $cross = 1 ]; then
+  # The prefix holds everything the target links (XNNPACK, cpuinfo, pthreadpool, zstd, xxHash): searched as a
+  # root of the target's files, beside the cross sysroot.
+  target_args=(-DCMAKE_TOOLCHAIN_FILE="$root/cmake/toolchains/$arch-linux-gnu.cmake" -DCMAKE_FIND_ROOT_PATH="$XNNPACK_PREFIX"
+    -DXPACK_HOST_XPACK="${XPACK_HOST_XPACK:-}")
+fi
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DXNNPACK_PREFIX="$XNNPACK_PREFIX" \
-  -DXPACK_OTHER_XNNPACK_XPACK="${XPACK_OTHER_XNNPACK_XPACK:-}" \
+  -DXPACK_OTHER_XNNPACK_XPACK="${XPACK_OTHER_XNNPACK_XPACK:-}" "${target_args[@]}" \
   > "$build/configure.log" 2>&1 || { cat "$build/configure.log"; exit 1; }
 ninja -C "$build" > "$build/build.log" 2>&1 || { tail -n 60 "$build/build.log"; exit 1; }
-echo "dev: built in $build ($(tail -n 1 <<<"$("$build/tools/xpack" --version)"))"
+if [ $cross = 1 ]; then
+  echo "dev: built for $arch in $build ($(tail -n 1 <<<"$(qemu-$arch -L "/usr/$arch-linux-gnu" "$build/tools/xpack" --version)"))"
+else
+  echo "dev: built in $build ($(tail -n 1 <<<"$("$build/tools/xpack" --version)"))"
+fi
 
 case "$mode" in
   build) ;;
@@ -57,5 +78,5 @@ case "$mode" in
   test)
     ctest --test-dir "$build" --output-on-failure -j"$(nproc)"
     ;;
-  *) echo "usage: tools/dev.sh demo|test|build [--pin NAME]" >&2; exit 2 ;;
+  *) usage ;;
 esac

@@ -13,7 +13,11 @@
 # ExecuTorch checkout pins). Every prefix records what it is in $prefix/.complete (line 1: the XNNPACK
 # version xpack reports; line 2: the source digest; line 3: the recipe).
 #
-# Usage: tools/setup-deps.sh [--pin NAME | --xnnpack-source DIR] [--list-pins]
+# Or, with --arch aarch64 on an x86-64 machine, a pin cross-built for 64-bit Arm Linux (phones' CPUs) with
+# cmake/toolchains/aarch64-linux-gnu.cmake, together with the zstd and xxHash xpack links (Debian trixie's
+# source tarballs, SHA-256 checked), all in one prefix; programs built over it run here under qemu-aarch64.
+#
+# Usage: tools/setup-deps.sh [--pin NAME | --xnnpack-source DIR] [--arch aarch64] [--list-pins]
 # Prints the XNNPACK prefix on the last line of stdout as XNNPACK_PREFIX=...
 # Environment:
 #   XNNPACK_PREFIX        use an existing XNNPACK install of this API level instead of building one
@@ -21,6 +25,8 @@
 #   XPACK_XNNPACK_SOURCE  an XNNPACK source folder (same as --xnnpack-source); cpuinfo, pthreadpool and FXdiv
 #                         come from CPUINFO_SOURCE_DIR, PTHREADPOOL_SOURCE_DIR, FXDIV_SOURCE_DIR, else from
 #                         folders of those names beside it (ExecuTorch's backends/xnnpack/third-party layout)
+#   XPACK_TARGET_ARCH     the CPU architecture to build for (same as --arch; default: this machine's)
+#   XPACK_CROSS_CLANG     the clang of cross builds (default clang-19)
 #   XPACK_XNNPACK_KLEIDIAI  ON (default, as ExecuTorch's default preset) or OFF: KleidiAI where XNNPACK uses it
 #   XPACK_VENDOR_DIR      where the vendored archives and their SHA256SUMS are (default: $repo/../shared/vendor)
 #   XPACK_DEPS_CACHE      where to build and keep XNNPACK (default: ~/.cache/xpack-deps)
@@ -31,14 +37,17 @@ REPO_ROOT=$(cd "$(dirname "$0")/.." && pwd)
 PINS_TABLE="$REPO_ROOT/cmake/xnnpack_pins.txt"
 PIN="${XPACK_XNNPACK_PIN:-}"
 XNNPACK_SOURCE="${XPACK_XNNPACK_SOURCE:-}"
+TARGET_ARCH="${XPACK_TARGET_ARCH:-$(uname -m)}"
 while [ $# -gt 0 ]; do
   case "$1" in
     --pin) PIN="${2:?--pin needs a name}"; shift 2 ;;
     --pin=*) PIN="${1#--pin=}"; shift ;;
     --xnnpack-source) XNNPACK_SOURCE="${2:?--xnnpack-source needs a folder}"; shift 2 ;;
     --xnnpack-source=*) XNNPACK_SOURCE="${1#--xnnpack-source=}"; shift ;;
+    --arch) TARGET_ARCH="${2:?--arch needs a name}"; shift 2 ;;
+    --arch=*) TARGET_ARCH="${1#--arch=}"; shift ;;
     --list-pins) grep -v '^#' "$PINS_TABLE" | awk 'NF { print $1 "\t" $NF }'; exit 0 ;;
-    *) echo "setup-deps: unknown argument $1 (usage: setup-deps.sh [--pin NAME | --xnnpack-source DIR] [--list-pins])" >&2; exit 2 ;;
+    *) echo "setup-deps: unknown argument $1 (usage: setup-deps.sh [--pin NAME | --xnnpack-source DIR] [--arch aarch64] [--list-pins])" >&2; exit 2 ;;
   esac
 done
 
@@ -61,6 +70,16 @@ bookworm_packages=(cmake ninja-build pkg-config gcc g++ python3 xz-utils ca-cert
   libzstd-dev libxxhash-dev flatbuffers-compiler libfp16-dev libfxdiv-dev libpsimd-dev
   clang libclang-rt-14-dev qemu-user zstd)
 trixie_packages=(libcpuinfo-dev libpthreadpool-dev)
+CROSS=0
+if [ "$TARGET_ARCH" != "$(uname -m)" ]; then
+  case "$(uname -m)/$TARGET_ARCH" in
+    x86_64/aarch64) CROSS=1 ;;
+    *) say "XPACK_TARGET_ARCH=$TARGET_ARCH: cross builds go from x86_64 to aarch64 only (this machine is $(uname -m))"; exit 2 ;;
+  esac
+  CROSS_CLANG="${XPACK_CROSS_CLANG:-clang-19}"
+  # The compiler and the target's C library and runtime (sysroot /usr/aarch64-linux-gnu), and qemu to run.
+  bookworm_packages+=("$CROSS_CLANG" gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross)
+fi
 
 have_all_packages() {
   local p
@@ -136,6 +155,9 @@ build_xnnpack() {
     say "using XNNPACK from XNNPACK_PREFIX=$XNNPACK_PREFIX"
     PREFIX="$XNNPACK_PREFIX"; return
   fi
+  if [ "$CROSS" = 1 ]; then
+    say "the default XNNPACK (Debian's $XNNPACK_VERSION) is built for this machine only: cross builds take a pin (--pin)"; exit 2
+  fi
   PREFIX="$CACHE_ROOT/xnnpack-${XNNPACK_VERSION}-${RECIPE_TAG}"
   if [ -f "$PREFIX/.complete" ]; then say "XNNPACK ${XNNPACK_VERSION}: cached in $PREFIX"; return; fi
   local work="$CACHE_ROOT/work-${RECIPE_TAG}"
@@ -170,8 +192,6 @@ build_xnnpack() {
 # ---- pins and source folders: ExecuTorch's XNNPACK, with its own cpuinfo and pthreadpool ----
 
 VENDOR_DIR="${XPACK_VENDOR_DIR:-$REPO_ROOT/../shared/vendor}"
-# The architecture XNNPACK is built for is a recipe input, so a cross build gets a prefix of its own.
-TARGET_ARCH="${XPACK_TARGET_ARCH:-$(uname -m)}"
 KLEIDIAI="${XPACK_XNNPACK_KLEIDIAI:-ON}"
 
 # ExecuTorch's XNNPACK options (backends/xnnpack/cmake/Dependencies.cmake of v1.4.0 and of main cff6f4dd).
@@ -186,7 +206,15 @@ executorch_xnnpack_options() {
 }
 
 # Which XNNPACK microkernels get built also depends on the compiler (XNNPACK turns some ISAs off for old ones).
-compiler_identity() { "${CC:-cc}" --version 2>/dev/null | head -n1; }
+compiler_identity() {
+  if [ "$CROSS" = 1 ]; then "$CROSS_CLANG" --version 2>/dev/null | head -n1; else "${CC:-cc}" --version 2>/dev/null | head -n1; fi
+}
+TOOLCHAIN_FILE="$REPO_ROOT/cmake/toolchains/$TARGET_ARCH-linux-gnu.cmake"
+# The CMake arguments of a build for TARGET_ARCH (none for this machine's own).
+target_cmake_args() {
+  [ "$CROSS" = 1 ] && echo "-DCMAKE_TOOLCHAIN_FILE=$TOOLCHAIN_FILE -DXPACK_CROSS_CLANG=$CROSS_CLANG"
+  return 0
+}
 
 # vendor_archive FILE: the archive's path, after checking its digest against the vendor folder's SHA256SUMS.
 vendor_archive() {
@@ -217,6 +245,7 @@ tree_digest() {
 build_pinned() {
   local name="$1" version="$2" digest="$3" recipe="$4" xnn="$5" cpuinfo="$6" pthreadpool="$7" fxdiv="$8" kleidiai="$9"
   local tag; tag=$(printf '%s' "$recipe" | sha256sum | cut -c1-12)
+  [ "$CROSS" = 1 ] && name+="-$TARGET_ARCH"
   PREFIX="$CACHE_ROOT/xnnpack-$name-$tag"
   if [ -f "$PREFIX/.complete" ]; then say "XNNPACK $name: cached in $PREFIX"; return; fi
   local work="$CACHE_ROOT/work-$name-$tag"
@@ -233,10 +262,11 @@ build_pinned() {
   say "building XNNPACK $name with ExecuTorch's options, cpuinfo and pthreadpool into $PREFIX (about 7 minutes on 2 cores)"
   local t0=$SECONDS
   # shellcheck disable=SC2046 # the options are words without spaces
-  cmake -S "$xnn" -B "$work/build" -G Ninja $(executorch_xnnpack_options) "${deps[@]}" \
+  cmake -S "$xnn" -B "$work/build" -G Ninja $(executorch_xnnpack_options) $(target_cmake_args) "${deps[@]}" \
     -DCMAKE_INSTALL_PREFIX="$PREFIX.tmp" > "$work/configure.log" 2>&1 \
     || { say "XNNPACK configure failed; see $work/configure.log"; tail -20 "$work/configure.log" >&2; exit 1; }
   build_and_install "$work"
+  [ "$CROSS" = 1 ] && build_target_libs "$work"
   for lib in cpuinfo pthreadpool; do
     [ -f "$PREFIX.tmp/lib/lib$lib.a" ] || { say "the build installed no lib/lib$lib.a into $PREFIX.tmp"; exit 1; }
   done
@@ -246,14 +276,60 @@ build_pinned() {
   say "XNNPACK $name built in $((SECONDS - t0)) s into $PREFIX"
 }
 
+# ---- cross builds: the libraries xpack links besides XNNPACK, for the target ----
+
+# Debian trixie's source tarballs of zstd and xxHash (the host's come from bookworm's -dev packages; the
+# target's are built like XNNPACK, from source): source package, version, tarball, SHA-256.
+TARGET_ZSTD=(libzstd 1.5.7+dfsg-1 libzstd_1.5.7+dfsg.orig.tar.xz 0c092ef267edce57ba7f3f2645c861f72eaf5e76273c6c3632869423464b90a5)
+TARGET_XXHASH=(xxhash 0.8.3-2 xxhash_0.8.3.orig.tar.gz aae608dfe8213dfd05d909a57718ef82f30722c392344583d3f39050c7f29a80)
+
+# fetch_debian_source DIR PACKAGE VERSION TARBALL SHA256: the upstream tarball in DIR, digest checked.
+fetch_debian_source() {
+  local dir=$1 package=$2 version=$3 tarball=$4 sha=$5 got
+  if [ "${XPACK_SKIP_APT:-0}" != 1 ]; then apt_update_once; fi
+  (cd "$dir" && apt-get source --download-only --tar-only "$package=$version" >&2 2>/dev/null \
+     || apt-get source --download-only --tar-only "$package/trixie" >&2)
+  [ -f "$dir/$tarball" ] || { say "apt-get source $package did not fetch $tarball"; exit 1; }
+  got=$(sha256sum "$dir/$tarball" | cut -d' ' -f1)
+  [ "$got" = "$sha" ] || { say "SHA-256 mismatch for $tarball: expected $sha, got $got"; exit 1; }
+}
+
+# build_target_libs WORK: zstd (its own CMake build, static library only) and xxHash (one source file) for
+# the target, installed into $PREFIX.tmp beside XNNPACK, cpuinfo and pthreadpool.
+build_target_libs() {
+  local work=$1 src
+  mkdir -p "$work/target-libs"
+  fetch_debian_source "$work/target-libs" "${TARGET_ZSTD[@]}"
+  fetch_debian_source "$work/target-libs" "${TARGET_XXHASH[@]}"
+  mkdir -p "$work/target-libs/zstd"
+  tar -xJf "$work/target-libs/${TARGET_ZSTD[2]}" -C "$work/target-libs/zstd"
+  src=$(dirname "$(dirname "$(find "$work/target-libs/zstd" -path '*/build/cmake/CMakeLists.txt' | head -n1)")")
+  # shellcheck disable=SC2046
+  cmake -S "$src/cmake" -B "$work/zstd-build" -G Ninja -DCMAKE_BUILD_TYPE=Release $(target_cmake_args) \
+    -DCMAKE_POSITION_INDEPENDENT_CODE=ON -DZSTD_BUILD_PROGRAMS=OFF -DZSTD_BUILD_SHARED=OFF -DZSTD_BUILD_STATIC=ON \
+    -DZSTD_BUILD_TESTS=OFF -DZSTD_MULTITHREAD_SUPPORT=ON -DCMAKE_INSTALL_PREFIX="$PREFIX.tmp" \
+    -DCMAKE_INSTALL_LIBDIR=lib > "$work/zstd.log" 2>&1 \
+    && ninja -C "$work/zstd-build" install >> "$work/zstd.log" 2>&1 \
+    || { say "zstd for $TARGET_ARCH failed; see $work/zstd.log"; tail -20 "$work/zstd.log" >&2; exit 1; }
+  mkdir -p "$work/target-libs/xxhash"  # apart: zstd's tree has an xxhash.c of its own (namespaced ZSTD_)
+  tar -xzf "$work/target-libs/${TARGET_XXHASH[2]}" -C "$work/target-libs/xxhash"
+  src=$(dirname "$(find "$work/target-libs/xxhash" -maxdepth 2 -name xxhash.c | head -n1)")
+  "$CROSS_CLANG" --target=aarch64-linux-gnu -O2 -fPIC -c "$src/xxhash.c" -o "$work/xxhash.o" \
+    && aarch64-linux-gnu-ar rcs "$PREFIX.tmp/lib/libxxhash.a" "$work/xxhash.o" \
+    && cp "$src/xxhash.h" "$PREFIX.tmp/include/" \
+    || { say "xxHash for $TARGET_ARCH failed"; exit 1; }
+}
+
 recipe_common() {
-  echo "v1 arch=$TARGET_ARCH compiler=$(compiler_identity) options=$(executorch_xnnpack_options)"
+  local r="v1 arch=$TARGET_ARCH compiler=$(compiler_identity) options=$(executorch_xnnpack_options)"
+  if [ "$CROSS" = 1 ]; then
+    r+=" toolchain=$(sha256sum "$TOOLCHAIN_FILE" | cut -c1-12) target-libs=v2 zstd=${TARGET_ZSTD[3]} xxhash=${TARGET_XXHASH[3]}"
+  fi
+  echo "$r"
 }
 
 check_target_arch() {
-  if [ "$TARGET_ARCH" != "$(uname -m)" ]; then
-    say "XPACK_TARGET_ARCH=$TARGET_ARCH: cross builds are not implemented yet (this machine is $(uname -m))"; exit 1
-  fi
+  if [ "$CROSS" = 1 ] && [ ! -f "$TOOLCHAIN_FILE" ]; then say "no toolchain file $TOOLCHAIN_FILE"; exit 1; fi
 }
 
 build_pin() {

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Caches packed for the CPUs of phones: xpack cross-built for aarch64 over ExecuTorch's XNNPACK, run under
+# qemu-aarch64 as a given CPU model (the model is what XNNPACK's kernel choice sees, so it decides how weights
+# are packed).
+#   - For every CPU model: generated programs (fp32 LLM-like, qd8 x qc8w, conv) and real programs of
+#     ../shared/testdata/real are packed as that CPU, then run with the cache: every look-up hits and the
+#     outputs are bit-identical to a run without a cache on the same CPU.
+#   - Across CPU models: a cache packed as one CPU and run on another serves only what that CPU packs the same
+#     way; the outputs are those of that CPU without a cache, whatever is served or refused.
+#   - The header says aarch64; an xpack of this machine (XPACK_HOST_XPACK, when given) refuses the file and
+#     names both architectures.
+# arm64_devices.sh XPACK GENMODEL CPU...   (target executables; environment: XPACK_EMULATOR, the qemu command
+# line without -cpu; XPACK_REAL_TESTDATA; XPACK_HOST_XPACK, optional)
+set -euo pipefail
+XPACK=$1; GEN=$2; shift 2
+CPUS=("$@")
+: "${XPACK_EMULATOR:?the qemu-aarch64 command line}"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+read -r -a emulator <<<"$XPACK_EMULATOR"
+# on CPU PROGRAM ARGS...: runs a target program as that CPU model
+on() { local cpu=$1; shift; "${emulator[@]}" -cpu "$cpu" "$@"; }
+json_value() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
+# The packing families a run refused because this CPU packs their probe differently.
+probe_refusals() { python3 -c 'import json,sys; print(sum(f["reason"] == "probe_differs" for f in json.load(open(sys.argv[1]))["families"]))' "$1"; }
+output_hashes() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(" ".join(h for x in d["delegates_detail"] for h in x["output_xxh3"]))' "$1"; }
+d=$(mktemp -d); trap 'rm -rf "$d"' EXIT
+cd "$d"
+
+programs=()
+on max "$GEN" llm --size 2M -o llm.pte > /dev/null || fail "genmodel llm"
+on max "$GEN" qd8-qc8w -o qd8.pte > /dev/null || fail "genmodel qd8-qc8w"
+on max "$GEN" conv -o conv.pte > /dev/null || fail "genmodel conv"
+programs+=(llm.pte qd8.pte conv.pte)
+real=${XPACK_REAL_TESTDATA:-}
+if [ -n "$real" ] && [ -d "$real" ]; then
+  for f in person_detect_int8.pte small_cnn.pte linear129.pte; do
+    [ -f "$real/$f" ] && ln -s "$real/$f" "real_$f" && programs+=("real_$f")
+  done
+else
+  echo "real programs: not tested (no ../shared/testdata/real)"
+fi
+
+# served CPU PROGRAM CACHE: runs with and without the cache as CPU; every look-up hits, identical outputs.
+served() {
+  local cpu=$1 p=$2 c=$3 base=${2%.pte}.$1
+  [ -f "$base.none.json" ] || on "$cpu" "$XPACK" run "$p" --json > "$base.none.json" || fail "$cpu: run $p without a cache"
+  on "$cpu" "$XPACK" run "$p" --cache "$c" --json > "$base.hit.json" || fail "$cpu: run $p with $c"
+  local lookups hits; lookups=$(json_value "$base.hit.json" lookups); hits=$(json_value "$base.hit.json" hits)
+  [ "$lookups" -gt 0 ] && [ "$hits" = "$lookups" ] ||
+    fail "$cpu: $p with its own cache: $hits of $lookups look-ups hit ($(json_value "$base.hit.json" cache_refused))"
+  [ "$(output_hashes "$base.hit.json")" = "$(output_hashes "$base.none.json")" ] || fail "$cpu: $p: outputs differ with the cache"
+  [ "$(probe_refusals "$base.hit.json")" = 0 ] || fail "$cpu: $p: its own CPU's cache has families refused as packed otherwise"
+  echo "$cpu: $p: $hits of $lookups look-ups hit, outputs identical"
+}
+
+for cpu in "${CPUS[@]}"; do
+  for p in "${programs[@]}"; do
+    on "$cpu" "$XPACK" pack "$p" -o "${p%.pte}.$cpu.xpc" > /dev/null 2> "${p%.pte}.$cpu.pack.err" ||
+      { cat "${p%.pte}.$cpu.pack.err"; fail "$cpu: pack $p"; }
+    served "$cpu" "$p" "${p%.pte}.$cpu.xpc"
+  done
+done
+on "${CPUS[0]}" "$XPACK" dump "llm.${CPUS[0]}.xpc" --json > dump.json || fail "dump"
+[ "$(json_value dump.json arch)" = aarch64 ] || fail "the header does not say aarch64: $(json_value dump.json arch)"
+
+# Across CPUs: each cache on every other CPU.
+for packed_as in "${CPUS[@]}"; do
+  for cpu in "${CPUS[@]}"; do
+    [ "$cpu" = "$packed_as" ] && continue
+    for p in "${programs[@]}"; do
+      base=${p%.pte}.$cpu
+      [ -f "$base.none.json" ] || on "$cpu" "$XPACK" run "$p" --json > "$base.none.json" || fail "$cpu: run $p without a cache"
+      on "$cpu" "$XPACK" run "$p" --cache "${p%.pte}.$packed_as.xpc" --json > "$base.from-$packed_as.json" ||
+        fail "$cpu: run $p with the cache packed as $packed_as"
+      [ "$(output_hashes "$base.from-$packed_as.json")" = "$(output_hashes "$base.none.json")" ] ||
+        fail "$cpu: $p with the cache packed as $packed_as: outputs differ from no cache"
+      r=$base.from-$packed_as.json
+      echo "$cpu: $p packed as $packed_as: $(json_value "$r" hits) of $(json_value "$r" lookups) hit;" \
+        "families refused as packed otherwise on this CPU: $(probe_refusals "$r"); outputs identical"
+    done
+  done
+done
+
+if [ -n "${XPACK_HOST_XPACK:-}" ]; then
+  "$XPACK_HOST_XPACK" run llm.pte --cache "llm.${CPUS[0]}.xpc" --json > host.json || fail "$(uname -m) xpack: run with an aarch64 cache"
+  case "$(json_value host.json cache_refused)" in
+    *"packed for aarch64, this process runs on "*) ;;
+    *) fail "$(uname -m) xpack served or refused otherwise an aarch64 cache: $(json_value host.json cache_refused)" ;;
+  esac
+  [ "$(json_value host.json lookups)" = 0 ] || [ "$(json_value host.json hits)" = 0 ] || fail "$(uname -m) xpack: hits from an aarch64 cache"
+  echo "$(uname -m) xpack: refused ($(json_value host.json cache_refused))"
+else
+  echo "the refusal on $(uname -m): not tested (XPACK_HOST_XPACK not given)"
+fi
+echo "PASS: caches packed as ${CPUS[*]} under qemu-aarch64 hit in full on their CPU; across CPUs outputs stay identical"
