@@ -116,19 +116,15 @@ static void report_written(int as_json, const char* out_path, int level, const x
       fprintf(cli_out(), "  %llu packed weight%s belong to no packing family a loader could check and are not in the cache\n",
               (unsigned long long)stats->no_family, stats->no_family == 1 ? "" : "s");
     }
-    if (small) {
-      fprintf(stderr,
-              "note: %s is under %s (%s of packed weights); XNNPACK packs that few at load faster than a cache is "
-              "opened and its packing families checked, so shipping it will not make the app start sooner, and an "
-              "app opening it with XPACK_OPEN_SKIP_SMALL skips it (docs/BENCHMARKS.md, \"Never slower\")\n",
-              out_path, cli_bytes(XPACK_SMALL_CACHE_BYTES, b2), cli_bytes(stats->stored_bytes, b1));
-    }
-    if (warm_only) {
-      fprintf(stderr,
-              "note: %s is under %s: it makes a start sooner when it is in the page cache, but read from storage it "
-              "costs about what packing its %s does; apps should open it with XPACK_OPEN_SKIP_COLD and call "
-              "xpack_cache_warm_up after the first inference (docs/INTEGRATION.md)\n",
-              out_path, cli_bytes(XPACK_COLD_CACHE_BYTES, b2), cli_bytes(stats->stored_bytes, b1));
+    if (small || warm_only) {
+      fprintf(stderr, "note: %s is under %s (%s of packed weights); %s\n", out_path,
+              cli_bytes(small ? XPACK_SMALL_CACHE_BYTES : XPACK_COLD_CACHE_BYTES, b2), cli_bytes(stats->stored_bytes, b1),
+              small ? "XNNPACK packs that few at load faster than a cache is opened and its packing families checked, "
+                      "so shipping it will not make the app start sooner, and an app opening it with "
+                      "XPACK_OPEN_SKIP_SMALL skips it (docs/BENCHMARKS.md, \"Never slower\")"
+                    : "from the page cache it makes a start sooner, but read from storage it costs about what packing "
+                      "does: apps should open it with XPACK_OPEN_SKIP_COLD and call xpack_cache_warm_up after the "
+                      "first inference (docs/INTEGRATION.md)");
     }
   }
   if (r->not_packed) {
