@@ -11,6 +11,8 @@
 #   XPACK_ET_VERSION   v1.4.0 (default) or main-cff6f4dd
 #   XPACK_VENDOR_DIR   the vendored archives (default: <repo>/../shared/vendor)
 #   XPACK_DEPS_CACHE   where to build and keep things (default: ~/.cache/xpack-deps)
+#   XPACK_TARGET_TOOLCHAIN  a CMake toolchain file (cmake/toolchains/): the runtime is cross-built with it over
+#                      an XNNPACK prefix built the same way (setup-deps.sh --arch); flatc stays this machine's
 #
 # Last line of stdout: EXECUTORCH_PREFIX=<prefix>. The prefix holds lib/libet_*.a, include/ (executorch/,
 # flatbuffers/), bin/flatc and et.env (the inputs it was built from).
@@ -94,6 +96,12 @@ xnn_identity=$( (cd "$XNNPACK_PREFIX" && find include lib -type f \( -name '*.h'
                  | LC_ALL=C sort | xargs sha256sum) | sha256sum | cut -c1-64)
 recipe=$(cat "$here/tools/setup-executorch.sh" "$here/tests/executorch/runtime/CMakeLists.txt" | sha256sum | cut -c1-64)
 cxx_version=$(c++ --version | head -n1)
+target_args=()
+if [ -n "${XPACK_TARGET_TOOLCHAIN:-}" ]; then
+  # Cross: the toolchain's compiler and files; the XNNPACK prefix is a root of the target's files.
+  target_args=(-DCMAKE_TOOLCHAIN_FILE="$XPACK_TARGET_TOOLCHAIN" -DCMAKE_FIND_ROOT_PATH="$XNNPACK_PREFIX")
+  cxx_version="toolchain $(sha256sum "$XPACK_TARGET_TOOLCHAIN" | cut -c1-64) ${XPACK_CROSS_CLANG:-clang-19}: $("${XPACK_CROSS_CLANG:-clang-19}" --version | head -n1)"
+fi
 tag=$(printf '%s\n' "$ET_VERSION" "$(sha256sum "$VENDOR/$et_tar" | cut -c1-64)" "$xnn_identity" "$recipe" \
       "$cxx_version" "$fb_tag" | sha256sum | cut -c1-12)
 PREFIX="$CACHE_ROOT/executorch-$ET_VERSION-$tag"
@@ -116,7 +124,7 @@ else
   t0=$SECONDS
   cmake -S "$here/tests/executorch/runtime" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DET_SRC="$work/src/executorch" -DXNNPACK_PREFIX="$XNNPACK_PREFIX" -DFLATC="$FLATC" \
-    -DFLATBUFFERS_INCLUDE="$FB_PREFIX/include" -DCMAKE_INSTALL_PREFIX="$PREFIX.tmp" \
+    -DFLATBUFFERS_INCLUDE="$FB_PREFIX/include" -DCMAKE_INSTALL_PREFIX="$PREFIX.tmp" "${target_args[@]}" \
     > "$work/configure.log" 2>&1 \
     || { say "configure failed; see $work/configure.log"; tail -20 "$work/configure.log" >&2; exit 1; }
   nice -n 10 ninja -C "$work/build" > "$work/build.log" 2>&1 \
@@ -129,6 +137,7 @@ EXECUTORCH_VERSION=$ET_VERSION
 EXECUTORCH_ARCHIVE_SHA256=$(sha256sum "$VENDOR/$et_tar" | cut -c1-64)
 XNNPACK_PREFIX=$XNNPACK_PREFIX
 XNNPACK_IDENTITY=$xnn_identity
+TARGET_TOOLCHAIN=${XPACK_TARGET_TOOLCHAIN:-}
 RECIPE=$recipe
 ENV
   touch "$PREFIX.tmp/.complete"

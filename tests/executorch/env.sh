@@ -6,6 +6,8 @@
 #   XNNPACK_PREFIX      the XNNPACK xpack was built with (the ExecuTorch runtime is built over the same)
 #   XPACK_ET_VERSION    v1.4.0 (default) or main-cff6f4dd
 #   XPACK_ET_BUILD_DIR  where to build harnesses (default: ~/.cache/xpack-deps/et-harness)
+#   XPACK_TARGET_TOOLCHAIN  cross builds (tests/cross): runtime and harness are built with this toolchain
+#                       file, and ET_HARNESS runs the harness under qemu as the CPU model XPACK_QEMU_CPU
 # Exits 77 (the caller's test skips) when the vendored sources are absent.
 et_repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 et_rc=0
@@ -27,10 +29,19 @@ if [ ! -x "$ET_HARNESS" ]; then
     flock 8
     if [ ! -x "$ET_HARNESS" ]; then
       cmake -S "$et_repo/tests/executorch/harness" -B "$et_hdir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-        -DEXECUTORCH_PREFIX="$ET_PREFIX" -DXNNPACK_PREFIX="$et_xnn" > "$et_hdir/configure.log" 2>&1 \
+        -DEXECUTORCH_PREFIX="$ET_PREFIX" -DXNNPACK_PREFIX="$et_xnn" \
+        ${XPACK_TARGET_TOOLCHAIN:+-DCMAKE_TOOLCHAIN_FILE="$XPACK_TARGET_TOOLCHAIN" -DCMAKE_FIND_ROOT_PATH="$et_xnn;$ET_PREFIX"} \
+        > "$et_hdir/configure.log" 2>&1 \
         || { tail -20 "$et_hdir/configure.log" >&2; exit 1; }
       ninja -C "$et_hdir" > "$et_hdir/build.log" 2>&1 || { tail -40 "$et_hdir/build.log" >&2; exit 1; }
     fi
   ) 8>"$et_hdir.lock" || { echo "building et_harness failed" >&2; exit 1; }
+fi
+if [ -n "${XPACK_TARGET_TOOLCHAIN:-}" ]; then
+  # No binfmt_misc here: the harness runs through qemu, as the CPU model the test names.
+  : "${XPACK_EMULATOR:?cross: XPACK_EMULATOR names qemu and its sysroot}"
+  et_target_harness=$ET_HARNESS
+  et_harness_qemu() { ${XPACK_EMULATOR} -cpu "${XPACK_QEMU_CPU:-max}" "$et_target_harness" "$@"; }
+  ET_HARNESS=et_harness_qemu
 fi
 export ET_PREFIX ET_HARNESS

@@ -5,16 +5,7 @@
 # XPACK_ET_VERSION: v1.4.0 (ExecuTorch's own pin is 1adaa7c7) or main-cff6f4dd (pin 92a7ad50).
 # Every test skips (77) with a message when ../shared/vendor is absent; the first one builds flatc and the
 # runtime (minutes, once per cache: ~/.cache/xpack-deps), the others wait for it.
-# The runtime that pins the XNNPACK xpack is built with (cmake/xnnpack_pins.txt): main of 2026-08-22 for
-# 92a7ad50; v1.4.0 for 1adaa7c7, and for Debian's 4ea82e5 too, whose own ExecuTorch (0.5, 0.6) reads no
-# packed-weights file.
-if(_xpack_xnnpack_version MATCHES "^92a7ad50")
-  set(_xpack_et_default "main-cff6f4dd")
-else()
-  set(_xpack_et_default "v1.4.0")
-endif()
-set(XPACK_ET_VERSION "${_xpack_et_default}" CACHE STRING "ExecuTorch runtime version for the executorch tests (v1.4.0, main-cff6f4dd)")
-set(XPACK_VENDOR_DIR "${PROJECT_SOURCE_DIR}/../shared/vendor" CACHE PATH "Vendored upstream sources (../shared/vendor)")
+include(${CMAKE_CURRENT_LIST_DIR}/et_version.cmake)
 
 set(_et_dir ${CMAKE_CURRENT_LIST_DIR})
 set(_et_env "XPACK=$<TARGET_FILE:xpack>" "XPACK_GENMODEL=$<TARGET_FILE:xpack-genmodel>"
