@@ -259,7 +259,7 @@ build_pinned() {
   local deps=(-DCPUINFO_SOURCE_DIR="$cpuinfo" -DPTHREADPOOL_SOURCE_DIR="$pthreadpool")
   [ -n "$fxdiv" ] && deps+=(-DFXDIV_SOURCE_DIR="$fxdiv")
   [ -n "$kleidiai" ] && deps+=(-DKLEIDIAI_SOURCE_DIR="$kleidiai")
-  say "building XNNPACK $name with ExecuTorch's options, cpuinfo and pthreadpool into $PREFIX (about 7 minutes on 2 cores)"
+  say "building XNNPACK $name with ExecuTorch's options, cpuinfo and pthreadpool into $PREFIX (about 2 minutes on 2 cores)"
   local t0=$SECONDS
   # shellcheck disable=SC2046 # the options are words without spaces
   cmake -S "$xnn" -B "$work/build" -G Ninja $(executorch_xnnpack_options) $(target_cmake_args) "${deps[@]}" \
