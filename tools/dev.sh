@@ -48,7 +48,8 @@ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DXNNPAC
   > "$build/configure.log" 2>&1 || { cat "$build/configure.log"; exit 1; }
 ninja -C "$build" > "$build/build.log" 2>&1 || { tail -n 60 "$build/build.log"; exit 1; }
 if [ $cross = 1 ]; then
-  echo "dev: built for $arch in $build ($(tail -n 1 <<<"$(qemu-$arch -L "/usr/$arch-linux-gnu" "$build/tools/xpack" --version)"))"
+  # qemu/xpack: the build's own wrapper (tests/cross/tests.cmake), qemu as the toolchain file sets it up.
+  echo "dev: built for $arch in $build ($(tail -n 1 <<<"$("$build/qemu/xpack" --version)"))"
 else
   echo "dev: built in $build ($(tail -n 1 <<<"$("$build/tools/xpack" --version)"))"
 fi

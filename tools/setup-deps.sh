@@ -314,8 +314,8 @@ build_target_libs() {
   mkdir -p "$work/target-libs/xxhash"  # apart: zstd's tree has an xxhash.c of its own (namespaced ZSTD_)
   tar -xzf "$work/target-libs/${TARGET_XXHASH[2]}" -C "$work/target-libs/xxhash"
   src=$(dirname "$(find "$work/target-libs/xxhash" -maxdepth 2 -name xxhash.c | head -n1)")
-  "$CROSS_CLANG" --target=aarch64-linux-gnu -O2 -fPIC -c "$src/xxhash.c" -o "$work/xxhash.o" \
-    && aarch64-linux-gnu-ar rcs "$PREFIX.tmp/lib/libxxhash.a" "$work/xxhash.o" \
+  "$CROSS_CLANG" --target="$TARGET_ARCH-linux-gnu" -O2 -fPIC -c "$src/xxhash.c" -o "$work/xxhash.o" \
+    && "$TARGET_ARCH-linux-gnu-ar" rcs "$PREFIX.tmp/lib/libxxhash.a" "$work/xxhash.o" \
     && cp "$src/xxhash.h" "$PREFIX.tmp/include/" \
     || { say "xxHash for $TARGET_ARCH failed"; exit 1; }
 }

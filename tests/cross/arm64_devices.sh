@@ -15,14 +15,12 @@ set -euo pipefail
 XPACK=$1; GEN=$2; shift 2
 CPUS=("$@")
 : "${XPACK_EMULATOR:?the qemu-aarch64 command line}"
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/../core/lib.sh" # fail, json_value, run_output_hashes
 read -r -a emulator <<<"$XPACK_EMULATOR"
 # on CPU PROGRAM ARGS...: runs a target program as that CPU model
 on() { local cpu=$1; shift; "${emulator[@]}" -cpu "$cpu" "$@"; }
-json_value() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
 # The packing families a run refused because this CPU packs their probe differently.
 probe_refusals() { python3 -c 'import json,sys; print(sum(f["reason"] == "probe_differs" for f in json.load(open(sys.argv[1]))["families"]))' "$1"; }
-output_hashes() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(" ".join(h for x in d["delegates_detail"] for h in x["output_xxh3"]))' "$1"; }
 d=$(mktemp -d); trap 'rm -rf "$d"' EXIT
 cd "$d"
 
@@ -43,12 +41,12 @@ fi
 # served CPU PROGRAM CACHE: runs with and without the cache as CPU; every look-up hits, identical outputs.
 served() {
   local cpu=$1 p=$2 c=$3 base=${2%.pte}.$1
-  [ -f "$base.none.json" ] || on "$cpu" "$XPACK" run "$p" --json > "$base.none.json" || fail "$cpu: run $p without a cache"
+  on "$cpu" "$XPACK" run "$p" --json > "$base.none.json" || fail "$cpu: run $p without a cache"
   on "$cpu" "$XPACK" run "$p" --cache "$c" --json > "$base.hit.json" || fail "$cpu: run $p with $c"
   local lookups hits; lookups=$(json_value "$base.hit.json" lookups); hits=$(json_value "$base.hit.json" hits)
   [ "$lookups" -gt 0 ] && [ "$hits" = "$lookups" ] ||
     fail "$cpu: $p with its own cache: $hits of $lookups look-ups hit ($(json_value "$base.hit.json" cache_refused))"
-  [ "$(output_hashes "$base.hit.json")" = "$(output_hashes "$base.none.json")" ] || fail "$cpu: $p: outputs differ with the cache"
+  [ "$(run_output_hashes "$base.hit.json")" = "$(run_output_hashes "$base.none.json")" ] || fail "$cpu: $p: outputs differ with the cache"
   [ "$(probe_refusals "$base.hit.json")" = 0 ] || fail "$cpu: $p: its own CPU's cache has families refused as packed otherwise"
   echo "$cpu: $p: $hits of $lookups look-ups hit, outputs identical"
 }
@@ -63,18 +61,16 @@ done
 on "${CPUS[0]}" "$XPACK" dump "llm.${CPUS[0]}.xpc" --json > dump.json || fail "dump"
 [ "$(json_value dump.json arch)" = aarch64 ] || fail "the header does not say aarch64: $(json_value dump.json arch)"
 
-# Across CPUs: each cache on every other CPU.
+# Across CPUs: each cache on every other CPU, against that CPU's run without a cache (made by served above).
 for packed_as in "${CPUS[@]}"; do
   for cpu in "${CPUS[@]}"; do
     [ "$cpu" = "$packed_as" ] && continue
     for p in "${programs[@]}"; do
-      base=${p%.pte}.$cpu
-      [ -f "$base.none.json" ] || on "$cpu" "$XPACK" run "$p" --json > "$base.none.json" || fail "$cpu: run $p without a cache"
-      on "$cpu" "$XPACK" run "$p" --cache "${p%.pte}.$packed_as.xpc" --json > "$base.from-$packed_as.json" ||
+      base=${p%.pte}.$cpu r=${p%.pte}.$cpu.from-$packed_as.json
+      on "$cpu" "$XPACK" run "$p" --cache "${p%.pte}.$packed_as.xpc" --json > "$r" ||
         fail "$cpu: run $p with the cache packed as $packed_as"
-      [ "$(output_hashes "$base.from-$packed_as.json")" = "$(output_hashes "$base.none.json")" ] ||
+      [ "$(run_output_hashes "$r")" = "$(run_output_hashes "$base.none.json")" ] ||
         fail "$cpu: $p with the cache packed as $packed_as: outputs differ from no cache"
-      r=$base.from-$packed_as.json
       echo "$cpu: $p packed as $packed_as: $(json_value "$r" hits) of $(json_value "$r" lookups) hit;" \
         "families refused as packed otherwise on this CPU: $(probe_refusals "$r"); outputs identical"
     done
