@@ -1,7 +1,7 @@
 /* A progress line on stderr for long commands (xpack pack): drawn only on a terminal, only once the work has
  * lasted more than a second, redrawn at most ten times a second, and erased when the work ends, so that
  * logs, pipes and quick runs never see it. The environment variable XPACK_PROGRESS_DELAY_MS replaces the
- * second (tests use 0). */
+ * second; 0 draws it at once (the tests). */
 #ifndef XPACK_TOOLS_PROGRESS_H
 #define XPACK_TOOLS_PROGRESS_H
 

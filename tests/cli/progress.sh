@@ -2,7 +2,7 @@
 # The progress line of `xpack pack`: under a pseudo-terminal, a pack lasting more than a second shows
 # "xpack pack: DONE/TOTAL delegates, SIZE packed" redrawn with \r and erased at the end; piped, with -q or with
 # --json it never appears. No timing is asserted: XPACK_PROGRESS_DELAY_MS=0 replaces the one-second delay, so the
-# line is drawn whatever this machine's speed (a 256M program packs for longer than one 100 ms redraw tick).
+# line is drawn at once whatever this machine's speed (a pack may end before the first 100 ms redraw tick).
 XPACK=$1; GEN=$2
 . "$(dirname "$0")/../model/lib.sh"
 d=$(mktemp -d); trap 'rm -rf "$d"' EXIT
