@@ -6,10 +6,11 @@
 # KleidiAI source that ExecuTorch's XNNPACK builds (../shared/vendor/README.md). XPACK_CROSS_CLANG names the
 # compiler (default clang-19, the oldest that builds XNNPACK's SME2 kernels).
 #
-# Programs built with it run here under qemu-user: CMAKE_CROSSCOMPILING_EMULATOR is qemu-aarch64 over the
-# cross sysroot, with the CPU model XPACK_QEMU_CPU (default max: every feature qemu knows). The CPU model is
-# what XNNPACK's kernel choice sees (cpuinfo reads it from the auxiliary vector), so it decides how weights
-# are packed.
+# Programs built with it run here under qemu-user: CMAKE_CROSSCOMPILING_EMULATOR is
+# tools/qemu-aarch64-device.sh (qemu-aarch64 over the cross sysroot, with a /proc/cpuinfo and CPU topology of
+# the CPU model rather than the build machine's), as the CPU model XPACK_QEMU_CPU (default max: every feature
+# qemu knows). The CPU model is what XNNPACK's kernel choice sees (cpuinfo reads its features from the
+# auxiliary vector, its microarchitecture from /proc/cpuinfo), so it decides how weights are packed.
 set(CMAKE_SYSTEM_NAME Linux)
 set(CMAKE_SYSTEM_PROCESSOR aarch64)
 set(XPACK_CROSS_TRIPLE aarch64-linux-gnu)
@@ -43,5 +44,7 @@ elseif(NOT XPACK_QEMU_CPU)
 endif()
 find_program(XPACK_QEMU_AARCH64 qemu-aarch64)
 if(XPACK_QEMU_AARCH64)
-  set(CMAKE_CROSSCOMPILING_EMULATOR ${XPACK_QEMU_AARCH64} -L ${XPACK_CROSS_SYSROOT} -cpu ${XPACK_QEMU_CPU})
+  get_filename_component(_xpack_qemu_device ${CMAKE_CURRENT_LIST_DIR}/../../tools/qemu-aarch64-device.sh ABSOLUTE)
+  set(CMAKE_CROSSCOMPILING_EMULATOR ${_xpack_qemu_device} --qemu ${XPACK_QEMU_AARCH64} --sysroot ${XPACK_CROSS_SYSROOT}
+      -cpu ${XPACK_QEMU_CPU})
 endif()
