@@ -13,7 +13,7 @@
 
 /* ---- versions ---- */
 #define XPC_VERSION_MAJOR 1 /* a reader refuses any other major */
-#define XPC_VERSION_MINOR 1 /* a reader accepts any minor of its major; 1.1 fills FAMI (packing families) */
+#define XPC_VERSION_MINOR 2 /* a reader accepts any minor of its major; 1.1 fills FAMI, 1.2 adds INFO "cpu" */
 
 /* ---- header, at offset 0 ---- */
 #define XPC_HEADER_SIZE 64

@@ -7,6 +7,7 @@
  *        "refused_size": N, "refused_unsized": N,
  *        "families": [{"name", "status": "served"|"refused", "reason": code|null, "message": text|null,
  *                      "packed_probe", "local_probe": "16 hex", "hits", "refused"}] (with --cache),
+ *        "packed_on_cpu": INFO "cpu" of the cache|null, "this_cpu": text (with --cache),
  *        "delegates_detail": [{"file", "method", "index", "create_ms", "first_inference_ms", "lookups", "hits",
  *                              "misses", "heap_fallback_bytes", "output_xxh3": ["16 hex", ...], "error"?}]} */
 #include <stdio.h>
@@ -108,8 +109,9 @@ static void check_programs(const xpack_model_set* set, const xpack_cache* cache,
 
 /* Packing families: which the file records and whether this machine serves them (deciding, i.e. probing,
  * those no look-up reached: on another CPU most keys are not found at all, and this still says why). */
-static void report_families(xpack_cache* cache, json* j) {
+static uint32_t report_families(xpack_cache* cache, json* j) {
   const uint32_t n = xpack_cache_family_count(cache);
+  uint32_t packed_otherwise = 0;
   if (j) {
     json_key(j, "families"); json_array(j);
   }
@@ -117,6 +119,7 @@ static void report_families(xpack_cache* cache, json* j) {
     xpack_cache_family_info f;
     if (xpack_cache_family(cache, i, &f, NULL) != XPACK_OK) continue;
     const int served = f.refusal == XPACK_FAMILY_SERVED;
+    packed_otherwise += f.refusal == XPACK_FAMILY_PROBE_DIFFERS;
     if (j) {
       json_object(j);
       json_key(j, "name"); json_string(j, f.name);
@@ -135,6 +138,26 @@ static void report_families(xpack_cache* cache, json* j) {
     }
   }
   if (j) json_end_array(j);
+  return packed_otherwise;
+}
+
+/* The CPU that packed the cache (its INFO "cpu", format 1.2) and this one: in the JSON always, in the text when
+ * families were refused as packed otherwise here, since then the two CPUs are what someone looks at next. */
+static void report_cpus(const char* cache_path, uint32_t packed_otherwise, json* j) {
+  if (j == NULL && packed_otherwise == 0) return;
+  xpack_file* file = NULL;
+  const char* packed_on = xpack_file_open(cache_path, &file, NULL) == XPACK_OK ? xpack_file_info_value(file, "cpu") : NULL;
+  char here[512];
+  xpack_describe_this_cpu(here, sizeof here);
+  if (j) {
+    json_key(j, "packed_on_cpu"); json_string(j, packed_on);
+    json_key(j, "this_cpu"); json_string(j, here);
+  } else {
+    fprintf(cli_out(), "%u famil%s refused as packed otherwise on this CPU; the cache was packed on: %s; this machine: %s\n",
+            packed_otherwise, packed_otherwise == 1 ? "y" : "ies",
+            packed_on ? packed_on : "not recorded (a cache of format 1.1 or older)", here);
+  }
+  xpack_file_close(file);
 }
 
 static const cli_option kOptions[] = {{"--cache", 1, 0}, {"--method", 1, 0},        {"--data", 1, 0},
@@ -234,7 +257,7 @@ int cmd_run(int argc, char** argv) {
     json_key(&j, "refused_mismatch"); json_uint(&j, s.refused_mismatch);
     json_key(&j, "refused_size"); json_uint(&j, s.refused_size);
     json_key(&j, "refused_unsized"); json_uint(&j, s.refused_unsized);
-    if (job.cache) report_families(job.cache, &j);
+    if (job.cache) report_cpus(cache_path, report_families(job.cache, &j), &j);
     json_end_object(&j);
     json_finish(&j);
   } else {
@@ -246,7 +269,7 @@ int cmd_run(int argc, char** argv) {
              (unsigned long long)s.hits_after_packing, (unsigned long long)s.misses,
              (unsigned long long)s.misses_unbound, (unsigned long long)s.misses_not_found,
              (unsigned long long)s.misses_refused, (unsigned long long)s.heap_fallback_bytes);
-      report_families(job.cache, NULL);
+      report_cpus(cache_path, report_families(job.cache, NULL), NULL);
       if (s.refused_no_family > 0) {
         fprintf(cli_out(), "%llu look-up%s refused: the entry names no packing family (a format 1.0 cache: pack it again)\n",
                 (unsigned long long)s.refused_no_family, s.refused_no_family == 1 ? "" : "s");

@@ -227,6 +227,16 @@ typedef struct xpack_file_input {
 } xpack_file_input;
 void xpack_file_get_input(const xpack_file* f, uint64_t index, xpack_file_input* out);
 void xpack_file_get_info_pair(const xpack_file* f, uint64_t index, const char** key, const char** value);
+/* The value of the INFO key `key` (the first pair with that key), or NULL when the file has none. */
+const char* xpack_file_info_value(const xpack_file* f, const char* key);
+
+/* The CPU this process runs on, as `xpack pack` records it in a cache's INFO key "cpu" (docs/FORMAT.md 5.7):
+ * the architecture, the number of CPUs, and each kind of core with its count, from Linux's /proc/cpuinfo:
+ * "aarch64, 8 CPUs: 4 x MIDR 0x412fd050 (Cortex-A55), 4 x MIDR 0x414fd0b1 (Cortex-A76)" or
+ * "x86-64, 2 CPUs: 2 x AMD EPYC"; without /proc/cpuinfo, "ARCH, CPUs not described (no /proc/cpuinfo)".
+ * For people (a refusal on another machine shows both sides); nothing decides from it. Writes at most `size`
+ * bytes into `out`, NUL included, truncating; returns `out`. Reads a file each call: not for hot paths. */
+const char* xpack_describe_this_cpu(char* out, size_t size);
 
 /* ============================== verification ============================== */
 

@@ -162,6 +162,16 @@ void xpack_file_get_info_pair(const xpack_file* f, uint64_t index, const char** 
   *value = string_at(v, xp_le32(p + XPC_I_VALUE));
 }
 
+const char* xpack_file_info_value(const xpack_file* f, const char* key) {
+  if (f == NULL || key == NULL) return NULL;
+  for (uint64_t i = 0; i < f->file.view.info.count; i++) {
+    const char *k, *value;
+    xpack_file_get_info_pair(f, i, &k, &value);
+    if (k != NULL && strcmp(k, key) == 0) return value;
+  }
+  return NULL;
+}
+
 int64_t xpack_file_find(const xpack_file* f, uint32_t seed, const char* kernel, const char* bias) {
   xp_entry e;
   xp_region r;

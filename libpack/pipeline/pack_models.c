@@ -243,7 +243,7 @@ static void* hash_inputs(void* arg) {
   return NULL;
 }
 
-/* Records the inputs and the versions in the writer. Stops at the first failure (out of memory). */
+/* Records the inputs, the versions and this CPU in the writer. Stops at the first failure (out of memory). */
 static xpack_status record_provenance(const xpack_model_set* set, const input_hashes* hashes, xpack_writer* writer,
                                       xpack_error* err) {
   xpack_status st = XPACK_OK;
@@ -259,6 +259,8 @@ static xpack_status record_provenance(const xpack_model_set* set, const input_ha
   }
   if (st == XPACK_OK) st = xpack_writer_add_info(writer, "xpack.version", XPACK_VERSION_STRING, err);
   if (st == XPACK_OK) st = xpack_writer_add_info(writer, "xnnpack.version", XPACK_XNNPACK_VERSION, err);
+  char cpu[512];
+  if (st == XPACK_OK) st = xpack_writer_add_info(writer, "cpu", xpack_describe_this_cpu(cpu, sizeof cpu), err);
   return st;
 }
 

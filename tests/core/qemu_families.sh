@@ -53,11 +53,21 @@ assert cached["cache_refused"] is None, cached["cache_refused"]  # same XNNPACK 
 assert cached["hits"] == 0, f"{cached['hits']} look-ups served on another CPU"
 assert cached["families"] and all(f["status"] == "refused" and f["reason"] == "probe_differs"
                                   and f["local_probe"] != f["packed_probe"] for f in cached["families"]), cached["families"]
+# Both CPUs are reported: the packing one from the cache's INFO "cpu", and this one (qemu-user shows the
+# host's /proc/cpuinfo, so here they read the same; tests/cross checks them different).
+assert native["packed_on_cpu"] == native["this_cpu"] and native["this_cpu"].startswith("x86-64, "), native["this_cpu"]
+assert cached["packed_on_cpu"] == native["packed_on_cpu"] and cached["this_cpu"].startswith("x86-64, "), cached
 not_found, refused = cached["misses_not_found"], cached["refused_probe"]
 print(f"  {name}: {len(cached['families'])} famil{'y' if len(cached['families']) == 1 else 'ies'} refused (probe_differs); "
       f"{cached['lookups']} look-ups in qemu: {not_found} not found (other seeds), {refused} refused by probe; "
       f"outputs identical to no cache")
 PY
+  "$QEMU" -cpu "$CPU" "$XPACK" run "$p" --cache "$name.xpc" > qemu_cache.txt || fail "$name: run --cache in qemu (text)"
+  grep -q "^[0-9]* famil[a-z]* refused as packed otherwise on this CPU; the cache was packed on: x86-64, .*; this machine: x86-64, " \
+    qemu_cache.txt || fail "$name: the text run in qemu does not name both CPUs: $(tail -n 3 qemu_cache.txt)"
+  "$XPACK" dump "$name.xpc" --json > dump.json || fail "$name: dump"
+  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["format_version"]["minor"] >= 2 and d["info"]["cpu"].startswith("x86-64, "), d["info"]' \
+    dump.json || fail "$name: dump has no INFO cpu"
   set +e; "$QEMU" -cpu "$CPU" "$XPACK" verify "$name.xpc" > verify.txt; st=$?; set -e
   [ "$st" = 1 ] || fail "$name: verify in qemu exited $st: $(cat verify.txt)"
   grep -q "probe_differs" verify.txt || fail "$name: verify in qemu does not name the refused families: $(cat verify.txt)"

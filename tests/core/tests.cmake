@@ -121,3 +121,8 @@ add_test(NAME core_skip_cold
          COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/skip_cold.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>
                  $<TARGET_FILE:page_cache>)
 set_tests_properties(core_skip_cold PROPERTIES SKIP_RETURN_CODE 77)
+# The CPU description that `pack` records as INFO "cpu", from the /proc/cpuinfo of other machines.
+add_executable(cpu_description ${CMAKE_CURRENT_LIST_DIR}/cpu_description.c)
+target_include_directories(cpu_description PRIVATE ${PROJECT_SOURCE_DIR}/libpack)
+target_link_libraries(cpu_description PRIVATE xpack_inspect)
+add_test(NAME core_cpu_description COMMAND cpu_description)

@@ -7,8 +7,9 @@
 #     outputs are bit-identical to a run without a cache on the same CPU.
 #   - Across CPU models: a cache packed as one CPU and run on another serves only what that CPU packs the same
 #     way; the outputs are those of that CPU without a cache, whatever is served or refused.
-#   - The header says aarch64; an xpack of this machine (XPACK_HOST_XPACK, when given) refuses the file and
-#     names both architectures.
+#   - The header says aarch64, INFO "cpu" the CPU model packed as (its MIDR, on every core), and a run on
+#     another model reports both CPUs; an xpack of this machine (XPACK_HOST_XPACK, when given) refuses the file
+#     and names both architectures.
 # arm64_devices.sh XPACK GENMODEL CPU...   (target executables; environment: XPACK_EMULATOR, the qemu command
 # line without -cpu; XPACK_REAL_TESTDATA; XPACK_HOST_XPACK, optional)
 set -euo pipefail
@@ -61,6 +62,20 @@ done
 on "${CPUS[0]}" "$XPACK" dump "llm.${CPUS[0]}.xpc" --json > dump.json || fail "dump"
 [ "$(json_value dump.json arch)" = aarch64 ] || fail "the header does not say aarch64: $(json_value dump.json arch)"
 
+# The CPU each cache was packed on (INFO "cpu"), as tools/qemu-aarch64-device.sh presents the model to the
+# program: every core with the MIDR the emulated CPU itself reports (read with mrs under qemu 7.2).
+midr_of() { case $1 in cortex-a53) echo "MIDR 0x410fd034 (Cortex-A53)" ;; cortex-a76) echo "MIDR 0x414fd0b1 (Cortex-A76)" ;;
+                       max) echo "MIDR 0x000f0510" ;; *) echo "" ;; esac; }
+cpu_of() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["info"]["cpu"] if "info" in d else d[sys.argv[2]])' "$@"; }
+for cpu in "${CPUS[@]}"; do
+  midr=$(midr_of "$cpu"); [ -n "$midr" ] || continue
+  on "$cpu" "$XPACK" dump "llm.$cpu.xpc" --json > "dump.$cpu.json" || fail "dump llm.$cpu.xpc"
+  case "$(cpu_of "dump.$cpu.json")" in
+    "aarch64, "*" CPU"*": "*" x $midr") ;;
+    *) fail "the cache packed as $cpu records the CPU $(cpu_of "dump.$cpu.json"), expected every core $midr" ;; esac
+  echo "$cpu: the cache records the CPU it was packed on: $(cpu_of "dump.$cpu.json")"
+done
+
 # Across CPUs: each cache on every other CPU, against that CPU's run without a cache (made by served above).
 for packed_as in "${CPUS[@]}"; do
   for cpu in "${CPUS[@]}"; do
@@ -71,6 +86,12 @@ for packed_as in "${CPUS[@]}"; do
         fail "$cpu: run $p with the cache packed as $packed_as"
       [ "$(run_output_hashes "$r")" = "$(run_output_hashes "$base.none.json")" ] ||
         fail "$cpu: $p with the cache packed as $packed_as: outputs differ from no cache"
+      if [ -n "$(midr_of "$cpu")" ] && [ -n "$(midr_of "$packed_as")" ]; then
+        case "$(cpu_of "$r" packed_on_cpu) | $(cpu_of "$r" this_cpu)" in
+          *" x $(midr_of "$packed_as") | "*" x $(midr_of "$cpu")") ;;
+          *) fail "$cpu: $p packed as $packed_as: the run reports the CPUs $(cpu_of "$r" packed_on_cpu) | $(cpu_of "$r" this_cpu)" ;;
+        esac
+      fi
       echo "$cpu: $p packed as $packed_as: $(json_value "$r" hits) of $(json_value "$r" lookups) hit;" \
         "families refused as packed otherwise on this CPU: $(probe_refusals "$r"); outputs identical"
     done
