@@ -59,21 +59,22 @@ for cpu in "${CPUS[@]}"; do
     served "$cpu" "$p" "${p%.pte}.$cpu.xpc"
   done
 done
-on "${CPUS[0]}" "$XPACK" dump "llm.${CPUS[0]}.xpc" --json > dump.json || fail "dump"
-[ "$(json_value dump.json arch)" = aarch64 ] || fail "the header does not say aarch64: $(json_value dump.json arch)"
-
-# The CPU each cache was packed on (INFO "cpu"), as tools/qemu-aarch64-device.sh presents the model to the
-# program: every core with the MIDR the emulated CPU itself reports (read with mrs under qemu 7.2).
+# Each cache's header says aarch64, and its INFO "cpu" names the CPU it was packed on, as
+# tools/qemu-aarch64-device.sh presents the model to the program: every core with the MIDR the emulated CPU
+# itself reports (read with mrs under qemu 7.2).
 midr_of() { case $1 in cortex-a53) echo "MIDR 0x410fd034 (Cortex-A53)" ;; cortex-a76) echo "MIDR 0x414fd0b1 (Cortex-A76)" ;;
                        max) echo "MIDR 0x000f0510" ;; *) echo "" ;; esac; }
-cpu_of() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["info"]["cpu"] if "info" in d else d[sys.argv[2]])' "$@"; }
+recorded_cpu() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["info"]["cpu"])' "$1"; }
 for cpu in "${CPUS[@]}"; do
-  midr=$(midr_of "$cpu"); [ -n "$midr" ] || continue
   on "$cpu" "$XPACK" dump "llm.$cpu.xpc" --json > "dump.$cpu.json" || fail "dump llm.$cpu.xpc"
-  case "$(cpu_of "dump.$cpu.json")" in
+  [ "$(json_value "dump.$cpu.json" arch)" = aarch64 ] ||
+    fail "the header of llm.$cpu.xpc does not say aarch64: $(json_value "dump.$cpu.json" arch)"
+  midr=$(midr_of "$cpu"); [ -n "$midr" ] || continue
+  recorded=$(recorded_cpu "dump.$cpu.json")
+  case "$recorded" in
     "aarch64, "*" CPU"*": "*" x $midr") ;;
-    *) fail "the cache packed as $cpu records the CPU $(cpu_of "dump.$cpu.json"), expected every core $midr" ;; esac
-  echo "$cpu: the cache records the CPU it was packed on: $(cpu_of "dump.$cpu.json")"
+    *) fail "the cache packed as $cpu records the CPU $recorded, expected every core $midr" ;; esac
+  echo "$cpu: the cache records the CPU it was packed on: $recorded"
 done
 
 # Across CPUs: each cache on every other CPU, against that CPU's run without a cache (made by served above).
@@ -87,9 +88,10 @@ for packed_as in "${CPUS[@]}"; do
       [ "$(run_output_hashes "$r")" = "$(run_output_hashes "$base.none.json")" ] ||
         fail "$cpu: $p with the cache packed as $packed_as: outputs differ from no cache"
       if [ -n "$(midr_of "$cpu")" ] && [ -n "$(midr_of "$packed_as")" ]; then
-        case "$(cpu_of "$r" packed_on_cpu) | $(cpu_of "$r" this_cpu)" in
+        cpus="$(json_value "$r" packed_on_cpu) | $(json_value "$r" this_cpu)"
+        case "$cpus" in
           *" x $(midr_of "$packed_as") | "*" x $(midr_of "$cpu")") ;;
-          *) fail "$cpu: $p packed as $packed_as: the run reports the CPUs $(cpu_of "$r" packed_on_cpu) | $(cpu_of "$r" this_cpu)" ;;
+          *) fail "$cpu: $p packed as $packed_as: the run reports the CPUs $cpus" ;;
         esac
       fi
       echo "$cpu: $p packed as $packed_as: $(json_value "$r" hits) of $(json_value "$r" lookups) hit;" \
