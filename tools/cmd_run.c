@@ -147,7 +147,7 @@ static void report_cpus(const char* cache_path, uint32_t packed_otherwise, json*
   if (j == NULL && packed_otherwise == 0) return;
   xpack_file* file = NULL;
   const char* packed_on = xpack_file_open(cache_path, &file, NULL) == XPACK_OK ? xpack_file_info_value(file, "cpu") : NULL;
-  char here[512];
+  char here[XPACK_CPU_DESCRIPTION_SIZE];
   xpack_describe_this_cpu(here, sizeof here);
   if (j) {
     json_key(j, "packed_on_cpu"); json_string(j, packed_on);

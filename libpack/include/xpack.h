@@ -235,7 +235,10 @@ const char* xpack_file_info_value(const xpack_file* f, const char* key);
  * "aarch64, 8 CPUs: 4 x MIDR 0x412fd050 (Cortex-A55), 4 x MIDR 0x414fd0b1 (Cortex-A76)" or
  * "x86-64, 2 CPUs: 2 x AMD EPYC"; without /proc/cpuinfo, "ARCH, CPUs not described (no /proc/cpuinfo)".
  * For people (a refusal on another machine shows both sides); nothing decides from it. Writes at most `size`
- * bytes into `out`, NUL included, truncating; returns `out`. Reads a file each call: not for hot paths. */
+ * bytes into `out`, NUL included, truncating; returns `out`. Reads a file each call: not for hot paths.
+ * XPACK_CPU_DESCRIPTION_SIZE bytes hold up to 8 kinds of Arm core (about 40 bytes each) or 4 x86 model names
+ * of the kernel's longest (95 bytes); what does not fit is truncated. */
+#define XPACK_CPU_DESCRIPTION_SIZE 512
 const char* xpack_describe_this_cpu(char* out, size_t size);
 
 /* ============================== verification ============================== */

@@ -69,6 +69,8 @@ typedef struct {
   int seen;
 } core_fields;
 
+static const core_fields kNoCore = {.implementer = -1, .variant = -1, .part = -1, .revision = -1};
+
 static void finish_core(core_kinds* k, core_fields* c) {
   if (!c->seen) return;
   char name[NAME_SIZE];
@@ -85,7 +87,7 @@ static void finish_core(core_kinds* k, core_fields* c) {
     snprintf(name, sizeof name, "a CPU /proc/cpuinfo does not name");
   }
   add_core(k, name);
-  *c = (core_fields){.implementer = -1, .variant = -1, .part = -1, .revision = -1};
+  *c = kNoCore;
 }
 
 /* "key\t: value\n" -> key and value, both trimmed; 0 for other lines. */
@@ -105,7 +107,7 @@ static int split_line(char* line, char** key, char** value) {
 }
 
 static void read_cpuinfo(FILE* f, core_kinds* k) {
-  core_fields c = {.implementer = -1, .variant = -1, .part = -1, .revision = -1};
+  core_fields c = kNoCore;
   char line[512];
   while (fgets(line, sizeof line, f) != NULL) {
     if (strchr(line, '\n') == NULL) { /* a long line (x86 flags): its key is in this part; skip the rest */

@@ -259,7 +259,7 @@ static xpack_status record_provenance(const xpack_model_set* set, const input_ha
   }
   if (st == XPACK_OK) st = xpack_writer_add_info(writer, "xpack.version", XPACK_VERSION_STRING, err);
   if (st == XPACK_OK) st = xpack_writer_add_info(writer, "xnnpack.version", XPACK_XNNPACK_VERSION, err);
-  char cpu[512];
+  char cpu[XPACK_CPU_DESCRIPTION_SIZE];
   if (st == XPACK_OK) st = xpack_writer_add_info(writer, "cpu", xpack_describe_this_cpu(cpu, sizeof cpu), err);
   return st;
 }

@@ -1,6 +1,5 @@
 /* Test-only LD_PRELOAD shim for cli_truncated_input: the first time the process maps the file named by
- * XPACK_TEST_TRUNCATE_ON_MAP, the shim truncates that file to XPACK_TEST_TRUNCATE_TO bytes (default 65536)
- * right after the mapping is made and before the mapping is returned to xpack. Every later touch of a page
+ * XPACK_TEST_TRUNCATE_ON_MAP, the shim truncates that file to 65536 bytes right after the mapping is made and before the mapping is returned to xpack. Every later touch of a page
  * past the new end raises SIGBUS, at a point of the run fixed by the program and not by how fast this
  * machine is (a poll from the test lost the race on CI: a 192 MiB program packs in 0.2 s). */
 #define _GNU_SOURCE
@@ -26,9 +25,8 @@ static void* map_then_truncate(mmap_fn real, void* addr, size_t length, int prot
   void* mapping = real(addr, length, prot, flags, fd, offset);
   const char* target = getenv("XPACK_TEST_TRUNCATE_ON_MAP");
   if (mapping == MAP_FAILED || g_done || target == NULL || fd < 0 || !names_target(fd, target)) return mapping;
-  const char* to = getenv("XPACK_TEST_TRUNCATE_TO");
   g_done = 1;
-  if (truncate(target, to != NULL ? (off_t)strtoll(to, NULL, 10) : 65536) != 0) {
+  if (truncate(target, 65536) != 0) {
     perror("truncate_on_map: truncate");
     abort();
   }
