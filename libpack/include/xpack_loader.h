@@ -95,7 +95,8 @@ typedef struct xpack_cache xpack_cache;
 /* The size under which XPACK_OPEN_SKIP_SMALL skips a cache file, and under which `xpack pack` warns. */
 #define XPACK_SMALL_CACHE_BYTES (128u * 1024u)
 /* Skip a file smaller than XPACK_COLD_CACHE_BYTES that is not wholly in the page cache, without reading it
- * (one stat, a mapping and mincore), as XPACK_OPEN_SKIP_SMALL skips a small one: no provider, nothing bound,
+ * (a stat, an open and cachestat(2); where the kernel lacks cachestat, and always on Android, whose seccomp
+ * filter does not list it, a mapping and mincore), as XPACK_OPEN_SKIP_SMALL skips a small one: no provider, nothing bound,
  * xpack_cache_refusal() says so. Below that size the file is read whole at open, and cold that read costs
  * more than XNNPACK takes to pack the weights from the program it reads anyway (docs/BENCHMARKS.md, "Never
  * slower"); in the page cache the same file serves in about half the time of packing, so it is served.
@@ -123,8 +124,8 @@ xpack_status xpack_cache_open(const char* path, unsigned flags, xpack_cache** ou
  * NULL is ignored. */
 void xpack_cache_close(xpack_cache* cache);
 
-/* For a file skipped as cold (XPACK_OPEN_SKIP_COLD): asks the kernel to read it into the page cache
- * (madvise MADV_WILLNEED) and returns without waiting, so that the next open, in this process or the next
+/* For a file skipped as cold (XPACK_OPEN_SKIP_COLD), which the cache holds open until then: asks the kernel
+ * to read it into the page cache (posix_fadvise POSIX_FADV_WILLNEED), closes it and returns without waiting, so that the next open, in this process or the next
  * one, finds it warm and serves it, as long as the system keeps it cached. A hint: the kernel may read only
  * part of it (seen under load), and an open that finds it partly cached skips it and the next warm-up asks
  * again. Call it once the start is over (after the first inference): reading it earlier competes with the

@@ -19,6 +19,7 @@
 #include "common/file_map.h"
 #include "loader/heap_pool.h"
 #include "loader/pending_keys.h"
+#include "loader/residency.h"
 #include "common/target.h"
 #include "xpc_format.h"
 
@@ -31,7 +32,7 @@ struct xpack_cache {
   int trust_sizes;   /* XPACK_OPEN_TRUST_SIZES */
   int skipped;       /* XPACK_OPEN_SKIP_SMALL or _SKIP_COLD: the file was never read (base NULL, size its size)
                         and nothing below refusal is set up */
-  void* cold;        /* skipped as cold: the file's mapping (size bytes), never read, until xpack_cache_warm_up */
+  xp_residency_check cold; /* skipped as cold: the file's descriptor, never read, until xpack_cache_warm_up */
   xp_view view;
   char refusal[256]; /* empty = served */
   xp_bindings bindings;
@@ -270,35 +271,6 @@ static void check_compatibility(xpack_cache* c) {
   }
 }
 
-/* A mapping of path for the residency check, made with the fewest system calls (each costs microseconds in a
- * fresh process). NULL if anything fails or the file is no longer the regular file of `size` bytes that the
- * caller's stat saw: the normal open then deals with it. */
-static void* map_for_residency(const char* path, uint64_t size) {
-  const int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY); /* O_NONBLOCK: a FIFO put there since */
-  if (fd < 0) return NULL;
-  struct stat st;
-  void* m = MAP_FAILED;
-  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size == size) {
-    m = mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, fd, 0);
-  }
-  close(fd);
-  return m == MAP_FAILED ? NULL : m;
-}
-
-/* Whether every page of the mapping is in the page cache. mincore reads nothing from storage; a failure
- * counts as not resident (the file is then skipped, as a cold one would be). */
-static int wholly_resident(const void* data, uint64_t size) {
-  const long page = sysconf(_SC_PAGESIZE);
-  unsigned char resident[XPACK_COLD_CACHE_BYTES / 4096];
-  if (page < 4096) return 0;
-  const size_t pages = (size_t)((size + (uint64_t)page - 1) / (uint64_t)page);
-  if (pages > sizeof resident || mincore((void*)data, (size_t)size, resident) != 0) return 0;
-  for (size_t i = 0; i < pages; i++) {
-    if ((resident[i] & 1) == 0) return 0;
-  }
-  return 1;
-}
-
 /* Constants: formatting would be the costliest part of skipping (a process's first snprintf). */
 static const char kSkippedSmall[] =
     "skipped unread (XPACK_OPEN_SKIP_SMALL): a file under 128 KiB holds fewer packed weights than XNNPACK packs "
@@ -320,7 +292,7 @@ static void skip(xpack_cache* c, uint64_t size, const char* why, size_t why_size
 }
 
 /* XPACK_OPEN_SKIP_SMALL from the file's size alone (one stat), XPACK_OPEN_SKIP_COLD from its size and its
- * residency (a mapping and mincore): neither reads the file, so that a cold file costs no read from storage.
+ * residency (residency.h): neither reads the file, so that a cold file costs no read from storage.
  * Anything else, errors included, is left to the normal open; *resident_map is then the mapping the residency
  * check made of a file it found wholly in the page cache, or NULL. */
 static int skip_unread(xpack_cache* c, const char* path, unsigned flags, void** resident_map) {
@@ -333,15 +305,18 @@ static int skip_unread(xpack_cache* c, const char* path, unsigned flags, void** 
     return 1;
   }
   if ((flags & XPACK_OPEN_SKIP_COLD) && size < XPACK_COLD_CACHE_BYTES) {
-    void* map = map_for_residency(path, size);
-    if (map == NULL) return 0;
-    if (!wholly_resident(map, size)) {
-      c->cold = map;
-      skip(c, size, kSkippedCold, sizeof kSkippedCold);
-      return 1;
+    xp_residency_check check;
+    switch (xp_residency_ask(path, st.st_dev, st.st_ino, size, &check)) {
+      case XP_NOT_RESIDENT:
+        c->cold = check;
+        skip(c, size, kSkippedCold, sizeof kSkippedCold);
+        return 1;
+      case XP_RESIDENT:
+        c->size = size;
+        *resident_map = check.resident; /* the open goes on with this mapping rather than making another */
+        return 0;
+      case XP_RESIDENCY_UNKNOWN: return 0;
     }
-    c->size = size;
-    *resident_map = map; /* warm: the open goes on with this mapping rather than making another */
   }
   return 0;
 }
@@ -356,6 +331,7 @@ xpack_status xpack_cache_open(const char* path, unsigned flags, xpack_cache** ou
   *out = NULL;
   xpack_cache* c = calloc(1, sizeof *c);
   if (c == NULL) return xp_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", path);
+  c->cold.fd = -1;
   c->check_regions = (flags & XPACK_OPEN_CHECK_REGIONS) != 0;
   c->trust_sizes = (flags & XPACK_OPEN_TRUST_SIZES) != 0;
   /* A skipped cache is no cache: no provider (xpack_cache_provider is NULL), no state behind one, nothing
@@ -407,11 +383,9 @@ xpack_status xpack_cache_open(const char* path, unsigned flags, xpack_cache** ou
 }
 
 void xpack_cache_warm_up(xpack_cache* c) {
-  if (c == NULL || c->cold == NULL) return;
-  /* Asynchronous: the kernel queues the reads and returns; they complete after the unmap (or an exit) too. */
-  xp_advise_range(c->cold, c->size, 0, c->size, MADV_WILLNEED);
-  munmap(c->cold, (size_t)c->size);
-  c->cold = NULL;
+  if (c == NULL || !c->skipped) return;
+  /* Asynchronous: the kernel queues the reads and returns; they complete after the close (or an exit) too. */
+  xp_residency_warm(&c->cold, c->size);
 }
 
 void xpack_cache_close(xpack_cache* c) {

@@ -23,6 +23,11 @@ add_executable(provider_quirks ${CMAKE_CURRENT_LIST_DIR}/provider_quirks.c ${PRO
 target_include_directories(provider_quirks PRIVATE ${PROJECT_SOURCE_DIR}/bench)
 target_link_libraries(provider_quirks PRIVATE xpack_pack)
 add_test(NAME core_provider_quirks COMMAND provider_quirks)
+# The same where the kernel has no cachestat (XPACK_OPEN_SKIP_COLD then maps the file and asks mincore).
+add_executable(without_cachestat ${CMAKE_CURRENT_LIST_DIR}/without_cachestat.c)
+add_test(NAME core_provider_quirks_without_cachestat
+         COMMAND without_cachestat $<TARGET_FILE:provider_quirks>)
+set_tests_properties(core_provider_quirks_without_cachestat PROPERTIES SKIP_RETURN_CODE 77)
 
 # The NULL rule of xpack_status.h for every public function that takes a handle.
 add_executable(null_rule ${CMAKE_CURRENT_LIST_DIR}/null_rule.c)

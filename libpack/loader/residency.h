@@ -1,0 +1,33 @@
+/* Whether a file is wholly in the page cache, asked without reading it: XPACK_OPEN_SKIP_COLD's check
+ * (loader.c). It runs on every start of an app that passes the flag, so it costs as few system calls as the
+ * kernel allows: cachestat (Linux 6.5 and later) on a descriptor, else a mapping and mincore. */
+#ifndef XPACK_SRC_RESIDENCY_H
+#define XPACK_SRC_RESIDENCY_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+typedef enum xp_residency {
+  XP_RESIDENCY_UNKNOWN, /* not asked: the file could not be opened, or is no longer what the caller's stat saw */
+  XP_RESIDENT,          /* every page of the file is in the page cache */
+  XP_NOT_RESIDENT       /* at least one page is not */
+} xp_residency;
+
+typedef struct xp_residency_check {
+  int fd;         /* the file, opened read-only; -1 when unknown. The caller owns it. */
+  void* resident; /* XP_RESIDENT: a read-only MAP_SHARED mapping of the whole file (size bytes), checked to
+                     be the regular file of that size the caller's stat saw; the caller owns it. Else NULL. */
+} xp_residency_check;
+
+/* Asks whether the regular file at path, whose stat said (dev, ino, size), is wholly in the page cache.
+ * Reads nothing from storage. On XP_RESIDENT out->resident maps it, so that the caller goes on without
+ * mapping it again; on XP_NOT_RESIDENT out->fd stays open for xp_residency_warm (nothing is mapped: a cold file
+ * is not read here, so nothing could fault on it); on XP_RESIDENCY_UNKNOWN nothing is held. A failure of the
+ * question itself counts as not resident. */
+xp_residency xp_residency_ask(const char* path, dev_t dev, ino_t ino, uint64_t size, xp_residency_check* out);
+
+/* Asks the kernel to read the file of a XP_NOT_RESIDENT check into the page cache in the background
+ * (posix_fadvise WILLNEED: it queues the reads and returns), then closes its descriptor. */
+void xp_residency_warm(xp_residency_check* check, uint64_t size);
+
+#endif
