@@ -4,19 +4,21 @@
 # plot. With --docs it also rewrites the measured part of docs/BENCHMARKS.md (between its bench:begin and
 # bench:end markers; nothing else in the file is touched) and docs/benchmarks.png.
 #
-# usage: bench/run_all.sh [--build DIR] [--out DIR] [--reps N] [--llm-size 768M] [--sizes 16M,...,4G]
-#                         [--real DIR] [--no-sizes] [--docs]
-# Defaults: --build build, --out bench-out, --reps 5, --llm-size 768M, --sizes 16M,64M,256M,1G,4G,
-# --real ../shared/testdata/real. The 4G size needs about 13 GB of memory and 8 GB of disk.
+# usage: bench/run_all.sh [--build DIR] [--out DIR] [--reps N] [--small-reps N] [--llm-size 768M]
+#                         [--sizes 16M,...,4G] [--real DIR] [--no-sizes] [--docs]
+# Defaults: --build build, --out bench-out, --reps 5, --small-reps 21 (the generated kinds at their default
+# sizes and the real files: runs of 0.1 to 200 ms, whose medians need more runs to settle), --llm-size 768M,
+# --sizes 16M,64M,256M,1G,4G, --real ../shared/testdata/real. The 4G size needs 13 GB of memory, 8 GB of disk.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-BUILD=$ROOT/build; OUT=$ROOT/bench-out; REPS=5; LLM_SIZE=768M; SIZES=16M,64M,256M,1G,4G
+BUILD=$ROOT/build; OUT=$ROOT/bench-out; REPS=5; SMALL_REPS=21; LLM_SIZE=768M; SIZES=16M,64M,256M,1G,4G
 REAL=$ROOT/../shared/testdata/real; DO_SIZES=1; DOCS=0
 while [ $# -gt 0 ]; do
   case $1 in
     --build) BUILD=$(cd "$2" && pwd); shift 2;;
     --out) OUT=$2; shift 2;;
     --reps) REPS=$2; shift 2;;
+    --small-reps) SMALL_REPS=$2; shift 2;;
     --llm-size) LLM_SIZE=$2; shift 2;;
     --sizes) SIZES=$2; shift 2;;
     --real) REAL=$2; shift 2;;
@@ -63,7 +65,7 @@ for kind in $("$GEN" --list | awk '{print $1}'); do
   say "generated $kind (default size)"
   data=() ptd=(); [ "$kind" = ptd ] && data=(--data "$work/$kind.ptd") ptd=(--ptd "$work/$kind.ptd")
   "$GEN" "$kind" -o "$work/$kind.pte" "${ptd[@]}" > /dev/null
-  set +e; TMPDIR=$work "$XPACK" -q bench "$work/$kind.pte" "${data[@]}" --reps "$REPS" --json > "$OUT/gen_$kind.json" \
+  set +e; TMPDIR=$work "$XPACK" -q bench "$work/$kind.pte" "${data[@]}" --reps "$SMALL_REPS" --json > "$OUT/gen_$kind.json" \
     2> "$work/err.txt"; st=$?; set -e
   rm -f "$work/$kind.pte" "$work/$kind.ptd"
   if [ $st != 0 ]; then
@@ -76,7 +78,7 @@ if [ -d "$REAL" ]; then
   for f in "$REAL"/*.pte; do
     n=$(basename "$f" .pte)
     say "real $n"
-    set +e; TMPDIR=$work "$XPACK" -q bench "$f" --reps "$REPS" --json > "$OUT/real_$n.json" 2> "$work/err.txt"; st=$?; set -e
+    set +e; TMPDIR=$work "$XPACK" -q bench "$f" --reps "$SMALL_REPS" --json > "$OUT/real_$n.json" 2> "$work/err.txt"; st=$?; set -e
     if [ $st != 0 ]; then
       echo "   $n: not measured (exit $st: $(head -c 200 "$work/err.txt"))" >&2; rm -f "$OUT/real_$n.json"; continue
     fi

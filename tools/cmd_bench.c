@@ -343,8 +343,11 @@ int cmd_bench(int argc, char** argv) {
     rc = read_cache_facts(run);
   }
   for (int rep = 0; rc == 0 && !nothing_to_pack && rep < run->reps; rep++) {
-    /* Variants interleaved within each repetition, so that a slow spell of the machine hits all of them. */
-    for (int v = 0; rc == 0 && v < BENCH_VARIANT_COUNT; v++) {
+    /* Variants interleaved within each repetition, so that a slow spell of the machine hits all of them, and
+     * in an order rotated by one each repetition, so that none always runs right after the same other one
+     * (e.g. after the background read that a cold skip's warm-up leaves behind). */
+    for (int k = 0; rc == 0 && k < BENCH_VARIANT_COUNT; k++) {
+      const int v = (k + rep) % BENCH_VARIANT_COUNT;
       if (run->v[v].enabled) rc = measure(run, (bench_variant)v);
     }
     if (rc == 0 && run->v[BENCH_CACHE_COLD].enabled) {
