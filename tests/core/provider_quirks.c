@@ -28,7 +28,7 @@ static size_t pack_like_xnnpack(struct xnn_weights_cache_provider* p, const stru
   return p->look_up_or_insert(p->context, key, w, n);
 }
 
-/* Whether path is whole in the page cache once warmed. The warm-up is a hint (MADV_WILLNEED) the kernel may carry
+/* Whether path is whole in the page cache once warmed. The warm-up is a hint (POSIX_FADV_WILLNEED) the kernel may carry
  * out in part; an open that finds the file partly resident skips it again and its close asks again, so the file
  * must be whole after at most that second request. */
 static int resident_after_warm_up(const char* path) {

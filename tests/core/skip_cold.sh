@@ -63,7 +63,7 @@ cold mid.xpc
 case "$(json_value cold.json cache_refused)" in "skipped unread (XPACK_OPEN_SKIP_COLD)"*) ;;
   *) fail "cold mid-size cache: refusal does not name the skip: $(json_value cold.json cache_refused)" ;; esac
 [ "$(run_output_hashes cold.json)" = "$(run_output_hashes mid.none.json)" ] || fail "cold, skipped: other outputs"
-# The warm-up is a hint (MADV_WILLNEED) that the kernel may carry out in part (seen once in CI, with two test
+# The warm-up is a hint (POSIX_FADV_WILLNEED) that the kernel may carry out in part (seen once in CI, with two test
 # suites running: 511824 of 544592 bytes). A start that finds the file partly resident skips it again and asks
 # again, so the file must be whole in the page cache after at most two skipped runs.
 if ! "$PC" wait mid.xpc; then
