@@ -96,13 +96,13 @@ typedef struct xpack_cache xpack_cache;
 #define XPACK_SMALL_CACHE_BYTES (128u * 1024u)
 /* Skip a file smaller than XPACK_COLD_CACHE_BYTES that is not wholly in the page cache, without reading it
  * (a stat, an open and cachestat(2); where the kernel lacks cachestat, and always on Android, whose seccomp
- * filter does not list it, a mapping and mincore), as XPACK_OPEN_SKIP_SMALL skips a small one: no provider, nothing bound,
- * xpack_cache_refusal() says so. Below that size the file is read whole at open, and cold that read costs
- * more than XNNPACK takes to pack the weights from the program it reads anyway (docs/BENCHMARKS.md, "Never
- * slower"); in the page cache the same file serves in about half the time of packing, so it is served.
- * A file skipped as cold is read into the page cache for the next open, in the background, by
- * xpack_cache_warm_up (call it once the app's start is over) or else by xpack_cache_close. What apps should
- * pass (docs/INTEGRATION.md). */
+ * filter does not list it, a mapping and mincore), as XPACK_OPEN_SKIP_SMALL skips a small one: no provider,
+ * nothing bound, xpack_cache_refusal() says so; the cache holds the file open until xpack_cache_warm_up.
+ * Below that size the file is read whole at open, and cold that read costs more than XNNPACK takes to pack
+ * the weights from the program it reads anyway (docs/BENCHMARKS.md, "Never slower"); in the page cache the
+ * same file serves in about half the time of packing, so it is served. A file skipped as cold is read into
+ * the page cache for the next open, in the background, by xpack_cache_warm_up (call it once the app's start
+ * is over) or else by xpack_cache_close. What apps should pass (docs/INTEGRATION.md). */
 #define XPACK_OPEN_SKIP_COLD 0x100u
 /* The size under which XPACK_OPEN_SKIP_COLD looks at a file's residency; from it on, open reads only the
  * file's metadata and a cold cache is worth serving. */
@@ -125,11 +125,12 @@ xpack_status xpack_cache_open(const char* path, unsigned flags, xpack_cache** ou
 void xpack_cache_close(xpack_cache* cache);
 
 /* For a file skipped as cold (XPACK_OPEN_SKIP_COLD), which the cache holds open until then: asks the kernel
- * to read it into the page cache (posix_fadvise POSIX_FADV_WILLNEED), closes it and returns without waiting, so that the next open, in this process or the next
- * one, finds it warm and serves it, as long as the system keeps it cached. A hint: the kernel may read only
- * part of it (seen under load), and an open that finds it partly cached skips it and the next warm-up asks
- * again. Call it once the start is over (after the first inference): reading it earlier competes with the
- * program's own reads. Once per cache; does nothing for any other cache or NULL. */
+ * to read it into the page cache (posix_fadvise POSIX_FADV_WILLNEED), closes it and returns without waiting,
+ * so that the next open, in this process or the next one, finds it warm and serves it, as long as the system
+ * keeps it cached. A hint: the kernel may read only part of it (seen under load), and an open that finds it
+ * partly cached skips it and the next warm-up asks again. Call it once the start is over (after the first
+ * inference): reading it earlier competes with the program's own reads. Once per cache; does nothing for any
+ * other cache or NULL. */
 void xpack_cache_warm_up(xpack_cache* cache);
 
 /* Binds a raw weight pointer (as handed to xnn_define_*) to its identity, a string of 1..1023 bytes
