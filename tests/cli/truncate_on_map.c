@@ -1,7 +1,8 @@
 /* Test-only LD_PRELOAD shim for cli_truncated_input: the first time the process maps the file named by
- * XPACK_TEST_TRUNCATE_ON_MAP, the shim truncates that file to 65536 bytes right after the mapping is made and before the mapping is returned to xpack. Every later touch of a page
- * past the new end raises SIGBUS, at a point of the run fixed by the program and not by how fast this
- * machine is (a poll from the test lost the race on CI: a 192 MiB program packs in 0.2 s). */
+ * XPACK_TEST_TRUNCATE_ON_MAP, the shim truncates that file to 65536 bytes right after the mapping is made
+ * and before the mapping is returned to xpack. Every later touch of a page past the new end raises SIGBUS,
+ * at a point of the run fixed by the program and not by how fast this machine is (a poll from the test lost
+ * the race on CI: a 192 MiB program packs in 0.2 s). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdio.h>
