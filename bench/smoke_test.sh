@@ -77,9 +77,31 @@ head -c 4096 b.xpc > cut.xpc
 grep -q "cut.xpc" cut.err || fail "cut cache: the error does not name the file: $(cat cut.err)"
 # The text report names every variant and the targets.
 "$XPACK" bench llm.pte --reps 1 > b.txt 2> /dev/null || fail "bench text"
-for w in nocache cache_warm cache_cold nocache_cold ideal targets "bit-identical"; do
+for w in nocache cache_warm cache_cold nocache_cold ideal targets "bit-identical" "within each repetition"; do
   grep -q "$w" b.txt || fail "text report lacks $w"
 done
+# The paired differences, recomputed here from the samples: the median of cache - base within each repetition
+# and the sign test's interval, [d(k), d(n+1-k)] for the widest k whose miss chance 2 P(X <= k-1) is <= 5 %.
+"$XPACK" bench llm.pte --reps 9 --variants cache_warm,cache_cold,nocache_cold --json > paired.json 2> /dev/null ||
+  fail "bench --reps 9"
+python3 - <<'PY' || fail "paired differences"
+import json, math
+b = json.load(open("paired.json"))
+for v, base in (("cache_warm", "nocache"), ("cache_cold", "nocache_cold")):
+    p = b["load_ttfi_paired"][v]
+    d = sorted(x["load_ttfi_ms"] - y["load_ttfi_ms"] for x, y in zip(b["samples"][v], b["samples"][base]))
+    n = len(d)
+    miss = lambda k: 2 * sum(math.comb(n, i) for i in range(k)) / 2**n
+    k = max(k for k in range(1, (n + 1) // 2 + 1) if k == 1 or miss(k) <= 0.05)
+    assert p["base"] == base and p["pairs"] == n == 9, p
+    near = lambda x, y: abs(x - y) <= 1e-5 * max(1.0, abs(y))  # the JSON's numbers have 6 significant digits
+    assert near(p["median_ms"], d[n // 2]) and near(p["low_ms"], d[k - 1]), (p, d, k)
+    assert near(p["high_ms"], d[n - k]) and near(p["coverage"], 1 - miss(k)), (p, d, k)
+    assert k == 2 and p["low_ms"] <= p["median_ms"] <= p["high_ms"], (p, k)
+one = json.load(open("b.json"))["load_ttfi_paired"]["cache_warm"]
+assert one["pairs"] == 1 and one["coverage"] == 0 and one["low_ms"] == one["median_ms"] == one["high_ms"], one
+print(f"  paired: cache_warm - nocache median {b['load_ttfi_paired']['cache_warm']['median_ms']:+.3f} ms over 9 repetitions")
+PY
 
 # Usage and input errors.
 st() { set +e; "$@" > /dev/null 2>&1; local s=$?; set -e; echo $s; }

@@ -1,6 +1,6 @@
 /* xpack bench: what the parent (cmd_bench.c), the measuring child (cmd_bench_child.c), the process and
  * page-cache helpers (cmd_bench_proc.c), the ideal provider (cmd_bench_ideal.c), the child-result reader
- * (cmd_bench_sample.c) and the report (cmd_bench_report.c) share.
+ * (cmd_bench_sample.c), the paired differences (cmd_bench_paired.c) and the report (cmd_bench_report.c) share.
  *
  * One sample is one variant measured once in a fresh process: the parent re-executes /proc/self/exe as
  * `xpack bench --child VARIANT ...`, reads the child's flat JSON object from a pipe and takes medians. */
@@ -188,6 +188,17 @@ typedef struct bench_target {
   double value, limit; /* met when value <= limit */
   int known;           /* 0 when a variant it needs was not measured */
 } bench_target;
+
+/* load + TTFI of `variant` minus that of `base`, repetition by repetition (cmd_bench_paired.c): the median of
+ * the differences and a distribution-free interval for it (the sign test's order statistics), whose exact
+ * coverage is at least 95 % from 6 pairs on and 1 - 2^(1-pairs) under that. An interval wholly above 0 says the
+ * variant was slower in this run beyond its spread; one that holds 0 says the run cannot tell. */
+typedef struct bench_paired {
+  size_t pairs;
+  double median_ms, low_ms, high_ms, coverage;
+} bench_paired;
+/* 0, or -1 when either variant was not measured or their counts differ (*out zeroed). */
+int bench_paired_load_ttfi(const bench_run* run, bench_variant variant, bench_variant base, bench_paired* out);
 
 #define BENCH_MAX_TARGETS 16
 size_t bench_targets(const bench_run* run, bench_target* out);

@@ -11,6 +11,9 @@
  *    "open_us": cache_warm open,
  *    "open_ms", "load_ms", "size_ms" (of load_ms: sizing the weights), "create_ms", "first_inference_ms", "ttfi_ms", "rss_bytes", "private_dirty_bytes",
  *    "peak_rss_bytes", "major_faults", "minor_faults", "lookups", "hits", "misses": {variant: median},
+ *    "load_ttfi_paired": {cache variant: {"base" (nocache for cache_warm, nocache_cold for cache_cold), "pairs",
+ *                         "median_ms", "low_ms", "high_ms", "coverage"}}: load + TTFI of the variant minus its
+ *                         base's within each repetition, the median of those and its interval (cmd_bench_paired.c),
  *    "page_cache": {variant: {"file_bytes", "resident_bytes", "dropped"?}},
  *    "samples": {variant: [{every field of a child's sample, "cache_refused": why the cache was refused whole
  *                          (skipped as small, another build, ...) or null}]},
@@ -62,6 +65,22 @@ size_t bench_targets(const bench_run* run, bench_target* t) {
 }
 
 static double mib(uint64_t bytes) { return (double)bytes / (1024.0 * 1024.0); }
+
+/* The cache variants each against the baseline an app would have without the cache. */
+static const struct {
+  bench_variant variant, base;
+} kPairs[] = {{BENCH_CACHE_WARM, BENCH_NOCACHE}, {BENCH_CACHE_COLD, BENCH_NOCACHE_COLD}};
+
+static void paired_text(const bench_run* run, FILE* out) {
+  for (size_t i = 0; i < sizeof kPairs / sizeof kPairs[0]; i++) {
+    bench_paired p;
+    if (bench_paired_load_ttfi(run, kPairs[i].variant, kPairs[i].base, &p) != 0) continue;
+    fprintf(out, "load + ttfi, %s - %s within each repetition: median %+.3f ms, %.0f %% interval %+.3f to %+.3f ms "
+                 "(%zu pairs)%s\n", kBenchVariantNames[kPairs[i].variant], kBenchVariantNames[kPairs[i].base],
+            p.median_ms, p.coverage * 100, p.low_ms, p.high_ms, p.pairs,
+            p.low_ms > 0 ? ": slower beyond this run's spread" : p.high_ms < 0 ? ": faster beyond this run's spread" : "");
+  }
+}
 
 void bench_report_text(const bench_run* run, FILE* out) {
   char b1[32], b2[32], b3[32], b4[32];
@@ -145,6 +164,7 @@ void bench_report_text(const bench_run* run, FILE* out) {
               s->ttfi_ms, ratio(s->ttfi_ms, cold->ttfi_ms));
     }
   }
+  paired_text(run, out);
   bench_target t[BENCH_MAX_TARGETS];
   size_t n = bench_targets(run, t);
   fprintf(out, "\ntargets (ratios from this run):\n");
@@ -275,6 +295,20 @@ void bench_report_json(const bench_run* run, FILE* out) {
   PER_VARIANT("lookups", lookups, json_uint);
   PER_VARIANT("hits", hits, json_uint);
   PER_VARIANT("misses", misses, json_uint);
+  json_key(&j, "load_ttfi_paired"); json_object(&j);
+  for (size_t i = 0; i < sizeof kPairs / sizeof kPairs[0]; i++) {
+    bench_paired p;
+    if (bench_paired_load_ttfi(run, kPairs[i].variant, kPairs[i].base, &p) != 0) continue;
+    json_key(&j, kBenchVariantNames[kPairs[i].variant]); json_object(&j);
+    json_key(&j, "base"); json_string(&j, kBenchVariantNames[kPairs[i].base]);
+    json_key(&j, "pairs"); json_uint(&j, p.pairs);
+    json_key(&j, "median_ms"); json_double(&j, p.median_ms);
+    json_key(&j, "low_ms"); json_double(&j, p.low_ms);
+    json_key(&j, "high_ms"); json_double(&j, p.high_ms);
+    json_key(&j, "coverage"); json_double(&j, p.coverage);
+    json_end_object(&j);
+  }
+  json_end_object(&j);
   json_key(&j, "page_cache"); json_object(&j);
   for (int v = 0; v < BENCH_VARIANT_COUNT; v++) {
     const bench_variant_result* vr = &run->v[v];
