@@ -98,10 +98,26 @@ for v, base in (("cache_warm", "nocache"), ("cache_cold", "nocache_cold")):
     assert near(p["median_ms"], d[n // 2]) and near(p["low_ms"], d[k - 1]), (p, d, k)
     assert near(p["high_ms"], d[n - k]) and near(p["coverage"], 1 - miss(k)), (p, d, k)
     assert k == 2 and p["low_ms"] <= p["median_ms"] <= p["high_ms"], (p, k)
+assert b["unlike_app"] == [], b["unlike_app"]
+for v, samples in b["samples"].items():  # an app's flags: probes on their thread, small and cold files skipped
+    want = 0 if v.startswith("nocache") else 0x20 | 0x80 | 0x100
+    assert all(x["open_flags"] == want for x in samples), (v, [x["open_flags"] for x in samples])
 one = json.load(open("b.json"))["load_ttfi_paired"]["cache_warm"]
 assert one["pairs"] == 1 and one["coverage"] == 0 and one["low_ms"] == one["median_ms"] == one["high_ms"], one
 print(f"  paired: cache_warm - nocache median {b['load_ttfi_paired']['cache_warm']['median_ms']:+.3f} ms over 9 repetitions")
 PY
+
+# --probe-late opens without XPACK_OPEN_PROBE_EARLY (the families probed inside runtime creation): same hits.
+"$XPACK" bench llm.pte --reps 1 --variants cache_warm --probe-late --json > late.json 2> /dev/null || fail "--probe-late"
+python3 - <<'PY' || fail "--probe-late JSON"
+import json
+b = json.load(open("late.json"))
+assert b["unlike_app"] == ["probe_late"], b["unlike_app"]
+s = b["samples"]["cache_warm"][0]
+assert s["open_flags"] == 0x80 | 0x100 and s["hits"] == s["lookups"] > 0, s
+PY
+grep -q -- "--probe-late" <("$XPACK" bench llm.pte --reps 1 --variants cache_warm --probe-late 2> /dev/null) ||
+  fail "the text report does not say the cache variants probed late"
 
 # Usage and input errors.
 st() { set +e; "$@" > /dev/null 2>&1; local s=$?; set -e; echo $s; }

@@ -180,8 +180,9 @@ static int measure(bench_run* run, bench_variant v) {
   if (bench_variant_uses_cache(v) || v == BENCH_IDEAL) { /* the ideal provider is filled from the cache */
     argv[argc++] = "--cache";
     argv[argc++] = (char*)run->cache_path;
-    if (run->serve & BENCH_SERVE_SMALL) argv[argc++] = "--serve-small";
-    if (run->serve & BENCH_SERVE_COLD) argv[argc++] = "--serve-cold";
+    if (run->unlike_app & BENCH_SERVE_SMALL) argv[argc++] = "--serve-small";
+    if (run->unlike_app & BENCH_SERVE_COLD) argv[argc++] = "--serve-cold";
+    if (run->unlike_app & BENCH_PROBE_LATE) argv[argc++] = "--probe-late";
   }
   add_file_args(run, argv, &argc);
   argv[argc] = NULL;
@@ -254,7 +255,8 @@ static int select_variants(bench_run* run, const bench_options* o) {
 
 static const cli_option kOptions[] = {{"--json", 0, 0},  {"--readahead", 0, 0}, {"--keep", 0, 0},    {"--reps", 1, 0},
                                       {"--cache", 1, 0}, {"--variants", 1, 0},  {"--data", 1, 0},
-                                      {"--serve-small", 0, 0}, {"--serve-cold", 0, 0}};
+                                      {"--serve-small", 0, 0}, {"--serve-cold", 0, 0},
+                                      {"--probe-late", 0, 0}};
 static const cli_options kBenchOptions = {"bench", kOptions, sizeof kOptions / sizeof kOptions[0]};
 
 static int parse_args(bench_run* run, bench_options* o, int argc, char** argv) {
@@ -269,8 +271,9 @@ static int parse_args(bench_run* run, bench_options* o, int argc, char** argv) {
     if (strcmp(a, "--json") == 0) o->as_json = 1;
     else if (strcmp(a, "--readahead") == 0) o->readahead = 1;
     else if (strcmp(a, "--keep") == 0) o->keep = 1;
-    else if (strcmp(a, "--serve-small") == 0) run->serve |= BENCH_SERVE_SMALL;
-    else if (strcmp(a, "--serve-cold") == 0) run->serve |= BENCH_SERVE_COLD;
+    else if (strcmp(a, "--serve-small") == 0) run->unlike_app |= BENCH_SERVE_SMALL;
+    else if (strcmp(a, "--serve-cold") == 0) run->unlike_app |= BENCH_SERVE_COLD;
+    else if (strcmp(a, "--probe-late") == 0) run->unlike_app |= BENCH_PROBE_LATE;
     else if (strcmp(a, "--reps") == 0) {
       uint64_t n = 0;
       rc = cli_parse_number("bench", a, argv[++i], 1, BENCH_MAX_REPS, NULL, &n);

@@ -30,12 +30,15 @@ extern const char* const kBenchVariantNames[BENCH_VARIANT_COUNT];
 int bench_variant_of(const char* name); /* -1 when unknown */
 int bench_variant_is_cold(bench_variant v);
 int bench_variant_uses_cache(bench_variant v);
-/* What the cache variants serve that an app skips: --serve-small (no XPACK_OPEN_SKIP_SMALL) and --serve-cold
- * (no XPACK_OPEN_SKIP_COLD). */
+/* Where the cache variants open the cache unlike an app following docs/INTEGRATION.md: they serve what it
+ * skips (--serve-small: no XPACK_OPEN_SKIP_SMALL; --serve-cold: no XPACK_OPEN_SKIP_COLD), or probe each family
+ * at its first look-up instead of on a thread from open on (--probe-late: no XPACK_OPEN_PROBE_EARLY). */
 #define BENCH_SERVE_SMALL 0x1u
 #define BENCH_SERVE_COLD 0x2u
-/* xpack_cache_open flags for a variant: the app's (docs/INTEGRATION.md) less what `serve` asks to serve. */
-unsigned bench_variant_open_flags(bench_variant v, unsigned serve);
+#define BENCH_PROBE_LATE 0x4u
+/* xpack_cache_open flags for a variant: the app's, less what `unlike_app` (BENCH_SERVE_*, BENCH_PROBE_LATE)
+ * leaves out. */
+unsigned bench_variant_open_flags(bench_variant v, unsigned unlike_app);
 
 /* What a child measured (times in ms, sizes in bytes). */
 typedef struct bench_sample {
@@ -57,6 +60,7 @@ typedef struct bench_sample {
   /* Bytes of the model files in the page cache after the first inference (mincore). In a cold variant
    * the files were dropped before the child started: this is what the child read of them. */
   uint64_t model_resident_bytes;
+  uint64_t open_flags; /* the XPACK_OPEN_* flags the cache was opened with (0 without a cache) */
   char* output_xxh3; /* every output's XXH3-64, in delegate order, space-separated (malloc'd) */
   char* error;       /* the first failure, or NULL (malloc'd) */
   char* cache_refused; /* why the cache was refused whole (xpack_cache_refusal), or NULL (malloc'd) */
@@ -158,7 +162,7 @@ typedef struct bench_run {
   char** data;
   size_t data_count;
   int reps;
-  unsigned serve;                   /* BENCH_SERVE_*: --serve-small, --serve-cold */
+  unsigned unlike_app;              /* BENCH_SERVE_*, BENCH_PROBE_LATE: --serve-small, --serve-cold, --probe-late */
   const char* cache_path;
   int packed_here;                  /* the cache was packed by this run (pack figures are known) */
   int pack_runs;                    /* `xpack pack` runs, one per repetition */

@@ -61,7 +61,8 @@ static int collect(void* context, const xpack_model_set* set, const xpack_delega
   return 0;
 }
 
-static const cli_option kOptions[] = {{"--cache", 1, 0}, {"--data", 1, 0}, {"--serve-small", 0, 0}, {"--serve-cold", 0, 0}};
+static const cli_option kOptions[] = {{"--cache", 1, 0}, {"--data", 1, 0}, {"--serve-small", 0, 0}, {"--serve-cold", 0, 0},
+                                     {"--probe-late", 0, 0}};
 static const cli_options kChildOptions = {"bench --child", kOptions, sizeof kOptions / sizeof kOptions[0]};
 
 /* The programs, not hashed (see above). */
@@ -183,6 +184,7 @@ static void write_sample(const bench_sample* s, const char* variant, const char*
   UINT(rss_bytes); UINT(private_dirty_bytes); UINT(peak_rss_bytes); UINT(major_faults); UINT(minor_faults);
   UINT(delegates); UINT(failed); UINT(lookups); UINT(hits); UINT(misses); UINT(heap_fallback_bytes);
   UINT(open_major_faults); UINT(open_read_calls); UINT(open_storage_bytes); UINT(model_resident_bytes);
+  UINT(open_flags);
 #undef NUM
 #undef UINT
   json_key(&j, "output_xxh3"); json_string(&j, s->output_xxh3 ? s->output_xxh3 : "");
@@ -201,11 +203,12 @@ int bench_child_main(int argc, char** argv) {
   argc--;
   argv++;
   const char* cache_path = NULL;
-  unsigned serve = 0;
+  unsigned unlike_app = 0;
   for (int i = 0; i < argc; i++) {
     if (strcmp(argv[i], "--cache") == 0 && i + 1 < argc) cache_path = argv[i + 1];
-    else if (strcmp(argv[i], "--serve-small") == 0) serve |= BENCH_SERVE_SMALL;
-    else if (strcmp(argv[i], "--serve-cold") == 0) serve |= BENCH_SERVE_COLD;
+    else if (strcmp(argv[i], "--serve-small") == 0) unlike_app |= BENCH_SERVE_SMALL;
+    else if (strcmp(argv[i], "--serve-cold") == 0) unlike_app |= BENCH_SERVE_COLD;
+    else if (strcmp(argv[i], "--probe-late") == 0) unlike_app |= BENCH_PROBE_LATE;
   }
   if ((bench_variant_uses_cache(variant) || variant == BENCH_IDEAL) && cache_path == NULL) {
     cli_error("bench --child %s: needs --cache", kBenchVariantNames[variant]);
@@ -223,8 +226,9 @@ int bench_child_main(int argc, char** argv) {
     bench_read_io(&probe);
     bench_read_io(&before); /* before - probe: the read calls that reading /proc/self/io itself makes */
     const uint64_t own_reads = before.read_calls - probe.read_calls;
+    s.open_flags = bench_variant_open_flags(variant, unlike_app);
     t0 = now_ms();
-    xpack_status st = xpack_cache_open(cache_path, bench_variant_open_flags(variant, serve), &cache, &err);
+    xpack_status st = xpack_cache_open(cache_path, (unsigned)s.open_flags, &cache, &err);
     s.open_ms = now_ms() - t0;
     bench_read_io(&after);
     s.open_major_faults = after.major_faults - before.major_faults;

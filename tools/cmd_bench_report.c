@@ -11,6 +11,7 @@
  *    "open_us": cache_warm open,
  *    "open_ms", "load_ms", "size_ms" (of load_ms: sizing the weights), "create_ms", "first_inference_ms", "ttfi_ms", "rss_bytes", "private_dirty_bytes",
  *    "peak_rss_bytes", "major_faults", "minor_faults", "lookups", "hits", "misses": {variant: median},
+ *    "unlike_app": which of "serve_small", "serve_cold", "probe_late" the cache variants used (their options),
  *    "load_ttfi_paired": {cache variant: {"base" (nocache for cache_warm, nocache_cold for cache_cold), "pairs",
  *                         "median_ms", "low_ms", "high_ms", "coverage"}}: load + TTFI of the variant minus its
  *                         base's within each repetition, the median of those and its interval (cmd_bench_paired.c),
@@ -90,6 +91,12 @@ void bench_report_text(const bench_run* run, FILE* out) {
   fprintf(out, "\nmodel files %s; cache %s, %llu entries, %s packed (largest %s); medians of %d repetitions\n",
           cli_bytes(run->model_bytes, b1), cli_bytes(run->cache_file_bytes, b2), (unsigned long long)run->entries,
           cli_bytes(run->packed_bytes, b3), cli_bytes(run->largest_packed_bytes, b4), run->reps);
+  if (run->unlike_app) {
+    fprintf(out, "the cache variants open the cache unlike an app:%s%s%s\n",
+            (run->unlike_app & BENCH_SERVE_SMALL) ? " --serve-small" : "",
+            (run->unlike_app & BENCH_SERVE_COLD) ? " --serve-cold" : "",
+            (run->unlike_app & BENCH_PROBE_LATE) ? " --probe-late (no XPACK_OPEN_PROBE_EARLY)" : "");
+  }
   if (run->packed_here) {
     fprintf(out, "xpack pack (median of %d runs): wall %.1f ms, peak RSS %s (largest %s)\n", run->pack_runs,
             run->pack_wall_ms, cli_bytes(run->pack_peak_rss_bytes, b1), cli_bytes(run->pack_peak_rss_max_bytes, b2));
@@ -223,6 +230,7 @@ static void sample_json(json* j, const bench_sample* s) {
   U(rss_bytes); U(private_dirty_bytes); U(peak_rss_bytes); U(major_faults); U(minor_faults);
   U(delegates); U(failed); U(lookups); U(hits); U(misses); U(heap_fallback_bytes);
   U(open_major_faults); U(open_read_calls); U(open_storage_bytes); U(model_resident_bytes);
+  U(open_flags);
 #undef D
 #undef U
   json_key(j, "output_xxh3"); json_string(j, s->output_xxh3);
@@ -295,6 +303,11 @@ void bench_report_json(const bench_run* run, FILE* out) {
   PER_VARIANT("lookups", lookups, json_uint);
   PER_VARIANT("hits", hits, json_uint);
   PER_VARIANT("misses", misses, json_uint);
+  json_key(&j, "unlike_app"); json_array(&j);
+  if (run->unlike_app & BENCH_SERVE_SMALL) json_string(&j, "serve_small");
+  if (run->unlike_app & BENCH_SERVE_COLD) json_string(&j, "serve_cold");
+  if (run->unlike_app & BENCH_PROBE_LATE) json_string(&j, "probe_late");
+  json_end_array(&j);
   json_key(&j, "load_ttfi_paired"); json_object(&j);
   for (size_t i = 0; i < sizeof kPairs / sizeof kPairs[0]; i++) {
     bench_paired p;

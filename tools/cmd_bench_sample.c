@@ -30,9 +30,10 @@ int bench_variant_uses_cache(bench_variant v) {
 /* Every cache variant opens the cache as an app following docs/INTEGRATION.md does: it probes its families
  * early (the probes overlap the replay instead of adding to runtime creation), skips a small file unread and,
  * in the cold variants, a file under 1 MiB. */
-unsigned bench_variant_open_flags(bench_variant v, unsigned serve) {
-  const unsigned app = XPACK_OPEN_PROBE_EARLY | ((serve & BENCH_SERVE_SMALL) ? 0u : XPACK_OPEN_SKIP_SMALL) |
-                       ((serve & BENCH_SERVE_COLD) ? 0u : XPACK_OPEN_SKIP_COLD);
+unsigned bench_variant_open_flags(bench_variant v, unsigned unlike_app) {
+  const unsigned app = ((unlike_app & BENCH_PROBE_LATE) ? 0u : XPACK_OPEN_PROBE_EARLY) |
+                       ((unlike_app & BENCH_SERVE_SMALL) ? 0u : XPACK_OPEN_SKIP_SMALL) |
+                       ((unlike_app & BENCH_SERVE_COLD) ? 0u : XPACK_OPEN_SKIP_COLD);
   if (v == BENCH_CACHE_COLD_SEQ) return app | XPACK_OPEN_SEQUENTIAL;
   if (v == BENCH_CACHE_COLD_WILLNEED) return app | XPACK_OPEN_WILLNEED;
   return app;
@@ -53,7 +54,7 @@ static const field kFields[] = {
     F(major_faults, FIELD_UINT), F(minor_faults, FIELD_UINT), F(delegates, FIELD_UINT), F(failed, FIELD_UINT),
     F(lookups, FIELD_UINT), F(hits, FIELD_UINT), F(misses, FIELD_UINT), F(heap_fallback_bytes, FIELD_UINT),
     F(open_major_faults, FIELD_UINT), F(open_read_calls, FIELD_UINT), F(open_storage_bytes, FIELD_UINT),
-    F(model_resident_bytes, FIELD_UINT),
+    F(model_resident_bytes, FIELD_UINT), F(open_flags, FIELD_UINT),
     F(output_xxh3, FIELD_STRING), F(error, FIELD_STRING), F(cache_refused, FIELD_STRING),
 };
 #undef F
