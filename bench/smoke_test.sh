@@ -16,7 +16,7 @@ python3 - <<'PY' || fail "bench JSON"
 import json
 b = json.load(open("b.json"))
 core = ["nocache", "cache_warm", "cache_cold", "nocache_cold", "ideal"]
-for key in ["create_ms", "ttfi_ms", "open_ms", "first_inference_ms", "rss_bytes", "private_dirty_bytes",
+for key in ["create_ms", "ttfi_ms", "open_ms", "prefetch_ms", "first_inference_ms", "rss_bytes", "private_dirty_bytes",
             "peak_rss_bytes", "major_faults", "minor_faults", "hits", "lookups", "misses"]:
     for v in core + ["cache_cold_seq", "cache_cold_willneed"]:
         assert v in b[key], (key, v)
@@ -25,7 +25,7 @@ for v in core:
     assert b["rss_bytes"][v] > 0 and b["peak_rss_bytes"][v] >= b["rss_bytes"][v] > b["private_dirty_bytes"][v] > 0, v
     s = b["samples"][v]
     assert len(s) == 1 and s[0]["failed"] == 0 and s[0]["delegates"] == 2, (v, s)
-    assert abs(s[0]["ttfi_ms"] - (s[0]["open_ms"] + s[0]["create_ms"] + s[0]["first_inference_ms"])) <= 1e-4 * s[0]["ttfi_ms"], s[0]
+    assert abs(s[0]["ttfi_ms"] - (s[0]["open_ms"] + s[0]["prefetch_ms"] + s[0]["create_ms"] + s[0]["first_inference_ms"])) <= 1e-4 * s[0]["ttfi_ms"], s[0]
 for v in ["cache_warm", "cache_cold", "ideal", "cache_cold_seq", "cache_cold_willneed"]:
     assert b["hits"][v] > 0 and b["hits"][v] == b["lookups"][v] and b["misses"][v] == 0, (v, b["hits"], b["lookups"])
 for v in ["nocache", "nocache_cold"]:
@@ -118,6 +118,18 @@ assert s["open_flags"] == 0x80 | 0x100 and s["hits"] == s["lookups"] > 0, s
 PY
 grep -q -- "--probe-late" <("$XPACK" bench llm.pte --reps 1 --variants cache_warm --probe-late 2> /dev/null) ||
   fail "the text report does not say the cache variants probed late"
+
+# --no-prefetch leaves out xpack_cache_prefetch: nothing timed for it, same hits; by default it is timed.
+"$XPACK" bench llm.pte --reps 1 --variants cache_warm --no-prefetch --json > nopf.json 2> /dev/null || fail "--no-prefetch"
+python3 - <<'PY' || fail "--no-prefetch JSON"
+import json
+b = json.load(open("nopf.json"))
+assert b["unlike_app"] == ["no_prefetch"], b["unlike_app"]
+s = b["samples"]["cache_warm"][0]
+assert s["prefetch_ms"] == 0 and s["hits"] == s["lookups"] > 0, s
+d = json.load(open("late.json"))["samples"]["cache_warm"][0]
+assert d["prefetch_ms"] > 0 and abs(d["ttfi_ms"] - (d["open_ms"] + d["prefetch_ms"] + d["create_ms"] + d["first_inference_ms"])) <= 1e-4 * d["ttfi_ms"], d
+PY
 
 # Usage and input errors.
 st() { set +e; "$@" > /dev/null 2>&1; local s=$?; set -e; echo $s; }

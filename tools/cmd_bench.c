@@ -183,6 +183,7 @@ static int measure(bench_run* run, bench_variant v) {
     if (run->unlike_app & BENCH_SERVE_SMALL) argv[argc++] = "--serve-small";
     if (run->unlike_app & BENCH_SERVE_COLD) argv[argc++] = "--serve-cold";
     if (run->unlike_app & BENCH_PROBE_LATE) argv[argc++] = "--probe-late";
+    if (run->unlike_app & BENCH_NO_PREFETCH) argv[argc++] = "--no-prefetch";
   }
   add_file_args(run, argv, &argc);
   argv[argc] = NULL;
@@ -256,7 +257,7 @@ static int select_variants(bench_run* run, const bench_options* o) {
 static const cli_option kOptions[] = {{"--json", 0, 0},  {"--readahead", 0, 0}, {"--keep", 0, 0},    {"--reps", 1, 0},
                                       {"--cache", 1, 0}, {"--variants", 1, 0},  {"--data", 1, 0},
                                       {"--serve-small", 0, 0}, {"--serve-cold", 0, 0},
-                                      {"--probe-late", 0, 0}};
+                                      {"--probe-late", 0, 0}, {"--no-prefetch", 0, 0}};
 static const cli_options kBenchOptions = {"bench", kOptions, sizeof kOptions / sizeof kOptions[0]};
 
 static int parse_args(bench_run* run, bench_options* o, int argc, char** argv) {
@@ -274,6 +275,7 @@ static int parse_args(bench_run* run, bench_options* o, int argc, char** argv) {
     else if (strcmp(a, "--serve-small") == 0) run->unlike_app |= BENCH_SERVE_SMALL;
     else if (strcmp(a, "--serve-cold") == 0) run->unlike_app |= BENCH_SERVE_COLD;
     else if (strcmp(a, "--probe-late") == 0) run->unlike_app |= BENCH_PROBE_LATE;
+    else if (strcmp(a, "--no-prefetch") == 0) run->unlike_app |= BENCH_NO_PREFETCH;
     else if (strcmp(a, "--reps") == 0) {
       uint64_t n = 0;
       rc = cli_parse_number("bench", a, argv[++i], 1, BENCH_MAX_REPS, NULL, &n);

@@ -32,10 +32,12 @@ int bench_variant_is_cold(bench_variant v);
 int bench_variant_uses_cache(bench_variant v);
 /* Where the cache variants open the cache unlike an app following docs/INTEGRATION.md: they serve what it
  * skips (--serve-small: no XPACK_OPEN_SKIP_SMALL; --serve-cold: no XPACK_OPEN_SKIP_COLD), or probe each family
- * at its first look-up instead of on a thread from open on (--probe-late: no XPACK_OPEN_PROBE_EARLY). */
+ * at its first look-up instead of on a thread from open on (--probe-late: no XPACK_OPEN_PROBE_EARLY), or do not
+ * call xpack_cache_prefetch after the open (--no-prefetch). */
 #define BENCH_SERVE_SMALL 0x1u
 #define BENCH_SERVE_COLD 0x2u
 #define BENCH_PROBE_LATE 0x4u
+#define BENCH_NO_PREFETCH 0x8u
 /* xpack_cache_open flags for a variant: the app's, less what `unlike_app` (BENCH_SERVE_*, BENCH_PROBE_LATE)
  * leaves out. */
 unsigned bench_variant_open_flags(bench_variant v, unsigned unlike_app);
@@ -47,7 +49,8 @@ typedef struct bench_sample {
   double size_ms;            /* of load_ms: asking XNNPACK the size it reads for each weight (xpack_replay_size_weights) */
   double create_ms;          /* sum of xnn_create_runtime_v4 over every XNNPACK delegate */
   double first_inference_ms; /* sum of the first reshape + setup + invoke of every runtime */
-  double ttfi_ms;            /* open + create + first inference */
+  double prefetch_ms;        /* xpack_cache_prefetch, right after open (0 without a cache) */
+  double ttfi_ms;            /* open + prefetch + create + first inference */
   double fill_ms;            /* ideal only: filling the in-heap provider beforehand (not in ttfi) */
   double load_ttfi_ms;       /* load + ttfi: what an app waits for from opening its files to its first output */
   uint64_t rss_bytes, private_dirty_bytes; /* /proc/self/smaps_rollup after the first inference */
@@ -162,7 +165,7 @@ typedef struct bench_run {
   char** data;
   size_t data_count;
   int reps;
-  unsigned unlike_app;              /* BENCH_SERVE_*, BENCH_PROBE_LATE: --serve-small, --serve-cold, --probe-late */
+  unsigned unlike_app;              /* BENCH_*: --serve-small, --serve-cold, --probe-late, --no-prefetch */
   const char* cache_path;
   int packed_here;                  /* the cache was packed by this run (pack figures are known) */
   int pack_runs;                    /* `xpack pack` runs, one per repetition */

@@ -9,9 +9,9 @@
  *             "disk_write_ms"}]}
  *            | null (with --cache; `xpack pack` runs once per repetition),
  *    "open_us": cache_warm open,
- *    "open_ms", "load_ms", "size_ms" (of load_ms: sizing the weights), "create_ms", "first_inference_ms", "ttfi_ms", "rss_bytes", "private_dirty_bytes",
+ *    "open_ms", "prefetch_ms" (xpack_cache_prefetch, in ttfi), "load_ms", "size_ms" (of load_ms: sizing the weights), "create_ms", "first_inference_ms", "ttfi_ms", "rss_bytes", "private_dirty_bytes",
  *    "peak_rss_bytes", "major_faults", "minor_faults", "lookups", "hits", "misses": {variant: median},
- *    "unlike_app": which of "serve_small", "serve_cold", "probe_late" the cache variants used (their options),
+ *    "unlike_app": which of "serve_small", "serve_cold", "probe_late", "no_prefetch" the cache variants used (their options),
  *    "load_ttfi_paired": {cache variant: {"base" (nocache for cache_warm, nocache_cold for cache_cold), "pairs",
  *                         "median_ms", "low_ms", "high_ms", "coverage"}}: load + TTFI of the variant minus its
  *                         base's within each repetition, the median of those and its interval (cmd_bench_paired.c),
@@ -92,10 +92,11 @@ void bench_report_text(const bench_run* run, FILE* out) {
           cli_bytes(run->model_bytes, b1), cli_bytes(run->cache_file_bytes, b2), (unsigned long long)run->entries,
           cli_bytes(run->packed_bytes, b3), cli_bytes(run->largest_packed_bytes, b4), run->reps);
   if (run->unlike_app) {
-    fprintf(out, "the cache variants open the cache unlike an app:%s%s%s\n",
+    fprintf(out, "the cache variants open the cache unlike an app:%s%s%s%s\n",
             (run->unlike_app & BENCH_SERVE_SMALL) ? " --serve-small" : "",
             (run->unlike_app & BENCH_SERVE_COLD) ? " --serve-cold" : "",
-            (run->unlike_app & BENCH_PROBE_LATE) ? " --probe-late (no XPACK_OPEN_PROBE_EARLY)" : "");
+            (run->unlike_app & BENCH_PROBE_LATE) ? " --probe-late (no XPACK_OPEN_PROBE_EARLY)" : "",
+            (run->unlike_app & BENCH_NO_PREFETCH) ? " --no-prefetch (no xpack_cache_prefetch)" : "");
   }
   if (run->packed_here) {
     fprintf(out, "xpack pack (median of %d runs): wall %.1f ms, peak RSS %s (largest %s)\n", run->pack_runs,
@@ -106,7 +107,7 @@ void bench_report_text(const bench_run* run, FILE* out) {
     }
   }
   const bench_sample* base = median_of(run, BENCH_NOCACHE);
-  fprintf(out, "\n%-20s %9s %10s %10s %10s %7s %9s %9s %9s %8s %8s %13s\n", "variant", "open ms", "create ms",
+  fprintf(out, "\n%-20s %9s %10s %10s %10s %7s %9s %9s %9s %8s %8s %13s\n", "variant", "open+pf ms", "create ms",
           "1st inf ms", "ttfi ms", "x base", "RSS MiB", "PrivD MiB", "peak MiB", "majflt", "minflt", "hits/lookups");
   for (int v = 0; v < BENCH_VARIANT_COUNT; v++) {
     const bench_sample* s = median_of(run, (bench_variant)v);
@@ -116,11 +117,11 @@ void bench_report_text(const bench_run* run, FILE* out) {
       snprintf(hits, sizeof hits, "%llu/%llu", (unsigned long long)s->hits, (unsigned long long)s->lookups);
     }
     fprintf(out, "%-20s %9.3f %10.3f %10.3f %10.3f %7.3f %9.1f %9.1f %9.1f %8llu %8llu %13s\n", kBenchVariantNames[v],
-            s->open_ms, s->create_ms, s->first_inference_ms, s->ttfi_ms, base ? ratio(s->ttfi_ms, base->ttfi_ms) : 0,
+            s->open_ms + s->prefetch_ms, s->create_ms, s->first_inference_ms, s->ttfi_ms, base ? ratio(s->ttfi_ms, base->ttfi_ms) : 0,
             mib(s->rss_bytes), mib(s->private_dirty_bytes), mib(s->peak_rss_bytes),
             (unsigned long long)s->major_faults, (unsigned long long)s->minor_faults, hits);
   }
-  fprintf(out, "(x base: time to first inference against nocache; ttfi = open + create + first inference; "
+  fprintf(out, "(x base: time to first inference against nocache; ttfi = open + prefetch + create + first inference; "
                "programs opened and delegates replayed in %.1f ms (nocache), not in ttfi)\n",
           base ? base->load_ms : 0.0);
   fprintf(out, "\n%-20s %9s %14s %7s   %-44s %s\n", "variant", "load ms", "load+ttfi ms", "x base",
@@ -226,7 +227,7 @@ static void sample_json(json* j, const bench_sample* s) {
   json_object(j);
 #define D(f) json_key(j, #f); json_double(j, s->f)
 #define U(f) json_key(j, #f); json_uint(j, s->f)
-  D(open_ms); D(load_ms); D(size_ms); D(create_ms); D(first_inference_ms); D(ttfi_ms); D(fill_ms); D(load_ttfi_ms);
+  D(open_ms); D(prefetch_ms); D(load_ms); D(size_ms); D(create_ms); D(first_inference_ms); D(ttfi_ms); D(fill_ms); D(load_ttfi_ms);
   U(rss_bytes); U(private_dirty_bytes); U(peak_rss_bytes); U(major_faults); U(minor_faults);
   U(delegates); U(failed); U(lookups); U(hits); U(misses); U(heap_fallback_bytes);
   U(open_major_faults); U(open_read_calls); U(open_storage_bytes); U(model_resident_bytes);
@@ -285,6 +286,7 @@ void bench_report_json(const bench_run* run, FILE* out) {
   if (warm) json_double(&j, warm->open_ms * 1e3);
   else json_null(&j);
   PER_VARIANT("open_ms", open_ms, json_double);
+  PER_VARIANT("prefetch_ms", prefetch_ms, json_double);
   PER_VARIANT("load_ms", load_ms, json_double);
   PER_VARIANT("size_ms", size_ms, json_double);
   PER_VARIANT("create_ms", create_ms, json_double);
@@ -307,6 +309,7 @@ void bench_report_json(const bench_run* run, FILE* out) {
   if (run->unlike_app & BENCH_SERVE_SMALL) json_string(&j, "serve_small");
   if (run->unlike_app & BENCH_SERVE_COLD) json_string(&j, "serve_cold");
   if (run->unlike_app & BENCH_PROBE_LATE) json_string(&j, "probe_late");
+  if (run->unlike_app & BENCH_NO_PREFETCH) json_string(&j, "no_prefetch");
   json_end_array(&j);
   json_key(&j, "load_ttfi_paired"); json_object(&j);
   for (size_t i = 0; i < sizeof kPairs / sizeof kPairs[0]; i++) {

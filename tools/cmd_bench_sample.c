@@ -48,7 +48,7 @@ typedef struct field {
 
 #define F(name, kind) {#name, kind, offsetof(bench_sample, name)}
 static const field kFields[] = {
-    F(open_ms, FIELD_DOUBLE), F(load_ms, FIELD_DOUBLE), F(size_ms, FIELD_DOUBLE), F(create_ms, FIELD_DOUBLE),
+    F(open_ms, FIELD_DOUBLE), F(prefetch_ms, FIELD_DOUBLE), F(load_ms, FIELD_DOUBLE), F(size_ms, FIELD_DOUBLE), F(create_ms, FIELD_DOUBLE),
     F(first_inference_ms, FIELD_DOUBLE), F(ttfi_ms, FIELD_DOUBLE), F(fill_ms, FIELD_DOUBLE), F(load_ttfi_ms, FIELD_DOUBLE),
     F(rss_bytes, FIELD_UINT), F(private_dirty_bytes, FIELD_UINT), F(peak_rss_bytes, FIELD_UINT),
     F(major_faults, FIELD_UINT), F(minor_faults, FIELD_UINT), F(delegates, FIELD_UINT), F(failed, FIELD_UINT),

@@ -214,6 +214,7 @@ int cmd_run(int argc, char** argv) {
     cli_error("%s", err.message);
     return cli_exit_for_status(err.status);
   }
+  xpack_cache_prefetch(job.cache); /* as an app: a small cold cache is read while the programs load */
   xpack_model_set set;
   /* With a cache, a full hit needs none of the raw weights: they are read only if XNNPACK packs after all.
    * A cache refused whole (known at open) serves nothing: XNNPACK reads them all. */

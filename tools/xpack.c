@@ -49,7 +49,8 @@ static const command kCommands[] = {
      "Prints one line per problem naming where it is; exit 0 when the file is sound, 1 when it is not."},
     {"bench", cmd_bench,
      "xpack bench MODEL.pte [MODEL2.pte ...] [--data FILE.ptd ...] [--reps N] [--cache FILE] [--readahead]\n"
-     "            [--variants LIST] [--serve-small] [--serve-cold] [--probe-late] [--keep] [--json]",
+     "            [--variants LIST] [--serve-small] [--serve-cold] [--probe-late]\n"
+     "            [--no-prefetch] [--keep] [--json]",
      "Measures what the cache saves. Packs the models into a temporary cache (`xpack pack` in a child, N times:\n"
      "wall time, peak RSS) unless --cache is given, then runs each variant N times (default 5), each in a fresh process:\n"
      "nocache (XNNPACK packs), cache_warm (the loader, files in the page cache), cache_cold and nocache_cold (after\n"
@@ -58,9 +59,10 @@ static const command kCommands[] = {
      "inference, RSS and Private_Dirty after it, peak RSS, page faults; then ratios against nocache and the targets\n"
      "met or missed. --readahead adds cache_cold_seq and cache_cold_willneed (the mapping advised MADV_SEQUENTIAL\n"
      "or MADV_WILLNEED). The cache variants open the cache as docs/INTEGRATION.md advises apps to\n"
-     "(XPACK_OPEN_PROBE_EARLY | XPACK_OPEN_SKIP_SMALL | XPACK_OPEN_SKIP_COLD): a cache file under 128 KiB is\n"
-     "skipped unread, and so is one under 1 MiB in the cold variants; --serve-small and --serve-cold measure them\n"
-     "served instead, --probe-late without the probe thread. Load + TTFI of each cache variant minus its baseline\n"
+     "(XPACK_OPEN_PROBE_EARLY | XPACK_OPEN_SKIP_SMALL | XPACK_OPEN_SKIP_COLD, then xpack_cache_prefetch): a cache\n"
+     "file under 128 KiB is skipped unread, and so is one under 1 MiB in the cold variants; --serve-small and\n"
+     "--serve-cold measure them served instead, --probe-late without the probe thread, --no-prefetch without the\n"
+     "prefetch. Load + TTFI of each cache variant minus its baseline\n"
      "is also given within each repetition: the median of those differences and an interval for it (sign test).\n"
      "Outputs must be bit-identical in every variant and repetition, else exit 1."},
     {"inflate", cmd_inflate, "xpack inflate IN OUT [--json]",

@@ -49,6 +49,7 @@ xpack_status xpack_et_adapter_attach(const char* cache_path, unsigned flags, con
     g_cache = g_opening;
     return XPACK_OK;
   }
+  xpack_cache_prefetch(g_opening); /* a small cold cache is read while the program is summarized and replayed */
   /* The reader borrows the app's bytes: every pointer it resolves is an address ExecuTorch hands XNNPACK. */
   st = xpack_et_program_open_memory(pte, pte_size, "program", &g_program, err);
   if (st == XPACK_OK && ptd_count) {

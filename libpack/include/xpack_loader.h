@@ -133,6 +133,20 @@ void xpack_cache_close(xpack_cache* cache);
  * other cache or NULL. */
 void xpack_cache_warm_up(xpack_cache* cache);
 
+/* The size of data area up to which xpack_cache_prefetch asks for it. */
+#define XPACK_PREFETCH_MAX_BYTES (4u * 1024u * 1024u)
+
+/* For a served cache (mapped, not skipped, not refused whole) whose data area (its packed weights) is at most
+ * XPACK_PREFETCH_MAX_BYTES and not in the page cache (its first and last pages, asked with mincore): asks the
+ * kernel to read the data area (madvise MADV_WILLNEED on it) and returns once the reads are queued, without
+ * waiting for them. Call it right after xpack_cache_open, before opening the programs: the cold read of the
+ * packed weights then overlaps the programs' load instead of faulting in page by page during the first
+ * inference (docs/BENCHMARKS.md, "Never slower": stress_mlp's 2 MiB cache cold). Larger data areas are left to
+ * the kernel's read-around on first touch: a request that large queues ahead of the programs' own reads and
+ * made cold starts slower here (14 MiB: 1.4 ms slower). Warm, it costs two mincore calls. A hint: a cache it
+ * does not apply to, and NULL, are left alone. Never fails. */
+void xpack_cache_prefetch(xpack_cache* cache);
+
 /* Binds a raw weight pointer (as handed to xnn_define_*) to its identity, a string of 1..1023 bytes
  * (copied). Rebinding a pointer replaces its identity. Unbound pointers always miss. Does nothing on a file
  * skipped (XPACK_OPEN_SKIP_SMALL, XPACK_OPEN_SKIP_COLD). Errors: XPACK_ERR_ARG (NULL or bad length), XPACK_ERR_NOMEM. */

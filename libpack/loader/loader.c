@@ -382,6 +382,17 @@ xpack_status xpack_cache_open(const char* path, unsigned flags, xpack_cache** ou
   return XPACK_OK;
 }
 
+void xpack_cache_prefetch(xpack_cache* c) {
+  if (c == NULL || c->skipped || !c->mapped || c->refusal[0] != 0) return;
+  const uint64_t size = c->view.data_size;
+  if (size == 0 || size > XPACK_PREFETCH_MAX_BYTES) return;
+  const uint8_t* data = c->base + c->view.data_offset;
+  /* Data areas are written and read whole, so its two ends tell a cold one from a warm one; asking for every
+   * page would cost as much as the advice does on a warm file. */
+  if (xp_page_resident(data) == 1 && xp_page_resident(data + size - 1) == 1) return;
+  xp_advise_range(c->base, c->size, c->view.data_offset, size, MADV_WILLNEED);
+}
+
 void xpack_cache_warm_up(xpack_cache* c) {
   if (c == NULL || !c->skipped) return;
   /* Asynchronous: the kernel queues the reads and returns; they complete after the close (or an exit) too. */

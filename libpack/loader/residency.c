@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -103,4 +104,13 @@ void xp_residency_warm(xp_residency_check* check, uint64_t size) {
   (void)posix_fadvise(check->fd, 0, (off_t)size, POSIX_FADV_WILLNEED);
   close(check->fd);
   check->fd = -1;
+}
+
+int xp_page_resident(const void* address) {
+  const long page = sysconf(_SC_PAGESIZE);
+  if (page <= 0) return -1;
+  unsigned char vector = 0;
+  void* start = (void*)((uintptr_t)address & ~(uintptr_t)(page - 1));
+  if (mincore(start, (size_t)page, &vector) != 0) return -1;
+  return vector & 1;
 }

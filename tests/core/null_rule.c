@@ -191,6 +191,7 @@ static void loader_functions(const char* cache_path) {
   EXPECT_ARG(xpack_cache_bind_size(NULL, &key, 64, &e_));
   xpack_cache_unbind_all(NULL);
   xpack_cache_warm_up(NULL);
+  xpack_cache_prefetch(NULL);
   EXPECT(xpack_cache_provider(NULL) == NULL);
   EXPECT(xpack_cache_refusal(NULL) == NULL);
   POISONED(xpack_stats, stats);

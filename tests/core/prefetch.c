@@ -1,0 +1,168 @@
+/* xpack_cache_prefetch on real files in the page cache: a cold data area at most XPACK_PREFETCH_MAX_BYTES is
+ * read in the background without the caller touching it, a larger one is left alone, and a cache that is
+ * skipped, read into heap memory or NULL is ignored. Exits 77 (skipped) where the kernel keeps the files
+ * cached after POSIX_FADV_DONTNEED (tmpfs). */
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "expect.h"
+#include "page_cache.h"
+#include "xpack.h"
+
+/* A cache of one fully-connected weight of `bytes` packed bytes, recorded as XNNPACK records one. */
+static int write_cache(const char* path, size_t bytes) {
+  static float kernel[16];
+  const struct xnn_weights_cache_look_up_key key = {.seed = 7, .kernel = kernel, .bias = NULL};
+  const xpack_family fc = {XPACK_OP_FULLY_CONNECTED, xnn_datatype_fp32, xnn_datatype_fp32, xnn_datatype_fp32,
+                           xnn_datatype_fp32, 0, 0};
+  xpack_writer* w = NULL;
+  xpack_error err;
+  if (xpack_writer_create(path, NULL, &w, &err) != XPACK_OK ||
+      xpack_writer_bind(w, kernel, "W", 1, &err) != XPACK_OK ||
+      xpack_writer_bind_family(w, kernel, &fc, &err) != XPACK_OK) {
+    fprintf(stderr, "%s: %s\n", path, err.message);
+    return -1;
+  }
+  struct xnn_weights_cache_provider* p = xpack_writer_provider(w);
+  unsigned char* packed = p->reserve_space(p->context, bytes);
+  if (packed == NULL) return -1;
+  for (size_t i = 0; i < bytes; i++) packed[i] = (unsigned char)(i * 131u >> 7);
+  if (p->look_up_or_insert(p->context, &key, packed, bytes) == SIZE_MAX) return -1;
+  if (xpack_writer_finish(w, &err) != XPACK_OK) {
+    fprintf(stderr, "%s: %s\n", path, err.message);
+    return -1;
+  }
+  return 0;
+}
+
+/* Pages of [offset, offset + size) of the file in the page cache, asked through a mapping of our own that
+ * nothing touches; -1 on failure. */
+static int64_t resident_pages(const char* path, uint64_t offset, uint64_t size) {
+  const long page = sysconf(_SC_PAGESIZE);
+  const int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  const off_t end = lseek(fd, 0, SEEK_END);
+  void* map = end > 0 ? mmap(NULL, (size_t)end, PROT_READ, MAP_SHARED, fd, 0) : MAP_FAILED;
+  close(fd);
+  if (map == MAP_FAILED) return -1;
+  const uint64_t first = offset / (uint64_t)page, last = (offset + size + (uint64_t)page - 1) / (uint64_t)page;
+  unsigned char* vector = malloc((size_t)(last - first));
+  int64_t resident = -1;
+  if (vector && mincore((unsigned char*)map + first * (uint64_t)page, (size_t)((last - first) * (uint64_t)page),
+                        vector) == 0) {
+    resident = 0;
+    for (uint64_t i = 0; i < last - first; i++) resident += vector[i] & 1;
+  }
+  free(vector);
+  munmap(map, (size_t)end);
+  return resident;
+}
+
+static int64_t pages_of(uint64_t size) {
+  const long page = sysconf(_SC_PAGESIZE);
+  return (int64_t)((size + (uint64_t)page - 1) / (uint64_t)page);
+}
+
+/* Polls for up to 5 s: the prefetch only queues the reads. */
+static int data_area_becomes_resident(const char* path, const xpack_file_info* info) {
+  for (int i = 0; i < 500; i++) {
+    if (resident_pages(path, info->data_offset, info->data_size) == pages_of(info->data_size)) return 1;
+    nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+  }
+  return 0;
+}
+
+/* Opens a cold copy of path (dropped from the page cache) as an app would and prefetches it. Returns 0, 1 when
+ * the kernel would not drop the file, -1 on a failure already reported. */
+static int open_cold_and_prefetch(const char* path, unsigned flags, xpack_cache** out) {
+  if (bench_drop_from_page_cache(path) != 0) return -1;
+  if (bench_resident_bytes(path) != 0) return 1;
+  xpack_error err;
+  if (xpack_cache_open(path, flags, out, &err) != XPACK_OK) {
+    fprintf(stderr, "%s: %s\n", path, err.message);
+    return -1;
+  }
+  xpack_cache_prefetch(*out);
+  return 0;
+}
+
+static int info_of(const char* path, xpack_file_info* info) {
+  xpack_file* f = NULL;
+  xpack_error err;
+  if (xpack_file_open(path, &f, &err) != XPACK_OK) return -1;
+  xpack_file_get_info(f, info);
+  xpack_file_close(f);
+  return 0;
+}
+
+int main(void) {
+  if (xnn_initialize(NULL) != xnn_status_success) return 1;
+  /* In the working directory (the build tree), not /tmp, which is often tmpfs: a file there is never cold. */
+  char small[] = "xpack-prefetch-small-XXXXXX", large[] = "xpack-prefetch-large-XXXXXX";
+  int fd_small = mkstemp(small), fd_large = mkstemp(large);
+  EXPECT(fd_small >= 0 && fd_large >= 0);
+  close(fd_small);
+  close(fd_large);
+  /* A data area of 2 MiB (asked for) and one past the limit (left to the kernel's read-around). */
+  EXPECT(write_cache(small, 2u << 20) == 0);
+  EXPECT(write_cache(large, XPACK_PREFETCH_MAX_BYTES + (1u << 20)) == 0);
+  xpack_file_info small_info, large_info;
+  EXPECT(info_of(small, &small_info) == 0 && info_of(large, &large_info) == 0);
+  EXPECT(small_info.data_size >= (2u << 20) && small_info.data_size <= XPACK_PREFETCH_MAX_BYTES);
+  EXPECT(large_info.data_size > XPACK_PREFETCH_MAX_BYTES);
+
+  xpack_cache* c = NULL;
+  int st = open_cold_and_prefetch(small, XPACK_OPEN_PROBE_EARLY | XPACK_OPEN_SKIP_SMALL | XPACK_OPEN_SKIP_COLD, &c);
+  if (st == 1) {
+    printf("prefetch: the kernel kept %s in the page cache after POSIX_FADV_DONTNEED (tmpfs?): not tested here\n",
+           small);
+    unlink(small);
+    unlink(large);
+    return 77;
+  }
+  EXPECT(st == 0 && xpack_cache_refusal(c) == NULL && xpack_cache_entry_count(c) == 1);
+  EXPECT_MSG(data_area_becomes_resident(small, &small_info), "%lld of %lld pages of the data area resident",
+             (long long)resident_pages(small, small_info.data_offset, small_info.data_size),
+             (long long)pages_of(small_info.data_size));
+  xpack_cache_prefetch(c); /* warm now: nothing to ask */
+  xpack_cache_close(c);
+
+  /* Past the limit: open reads the metadata, the prefetch nothing. Nothing else reads the file, so after a
+   * pause anything of its data area in the page cache would be the prefetch's (or the open's) doing. */
+  c = NULL;
+  EXPECT(open_cold_and_prefetch(large, XPACK_OPEN_PROBE_EARLY | XPACK_OPEN_SKIP_SMALL | XPACK_OPEN_SKIP_COLD, &c) == 0);
+  EXPECT(xpack_cache_refusal(c) == NULL && xpack_cache_entry_count(c) == 1);
+  nanosleep(&(struct timespec){0, 200 * 1000 * 1000}, NULL);
+  const int64_t large_resident = resident_pages(large, large_info.data_offset, large_info.data_size);
+  EXPECT_MSG(large_resident >= 0 && large_resident < pages_of(1u << 20), "%lld pages of %s's data area resident",
+             (long long)large_resident, large);
+  xpack_cache_close(c);
+
+  /* Read into heap memory (XPACK_OPEN_READ): the whole file is read by open; nothing mapped to advise. */
+  c = NULL;
+  EXPECT(open_cold_and_prefetch(small, XPACK_OPEN_READ, &c) == 0 && xpack_cache_refusal(c) == NULL);
+  xpack_cache_close(c);
+  /* Skipped (a file under 1 MiB, cold): nothing is read, the prefetch included. */
+  char tiny[] = "xpack-prefetch-tiny-XXXXXX";
+  int fd_tiny = mkstemp(tiny);
+  EXPECT(fd_tiny >= 0);
+  close(fd_tiny);
+  EXPECT(write_cache(tiny, 300u << 10) == 0);
+  c = NULL;
+  EXPECT(open_cold_and_prefetch(tiny, XPACK_OPEN_SKIP_COLD, &c) == 0);
+  EXPECT(xpack_cache_provider(c) == NULL && bench_resident_bytes(tiny) == 0);
+  xpack_cache_close(c);
+  xpack_cache_prefetch(NULL);
+
+  unlink(small);
+  unlink(large);
+  unlink(tiny);
+  if (failures == 0) printf("prefetch: a cold 2 MiB data area read in the background, a larger one left alone\n");
+  return failures != 0;
+}
