@@ -89,11 +89,11 @@ def never_slower_table(paths, names):
     """One row per model: what an app waits for (load + TTFI), with the cache and without, warm and cold."""
     out = ["### Never slower: load + time to first inference, every model", "",
            "load = opening the programs and replaying the delegates (binding weights to the cache); TTFI = open the "
-           "cache + create the runtimes + first inference. Medians of fresh processes; ratios are cache / no cache "
+           "cache + prefetch it (`xpack_cache_prefetch`) + create the runtimes + first inference. Medians of fresh processes; ratios are cache / no cache "
            "in the same run. Cold open: page faults + read calls during `xpack_cache_open`, bytes the kernel fetched "
            "from the disk. Model read cold: bytes of the model files in the page cache after cache_cold's first "
            "inference (they were dropped before it). The cache is opened as apps are advised to "
-           "(XPACK_OPEN_PROBE_EARLY | XPACK_OPEN_SKIP_SMALL | XPACK_OPEN_SKIP_COLD): a file under 128 KiB is skipped "
+           "(XPACK_OPEN_PROBE_EARLY | XPACK_OPEN_SKIP_SMALL | XPACK_OPEN_SKIP_COLD, then `xpack_cache_prefetch`): a file under 128 KiB is skipped "
            "unread (\"skipped\"), and so is one under 1 MiB out of the page cache (\"skipped cold\"). Difference: load + "
            "TTFI with the cache minus without, within each repetition (the variants of a repetition run one shortly "
            "after the other): the median of those differences and, in brackets, the sign test's interval for it "

@@ -38,7 +38,7 @@ extern "C" {
 #endif
 
 /* Opens the cache (xpack_cache_open flags; apps pass XPACK_OPEN_PROBE_EARLY | XPACK_OPEN_SKIP_SMALL |
- * XPACK_OPEN_SKIP_COLD) and binds every constant of every XNNPACK delegate of the program in `pte` (with the
+ * XPACK_OPEN_SKIP_COLD), prefetches it (xpack_cache_prefetch) and binds every constant of every XNNPACK delegate of the program in `pte` (with the
  * .ptd files in `ptds`) at its address in those bytes. A file skipped as small or cold is attached as it is:
  * nothing bound, sized or probed, and no provider substituted (ExecuTorch's own is passed through); call
  * xpack_cache_warm_up(xpack_et_adapter_cache()) once the app has started, so that a file skipped as cold is
