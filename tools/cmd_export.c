@@ -10,6 +10,12 @@
 
 #define USAGE "xpack export --executorch CACHE OUT [--json]"
 
+/* Under this many packed bytes an export likely makes stock ExecuTorch's load_method slower than no cache: its
+ * weights cache opens, locks and maps the file in more time than XNNPACK packs that few. Measured with ExecuTorch
+ * v1.4.0 (docs/BENCHMARKS.md, "Stock ExecuTorch's load_method"): exports of 2 KiB to 254 KiB loaded in 1.4 to
+ * 3.1 times the time without a cache, those of 0.9 and 2 MiB in 0.41 and 0.26 of it. */
+#define EXPORT_SMALL_BYTES (512u * 1024u)
+
 static const char* reason_name(xpack_export_outcome o) {
   switch (o) {
     case XPACK_EXPORT_WRITTEN: return "written";
@@ -98,6 +104,7 @@ static void print_json(const char* cache, const char* out, const xpack_file* f, 
   json_key(&j, "regions"); json_uint(&j, s->regions);
   json_key(&j, "data_bytes"); json_uint(&j, s->data_bytes);
   json_key(&j, "file_size"); json_uint(&j, s->file_size);
+  json_key(&j, "likely_slower_than_packing"); json_bool(&j, s->records > 0 && s->data_bytes < EXPORT_SMALL_BYTES);
   json_key(&j, "packed_on"); json_string(&j, info->arch_name);
   json_key(&j, "xnnpack_build_id"); json_string(&j, build_id);
   json_key(&j, "valid_only"); json_string(&j, validity);
@@ -138,6 +145,12 @@ static void print_text(const char* cache, const char* out, const xpack_export_st
               "(ExecuTorch keeps one per name)\n",
               (unsigned long long)s->skipped_ambiguous);
     }
+  }
+  if (s->records > 0 && s->data_bytes < EXPORT_SMALL_BYTES && g_verbosity >= 0) {
+    fprintf(stderr, "note: %s holds %s of packed weights, under %s: stock ExecuTorch opens, locks and maps its cache file "
+            "in more time than XNNPACK packs that few, so it will likely load the program slower than without it "
+            "(docs/BENCHMARKS.md, \"Stock ExecuTorch's load_method\"); ship it only if it measures faster on the device\n",
+            out, cli_bytes(s->data_bytes, b1), cli_bytes(EXPORT_SMALL_BYTES, b2));
   }
   if (s->module_path_records > 0) {
     fprintf(cli_out(), "  %llu records are named by module paths, not content hashes: ExecuTorch serves them to any program "
