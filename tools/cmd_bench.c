@@ -180,10 +180,9 @@ static int measure(bench_run* run, bench_variant v) {
   if (bench_variant_uses_cache(v) || v == BENCH_IDEAL) { /* the ideal provider is filled from the cache */
     argv[argc++] = "--cache";
     argv[argc++] = (char*)run->cache_path;
-    if (run->unlike_app & BENCH_SERVE_SMALL) argv[argc++] = "--serve-small";
-    if (run->unlike_app & BENCH_SERVE_COLD) argv[argc++] = "--serve-cold";
-    if (run->unlike_app & BENCH_PROBE_LATE) argv[argc++] = "--probe-late";
-    if (run->unlike_app & BENCH_NO_PREFETCH) argv[argc++] = "--no-prefetch";
+    for (int i = 0; i < BENCH_UNLIKE_APP_OPTIONS; i++) {
+      if (run->unlike_app & kBenchUnlikeApp[i].bit) argv[argc++] = (char*)kBenchUnlikeApp[i].option;
+    }
   }
   add_file_args(run, argv, &argc);
   argv[argc] = NULL;
@@ -272,10 +271,7 @@ static int parse_args(bench_run* run, bench_options* o, int argc, char** argv) {
     if (strcmp(a, "--json") == 0) o->as_json = 1;
     else if (strcmp(a, "--readahead") == 0) o->readahead = 1;
     else if (strcmp(a, "--keep") == 0) o->keep = 1;
-    else if (strcmp(a, "--serve-small") == 0) run->unlike_app |= BENCH_SERVE_SMALL;
-    else if (strcmp(a, "--serve-cold") == 0) run->unlike_app |= BENCH_SERVE_COLD;
-    else if (strcmp(a, "--probe-late") == 0) run->unlike_app |= BENCH_PROBE_LATE;
-    else if (strcmp(a, "--no-prefetch") == 0) run->unlike_app |= BENCH_NO_PREFETCH;
+    else if (bench_unlike_app_bit(a) != 0) run->unlike_app |= bench_unlike_app_bit(a);
     else if (strcmp(a, "--reps") == 0) {
       uint64_t n = 0;
       rc = cli_parse_number("bench", a, argv[++i], 1, BENCH_MAX_REPS, NULL, &n);

@@ -38,6 +38,18 @@ int bench_variant_uses_cache(bench_variant v);
 #define BENCH_SERVE_COLD 0x2u
 #define BENCH_PROBE_LATE 0x4u
 #define BENCH_NO_PREFETCH 0x8u
+/* Each of the options above: its bit, its command-line option (the same for the parent and its children), its
+ * name in the JSON's `unlike_app` and what the text report adds after the option ("" for nothing). */
+typedef struct bench_unlike_app_option {
+  unsigned bit;
+  const char* option;
+  const char* json_name;
+  const char* text_note;
+} bench_unlike_app_option;
+#define BENCH_UNLIKE_APP_OPTIONS 4
+extern const bench_unlike_app_option kBenchUnlikeApp[BENCH_UNLIKE_APP_OPTIONS];
+/* The bit of a command-line option of kBenchUnlikeApp, or 0 for any other argument. */
+unsigned bench_unlike_app_bit(const char* arg);
 /* xpack_cache_open flags for a variant: the app's, less what `unlike_app` (BENCH_SERVE_*, BENCH_PROBE_LATE)
  * leaves out. */
 unsigned bench_variant_open_flags(bench_variant v, unsigned unlike_app);

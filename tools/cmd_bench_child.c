@@ -206,10 +206,7 @@ int bench_child_main(int argc, char** argv) {
   unsigned unlike_app = 0;
   for (int i = 0; i < argc; i++) {
     if (strcmp(argv[i], "--cache") == 0 && i + 1 < argc) cache_path = argv[i + 1];
-    else if (strcmp(argv[i], "--serve-small") == 0) unlike_app |= BENCH_SERVE_SMALL;
-    else if (strcmp(argv[i], "--serve-cold") == 0) unlike_app |= BENCH_SERVE_COLD;
-    else if (strcmp(argv[i], "--probe-late") == 0) unlike_app |= BENCH_PROBE_LATE;
-    else if (strcmp(argv[i], "--no-prefetch") == 0) unlike_app |= BENCH_NO_PREFETCH;
+    else unlike_app |= bench_unlike_app_bit(argv[i]);
   }
   if ((bench_variant_uses_cache(variant) || variant == BENCH_IDEAL) && cache_path == NULL) {
     cli_error("bench --child %s: needs --cache", kBenchVariantNames[variant]);

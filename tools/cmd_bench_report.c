@@ -92,11 +92,12 @@ void bench_report_text(const bench_run* run, FILE* out) {
           cli_bytes(run->model_bytes, b1), cli_bytes(run->cache_file_bytes, b2), (unsigned long long)run->entries,
           cli_bytes(run->packed_bytes, b3), cli_bytes(run->largest_packed_bytes, b4), run->reps);
   if (run->unlike_app) {
-    fprintf(out, "the cache variants open the cache unlike an app:%s%s%s%s\n",
-            (run->unlike_app & BENCH_SERVE_SMALL) ? " --serve-small" : "",
-            (run->unlike_app & BENCH_SERVE_COLD) ? " --serve-cold" : "",
-            (run->unlike_app & BENCH_PROBE_LATE) ? " --probe-late (no XPACK_OPEN_PROBE_EARLY)" : "",
-            (run->unlike_app & BENCH_NO_PREFETCH) ? " --no-prefetch (no xpack_cache_prefetch)" : "");
+    fprintf(out, "the cache variants open the cache unlike an app:");
+    for (int i = 0; i < BENCH_UNLIKE_APP_OPTIONS; i++) {
+      const bench_unlike_app_option* u = &kBenchUnlikeApp[i];
+      if (run->unlike_app & u->bit) fprintf(out, " %s%s", u->option, u->text_note);
+    }
+    fprintf(out, "\n");
   }
   if (run->packed_here) {
     fprintf(out, "xpack pack (median of %d runs): wall %.1f ms, peak RSS %s (largest %s)\n", run->pack_runs,
@@ -306,10 +307,9 @@ void bench_report_json(const bench_run* run, FILE* out) {
   PER_VARIANT("hits", hits, json_uint);
   PER_VARIANT("misses", misses, json_uint);
   json_key(&j, "unlike_app"); json_array(&j);
-  if (run->unlike_app & BENCH_SERVE_SMALL) json_string(&j, "serve_small");
-  if (run->unlike_app & BENCH_SERVE_COLD) json_string(&j, "serve_cold");
-  if (run->unlike_app & BENCH_PROBE_LATE) json_string(&j, "probe_late");
-  if (run->unlike_app & BENCH_NO_PREFETCH) json_string(&j, "no_prefetch");
+  for (int i = 0; i < BENCH_UNLIKE_APP_OPTIONS; i++) {
+    if (run->unlike_app & kBenchUnlikeApp[i].bit) json_string(&j, kBenchUnlikeApp[i].json_name);
+  }
   json_end_array(&j);
   json_key(&j, "load_ttfi_paired"); json_object(&j);
   for (size_t i = 0; i < sizeof kPairs / sizeof kPairs[0]; i++) {

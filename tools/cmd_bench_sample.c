@@ -27,6 +27,19 @@ int bench_variant_uses_cache(bench_variant v) {
   return v == BENCH_CACHE_WARM || v == BENCH_CACHE_COLD || v == BENCH_CACHE_COLD_SEQ || v == BENCH_CACHE_COLD_WILLNEED;
 }
 
+const bench_unlike_app_option kBenchUnlikeApp[BENCH_UNLIKE_APP_OPTIONS] = {
+    {BENCH_SERVE_SMALL, "--serve-small", "serve_small", ""},
+    {BENCH_SERVE_COLD, "--serve-cold", "serve_cold", ""},
+    {BENCH_PROBE_LATE, "--probe-late", "probe_late", " (no XPACK_OPEN_PROBE_EARLY)"},
+    {BENCH_NO_PREFETCH, "--no-prefetch", "no_prefetch", " (no xpack_cache_prefetch)"}};
+
+unsigned bench_unlike_app_bit(const char* arg) {
+  for (int i = 0; i < BENCH_UNLIKE_APP_OPTIONS; i++) {
+    if (strcmp(arg, kBenchUnlikeApp[i].option) == 0) return kBenchUnlikeApp[i].bit;
+  }
+  return 0;
+}
+
 /* Every cache variant opens the cache as an app following docs/INTEGRATION.md does: it probes its families
  * early (the probes overlap the replay instead of adding to runtime creation), skips a small file unread and,
  * in the cold variants, a file under 1 MiB. */
