@@ -14,7 +14,7 @@ int64_t bench_file_size(const char* path) {
   return stat(path, &st) == 0 ? (int64_t)st.st_size : -1;
 }
 
-int64_t bench_resident_bytes(const char* path) {
+int64_t bench_resident_range(const char* path, uint64_t offset, uint64_t size) {
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return -1;
   struct stat st;
@@ -22,26 +22,30 @@ int64_t bench_resident_bytes(const char* path) {
     close(fd);
     return -1;
   }
-  if (st.st_size == 0) {
+  const uint64_t file_size = (uint64_t)st.st_size;
+  const uint64_t end = offset < file_size && size < file_size - offset ? offset + size : file_size;
+  if (offset >= end) {
     close(fd);
     return 0;
   }
-  const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
   int64_t resident = 0;
   /* In windows of 1 GiB so that neither the mapping nor the vector gets large. */
-  const size_t window = (size_t)1 << 30;
-  unsigned char* vec = malloc(window / page);
-  for (off_t at = 0; vec != NULL && at < st.st_size; at += (off_t)window) {
-    size_t len = (size_t)(st.st_size - at) < window ? (size_t)(st.st_size - at) : window;
-    void* m = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, at);
+  const uint64_t window = (uint64_t)1 << 30;
+  unsigned char* vec = malloc((size_t)(window / page));
+  for (uint64_t at = offset / page * page; vec != NULL && at < end; at += window) {
+    const size_t len = (size_t)(end - at < window ? end - at : window);
+    void* m = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, (off_t)at);
     if (m == MAP_FAILED) {
       resident = -1;
       break;
     }
-    size_t pages = (len + page - 1) / page;
+    const size_t pages = (len + (size_t)page - 1) / (size_t)page;
     if (mincore(m, len, vec) == 0) {
       for (size_t i = 0; i < pages; i++) {
-        if (vec[i] & 1) resident += (int64_t)(i + 1 < pages ? page : len - i * page);
+        if (!(vec[i] & 1)) continue;
+        const uint64_t lo = at + i * page, hi = lo + page < end ? lo + page : end;
+        resident += (int64_t)(hi - (lo < offset ? offset : lo)); /* counted within [offset, end) only */
       }
     } else {
       resident = -1;
@@ -54,6 +58,8 @@ int64_t bench_resident_bytes(const char* path) {
   close(fd);
   return resident;
 }
+
+int64_t bench_resident_bytes(const char* path) { return bench_resident_range(path, 0, UINT64_MAX); }
 
 int bench_drop_from_page_cache(const char* path) {
   int fd = open(path, O_RDONLY | O_CLOEXEC);

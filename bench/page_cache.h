@@ -8,6 +8,8 @@
 
 /* Bytes of path resident in the page cache (mincore), or -1 with errno set. */
 int64_t bench_resident_bytes(const char* path);
+/* The same for the bytes [offset, offset + size) of path (cut at its end). */
+int64_t bench_resident_range(const char* path, uint64_t offset, uint64_t size);
 /* Writes the file's dirty pages back, then posix_fadvise(POSIX_FADV_DONTNEED) over the whole file. Returns 0
  * or -1. */
 int bench_drop_from_page_cache(const char* path);

@@ -383,13 +383,13 @@ xpack_status xpack_cache_open(const char* path, unsigned flags, xpack_cache** ou
 }
 
 void xpack_cache_prefetch(xpack_cache* c) {
-  if (c == NULL || c->skipped || !c->mapped || c->refusal[0] != 0) return;
+  if (c == NULL || !c->mapped || c->refusal[0] != 0) return; /* a skipped file is never mapped */
   const uint64_t size = c->view.data_size;
   if (size == 0 || size > XPACK_PREFETCH_MAX_BYTES) return;
   const uint8_t* data = c->base + c->view.data_offset;
   /* Data areas are written and read whole, so its two ends tell a cold one from a warm one; asking for every
    * page would cost as much as the advice does on a warm file. */
-  if (xp_page_resident(data) == 1 && xp_page_resident(data + size - 1) == 1) return;
+  if (xp_page_resident(data) && xp_page_resident(data + size - 1)) return;
   xp_advise_range(c->base, c->size, c->view.data_offset, size, MADV_WILLNEED);
 }
 

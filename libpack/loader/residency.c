@@ -108,9 +108,7 @@ void xp_residency_warm(xp_residency_check* check, uint64_t size) {
 
 int xp_page_resident(const void* address) {
   const long page = sysconf(_SC_PAGESIZE);
-  if (page <= 0) return -1;
-  unsigned char vector = 0;
+  if (page <= 0) return 0;
   void* start = (void*)((uintptr_t)address & ~(uintptr_t)(page - 1));
-  if (mincore(start, (size_t)page, &vector) != 0) return -1;
-  return vector & 1;
+  return mincore_resident(start, (uint64_t)page, (uint64_t)page);
 }

@@ -31,7 +31,7 @@ xp_residency xp_residency_ask(const char* path, dev_t dev, ino_t ino, uint64_t s
 void xp_residency_warm(xp_residency_check* check, uint64_t size);
 
 /* Whether the page of a file mapping that holds `address` is in the page cache (mincore of that page): one
- * system call, no read. Returns 1 if it is, 0 if not, -1 when the kernel does not say. */
+ * system call, no read. Returns 1 if it is, 0 if not or when the kernel does not say. */
 int xp_page_resident(const void* address);
 
 #endif

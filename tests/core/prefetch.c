@@ -2,12 +2,10 @@
  * read in the background without the caller touching it, a larger one is left alone, and a cache that is
  * skipped, read into heap memory or NULL is ignored. Exits 77 (skipped) where the kernel keeps the files
  * cached after POSIX_FADV_DONTNEED (tmpfs). */
-#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -41,38 +39,10 @@ static int write_cache(const char* path, size_t bytes) {
   return 0;
 }
 
-/* Pages of [offset, offset + size) of the file in the page cache, asked through a mapping of our own that
- * nothing touches; -1 on failure. */
-static int64_t resident_pages(const char* path, uint64_t offset, uint64_t size) {
-  const long page = sysconf(_SC_PAGESIZE);
-  const int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return -1;
-  const off_t end = lseek(fd, 0, SEEK_END);
-  void* map = end > 0 ? mmap(NULL, (size_t)end, PROT_READ, MAP_SHARED, fd, 0) : MAP_FAILED;
-  close(fd);
-  if (map == MAP_FAILED) return -1;
-  const uint64_t first = offset / (uint64_t)page, last = (offset + size + (uint64_t)page - 1) / (uint64_t)page;
-  unsigned char* vector = malloc((size_t)(last - first));
-  int64_t resident = -1;
-  if (vector && mincore((unsigned char*)map + first * (uint64_t)page, (size_t)((last - first) * (uint64_t)page),
-                        vector) == 0) {
-    resident = 0;
-    for (uint64_t i = 0; i < last - first; i++) resident += vector[i] & 1;
-  }
-  free(vector);
-  munmap(map, (size_t)end);
-  return resident;
-}
-
-static int64_t pages_of(uint64_t size) {
-  const long page = sysconf(_SC_PAGESIZE);
-  return (int64_t)((size + (uint64_t)page - 1) / (uint64_t)page);
-}
-
 /* Polls for up to 5 s: the prefetch only queues the reads. */
 static int data_area_becomes_resident(const char* path, const xpack_file_info* info) {
   for (int i = 0; i < 500; i++) {
-    if (resident_pages(path, info->data_offset, info->data_size) == pages_of(info->data_size)) return 1;
+    if (bench_resident_range(path, info->data_offset, info->data_size) == (int64_t)info->data_size) return 1;
     nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
   }
   return 0;
@@ -127,9 +97,9 @@ int main(void) {
     return 77;
   }
   EXPECT(st == 0 && xpack_cache_refusal(c) == NULL && xpack_cache_entry_count(c) == 1);
-  EXPECT_MSG(data_area_becomes_resident(small, &small_info), "%lld of %lld pages of the data area resident",
-             (long long)resident_pages(small, small_info.data_offset, small_info.data_size),
-             (long long)pages_of(small_info.data_size));
+  EXPECT_MSG(data_area_becomes_resident(small, &small_info), "%lld of %llu bytes of the data area resident",
+             (long long)bench_resident_range(small, small_info.data_offset, small_info.data_size),
+             (unsigned long long)small_info.data_size);
   xpack_cache_prefetch(c); /* warm now: nothing to ask */
   xpack_cache_close(c);
 
@@ -139,8 +109,8 @@ int main(void) {
   EXPECT(open_cold_and_prefetch(large, XPACK_OPEN_PROBE_EARLY | XPACK_OPEN_SKIP_SMALL | XPACK_OPEN_SKIP_COLD, &c) == 0);
   EXPECT(xpack_cache_refusal(c) == NULL && xpack_cache_entry_count(c) == 1);
   nanosleep(&(struct timespec){0, 200 * 1000 * 1000}, NULL);
-  const int64_t large_resident = resident_pages(large, large_info.data_offset, large_info.data_size);
-  EXPECT_MSG(large_resident >= 0 && large_resident < pages_of(1u << 20), "%lld pages of %s's data area resident",
+  const int64_t large_resident = bench_resident_range(large, large_info.data_offset, large_info.data_size);
+  EXPECT_MSG(large_resident >= 0 && large_resident < (1 << 20), "%lld bytes of %s's data area resident",
              (long long)large_resident, large);
   xpack_cache_close(c);
 
