@@ -16,6 +16,11 @@
  * 3.1 times the time without a cache, those of 0.9 and 2 MiB in 0.41 and 0.26 of it. */
 #define EXPORT_SMALL_BYTES (512u * 1024u)
 
+/* Whether an export written is that small: said the same way in text and JSON. */
+static int likely_slower_than_packing(const xpack_export_stats* s) {
+  return s->records > 0 && s->data_bytes < EXPORT_SMALL_BYTES;
+}
+
 static const char* reason_name(xpack_export_outcome o) {
   switch (o) {
     case XPACK_EXPORT_WRITTEN: return "written";
@@ -104,7 +109,7 @@ static void print_json(const char* cache, const char* out, const xpack_file* f, 
   json_key(&j, "regions"); json_uint(&j, s->regions);
   json_key(&j, "data_bytes"); json_uint(&j, s->data_bytes);
   json_key(&j, "file_size"); json_uint(&j, s->file_size);
-  json_key(&j, "likely_slower_than_packing"); json_bool(&j, s->records > 0 && s->data_bytes < EXPORT_SMALL_BYTES);
+  json_key(&j, "likely_slower_than_packing"); json_bool(&j, likely_slower_than_packing(s));
   json_key(&j, "packed_on"); json_string(&j, info->arch_name);
   json_key(&j, "xnnpack_build_id"); json_string(&j, build_id);
   json_key(&j, "valid_only"); json_string(&j, validity);
@@ -146,7 +151,7 @@ static void print_text(const char* cache, const char* out, const xpack_export_st
               (unsigned long long)s->skipped_ambiguous);
     }
   }
-  if (s->records > 0 && s->data_bytes < EXPORT_SMALL_BYTES && g_verbosity >= 0) {
+  if (likely_slower_than_packing(s) && g_verbosity >= 0) {
     fprintf(stderr, "note: %s holds %s of packed weights, under %s: stock ExecuTorch opens, locks and maps its cache file "
             "in more time than XNNPACK packs that few, so it will likely load the program slower than without it "
             "(docs/BENCHMARKS.md, \"Stock ExecuTorch's load_method\"); ship it only if it measures faster on the device\n",
