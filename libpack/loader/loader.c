@@ -1,10 +1,10 @@
-/* The runtime loader: a read-only mapping of a cache file and an XNNPACK weights-cache provider over it. */
+/* An open cache's life: the open (skipped unread, mapped or read, checked against this process), the prefetch
+ * and warm-up of its pages, the bindings of raw weights to its entries, and the close. provider.c answers
+ * XNNPACK from it, stats.c reports on it. */
 #include "xpack_loader.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,166 +12,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "loader/bindings.h"
-#include "loader/cache_families.h"
-#include "cachefile/cache_view.h"
 #include "common/error.h"
 #include "common/file_map.h"
-#include "loader/heap_pool.h"
-#include "loader/pending_keys.h"
-#include "loader/residency.h"
 #include "common/target.h"
+#include "loader/cache_state.h"
 #include "xpc_format.h"
-
-struct xpack_cache {
-  struct xnn_weights_cache_provider provider;
-  uint8_t* base;
-  uint64_t size;
-  int mapped;
-  int check_regions; /* XPACK_OPEN_CHECK_REGIONS */
-  int trust_sizes;   /* XPACK_OPEN_TRUST_SIZES */
-  int skipped;       /* XPACK_OPEN_SKIP_SMALL or _SKIP_COLD: the file was never read (base NULL, size its size)
-                        and nothing below refusal is set up */
-  xp_residency_check cold; /* skipped as cold: the file's descriptor, never read, until xpack_cache_warm_up */
-  xp_view view;
-  char refusal[256]; /* empty = served */
-  xp_bindings bindings;
-  xp_heap_pool heap;
-  xp_pending_keys pending;
-  xp_cache_families families;
-  _Atomic uint64_t lookups, hits, hits_after_packing, misses, misses_unbound, misses_not_found, misses_refused,
-      refused_incompatible, refused_corrupt, refused_mismatch, refused_probe, refused_no_family, refused_size,
-      refused_unsized, served_bytes;
-};
-
-#define BUMP(c, field) atomic_fetch_add_explicit(&(c)->field, 1, memory_order_relaxed)
-
-typedef enum answer { ANSWER_HIT, ANSWER_UNBOUND, ANSWER_NOT_FOUND, ANSWER_REFUSED } answer;
-
-/* Resolves a key to a region of the file, counting the refusal reason if any. On a hit *family is the
- * entry's family slot, for the caller to count the hit in. size_known: the caller compares the region's size
- * with what XNNPACK reads itself; otherwise the size bound to the key must equal it. */
-static answer find(xpack_cache* c, const struct xnn_weights_cache_look_up_key* key, bool size_known,
-                   xp_region* region, xp_family_slot** family) {
-  xp_key_identities ids;
-  if (xp_bindings_resolve_key(&c->bindings, key->seed, key->kernel, key->bias, &ids) != 0) return ANSWER_UNBOUND;
-  xp_entry entry;
-  xp_find_result r = xp_view_find(&c->view, key->seed, ids.kernel, ids.kernel_len, ids.has_bias ? ids.bias : NULL,
-                                    ids.bias_len, &entry, region, NULL);
-  if (r == XPC_NOT_FOUND) return ANSWER_NOT_FOUND;
-  if (r == XPC_ENTRY_CORRUPT) {
-    BUMP(c, refused_corrupt);
-    return ANSWER_REFUSED;
-  }
-  if (c->refusal[0] != 0) {
-    BUMP(c, refused_incompatible);
-    return ANSWER_REFUSED;
-  }
-  if (entry.family >= c->families.count) { /* XPC_NONE included */
-    BUMP(c, refused_no_family);
-    return ANSWER_REFUSED;
-  }
-  /* The first look-up to reach a family runs its probe here, inside XNNPACK's runtime creation: the
-   * probe builds its own subgraph and runtime and shares no state with the caller's (probe.h). */
-  xp_family_slot* slot = xp_families_decide(&c->families, &c->view, NULL, entry.family);
-  if (slot->refusal != XPACK_FAMILY_SERVED) {
-    BUMP(c, refused_probe);
-    BUMP(slot, refused);
-    return ANSWER_REFUSED;
-  }
-  /* XNNPACK reads as many bytes as it computes for the operator, whatever the file says: a region of any
-   * other size would let it read past the region (and past the mapping at the end of the data area). */
-  if (!size_known && !ids.has_size && !c->trust_sizes) {
-    BUMP(c, refused_unsized);
-    BUMP(slot, refused);
-    return ANSWER_REFUSED;
-  }
-  if (!size_known && ids.has_size && ids.size != region->size) {
-    BUMP(c, refused_size);
-    BUMP(slot, refused);
-    return ANSWER_REFUSED;
-  }
-  /* Region bytes are covered by verify, not by open; this opt-in reads them before serving. */
-  if (c->check_regions && !xp_region_bytes_match(&c->view, region, NULL, 0)) {
-    BUMP(c, refused_corrupt);
-    return ANSWER_REFUSED;
-  }
-  *family = slot;
-  return ANSWER_HIT;
-}
-
-static void count_miss(xpack_cache* c, answer a) {
-  BUMP(c, misses);
-  if (a == ANSWER_UNBOUND) BUMP(c, misses_unbound);
-  else if (a == ANSWER_NOT_FOUND) BUMP(c, misses_not_found);
-  else BUMP(c, misses_refused);
-}
-
-static size_t provider_look_up(void* context, const struct xnn_weights_cache_look_up_key* key) {
-  xpack_cache* c = context;
-  BUMP(c, lookups);
-  xp_region region;
-  xp_family_slot* family = NULL;
-  answer a = find(c, key, false, &region, &family);
-  if (a == ANSWER_HIT) {
-    BUMP(c, hits);
-    BUMP(family, hits);
-    atomic_fetch_add_explicit(&c->served_bytes, region.size, memory_order_relaxed);
-    return (size_t)region.offset;
-  }
-  count_miss(c, a);
-  xp_pending_add(&c->pending, key);
-  return SIZE_MAX;
-}
-
-static void* provider_reserve_space(void* context, size_t n) {
-  xpack_cache* c = context;
-  return xp_heap_reserve(&c->heap, n);
-}
-
-static size_t provider_look_up_or_insert(void* context, const struct xnn_weights_cache_look_up_key* key, void* ptr,
-                                         size_t size) {
-  xpack_cache* c = context;
-  if (ptr == NULL) { /* seen after a hit in some XNNPACK versions: a plain look-up */
-    return provider_look_up(context, key);
-  }
-  if (xp_pending_take(&c->pending, key)) { /* the insert after our own miss: already counted */
-    return xp_heap_keep_bytes(&c->heap, ptr, size);
-  }
-  /* XNNPACK packed without asking first (depthwise convolution, deconvolution, ...). Serve the file's copy
-   * only if it is exactly what XNNPACK just produced: a free end-to-end check. */
-  BUMP(c, lookups);
-  xp_region region;
-  xp_family_slot* family = NULL;
-  answer a = find(c, key, true, &region, &family);
-  if (a == ANSWER_HIT) {
-    if (region.size == size && memcmp(c->base + region.offset, ptr, size) == 0) {
-      BUMP(c, hits);
-      BUMP(family, hits);
-      BUMP(c, hits_after_packing);
-      atomic_fetch_add_explicit(&c->served_bytes, region.size, memory_order_relaxed);
-      xp_heap_release(&c->heap, ptr);
-      return (size_t)region.offset;
-    }
-    BUMP(c, refused_mismatch);
-    a = ANSWER_REFUSED;
-  }
-  count_miss(c, a);
-  return xp_heap_keep_bytes(&c->heap, ptr, size);
-}
-
-static bool provider_is_finalized(void* context) { return true; }
-
-static void* provider_offset_to_addr(void* context, size_t offset) {
-  xpack_cache* c = context;
-  if (offset < c->size) return c->base + offset;
-  return xp_heap_addr(&c->heap, offset);
-}
-
-static enum xnn_status provider_delete_cache(void* context) {
-  /* The cache is owned by the caller and closed with xpack_cache_close, never by XNNPACK. */
-  return xnn_status_success;
-}
 
 static xpack_status read_whole_file(xpack_cache* c, const char* path, xpack_error* err) {
   int fd;
@@ -369,15 +214,7 @@ xpack_status xpack_cache_open(const char* path, unsigned flags, xpack_cache** ou
   xp_bindings_init(&c->bindings);
   xp_heap_init(&c->heap, xp_target_xnn_alignment());
   xp_pending_init(&c->pending);
-  c->provider = (struct xnn_weights_cache_provider){
-      .context = c,
-      .look_up = provider_look_up,
-      .reserve_space = provider_reserve_space,
-      .look_up_or_insert = provider_look_up_or_insert,
-      .is_finalized = provider_is_finalized,
-      .offset_to_addr = provider_offset_to_addr,
-      .delete_cache = provider_delete_cache,
-  };
+  xp_cache_provider_init(c);
   *out = c;
   return XPACK_OK;
 }
@@ -449,74 +286,3 @@ struct xnn_weights_cache_provider* xpack_cache_provider(xpack_cache* c) {
 size_t xpack_xnn_alignment(void) { return xp_target_xnn_alignment(); }
 
 const char* xpack_cache_refusal(const xpack_cache* c) { return c && c->refusal[0] ? c->refusal : NULL; }
-
-#define LOAD(c, field) atomic_load_explicit(&(c)->field, memory_order_relaxed)
-
-void xpack_cache_stats(const xpack_cache* cc, xpack_stats* out) {
-  xpack_cache* c = (xpack_cache*)cc; /* the heap pool's lock is taken for a consistent byte count */
-  if (out == NULL) return;
-  memset(out, 0, sizeof *out);
-  if (c == NULL) return;
-  out->lookups = LOAD(c, lookups);
-  out->hits = LOAD(c, hits);
-  out->hits_after_packing = LOAD(c, hits_after_packing);
-  out->misses = LOAD(c, misses);
-  out->misses_unbound = LOAD(c, misses_unbound);
-  out->misses_not_found = LOAD(c, misses_not_found);
-  out->misses_refused = LOAD(c, misses_refused);
-  out->refused_incompatible = LOAD(c, refused_incompatible);
-  out->refused_corrupt = LOAD(c, refused_corrupt);
-  out->refused_mismatch = LOAD(c, refused_mismatch);
-  out->refused_probe = LOAD(c, refused_probe);
-  out->refused_no_family = LOAD(c, refused_no_family);
-  out->refused_size = LOAD(c, refused_size);
-  out->refused_unsized = LOAD(c, refused_unsized);
-  out->served_bytes = LOAD(c, served_bytes);
-  if (c->skipped) return;
-  pthread_mutex_lock(&c->heap.lock);
-  out->heap_fallbacks = c->heap.kept_count;
-  out->heap_fallback_bytes = c->heap.kept_bytes;
-  pthread_mutex_unlock(&c->heap.lock);
-}
-
-const char* xpack_family_refusal_name(xpack_family_refusal refusal) {
-  switch (refusal) {
-    case XPACK_FAMILY_SERVED: return "served";
-    case XPACK_FAMILY_PROBE_DIFFERS: return "probe_differs";
-    case XPACK_FAMILY_PROBE_FAILED: return "probe_failed";
-    case XPACK_FAMILY_UNKNOWN: return "unknown_family";
-    case XPACK_FAMILY_FILE_REFUSED: return "file_refused";
-    default: return "unknown";
-  }
-}
-
-uint32_t xpack_cache_family_count(const xpack_cache* c) { return c ? c->families.count : 0; }
-
-xpack_status xpack_cache_family(xpack_cache* c, uint32_t index, xpack_cache_family_info* out, xpack_error* err) {
-  if (c == NULL || out == NULL) {
-    return xp_fail(err, XPACK_ERR_ARG, "xpack_cache_family: %s is NULL", c == NULL ? "the cache" : "out");
-  }
-  if (index >= c->families.count) {
-    return xp_fail(err, XPACK_ERR_ARG, "xpack_cache_family: family %u of a file with %u families", index,
-                   c->families.count);
-  }
-  xp_family_slot* slot = xp_families_decide(&c->families, &c->view, c->refusal[0] ? c->refusal : NULL, index);
-  xp_family record;
-  xp_view_family(&c->view, index, &record);
-  const char* name;
-  uint32_t len;
-  out->name = xp_view_string(&c->view, record.name, &name, &len) == 0 ? name : "<bad string>";
-  out->packed_probe = record.probe_hash;
-  out->local_probe = slot->local_probe;
-  out->refusal = slot->refusal;
-  out->reason = slot->refusal == XPACK_FAMILY_SERVED ? NULL : slot->reason;
-  out->hits = LOAD(slot, hits);
-  out->refused = LOAD(slot, refused);
-  return XPACK_OK;
-}
-
-uint64_t xpack_cache_entry_count(const xpack_cache* c) { return c ? c->view.entries.count : 0; }
-uint64_t xpack_cache_file_size(const xpack_cache* c) { return c ? c->size : 0; }
-
-const xp_view* xp_cache_view(const xpack_cache* c) { return &c->view; }
-bool xp_cache_skipped(const xpack_cache* c) { return c->skipped != 0; }

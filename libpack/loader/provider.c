@@ -1,0 +1,146 @@
+/* XNNPACK's weights-cache provider over an open cache: look-ups answered from the mapping, XNNPACK's own
+ * packing kept in heap memory on a miss, every answer counted. */
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "loader/cache_state.h"
+
+typedef enum answer { ANSWER_HIT, ANSWER_UNBOUND, ANSWER_NOT_FOUND, ANSWER_REFUSED } answer;
+
+/* Resolves a key to a region of the file, counting the refusal reason if any. On a hit *family is the
+ * entry's family slot, for the caller to count the hit in. size_known: the caller compares the region's size
+ * with what XNNPACK reads itself; otherwise the size bound to the key must equal it. */
+static answer find(xpack_cache* c, const struct xnn_weights_cache_look_up_key* key, bool size_known,
+                   xp_region* region, xp_family_slot** family) {
+  xp_key_identities ids;
+  if (xp_bindings_resolve_key(&c->bindings, key->seed, key->kernel, key->bias, &ids) != 0) return ANSWER_UNBOUND;
+  xp_entry entry;
+  xp_find_result r = xp_view_find(&c->view, key->seed, ids.kernel, ids.kernel_len, ids.has_bias ? ids.bias : NULL,
+                                    ids.bias_len, &entry, region, NULL);
+  if (r == XPC_NOT_FOUND) return ANSWER_NOT_FOUND;
+  if (r == XPC_ENTRY_CORRUPT) {
+    BUMP(c, refused_corrupt);
+    return ANSWER_REFUSED;
+  }
+  if (c->refusal[0] != 0) {
+    BUMP(c, refused_incompatible);
+    return ANSWER_REFUSED;
+  }
+  if (entry.family >= c->families.count) { /* XPC_NONE included */
+    BUMP(c, refused_no_family);
+    return ANSWER_REFUSED;
+  }
+  /* The first look-up to reach a family runs its probe here, inside XNNPACK's runtime creation: the
+   * probe builds its own subgraph and runtime and shares no state with the caller's (probe.h). */
+  xp_family_slot* slot = xp_families_decide(&c->families, &c->view, NULL, entry.family);
+  if (slot->refusal != XPACK_FAMILY_SERVED) {
+    BUMP(c, refused_probe);
+    BUMP(slot, refused);
+    return ANSWER_REFUSED;
+  }
+  /* XNNPACK reads as many bytes as it computes for the operator, whatever the file says: a region of any
+   * other size would let it read past the region (and past the mapping at the end of the data area). */
+  if (!size_known && !ids.has_size && !c->trust_sizes) {
+    BUMP(c, refused_unsized);
+    BUMP(slot, refused);
+    return ANSWER_REFUSED;
+  }
+  if (!size_known && ids.has_size && ids.size != region->size) {
+    BUMP(c, refused_size);
+    BUMP(slot, refused);
+    return ANSWER_REFUSED;
+  }
+  /* Region bytes are covered by verify, not by open; this opt-in reads them before serving. */
+  if (c->check_regions && !xp_region_bytes_match(&c->view, region, NULL, 0)) {
+    BUMP(c, refused_corrupt);
+    return ANSWER_REFUSED;
+  }
+  *family = slot;
+  return ANSWER_HIT;
+}
+
+static void count_miss(xpack_cache* c, answer a) {
+  BUMP(c, misses);
+  if (a == ANSWER_UNBOUND) BUMP(c, misses_unbound);
+  else if (a == ANSWER_NOT_FOUND) BUMP(c, misses_not_found);
+  else BUMP(c, misses_refused);
+}
+
+static size_t provider_look_up(void* context, const struct xnn_weights_cache_look_up_key* key) {
+  xpack_cache* c = context;
+  BUMP(c, lookups);
+  xp_region region;
+  xp_family_slot* family = NULL;
+  answer a = find(c, key, false, &region, &family);
+  if (a == ANSWER_HIT) {
+    BUMP(c, hits);
+    BUMP(family, hits);
+    atomic_fetch_add_explicit(&c->served_bytes, region.size, memory_order_relaxed);
+    return (size_t)region.offset;
+  }
+  count_miss(c, a);
+  xp_pending_add(&c->pending, key);
+  return SIZE_MAX;
+}
+
+static void* provider_reserve_space(void* context, size_t n) {
+  xpack_cache* c = context;
+  return xp_heap_reserve(&c->heap, n);
+}
+
+static size_t provider_look_up_or_insert(void* context, const struct xnn_weights_cache_look_up_key* key, void* ptr,
+                                         size_t size) {
+  xpack_cache* c = context;
+  if (ptr == NULL) { /* seen after a hit in some XNNPACK versions: a plain look-up */
+    return provider_look_up(context, key);
+  }
+  if (xp_pending_take(&c->pending, key)) { /* the insert after our own miss: already counted */
+    return xp_heap_keep_bytes(&c->heap, ptr, size);
+  }
+  /* XNNPACK packed without asking first (depthwise convolution, deconvolution, ...). Serve the file's copy
+   * only if it is exactly what XNNPACK just produced: a free end-to-end check. */
+  BUMP(c, lookups);
+  xp_region region;
+  xp_family_slot* family = NULL;
+  answer a = find(c, key, true, &region, &family);
+  if (a == ANSWER_HIT) {
+    if (region.size == size && memcmp(c->base + region.offset, ptr, size) == 0) {
+      BUMP(c, hits);
+      BUMP(family, hits);
+      BUMP(c, hits_after_packing);
+      atomic_fetch_add_explicit(&c->served_bytes, region.size, memory_order_relaxed);
+      xp_heap_release(&c->heap, ptr);
+      return (size_t)region.offset;
+    }
+    BUMP(c, refused_mismatch);
+    a = ANSWER_REFUSED;
+  }
+  count_miss(c, a);
+  return xp_heap_keep_bytes(&c->heap, ptr, size);
+}
+
+static bool provider_is_finalized(void* context) { return true; }
+
+static void* provider_offset_to_addr(void* context, size_t offset) {
+  xpack_cache* c = context;
+  if (offset < c->size) return c->base + offset;
+  return xp_heap_addr(&c->heap, offset);
+}
+
+static enum xnn_status provider_delete_cache(void* context) {
+  /* The cache is owned by the caller and closed with xpack_cache_close, never by XNNPACK. */
+  return xnn_status_success;
+}
+
+void xp_cache_provider_init(xpack_cache* c) {
+  c->provider = (struct xnn_weights_cache_provider){
+      .context = c,
+      .look_up = provider_look_up,
+      .reserve_space = provider_reserve_space,
+      .look_up_or_insert = provider_look_up_or_insert,
+      .is_finalized = provider_is_finalized,
+      .offset_to_addr = provider_offset_to_addr,
+      .delete_cache = provider_delete_cache,
+  };
+}
