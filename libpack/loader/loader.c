@@ -4,7 +4,6 @@
 #include "xpack_loader.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -145,6 +145,9 @@ void xp_writer_sessions_destroy(xpack_writer* w);
 /* Records an I/O failure inside a provider callback; the first one is kept for xpack_writer_finish. */
 void xp_writer_fail(xpack_writer* w, const char* fmt, const char* detail);
 
+/* Fills w->provider with the recording provider's callbacks (recording_provider.c), whose context is w. */
+void xp_writer_provider_init(xpack_writer* w);
+
 /* The answer the provider gives XNNPACK for region i: an id, not an offset, because a region may move while
  * the writer runs (offset_to_addr resolves it). Below XP_HEAP_OFFSET_BASE, so the two never collide. */
 #define WR_REGION_ID_BASE ((size_t)1 << 61)
