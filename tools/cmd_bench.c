@@ -255,8 +255,7 @@ static int select_variants(bench_run* run, const bench_options* o) {
 
 static const cli_option kOptions[] = {{"--json", 0, 0},  {"--readahead", 0, 0}, {"--keep", 0, 0},    {"--reps", 1, 0},
                                       {"--cache", 1, 0}, {"--variants", 1, 0},  {"--data", 1, 0},
-                                      {"--serve-small", 0, 0}, {"--serve-cold", 0, 0},
-                                      {"--probe-late", 0, 0}, {"--no-prefetch", 0, 0}};
+                                      BENCH_UNLIKE_APP_LIST(BENCH_UNLIKE_APP_CLI_OPTION)};
 static const cli_options kBenchOptions = {"bench", kOptions, sizeof kOptions / sizeof kOptions[0]};
 
 static int parse_args(bench_run* run, bench_options* o, int argc, char** argv) {

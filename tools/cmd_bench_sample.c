@@ -27,11 +27,11 @@ int bench_variant_uses_cache(bench_variant v) {
   return v == BENCH_CACHE_WARM || v == BENCH_CACHE_COLD || v == BENCH_CACHE_COLD_SEQ || v == BENCH_CACHE_COLD_WILLNEED;
 }
 
-const bench_unlike_app_option kBenchUnlikeApp[BENCH_UNLIKE_APP_OPTIONS] = {
-    {BENCH_SERVE_SMALL, "--serve-small", "serve_small", ""},
-    {BENCH_SERVE_COLD, "--serve-cold", "serve_cold", ""},
-    {BENCH_PROBE_LATE, "--probe-late", "probe_late", " (no XPACK_OPEN_PROBE_EARLY)"},
-    {BENCH_NO_PREFETCH, "--no-prefetch", "no_prefetch", " (no xpack_cache_prefetch)"}};
+#define AS_UNLIKE_APP_OPTION(bit, option, json_name, text_note) {bit, option, json_name, text_note},
+const bench_unlike_app_option kBenchUnlikeApp[] = {BENCH_UNLIKE_APP_LIST(AS_UNLIKE_APP_OPTION)};
+#undef AS_UNLIKE_APP_OPTION
+_Static_assert(sizeof kBenchUnlikeApp / sizeof kBenchUnlikeApp[0] == BENCH_UNLIKE_APP_OPTIONS,
+               "BENCH_UNLIKE_APP_OPTIONS counts BENCH_UNLIKE_APP_LIST");
 
 unsigned bench_unlike_app_bit(const char* arg) {
   for (int i = 0; i < BENCH_UNLIKE_APP_OPTIONS; i++) {
