@@ -9,7 +9,9 @@
 # in the same run, and the weights packed anew / served from the file (et_harness's counts, last rep).
 # The page cache is warm (files were just written or read); nothing is executed (--no-execute); XNNPACK
 # and the threadpool are initialized before timing (--pre-init: about 15 ms here, the same in every
-# configuration), so the times are the program's.
+# configuration), so the times are the program's. --pre-init then waits 50 ms: just after their creation
+# the pool's threads spin-wait, and a load in that window took 8 to 27 ms instead of 0.4 here, at random,
+# in every configuration. A sync before each process: nothing the one before wrote is written back during it.
 #
 #   bench/executorch_load.sh [--reps N] [--size 768M] [--real DIR] [--out FILE.md]
 # Environment: XPACK, XPACK_GENMODEL (default: ./build), XNNPACK_PREFIX, XPACK_ET_VERSION (see
@@ -44,15 +46,21 @@ bench_program() { # name pte
   "$XPACK" export --executorch "$work/p.xpc" "$work/p.export" > /dev/null 2>&1
   [ -f "$work/p.export" ] || { echo "  $name: nothing exported, skipped" >&2; return; }
   for cfg in nocache et_first et_second xpack; do : > "$work/$cfg.ms"; done
+  # sync before every timed process: no write-back of what the one before wrote (ExecuTorch's own file, the
+  # copied export) is in flight during its load, whichever configuration it is.
   for r in $(seq "$reps"); do
+    sync
     "$ET_HARNESS" "$pte" --no-weight-cache --no-execute --pre-init > "$work/nocache.txt" 2>/dev/null || return
     load_ms "$work/nocache.txt" >> "$work/nocache.ms"; echo >> "$work/nocache.ms"
     rm -f "$work/own.packed"
+    sync
     "$ET_HARNESS" "$pte" --cache-file "$work/own.packed" --no-execute --pre-init > "$work/et_first.txt" 2>/dev/null || return
     load_ms "$work/et_first.txt" >> "$work/et_first.ms"; echo >> "$work/et_first.ms"
+    sync
     "$ET_HARNESS" "$pte" --cache-file "$work/own.packed" --no-execute --pre-init > "$work/et_second.txt" 2>/dev/null || return
     load_ms "$work/et_second.txt" >> "$work/et_second.ms"; echo >> "$work/et_second.ms"
     cp "$work/p.export" "$work/app.packed"
+    sync
     "$ET_HARNESS" "$pte" --cache-file "$work/app.packed" --no-execute --pre-init > "$work/xpack.txt" 2>/dev/null || return
     load_ms "$work/xpack.txt" >> "$work/xpack.ms"; echo >> "$work/xpack.ms"
   done
