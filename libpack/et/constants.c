@@ -128,6 +128,10 @@ static bool is_content_key(const char* key, size_t len) {
   return true;
 }
 
+bool xpack_et_identity_reads_bytes(const char* named_key, size_t named_key_len) {
+  return named_key == NULL || !is_content_key(named_key, named_key_len);
+}
+
 static void xxh3_128_hex(const uint8_t* data, size_t size, char hex[33]) {
   static const uint8_t empty[1];
   XXH128_hash_t h = XXH3_128bits(size ? (const void*)data : (const void*)empty, size);

@@ -12,6 +12,7 @@ typedef struct xp_et_map {
   size_t size;
   void* mapping;       /* what to munmap; NULL when borrowed or empty */
   size_t mapping_size;
+  int read_on_demand;  /* advised MADV_RANDOM (XPACK_ET_OPEN_WEIGHTS_ON_DEMAND): xpack_et_read_ahead applies */
 } xp_et_map;
 
 /* Maps `path` read-only (xp_map_file: MAP_SHARED). An empty file gives data == NULL, size == 0. Errors: IO. */

@@ -337,6 +337,7 @@ xpack_status xpack_et_ptd_open_flags(const char* path, unsigned flags, xpack_et_
     return st;
   }
   if ((flags & XPACK_ET_OPEN_WEIGHTS_ON_DEMAND) != 0 && xp_et_worth_reading_on_demand(&p->map)) {
+    p->map.read_on_demand = 1;
     xp_et_ptd_advise_before_parse(&p->map);
   }
   return finish_open(p, out, err);

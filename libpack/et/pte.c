@@ -365,7 +365,10 @@ xpack_status xpack_et_program_open_flags(const char* path, unsigned flags, xpack
     return st;
   }
   const int on_demand = (flags & XPACK_ET_OPEN_WEIGHTS_ON_DEMAND) != 0 && xp_et_worth_reading_on_demand(&p->map);
-  if (on_demand) xp_et_program_advise_before_parse(&p->map);
+  if (on_demand) {
+    p->map.read_on_demand = 1;
+    xp_et_program_advise_before_parse(&p->map);
+  }
   st = finish_open(p, out, err);
   if (st == XPACK_OK && on_demand) xp_et_program_advise_after_parse(*out);
   return st;

@@ -57,6 +57,32 @@ void xp_et_program_advise_after_parse(const xpack_et_program* program) {
  * parsing is all it needs. */
 void xp_et_ptd_advise_before_parse(const xp_et_map* map) { advise_before_parse(map, 0x31304846u /* "FH01" */, 32); }
 
+/* The kernel reads at most its read-ahead window (or the device's largest I/O) per MADV_WILLNEED call and
+ * leaves the rest of a larger range unread: larger ranges are asked for in pieces. */
+#define XP_READ_AHEAD_PIECE_BYTES (2u * 1024u * 1024u)
+
+static int read_ahead_in(const xp_et_map* map, const uint8_t* data, size_t size) {
+  if (map->mapping == NULL || data < (const uint8_t*)map->mapping ||
+      data >= (const uint8_t*)map->mapping + map->mapping_size) {
+    return 0;
+  }
+  if (!map->read_on_demand) return 1; /* read whole, or read around: the kernel's usual reads serve */
+  const uint64_t offset = (uint64_t)(data - (const uint8_t*)map->mapping);
+  for (uint64_t done = 0; done < size; done += XP_READ_AHEAD_PIECE_BYTES) {
+    const uint64_t left = size - done;
+    advise(map, offset + done, left < XP_READ_AHEAD_PIECE_BYTES ? left : XP_READ_AHEAD_PIECE_BYTES, MADV_WILLNEED);
+  }
+  return 1;
+}
+
+void xpack_et_read_ahead(const xpack_et_named_sources* sources, const void* data, size_t size) {
+  if (sources == NULL || data == NULL || size == 0) return;
+  if (sources->program != NULL && read_ahead_in(&sources->program->map, data, size)) return;
+  for (size_t i = 0; i < sources->ptd_count; i++) {
+    if (sources->ptds[i] != NULL && read_ahead_in(&sources->ptds[i]->map, data, size)) return;
+  }
+}
+
 /* Back to the kernel's default read-around, for the weights XNNPACK will pack after all. */
 void xpack_et_program_read_weights_ahead(const xpack_et_program* program) {
   if (program != NULL) advise(&program->map, 0, program->map.mapping_size, MADV_NORMAL);

@@ -119,7 +119,9 @@ enum {
    * MiB on phones), so parsing the start of a small program would read its weights too. With this flag
    * the mapping is advised MADV_RANDOM before anything is read, and the parts every run reads (headers and
    * flatbuffer, delegate blobs) MADV_WILLNEED, in large reads: on a full hit the raw weights are never
-   * read, also cold. A weight XNNPACK packs after all (a miss) is read page by page as it is touched.
+   * read, also cold, but for what must be read all the same (constants whose identity hashes their bytes,
+   * quantization scales: xpack_et_read_ahead asks for those in large reads). A weight XNNPACK packs after all
+   * (a miss) is read page by page as it is touched.
    * Files under 512 KiB are read whole all the same: one read costs less there than several small ones. */
   XPACK_ET_OPEN_WEIGHTS_ON_DEMAND = 1u,
 };
@@ -481,6 +483,18 @@ xpack_status xpack_et_xnn_resolve_constant(const xpack_et_xnn_graph* graph, uint
 #define XPACK_ET_IDENTITY_MAX 96
 xpack_status xpack_et_constant_identity(const uint8_t* data, size_t size, const char* named_key, size_t named_key_len,
                                         char* out, size_t out_size, size_t* out_len, xpack_error* err);
+
+/* Whether xpack_et_constant_identity reads the bytes of a constant with this named key (NULL: none), i.e.
+ * whether the key does not name the content. Reading them is what a cache costs beyond its look-ups for
+ * such constants: every byte, also on a full hit (docs/BENCHMARKS.md). */
+bool xpack_et_identity_reads_bytes(const char* named_key, size_t named_key_len);
+
+/* Asks the kernel now (MADV_WILLNEED, in large reads) for bytes [data, data + size) when they lie in a program or
+ * .ptd of sources opened with XPACK_ET_OPEN_WEIGHTS_ON_DEMAND, which the caller is about to read although a cache
+ * serves: a constant whose identity hashes its bytes, quantization scales. Read one page per fault there, cold,
+ * they would cost a trip to storage each. Nothing for other addresses or files (read whole or read around). A hint:
+ * returns at once, and what is read does not change. */
+void xpack_et_read_ahead(const xpack_et_named_sources* sources, const void* data, size_t size);
 
 /* ============================================================================ inspection == */
 

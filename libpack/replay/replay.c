@@ -89,6 +89,7 @@ xpack_status xpack_replay_define(const xpack_et_xnn_graph* graph, const xpack_et
                    graph->num_externs, (int)xs);
   }
   xpack_status st = xp_replay_check_graph_values(&s, err);
+  if (st == XPACK_OK) xp_replay_read_ahead(&s);
   for (size_t i = 0; st == XPACK_OK && i < graph->value_count; i++) st = xp_replay_define_value(&s, &graph->values[i], err);
   for (size_t i = 0; st == XPACK_OK && i < graph->node_count; i++) {
     st = xp_replay_check_node(&s, &graph->nodes[i], err);

@@ -94,6 +94,11 @@ void xp_replay_free_scratch(xp_replay_scratch* block);
 /* Frees the look-up tables a replay builds while it checks and defines (ids, value info and uses). */
 void xp_replay_free_tables(xp_replay_state* s);
 xpack_status xp_replay_define_value(xp_replay_state* s, const xpack_et_xnn_value* value, xpack_error* err);
+/* Identities that do not come from a content-naming key hash every byte of their constant, also when the cache
+ * then serves every weight, and quantization scales are read by the definition, served or not. A program opened
+ * with weights on demand (MADV_RANDOM) would read those bytes one page per fault, cold: this asks for all of them
+ * (MADV_WILLNEED) before the first is read, so that they come in large reads. A hint. (replay_read_ahead.c) */
+void xp_replay_read_ahead(const xp_replay_state* s);
 xpack_status xp_replay_define_node(xp_replay_state* s, const xpack_et_xnn_node* node, xpack_error* err);
 
 #endif

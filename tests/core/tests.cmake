@@ -126,6 +126,11 @@ add_test(NAME core_skip_cold
          COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/skip_cold.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>
                  $<TARGET_FILE:page_cache>)
 set_tests_properties(core_skip_cold PROPERTIES SKIP_RETURN_CODE 77)
+# A program keyed by module path, cold: its weights, which the identities hash, come in large reads (issue 17).
+add_test(NAME core_hashed_cold
+         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/hashed_cold.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>
+                 $<TARGET_FILE:page_cache>)
+set_tests_properties(core_hashed_cold PROPERTIES SKIP_RETURN_CODE 77)
 # The CPU description that `pack` records as INFO "cpu", from the /proc/cpuinfo of other machines.
 add_executable(cpu_description ${CMAKE_CURRENT_LIST_DIR}/cpu_description.c)
 target_include_directories(cpu_description PRIVATE ${PROJECT_SOURCE_DIR}/libpack)
