@@ -7,6 +7,7 @@
 #include <xxhash.h>
 
 #include "common/error.h"
+#include "et/et_internal.h"
 #include "et/xnn_graph_internal.h"
 
 const char* xpack_et_constant_source_name(xpack_et_constant_source source) {
@@ -132,31 +133,23 @@ bool xpack_et_identity_reads_bytes(const char* named_key, size_t named_key_len) 
   return named_key == NULL || !is_content_key(named_key, named_key_len);
 }
 
-static void xxh3_128_hex(const uint8_t* data, size_t size, char hex[33]) {
-  static const uint8_t empty[1];
-  XXH128_hash_t h = XXH3_128bits(size ? (const void*)data : (const void*)empty, size);
+static void hex_of(XXH128_hash_t h, char hex[33]) {
   XXH128_canonical_t c;
   XXH128_canonicalFromHash(&c, h);
   for (int i = 0; i < 16; i++) snprintf(hex + 2 * i, 3, "%02x", c.digest[i]);
 }
 
-xpack_status xpack_et_constant_identity(const uint8_t* data, size_t size, const char* named_key, size_t named_key_len,
-                                        char* out, size_t out_size, size_t* out_len, xpack_error* err) {
-  if (!out) return xp_fail(err, XPACK_ERR_ARG, "xpack_et_constant_identity: NULL output");
+static XXH128_hash_t hash_of(const uint8_t* data, size_t size) {
+  static const uint8_t empty[1];
+  return XXH3_128bits(size ? (const void*)data : (const void*)empty, size);
+}
+
+/* The identity of a constant whose key does not name its content, from the hash of its bytes. */
+static xpack_status format_hashed(XXH128_hash_t hash, size_t size, const char* named_key, size_t named_key_len,
+                                  char* out, size_t out_size, size_t* out_len, xpack_error* err) {
   char hex[33];
+  hex_of(hash, hex);
   int n;
-  if (named_key && is_content_key(named_key, named_key_len)) {
-    if (named_key_len >= out_size) {
-      return xp_fail(err, XPACK_ERR_ARG, "xpack_et_constant_identity: key of %zu bytes needs %zu bytes of output, got %zu",
-                     named_key_len, named_key_len + 1, out_size);
-    }
-    memcpy(out, named_key, named_key_len);
-    out[named_key_len] = 0;
-    if (out_len) *out_len = named_key_len;
-    return XPACK_OK;
-  }
-  if (!data && size) return xp_fail(err, XPACK_ERR_ARG, "xpack_et_constant_identity: NULL data");
-  xxh3_128_hex(data, size, hex);
   if (named_key) { /* memcpy, not %s: a key may hold any bytes */
     char suffix[80];
     int m = snprintf(suffix, sizeof suffix, NAMED_CONTENT_SEPARATOR "%s:%zu", hex, size);
@@ -175,4 +168,50 @@ xpack_status xpack_et_constant_identity(const uint8_t* data, size_t size, const 
   }
   if (out_len) *out_len = (size_t)n;
   return XPACK_OK;
+}
+
+/* A content-naming key is the identity itself. */
+static xpack_status copy_key(const char* named_key, size_t named_key_len, char* out, size_t out_size, size_t* out_len,
+                             xpack_error* err) {
+  if (named_key_len >= out_size) {
+    return xp_fail(err, XPACK_ERR_ARG, "xpack_et_constant_identity: key of %zu bytes needs %zu bytes of output, got %zu",
+                   named_key_len, named_key_len + 1, out_size);
+  }
+  memcpy(out, named_key, named_key_len);
+  out[named_key_len] = 0;
+  if (out_len) *out_len = named_key_len;
+  return XPACK_OK;
+}
+
+xpack_status xpack_et_constant_identity(const uint8_t* data, size_t size, const char* named_key, size_t named_key_len,
+                                        char* out, size_t out_size, size_t* out_len, xpack_error* err) {
+  if (!out) return xp_fail(err, XPACK_ERR_ARG, "xpack_et_constant_identity: NULL output");
+  if (!xpack_et_identity_reads_bytes(named_key, named_key_len)) {
+    return copy_key(named_key, named_key_len, out, out_size, out_len, err);
+  }
+  if (!data && size) return xp_fail(err, XPACK_ERR_ARG, "xpack_et_constant_identity: NULL data");
+  return format_hashed(hash_of(data, size), size, named_key, named_key_len, out, out_size, out_len, err);
+}
+
+/* The memo of the file of sources whose bytes hold [data, data + size), or NULL. */
+static xp_et_hash_memo* memo_of(const xpack_et_named_sources* sources, const uint8_t* data, size_t size) {
+  const xpack_et_program* program = sources->program;
+  if (program != NULL && xp_et_map_holds(&program->map, data, size)) return (xp_et_hash_memo*)&program->hashes;
+  for (size_t i = 0; i < sources->ptd_count; i++) {
+    const xpack_et_ptd* ptd = sources->ptds[i];
+    if (ptd != NULL && xp_et_map_holds(&ptd->map, data, size)) return (xp_et_hash_memo*)&ptd->hashes;
+  }
+  return NULL;
+}
+
+xpack_status xpack_et_constant_identity_of(const xpack_et_named_sources* sources, const xpack_et_constant* c,
+                                           char* out, size_t out_size, size_t* out_len, xpack_error* err) {
+  if (!c || !out) return xp_fail(err, XPACK_ERR_ARG, "xpack_et_constant_identity_of: NULL constant or output");
+  const char* key = c->named_key;
+  const size_t key_len = key ? c->named_key_len : 0;
+  if (!xpack_et_identity_reads_bytes(key, key_len)) return copy_key(key, key_len, out, out_size, out_len, err);
+  if (!c->data && c->size) return xp_fail(err, XPACK_ERR_ARG, "xpack_et_constant_identity_of: NULL data");
+  xp_et_hash_memo* memo = sources && c->size ? memo_of(sources, c->data, c->size) : NULL;
+  const XXH128_hash_t hash = memo ? xp_et_memo_hash(memo, c->data, c->size) : hash_of(c->data, c->size);
+  return format_hashed(hash, c->size, key, key_len, out, out_size, out_len, err);
 }

@@ -3,6 +3,7 @@
 #define XPACK_ET_INTERNAL_H
 
 #include "et/et_map.h"
+#include "et/hash_memo.h"
 #include "xpack_executorch.h"
 
 typedef struct xp_et_legacy_buffer {
@@ -19,6 +20,7 @@ struct xpack_et_program {
   xpack_et_named_data* named;
   size_t* named_sorted; /* indices into named, sorted by key, for lookup */
   xp_et_legacy_buffer* legacy;
+  xp_et_hash_memo hashes; /* of constants whose identity hashes them; mutable through const (thread safe) */
 };
 
 struct xpack_et_ptd {
@@ -27,6 +29,7 @@ struct xpack_et_ptd {
   xpack_et_ptd_info info;
   xpack_et_ptd_entry* entries;
   size_t* sorted; /* indices into entries, sorted by key */
+  xp_et_hash_memo hashes;
 };
 
 /* XPACK_ET_OPEN_WEIGHTS_ON_DEMAND (weights_on_demand.c): madvise before parsing a mapped file, and after

@@ -23,6 +23,10 @@ void xp_et_map_release(xp_et_map* map) {
   memset(map, 0, sizeof *map);
 }
 
+int xp_et_map_holds(const xp_et_map* map, const uint8_t* data, size_t size) {
+  return map->data != NULL && data >= map->data && size <= map->size && (size_t)(data - map->data) <= map->size - size;
+}
+
 int xp_et_key_compare(const char* a, size_t a_len, const char* b, size_t b_len) {
   size_t n = a_len < b_len ? a_len : b_len;
   int c = n ? memcmp(a, b, n) : 0;

@@ -18,6 +18,8 @@ typedef struct xp_et_map {
 /* Maps `path` read-only (xp_map_file: MAP_SHARED). An empty file gives data == NULL, size == 0. Errors: IO. */
 xpack_status xp_et_map_file(const char* path, xp_et_map* out, xpack_error* err);
 void xp_et_map_release(xp_et_map* map);
+/* Whether bytes [data, data + size) lie within map's bytes. */
+int xp_et_map_holds(const xp_et_map* map, const uint8_t* data, size_t size);
 
 /* Keys compared as bytes (ExecuTorch's rule), shorter first on a common prefix; for sorting. */
 int xp_et_key_compare(const char* a, size_t a_len, const char* b, size_t b_len);

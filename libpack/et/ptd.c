@@ -331,6 +331,7 @@ xpack_status xpack_et_ptd_open_flags(const char* path, unsigned flags, xpack_et_
     free(p);
     return xp_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", path);
   }
+  xp_et_memo_init(&p->hashes);
   xpack_status st = xp_et_map_file(path, &p->map, err);
   if (st != XPACK_OK) {
     xpack_et_ptd_close(p);
@@ -352,6 +353,7 @@ xpack_status xpack_et_ptd_open_memory(const void* data, size_t size, const char*
     free(p);
     return xp_fail(err, XPACK_ERR_NOMEM, "out of memory");
   }
+  xp_et_memo_init(&p->hashes);
   p->map.data = data;
   p->map.size = size;
   return finish_open(p, out, err);
@@ -361,6 +363,7 @@ void xpack_et_ptd_close(xpack_et_ptd* p) {
   if (!p) return;
   free(p->entries);
   free(p->sorted);
+  xp_et_memo_free(&p->hashes);
   xp_et_map_release(&p->map);
   free(p->name);
   free(p);

@@ -359,6 +359,7 @@ xpack_status xpack_et_program_open_flags(const char* path, unsigned flags, xpack
     free(p);
     return xp_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", path);
   }
+  xp_et_memo_init(&p->hashes);
   xpack_status st = xp_et_map_file(path, &p->map, err);
   if (st != XPACK_OK) {
     xpack_et_program_close(p);
@@ -383,6 +384,7 @@ xpack_status xpack_et_program_open_memory(const void* data, size_t size, const c
     free(p);
     return xp_fail(err, XPACK_ERR_NOMEM, "out of memory");
   }
+  xp_et_memo_init(&p->hashes);
   p->map.data = data;
   p->map.size = size;
   return finish_open(p, out, err);
@@ -400,6 +402,7 @@ void xpack_et_program_close(xpack_et_program* p) {
   free(p->named);
   free(p->named_sorted);
   free(p->legacy);
+  xp_et_memo_free(&p->hashes);
   xp_et_map_release(&p->map);
   free(p->name);
   free(p);

@@ -62,12 +62,10 @@ void xp_et_ptd_advise_before_parse(const xp_et_map* map) { advise_before_parse(m
 #define XP_READ_AHEAD_PIECE_BYTES (2u * 1024u * 1024u)
 
 static int read_ahead_in(const xp_et_map* map, const uint8_t* data, size_t size) {
-  if (map->mapping == NULL || data < (const uint8_t*)map->mapping ||
-      data >= (const uint8_t*)map->mapping + map->mapping_size) {
-    return 0;
-  }
-  if (!map->read_on_demand) return 1; /* read whole, or read around: the kernel's usual reads serve */
-  const uint64_t offset = (uint64_t)(data - (const uint8_t*)map->mapping);
+  if (!xp_et_map_holds(map, data, size)) return 0;
+  /* Read whole, read around, or bytes not ours to map: the kernel's usual reads serve. */
+  if (!map->read_on_demand || map->mapping != (const void*)map->data) return 1;
+  const uint64_t offset = (uint64_t)(data - map->data);
   for (uint64_t done = 0; done < size; done += XP_READ_AHEAD_PIECE_BYTES) {
     const uint64_t left = size - done;
     advise(map, offset + done, left < XP_READ_AHEAD_PIECE_BYTES ? left : XP_READ_AHEAD_PIECE_BYTES, MADV_WILLNEED);

@@ -489,6 +489,14 @@ xpack_status xpack_et_constant_identity(const uint8_t* data, size_t size, const 
  * such constants: every byte, also on a full hit (docs/BENCHMARKS.md). */
 bool xpack_et_identity_reads_bytes(const char* named_key, size_t named_key_len);
 
+/* As xpack_et_constant_identity for a constant resolved from sources (xpack_et_xnn_resolve_constant), with the
+ * hash of its bytes remembered by the program or .ptd that holds them, for as long as that stays open: a
+ * constant that several delegates or methods share (prefill and decode) is hashed once. Thread safe (pack
+ * replays delegates in parallel). sources may be NULL (nothing remembered). Errors: as
+ * xpack_et_constant_identity, ARG for a NULL constant or output. */
+xpack_status xpack_et_constant_identity_of(const xpack_et_named_sources* sources, const xpack_et_constant* c,
+                                           char* out, size_t out_size, size_t* out_len, xpack_error* err);
+
 /* Asks the kernel now (MADV_WILLNEED, in large reads) for bytes [data, data + size) when they lie in a program or
  * .ptd of sources opened with XPACK_ET_OPEN_WEIGHTS_ON_DEMAND, which the caller is about to read although a cache
  * serves: a constant whose identity hashes its bytes, quantization scales. Read one page per fault there, cold,

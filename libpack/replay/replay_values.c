@@ -73,8 +73,7 @@ static xpack_status constant_of(xp_replay_state* s, uint32_t idx, const char* wh
   if (s->bind != NULL && c->data != NULL) {
     char identity[XP_MAX_IDENTITY]; /* the bind limit of the loader and the writer */
     size_t len = 0;
-    st = xpack_et_constant_identity(c->data, c->size, c->named_key, c->named_key_len, identity, sizeof identity, &len,
-                                    err);
+    st = xpack_et_constant_identity_of(s->sources, c, identity, sizeof identity, &len, err);
     if (st != XPACK_OK) {
       return xp_fail(err, st, "%s: value %u: %s identity: %s", s->graph->name, value_index, what,
                      err ? err->message : "");

@@ -79,6 +79,12 @@ target_include_directories(key_hash PRIVATE ${PROJECT_SOURCE_DIR}/libpack ${PROJ
 target_link_libraries(key_hash PRIVATE xpack_loader xpack_xxhash)
 add_test(NAME core_key_hash COMMAND key_hash)
 
+# The content-hash memo of open programs and .ptd files, also with threads asking at once (issue 17).
+add_executable(hash_memo ${CMAKE_CURRENT_LIST_DIR}/hash_memo.c)
+target_include_directories(hash_memo PRIVATE ${PROJECT_SOURCE_DIR}/libpack)
+target_link_libraries(hash_memo PRIVATE xpack_et xpack_xxhash)
+add_test(NAME core_hash_memo COMMAND hash_memo)
+
 # The heap pool's spare scratch blocks: reuse of the smallest that fits, the limit, kept blocks never reused.
 add_executable(heap_spares ${CMAKE_CURRENT_LIST_DIR}/heap_spares.c)
 target_include_directories(heap_spares PRIVATE ${PROJECT_SOURCE_DIR}/libpack)
