@@ -14,7 +14,7 @@ static xpack_status add_constant(xpack_et_delegate_summary* d, const xpack_et_xn
   size_t cap = (c.named_key ? c.named_key_len : 0) + XPACK_ET_IDENTITY_MAX;
   char* id = malloc(cap);
   if (!id) return xp_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", g->name);
-  st = xpack_et_constant_identity(c.data, c.size, c.named_key, c.named_key_len, id, cap, NULL, err);
+  st = xpack_et_constant_identity_of(src, &c, id, cap, NULL, err);
   if (st != XPACK_OK) {
     free(id);
     return st;
