@@ -46,23 +46,22 @@ bench_program() { # name pte
   "$XPACK" export --executorch "$work/p.xpc" "$work/p.export" > /dev/null 2>&1
   [ -f "$work/p.export" ] || { echo "  $name: nothing exported, skipped" >&2; return; }
   for cfg in nocache et_first et_second xpack; do : > "$work/$cfg.ms"; done
-  # sync before every timed process: no write-back of what the one before wrote (ExecuTorch's own file, the
-  # copied export) is in flight during its load, whichever configuration it is.
+  # timed CFG ARGS...: one fresh process of configuration CFG, its load time appended to CFG.ms. The sync first:
+  # no write-back of what the one before wrote (ExecuTorch's own file, the copied export) is in flight during
+  # its load, whichever configuration it is.
+  timed() {
+    local cfg=$1; shift
+    sync
+    "$ET_HARNESS" "$pte" "$@" --no-execute --pre-init > "$work/$cfg.txt" 2>/dev/null || return 1
+    load_ms "$work/$cfg.txt" >> "$work/$cfg.ms"; echo >> "$work/$cfg.ms"
+  }
   for r in $(seq "$reps"); do
-    sync
-    "$ET_HARNESS" "$pte" --no-weight-cache --no-execute --pre-init > "$work/nocache.txt" 2>/dev/null || return
-    load_ms "$work/nocache.txt" >> "$work/nocache.ms"; echo >> "$work/nocache.ms"
+    timed nocache --no-weight-cache || return
     rm -f "$work/own.packed"
-    sync
-    "$ET_HARNESS" "$pte" --cache-file "$work/own.packed" --no-execute --pre-init > "$work/et_first.txt" 2>/dev/null || return
-    load_ms "$work/et_first.txt" >> "$work/et_first.ms"; echo >> "$work/et_first.ms"
-    sync
-    "$ET_HARNESS" "$pte" --cache-file "$work/own.packed" --no-execute --pre-init > "$work/et_second.txt" 2>/dev/null || return
-    load_ms "$work/et_second.txt" >> "$work/et_second.ms"; echo >> "$work/et_second.ms"
+    timed et_first --cache-file "$work/own.packed" || return
+    timed et_second --cache-file "$work/own.packed" || return
     cp "$work/p.export" "$work/app.packed"
-    sync
-    "$ET_HARNESS" "$pte" --cache-file "$work/app.packed" --no-execute --pre-init > "$work/xpack.txt" 2>/dev/null || return
-    load_ms "$work/xpack.txt" >> "$work/xpack.ms"; echo >> "$work/xpack.ms"
+    timed xpack --cache-file "$work/app.packed" || return
   done
   local base; base=$(grep . "$work/nocache.ms" | median)
   local row="| $name |"

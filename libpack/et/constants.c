@@ -193,15 +193,18 @@ xpack_status xpack_et_constant_identity(const uint8_t* data, size_t size, const 
   return format_hashed(hash_of(data, size), size, named_key, named_key_len, out, out_size, out_len, err);
 }
 
-/* The memo of the file of sources whose bytes hold [data, data + size), or NULL. */
-static xp_et_hash_memo* memo_of(const xpack_et_named_sources* sources, const uint8_t* data, size_t size) {
+xp_et_holder xp_et_holder_of(const xpack_et_named_sources* sources, const uint8_t* data, size_t size) {
   const xpack_et_program* program = sources->program;
-  if (program != NULL && xp_et_map_holds(&program->map, data, size)) return (xp_et_hash_memo*)&program->hashes;
+  if (program != NULL && xp_et_map_holds(&program->map, data, size)) {
+    return (xp_et_holder){&program->map, (xp_et_hash_memo*)&program->hashes};
+  }
   for (size_t i = 0; i < sources->ptd_count; i++) {
     const xpack_et_ptd* ptd = sources->ptds[i];
-    if (ptd != NULL && xp_et_map_holds(&ptd->map, data, size)) return (xp_et_hash_memo*)&ptd->hashes;
+    if (ptd != NULL && xp_et_map_holds(&ptd->map, data, size)) {
+      return (xp_et_holder){&ptd->map, (xp_et_hash_memo*)&ptd->hashes};
+    }
   }
-  return NULL;
+  return (xp_et_holder){NULL, NULL};
 }
 
 xpack_status xpack_et_constant_identity_of(const xpack_et_named_sources* sources, const xpack_et_constant* c,
@@ -211,7 +214,7 @@ xpack_status xpack_et_constant_identity_of(const xpack_et_named_sources* sources
   const size_t key_len = key ? c->named_key_len : 0;
   if (!xpack_et_identity_reads_bytes(key, key_len)) return copy_key(key, key_len, out, out_size, out_len, err);
   if (!c->data && c->size) return xp_fail(err, XPACK_ERR_ARG, "xpack_et_constant_identity_of: NULL data");
-  xp_et_hash_memo* memo = sources && c->size ? memo_of(sources, c->data, c->size) : NULL;
+  xp_et_hash_memo* memo = sources && c->size ? xp_et_holder_of(sources, c->data, c->size).memo : NULL;
   const XXH128_hash_t hash = memo ? xp_et_memo_hash(memo, c->data, c->size) : hash_of(c->data, c->size);
   return format_hashed(hash, c->size, key, key_len, out, out_size, out_len, err);
 }

@@ -32,6 +32,14 @@ struct xpack_et_ptd {
   xp_et_hash_memo hashes;
 };
 
+/* The program or .ptd of sources whose bytes hold [data, data + size): its map and its hash memo, both NULL
+ * when none does (constants.c). */
+typedef struct xp_et_holder {
+  const xp_et_map* map;
+  xp_et_hash_memo* memo; /* mutable through the const sources: the memo is thread safe */
+} xp_et_holder;
+xp_et_holder xp_et_holder_of(const xpack_et_named_sources* sources, const uint8_t* data, size_t size);
+
 /* XPACK_ET_OPEN_WEIGHTS_ON_DEMAND (weights_on_demand.c): madvise before parsing a mapped file, and after
  * parsing a program (its delegate blobs). */
 /* Whether a file is large enough for reading on demand to pay (smaller ones are read whole). */

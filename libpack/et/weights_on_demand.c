@@ -61,23 +61,25 @@ void xp_et_ptd_advise_before_parse(const xp_et_map* map) { advise_before_parse(m
  * leaves the rest of a larger range unread: larger ranges are asked for in pieces. */
 #define XP_READ_AHEAD_PIECE_BYTES (2u * 1024u * 1024u)
 
-static int read_ahead_in(const xp_et_map* map, const uint8_t* data, size_t size) {
-  if (!xp_et_map_holds(map, data, size)) return 0;
-  /* Read whole, read around, or bytes not ours to map: the kernel's usual reads serve. */
-  if (!map->read_on_demand || map->mapping != (const void*)map->data) return 1;
-  const uint64_t offset = (uint64_t)(data - map->data);
-  for (uint64_t done = 0; done < size; done += XP_READ_AHEAD_PIECE_BYTES) {
-    const uint64_t left = size - done;
-    advise(map, offset + done, left < XP_READ_AHEAD_PIECE_BYTES ? left : XP_READ_AHEAD_PIECE_BYTES, MADV_WILLNEED);
+bool xpack_et_reads_on_demand(const xpack_et_named_sources* sources) {
+  if (sources == NULL) return false;
+  if (sources->program != NULL && sources->program->map.read_on_demand) return true;
+  for (size_t i = 0; i < sources->ptd_count; i++) {
+    if (sources->ptds[i] != NULL && sources->ptds[i]->map.read_on_demand) return true;
   }
-  return 1;
+  return false;
 }
 
 void xpack_et_read_ahead(const xpack_et_named_sources* sources, const void* data, size_t size) {
   if (sources == NULL || data == NULL || size == 0) return;
-  if (sources->program != NULL && read_ahead_in(&sources->program->map, data, size)) return;
-  for (size_t i = 0; i < sources->ptd_count; i++) {
-    if (sources->ptds[i] != NULL && read_ahead_in(&sources->ptds[i]->map, data, size)) return;
+  const xp_et_map* map = xp_et_holder_of(sources, data, size).map;
+  /* Read whole or read around, the kernel's usual reads serve. A file read on demand is xp_et_map_file's own
+   * mapping of the whole file (data == mapping). */
+  if (map == NULL || !map->read_on_demand) return;
+  const uint64_t offset = (uint64_t)((const uint8_t*)data - map->data);
+  for (uint64_t done = 0; done < size; done += XP_READ_AHEAD_PIECE_BYTES) {
+    const uint64_t left = size - done;
+    advise(map, offset + done, left < XP_READ_AHEAD_PIECE_BYTES ? left : XP_READ_AHEAD_PIECE_BYTES, MADV_WILLNEED);
   }
 }
 

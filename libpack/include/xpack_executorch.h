@@ -503,6 +503,10 @@ xpack_status xpack_et_constant_identity_of(const xpack_et_named_sources* sources
  * they would cost a trip to storage each. Nothing for other addresses or files (read whole or read around). A hint:
  * returns at once, and what is read does not change. */
 void xpack_et_read_ahead(const xpack_et_named_sources* sources, const void* data, size_t size);
+/* Whether a program or .ptd of sources is read on demand, i.e. whether xpack_et_read_ahead can do anything for
+ * it: callers skip collecting what to ask for when it cannot (programs read whole: small ones, or opened without
+ * the flag). NULL: false. */
+bool xpack_et_reads_on_demand(const xpack_et_named_sources* sources);
 
 /* ============================================================================ inspection == */
 

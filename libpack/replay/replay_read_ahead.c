@@ -14,6 +14,7 @@ static void ask_for(const xp_replay_state* s, uint32_t idx, bool read_anyway) {
 }
 
 void xp_replay_read_ahead(const xp_replay_state* s) {
+  if (!xpack_et_reads_on_demand(s->sources)) return; /* nothing to ask for: not worth resolving the constants */
   const bool hashing = s->bind != NULL; /* identities are made only for a bind callback */
   for (size_t i = 0; i < s->graph->value_count; i++) {
     const xpack_et_xnn_value* v = &s->graph->values[i];
