@@ -137,6 +137,12 @@ add_test(NAME core_hashed_cold
          COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/hashed_cold.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>
                  $<TARGET_FILE:page_cache>)
 set_tests_properties(core_hashed_cold PROPERTIES SKIP_RETURN_CODE 77)
+# Whether any source is read on demand, which decides whether the replay reads ahead (issue 17).
+add_executable(reads_on_demand ${CMAKE_CURRENT_LIST_DIR}/reads_on_demand.c)
+target_link_libraries(reads_on_demand PRIVATE xpack_et)
+add_test(NAME core_reads_on_demand
+         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/reads_on_demand.sh $<TARGET_FILE:reads_on_demand>
+                 $<TARGET_FILE:xpack-genmodel>)
 # The CPU description that `pack` records as INFO "cpu", from the /proc/cpuinfo of other machines.
 add_executable(cpu_description ${CMAKE_CURRENT_LIST_DIR}/cpu_description.c)
 target_include_directories(cpu_description PRIVATE ${PROJECT_SOURCE_DIR}/libpack)
