@@ -29,7 +29,8 @@
 #   XPACK_CROSS_CLANG     the clang of cross builds (default clang-19)
 #   XPACK_XNNPACK_KLEIDIAI  ON (default, as ExecuTorch's default preset) or OFF: KleidiAI where XNNPACK uses it
 #   XPACK_VENDOR_DIR      where the vendored archives and their SHA256SUMS are (default: $repo/../shared/vendor)
-#   XPACK_DEPS_CACHE      where to build and keep XNNPACK (default: ~/.cache/xpack-deps)
+#   XPACK_DEPS_CACHE      where to build and keep XNNPACK (default: ~/.cache/xpack-deps); one run at a time
+#                         uses it (a second waits for the first: .setup-deps.lock there)
 #   XPACK_SKIP_APT=1      do not touch apt (everything is already installed)
 set -euo pipefail
 
@@ -380,6 +381,15 @@ build_source_folder() {
   if git -C "$xnn" rev-parse HEAD >/dev/null 2>&1; then version=$(git -C "$xnn" rev-parse HEAD); fi
   build_pinned "source" "$version" "$digest" "$recipe" "$xnn" "$cpuinfo" "$pthreadpool" "$fxdiv" "$kleidiai"
 }
+
+# One set-up at a time per cache: two at once (builds started together, or a build beside a CI run) would
+# unpack and build into the same work folders and race for apt's lock.
+mkdir -p "$CACHE_ROOT"
+exec 9>"$CACHE_ROOT/.setup-deps.lock"
+if ! flock -n 9; then
+  say "waiting for another setup-deps.sh using $CACHE_ROOT to finish (lock: $CACHE_ROOT/.setup-deps.lock)"
+  flock 9
+fi
 
 install_packages
 if [ -n "${XNNPACK_PREFIX:-}" ] || { [ -z "$PIN" ] && [ -z "$XNNPACK_SOURCE" ]; }; then

@@ -13,3 +13,7 @@ add_test(NAME cli_truncated_input
 # runs them as the same program written normally.
 add_test(NAME cli_short_vtables
          COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/short_vtables.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>)
+# tools/setup-deps.sh: one run at a time per dependency cache (a second waits for the first).
+add_test(NAME cli_setup_deps_lock
+         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/setup_deps_lock.sh ${PROJECT_SOURCE_DIR} ${XNNPACK_PREFIX})
+set_tests_properties(cli_setup_deps_lock PROPERTIES SKIP_RETURN_CODE 77)
