@@ -1,6 +1,8 @@
 /* .ptd reader: FlatTensor files (FT01 identifier, FH01 header) in either layout.
  * Both layouts share the identifier, so the layout is decided by which one validates: the early
- * layout has a fourth root field (segments at id3), which the 2025-06 layout never writes. */
+ * layout has a fourth root field (segments at id3), which the 2025-06 layout never writes.
+ * Between 2025-03 and 2025-06 the early layout also carried named_data (NamedData{key, segment_index})
+ * appended as a fifth root field; ExecuTorch 0.6 put delegate weights (XNNPACK's) there, with no tensors. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,6 +24,7 @@ enum {
   FT_EARLY_TENSOR_ALIGNMENT = 1,
   FT_EARLY_TENSORS = 2,
   FT_EARLY_SEGMENTS = 3,
+  FT_EARLY_NAMED_DATA = 4, /* 2025-03 to 2025-06 only */
   TM_NAME = 0,
   TM_SCALAR_TYPE = 1,
   TM_SIZES = 2,
@@ -88,6 +91,33 @@ static xpack_status read_segment_table(xpack_et_ptd* p, xp_fb* fb, const xp_fb_t
   return XPACK_OK;
 }
 
+/* Fills entries[0, v->count) from a named_data vector: each entry is a whole segment. */
+static void read_named_entries(xpack_et_ptd* p, xp_fb* fb, const xp_fb_vec* v, const segment_range* segs, size_t nseg,
+                               xpack_et_ptd_entry* entries) {
+  for (uint32_t i = 0; i < v->count && !xp_fb_failed(fb); i++) {
+    xp_fb_table t;
+    xp_fb_vec_table(v, i, &t);
+    uint32_t len = 0;
+    const char* key = xp_fb_str(&t, NAMED_KEY, "key", &len);
+    uint32_t seg = xp_fb_u32(&t, NAMED_SEGMENT_INDEX, 0, "segment_index");
+    if (xp_fb_failed(fb)) break;
+    if (!key) {
+      xp_fb_fail(fb, XPACK_ERR_BAD_INPUT, t.path, "key", "missing");
+    } else if (seg >= nseg) {
+      xp_fb_fail(fb, XPACK_ERR_BAD_INPUT, t.path, "segment_index", "%u but the file has %zu segments", (unsigned)seg,
+                 nseg);
+    } else {
+      xpack_et_ptd_entry* e = &entries[i];
+      e->key = key;
+      e->key_len = len;
+      e->segment_index = seg;
+      e->data = p->map.data + segs[seg].offset;
+      e->size = (size_t)segs[seg].size;
+      e->scalar_type = -1;
+    }
+  }
+}
+
 static xpack_status parse_named_layout(xpack_et_ptd* p, xp_fb* fb, const xp_fb_table* root) {
   segment_range* segs;
   size_t nseg;
@@ -99,28 +129,7 @@ static xpack_status parse_named_layout(xpack_et_ptd* p, xp_fb* fb, const xp_fb_t
     p->entries = calloc(v.count, sizeof *p->entries);
     if (!p->entries) xp_fb_fail(fb, XPACK_ERR_NOMEM, "", "named_data", "out of memory");
   }
-  for (uint32_t i = 0; i < v.count && !xp_fb_failed(fb); i++) {
-    xp_fb_table t;
-    xp_fb_vec_table(&v, i, &t);
-    uint32_t len = 0;
-    const char* key = xp_fb_str(&t, NAMED_KEY, "key", &len);
-    uint32_t seg = xp_fb_u32(&t, NAMED_SEGMENT_INDEX, 0, "segment_index");
-    if (xp_fb_failed(fb)) break;
-    if (!key) {
-      xp_fb_fail(fb, XPACK_ERR_BAD_INPUT, t.path, "key", "missing");
-    } else if (seg >= nseg) {
-      xp_fb_fail(fb, XPACK_ERR_BAD_INPUT, t.path, "segment_index", "%u but the file has %zu segments", (unsigned)seg,
-                 nseg);
-    } else {
-      xpack_et_ptd_entry* e = &p->entries[i];
-      e->key = key;
-      e->key_len = len;
-      e->segment_index = seg;
-      e->data = p->map.data + segs[seg].offset;
-      e->size = (size_t)segs[seg].size;
-      e->scalar_type = -1;
-    }
-  }
+  if (!xp_fb_failed(fb)) read_named_entries(p, fb, &v, segs, nseg, p->entries);
   free(segs);
   if (xp_fb_failed(fb)) return fb->status;
   p->info.layout = XPACK_ET_PTD_NAMED_DATA;
@@ -163,10 +172,13 @@ static xpack_status parse_tensor_layout(xpack_et_ptd* p, xp_fb* fb, const xp_fb_
   xpack_status st = read_segment_table(p, fb, root, FT_EARLY_SEGMENTS, &segs, &nseg);
   if (st != XPACK_OK) return st;
   (void)xp_fb_u32(root, FT_EARLY_TENSOR_ALIGNMENT, 0, "tensor_alignment");
-  xp_fb_vec v;
+  xp_fb_vec v, named;
   xp_fb_vector(root, FT_EARLY_TENSORS, 4, "tensors", &v);
-  if (!xp_fb_failed(fb) && v.count) {
-    p->entries = calloc(v.count, sizeof *p->entries);
+  xp_fb_vector(root, FT_EARLY_NAMED_DATA, 4, "named_data", &named);
+  /* Tensors first, then named data: both are looked up by key alike, and keys stay unique across them. */
+  const size_t total = (size_t)v.count + named.count;
+  if (!xp_fb_failed(fb) && total) {
+    p->entries = calloc(total, sizeof *p->entries);
     if (!p->entries) xp_fb_fail(fb, XPACK_ERR_NOMEM, "", "tensors", "out of memory");
   }
   for (uint32_t i = 0; i < v.count && !xp_fb_failed(fb); i++) {
@@ -198,11 +210,12 @@ static xpack_status parse_tensor_layout(xpack_et_ptd* p, xp_fb* fb, const xp_fb_
       e->scalar_type = type;
     }
   }
+  if (!xp_fb_failed(fb) && named.count) read_named_entries(p, fb, &named, segs, nseg, p->entries + v.count);
   free(segs);
   if (xp_fb_failed(fb)) return fb->status;
   p->info.layout = XPACK_ET_PTD_TENSORS;
   p->info.segment_count = nseg;
-  p->info.entry_count = v.count;
+  p->info.entry_count = total;
   return XPACK_OK;
 }
 

@@ -158,7 +158,8 @@ xpack_status xpack_et_program_legacy_constant(const xpack_et_program* program, s
 
 typedef enum xpack_et_ptd_layout {
   XPACK_ET_PTD_NAMED_DATA = 1, /* 2025-06 onward: segments + named_data */
-  XPACK_ET_PTD_TENSORS = 2,    /* early 2025: tensor_alignment + tensors (TensorMetadata) + segments */
+  XPACK_ET_PTD_TENSORS = 2,    /* early 2025: tensor_alignment + tensors (TensorMetadata) + segments, and from
+                                  2025-03 to 2025-06 named_data (key, segment_index) as a fifth field */
 } xpack_et_ptd_layout;
 
 typedef struct xpack_et_ptd_entry {
@@ -178,7 +179,7 @@ typedef struct xpack_et_ptd_info {
   uint64_t segment_base_offset;
   uint64_t segment_data_size;
   size_t segment_count;
-  const xpack_et_ptd_entry* entries; /* in file order; keys are unique */
+  const xpack_et_ptd_entry* entries; /* in file order (tensors, then named_data); keys are unique */
   size_t entry_count;
 } xpack_et_ptd_info;
 

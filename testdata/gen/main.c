@@ -15,7 +15,7 @@ static void usage(FILE* f) {
   fprintf(f,
           "usage: xpack-genmodel KIND -o OUT.pte [--ptd OUT.ptd] [--size BYTES | --scale N] [--seed N]\n"
           "                      [--variant LETTER] [--alias-decode] [--group-size N] [--scale-keys prefixed|plain]\n"
-          "                      [--name-keys] [--delegates N] [--short-vtables]\n"
+          "                      [--name-keys] [--delegates N] [--short-vtables] [--ptd-layout 2025-06|2025-04]\n"
           "       xpack-genmodel --list\n"
           "  --size BYTES   total weight bytes of llm kinds (suffix K, M or G = KiB, MiB, GiB)\n"
           "  --scale N      width multiplier (other kinds) or size multiplier (llm kinds), default 1\n"
@@ -30,6 +30,8 @@ static void usage(FILE* f) {
           "                 so programs with other weights reuse the same keys\n"
           "  --delegates N  llm kinds: N XNNPACK delegates per method (1..8), each a slice of the layers, the\n"
           "                 last with the head; no two delegates of a method share a weight\n"
+          "  --ptd-layout L FlatTensor layout of the .ptd: 2025-06 (segments, named_data; default) or 2025-04\n"
+          "                 (tensor_alignment, empty tensors, segments, named_data as field 4: ExecuTorch 0.6)\n"
           "  --short-vtables\n"
           "                 every flatbuffer table (Program, XNNGraph, .ptd) declares an inline size 4 bytes\n"
           "                 past the start of its last field, too small for a last field of 8 bytes, as\n"
@@ -120,6 +122,11 @@ int main(int argc, char** argv) {
       o.alias_decode = 1;
     } else if (!strcmp(a, "--short-vtables")) {
       fb_set_short_vtables(1);
+    } else if (!strcmp(a, "--ptd-layout")) {
+      if (v && !strcmp(v, "2025-06")) pte_set_ptd_layout(PTD_LAYOUT_2025_06);
+      else if (v && !strcmp(v, "2025-04")) pte_set_ptd_layout(PTD_LAYOUT_2025_04);
+      else return bad_usage("bad --ptd-layout (2025-06|2025-04)", v);
+      i++;
     } else if (!strcmp(a, "--name-keys")) {
       o.name_keys = 1;
     } else if (!strcmp(a, "--delegates")) {

@@ -17,6 +17,9 @@
 
 static uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
+static ptd_layout g_ptd_layout = PTD_LAYOUT_2025_06;
+void pte_set_ptd_layout(ptd_layout layout) { g_ptd_layout = layout; }
+
 void pte_init(pte_program* p) { memset(p, 0, sizeof *p); }
 
 void pte_free(pte_program* p) {
@@ -344,8 +347,15 @@ static int write_ptd(const pte_program* p, out_file* o) {
   fb_ref named = ser_named_data(&b, p->named, p->nnamed, 0);
   fb_ref segments = ser_segments(&b, offset, size, p->nnamed);
   fb_table_begin(&b);
-  fb_add_ref(&b, 1, segments);
-  fb_add_ref(&b, 2, named);
+  if (g_ptd_layout == PTD_LAYOUT_2025_04) {
+    fb_add_u32(&b, 1, PTD_ALIGNMENT, 0);      /* tensor_alignment */
+    fb_add_ref(&b, 2, fb_vec_ref(&b, NULL, 0)); /* tensors: none, delegate weights are named data */
+    fb_add_ref(&b, 3, segments);
+    fb_add_ref(&b, 4, named);
+  } else {
+    fb_add_ref(&b, 1, segments);
+    fb_add_ref(&b, 2, named);
+  }
   size_t fb_size;
   const uint8_t* fb = fb_finish(&b, fb_table_end(&b), "FT01", &fb_size);
   int ok = fb != NULL;

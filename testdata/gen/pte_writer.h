@@ -61,6 +61,13 @@ void pte_method_io(pte_method* m, const int* inputs, int ninputs, const int* out
  * DelegateCall with the given value indices (inputs then outputs, the graph's external id order). */
 int pte_add_delegate(pte_program* p, pte_method* m, const xg_graph* g, const int* args, int nargs);
 
+/* Which FlatTensor layout write_ptd uses. PTD_LAYOUT_2025_04 is the schema between NamedData's addition
+ * (2025-03) and the consolidation (2025-06): the early root (version, tensor_alignment, tensors, segments)
+ * with named_data appended as field 4, NamedData holding only key and segment_index. An XNNPACK export of
+ * that time (ExecuTorch 0.6) leaves tensors empty and puts every delegate weight in named_data. */
+typedef enum ptd_layout { PTD_LAYOUT_2025_06 = 0, PTD_LAYOUT_2025_04 = 1 } ptd_layout;
+void pte_set_ptd_layout(ptd_layout layout);
+
 /* ptd_path == NULL: weights go into the .pte named_data. */
 int pte_write(const pte_program* p, const char* pte_path, const char* ptd_path);
 

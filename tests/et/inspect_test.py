@@ -185,6 +185,20 @@ def check_generated(xpack, gen):
                                                                        and c["offset"] is None
                                                                        for c in d["constants"]),
                   f"m.pte --data m.ptd: {d['constants']}")
+        # The spring-2025 FlatTensor (ExecuTorch 0.6): tensors and segments at fields 2 and 3 as in the early
+        # layout, the delegate weights in named_data appended as field 4.
+        ptd_0425 = os.path.join(tmp, "m0425.ptd")
+        subprocess.run([gen, "ptd", "-o", os.path.join(tmp, "m0425.pte"), "--ptd", ptd_0425, "--ptd-layout",
+                        "2025-04"], check=True, stdout=subprocess.DEVNULL)
+        rc, out, err = run(xpack, pte, "--data", ptd_0425, "--json")
+        doc = load_json("m.pte with a 2025-04 .ptd", out)
+        check(rc == 0, f"m.pte --data m0425.ptd: exit {rc} {err}")
+        if doc:
+            d = all_delegates(doc["programs"][0])[0]
+            check(d["replayable"] and len(d["constants"]) == 6 and all(c["source"] == "ptd" and c["file"] == ptd_0425
+                                                                       for c in d["constants"]),
+                  f"m.pte --data m0425.ptd: {d['constants']}")
+            check(doc["data_files"][0]["entries"] == 6, f"m0425.ptd entries: {doc['data_files'][0]}")
         for kind in ("llm-q4", "qd8-qc8w", "fp16", "deconv", "bmm", "conv"):
             out_pte = os.path.join(tmp, kind + ".pte")
             args = [gen, kind, "-o", out_pte] + (["--size", "64K"] if kind.startswith("llm") else [])
@@ -194,7 +208,8 @@ def check_generated(xpack, gen):
             ok = rc == 0 and doc and all(d["replayable"] for d in all_delegates(doc["programs"][0]))
             check(ok, f"generated {kind}: exit {rc}, {err} "
                       f"{[d['replay_error'] for d in all_delegates(doc['programs'][0])] if doc else ''}")
-    print("ok generated fixtures (.ptd pair, qd8, 4-bit, fp16, deconv, bmm, conv) all replayable")
+    print("ok generated fixtures (.ptd pair in both FlatTensor layouts, qd8, 4-bit, fp16, deconv, bmm, conv) "
+          "all replayable")
 
 
 def main():
