@@ -105,9 +105,17 @@ static int open_named(const char* folder, char** named) {
       errno = e;
       return -1;
     }
-    if (flock(fd, LOCK_EX | LOCK_NB) != 0 && errno != EWOULDBLOCK) { /* no locks here: keep it unlocked */
-      *named = path;
-      return fd;
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      if (errno != EWOULDBLOCK) { /* no locks here: keep it unlocked */
+        *named = path;
+        return fd;
+      }
+      /* Nobody but another writer's clean-up can hold a file this fresh: it took our file for a leftover
+       * between our create and our lock, and removes it (it checks the name after locking), so the name
+       * cannot be trusted even while it is still there. */
+      close(fd);
+      free(path);
+      continue;
     }
     if (still_named(path, fd)) {
       *named = path;

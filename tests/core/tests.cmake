@@ -154,3 +154,10 @@ target_include_directories(prefetch PRIVATE ${PROJECT_SOURCE_DIR}/bench)
 target_link_libraries(prefetch PRIVATE xpack_pack)
 add_test(NAME core_prefetch COMMAND prefetch)
 set_tests_properties(core_prefetch PROPERTIES SKIP_RETURN_CODE 77)
+
+# Named temporary files of writers racing in one folder: no writer's clean-up of leftovers removes a file
+# another writer holds.
+add_executable(temp_race ${CMAKE_CURRENT_LIST_DIR}/temp_race.c)
+target_include_directories(temp_race PRIVATE ${PROJECT_SOURCE_DIR}/libpack)
+target_link_libraries(temp_race PRIVATE xpack_common Threads::Threads)
+add_test(NAME core_temp_race COMMAND temp_race)
