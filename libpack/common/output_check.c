@@ -9,6 +9,10 @@
 #include "common/file_map.h"
 
 xpack_status xp_check_output(const char* out_path, const char* const* inputs, size_t input_count, xpack_error* err) {
+  /* An empty name would pass for a new file here and fail only at the rename, once all the work is done. */
+  if (out_path[0] == '\0') {
+    return xp_fail(err, XPACK_ERR_ARG, "the output is an empty path: expected the name of a file to write");
+  }
   struct stat link, target;
   if (lstat(out_path, &link) != 0) {
     if (errno == ENOENT) return XPACK_OK; /* a new file (a missing folder on the way fails at the write) */

@@ -76,6 +76,13 @@ for kind in $kinds; do
   refused 2 "export onto $f" -- "$XPACK" export --executorch c.xpc "$f"
 done
 [ -p fifo ] && [ -d folder ] && [ -S sock ] && [ -L link-to-fifo ] || bad "a non-regular output was replaced"
+# An empty OUT is no file: refused before the work (once each command did it all, then failed at the rename
+# with "xpack: : cannot rename the temporary file into place", exit 4).
+refused 2 "pack -o ''" -- "$XPACK" pack m.pte --data m.ptd -o ""
+grep -q "empty path" err.txt || bad "pack -o '': the message does not say the path is empty: $(cat err.txt)"
+refused 2 "pack --zstd -o ''" -- "$XPACK" pack m.pte --data m.ptd --zstd -o ""
+refused 2 "inflate onto ''" -- "$XPACK" inflate z.xpc ""
+refused 2 "export onto ''" -- "$XPACK" export --executorch c.xpc ""
 [ ! -e chardev ] || [ -c chardev ] || bad "the character device was replaced"
 # A symbolic link to a regular file, or a dangling one, is replaced; what it pointed to stays.
 cp c.xpc.orig pointed.xpc
