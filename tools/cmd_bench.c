@@ -7,6 +7,7 @@
  * nocache baseline of the same run. Outputs must be bit-identical across every variant and repetition:
  * anything else fails the run (exit 1). */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -303,6 +304,33 @@ static int parse_args(bench_run* run, bench_options* o, int argc, char** argv) {
   return 0;
 }
 
+/* The temporary folder and cache of this run (unless --keep), for the handler below: a bench interrupted by
+ * Ctrl-C, a closed terminal or SIGTERM once left the whole packed cache in $TMPDIR, as large as the model's
+ * packed weights. The paths are filled in before the handler is installed and never change after. */
+static char g_bench_dir[4096], g_bench_cache[4200];
+
+static void remove_temporary_cache(int sig) {
+  unlink(g_bench_cache); /* async-signal-safe, as is rmdir; a missing file is no harm */
+  rmdir(g_bench_dir);
+  raise(sig); /* the handler was reset on entry (SA_RESETHAND): the signal now ends the process as it would have */
+}
+
+static void remove_temporary_cache_on_signals(const char* dir, const char* cache) {
+  snprintf(g_bench_dir, sizeof g_bench_dir, "%s", dir);
+  snprintf(g_bench_cache, sizeof g_bench_cache, "%s", cache);
+  static const int signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+  struct sigaction action;
+  memset(&action, 0, sizeof action);
+  action.sa_handler = remove_temporary_cache;
+  action.sa_flags = SA_RESETHAND;
+  sigemptyset(&action.sa_mask);
+  for (size_t i = 0; i < sizeof signals / sizeof signals[0]; i++) {
+    struct sigaction before;
+    /* A signal ignored when bench started (nohup, a background job) stays ignored. */
+    if (sigaction(signals[i], NULL, &before) == 0 && before.sa_handler != SIG_IGN) sigaction(signals[i], &action, NULL);
+  }
+}
+
 static void free_run(bench_run* run) {
   for (int v = 0; v < BENCH_VARIANT_COUNT; v++) {
     for (size_t i = 0; i < run->v[v].count; i++) bench_sample_free(&run->v[v].samples[i]);
@@ -334,6 +362,8 @@ int cmd_bench(int argc, char** argv) {
       rc = XPACK_EXIT_FAILED;
     } else {
       if (g_verbosity >= 0 && !o.as_json) fprintf(stderr, "packing into %s ...\n", dir);
+      snprintf(packed_path, sizeof packed_path, "%s/bench.xpc", dir);
+      if (!o.keep) remove_temporary_cache_on_signals(dir, packed_path);
       rc = pack_cache(run, dir, packed_path, sizeof packed_path);
       run->cache_path = packed_path;
     }

@@ -190,5 +190,25 @@ for round in 1 2; do
 done
 echo "  verify --model killed mid-re-pack: its re-pack was in \$TMPDIR and nothing is left"
 
+echo "bench interrupted"
+# bench packs into a folder of its own under $TMPDIR and removes it at the end; interrupted (Ctrl-C, a closed
+# terminal, SIGTERM) once it left the folder and the whole packed cache there.
+mkdir btmp
+for sig in INT TERM HUP; do
+  # Job control on: a background job of a script would otherwise start with SIGINT ignored.
+  (set -m
+   env TMPDIR="$d/btmp" "$XPACK" bench m.pte --data m.ptd --reps 101 > /dev/null 2>&1 &
+   pid=$!
+   for _ in $(seq 600); do [ -n "$(find btmp -name bench.xpc)" ] && break; sleep 0.05; done
+   [ -n "$(find btmp -name bench.xpc)" ] || : > never-packed
+   kill -"$sig" "$pid"
+   wait "$pid" 2> /dev/null || true)
+  [ ! -e never-packed ] || bad "bench (SIG$sig) never packed its cache: not interrupted mid-run"
+  rm -f never-packed
+  [ -z "$(ls -A btmp)" ] || bad "bench interrupted by SIG$sig left in \$TMPDIR: $(find btmp | tr '\n' ' ')"
+  rm -rf btmp/*
+done
+echo "  bench interrupted by SIGINT, SIGTERM, SIGHUP: nothing left in \$TMPDIR"
+
 [ "$failures" = 0 ] || fail "$failures check(s) failed"
 echo "outputs: ok"
