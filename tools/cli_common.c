@@ -2,16 +2,54 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 const char* g_program = "xpack";
 int g_verbosity = 0;
 
-void cli_error(const char* fmt, ...) {
+void cli_neutralize_controls(char* s, size_t n, int keep_line_breaks) {
+  unsigned char* u = (unsigned char*)s;
+  for (size_t i = 0; i < n; i++) {
+    if (u[i] == 0xc2 && i + 1 < n && u[i + 1] >= 0x80 && u[i + 1] <= 0x9f) {
+      u[i] = u[i + 1] = '?';
+      i++;
+    } else if ((u[i] < 0x20 && !(keep_line_breaks && (u[i] == '\n' || u[i] == '\t'))) || u[i] == 0x7f) {
+      u[i] = '?';
+    }
+  }
+}
+
+static void put_line(FILE* out, const char* prefix, const char* fmt, va_list ap) {
+  char small[1024];
+  va_list again;
+  va_copy(again, ap);
+  const int n = vsnprintf(small, sizeof small, fmt, ap);
+  char* text = small;
+  if (n >= (int)sizeof small) {
+    text = malloc((size_t)n + 1);
+    if (text != NULL) vsnprintf(text, (size_t)n + 1, fmt, again);
+    else text = small; /* out of memory: the message cut short rather than lost */
+  }
+  va_end(again);
+  if (n > 0) cli_neutralize_controls(text, strlen(text), 0);
+  fprintf(out, "%s%s\n", prefix, n >= 0 ? text : fmt);
+  if (text != small) free(text);
+}
+
+void cli_line(FILE* out, const char* fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  fprintf(stderr, "%s: ", g_program);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
+  put_line(out, "", fmt, ap);
+  va_end(ap);
+}
+
+void cli_error(const char* fmt, ...) {
+  char prefix[64];
+  snprintf(prefix, sizeof prefix, "%s: ", g_program);
+  va_list ap;
+  va_start(ap, fmt);
+  put_line(stderr, prefix, fmt, ap);
   va_end(ap);
 }
 
@@ -19,12 +57,12 @@ void cli_message(void* context, xpack_message_kind kind, const char* text) {
   (void)context;
   switch (kind) {
     case XPACK_MESSAGE_NOTE:
-      if (g_verbosity >= 0) fprintf(stderr, "note: %s\n", text);
+      if (g_verbosity >= 0) cli_line(stderr, "note: %s", text);
       break;
     case XPACK_MESSAGE_DETAIL:
-      if (g_verbosity > 0) fprintf(stderr, "%s\n", text);
+      if (g_verbosity > 0) cli_line(stderr, "%s", text);
       break;
-    case XPACK_MESSAGE_WARNING: fprintf(stderr, "warning: %s\n", text); break;
+    case XPACK_MESSAGE_WARNING: cli_line(stderr, "warning: %s", text); break;
     case XPACK_MESSAGE_ERROR: cli_error("%s", text); break;
   }
 }

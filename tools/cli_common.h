@@ -19,12 +19,28 @@
 extern const char* g_program; /* "xpack" */
 extern int g_verbosity;       /* -q: -1, default 0, -v: 1 */
 
-/* Prints "xpack: message" to stderr. */
+/* Prints "xpack: message" to stderr, as one line (cli_line). */
 void cli_error(const char* fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 1, 2)))
 #endif
     ;
+
+/* Prints one line to `out`: the printf-formatted text, with every control character written as '?'
+ * (cli_neutralize_controls, line breaks included), then a newline. For text that may hold names taken from
+ * files. */
+void cli_line(FILE* out, const char* fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* Names in reports and messages come from files (method, backend and family names, keys, identities): a
+ * crafted one could send escape sequences to the terminal (retitle it, move the cursor, rewrite what was
+ * printed) or start a line of its own. Replaces, in place, each control character of the n bytes at s by '?',
+ * as ls does: C0 (but '\n' and '\t' when keep_line_breaks), DEL, and C1 in its UTF-8 form (U+0080..U+009F,
+ * which some terminals obey) as "??". */
+void cli_neutralize_controls(char* s, size_t n, int keep_line_breaks);
 
 /* An xpack_message_fn for the pipeline's messages, on stderr: notes ("note: ...") unless -q, details only
  * with -v, warnings ("warning: ...") and errors ("xpack: ...") always. context is unused. */

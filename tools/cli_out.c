@@ -26,9 +26,14 @@ int cli_out_end(int exit_code) {
     if (!held_ok) {
       cli_error("out of memory while holding the report");
       exit_code = XPACK_EXIT_FAILED;
-    } else if (fwrite(g_held_bytes, 1, g_held_size, stdout) != g_held_size || fflush(stdout) != 0) {
-      cli_error("cannot write the report to stdout: %s", strerror(errno));
-      exit_code = XPACK_EXIT_FAILED;
+    } else {
+      /* Names from files reach the terminal only defused (cli_common.h); a --json document holds no control
+       * character (json.c escapes them), so this leaves it as it is. */
+      cli_neutralize_controls(g_held_bytes, g_held_size, 1);
+      if (fwrite(g_held_bytes, 1, g_held_size, stdout) != g_held_size || fflush(stdout) != 0) {
+        cli_error("cannot write the report to stdout: %s", strerror(errno));
+        exit_code = XPACK_EXIT_FAILED;
+      }
     }
   }
   free(g_held_bytes);

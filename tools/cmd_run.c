@@ -99,9 +99,9 @@ static void check_programs(const xpack_model_set* set, const xpack_cache* cache,
       }
       json_end_object(j);
     } else if (st != XPACK_OK) {
-      fprintf(stderr, "warning: %s: %s\n", file, err.message);
+      cli_line(stderr, "warning: %s: %s", file, err.message);
     } else if (g_verbosity > 0) {
-      fprintf(stderr, "%s: the cache was built from this program\n", file);
+      cli_line(stderr, "%s: the cache was built from this program", file);
     }
   }
   if (j) json_end_array(j);
@@ -227,7 +227,7 @@ int cmd_run(int argc, char** argv) {
     xpack_cache_close(job.cache);
     return rc;
   }
-  if (refusal && !job.as_json) fprintf(stderr, "cache refused, XNNPACK packs everything: %s\n", refusal);
+  if (refusal && !job.as_json) cli_line(stderr, "cache refused, XNNPACK packs everything: %s", refusal);
   json j;
   json_init(&j, cli_out());
   job.j = &j;

@@ -73,6 +73,9 @@ static void write_escaped(FILE* out, const char* s, size_t n) {
     if (len == 0) {
       fputs("\\ufffd", out);
       i++;
+    } else if (len == 2 && c == 0xc2 && u[i + 1] <= 0x9f) { /* C1 controls: escaped like C0 (cli_out_end) */
+      fprintf(out, "\\u%04x", u[i + 1]);
+      i += len;
     } else if (len > 1) {
       fwrite(u + i, 1, len, out);
       i += len;

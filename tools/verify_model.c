@@ -45,7 +45,7 @@ static int compare_outputs(void* context, const xpack_model_set* set, const xpac
     report(job, where, "outputs with the cache differ from outputs without it");
   }
   if (after.misses != before.misses && g_verbosity >= 0) {
-    fprintf(stderr, "note: %s: %llu look-up%s missed the cache (XNNPACK packed them)\n", where,
+    cli_line(stderr, "note: %s: %llu look-up%s missed the cache (XNNPACK packed them)", where,
             (unsigned long long)(after.misses - before.misses), after.misses - before.misses == 1 ? "" : "s");
   }
   return 0;

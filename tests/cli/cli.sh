@@ -187,6 +187,27 @@ set +e; (ulimit -v 60000; "$XPACK" inspect big.pte > /dev/null 2> err.txt); s=$?
 [ "$s" = 4 ] || fail "inspect of a 100 MB program within 60 MB of address space exits $s, not 4: $(cat err.txt)"
 grep -q "big.pte: mmap of .* failed" err.txt || fail "the failed mapping is not named: $(cat err.txt)"
 rm -f big.pte
+# Names from files reach the terminal defused: a program whose method name is an escape sequence (OSC, BEL,
+# and the C1 control CSI in UTF-8) gets '?' for each control character in every text report and message
+# (once written raw: a crafted program could retitle the terminal or rewrite what xpack printed); --json
+# keeps the name, escaped.
+python3 - m.pte esc.pte <<'PY'
+import sys
+b = bytearray(open(sys.argv[1], 'rb').read())
+at = b.find(b'prefill')
+assert at > 0 and b.count(b'prefill') == 1
+b[at:at + 7] = b'\x1b]0;\x07\xc2\x9b'   # 7 bytes, as long as "prefill": the flatbuffer stays valid
+open(sys.argv[2], 'wb').write(b)
+PY
+for c in "inspect esc.pte" "inspect esc.pte -v" "run esc.pte" "pack esc.pte -o esc.xpc -v" "run esc.pte --method none"; do
+  set +e; "$XPACK" $c > out.txt 2> err.txt; set -e
+  grep -q '?]0;?' out.txt err.txt || fail "$c: the method name is not shown defused: $(head -c 300 out.txt err.txt)"
+  if LC_ALL=C grep -q $'[\x1b\x07]\|\xc2\x9b' out.txt err.txt; then fail "$c: a control character from the program reached the terminal"; fi
+done
+"$XPACK" inspect esc.pte --json | python3 -c 'import json, sys
+names = [m["name"] for m in json.load(sys.stdin)["programs"][0]["methods"]]
+sys.exit(0 if "\x1b]0;\x07\x9b" in names else 1)' || fail "inspect --json does not keep the method name"
+rm -f esc.xpc
 # No command at all is a usage error: the usage goes to stderr, stdout stays empty, exit 2.
 set +e; "$XPACK" > out.txt 2> err.txt; s=$?; set -e
 [ "$s" = 2 ] || fail "xpack with no command exits $s, not 2"
