@@ -1,6 +1,9 @@
 /* xpack: pack XNNPACK weights ahead of time, and debug the caches. Dispatches to one command per file. */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <xnnpack.h>
 
 #include "cli_common.h"
@@ -146,7 +149,24 @@ static int take_global_options(int argc, char** argv) {
   return kept;
 }
 
+/* A standard descriptor closed by whoever started xpack (`2>&-`) would be the next file xpack opens, and
+ * its messages would go into that file: once `pack -v 2>&-` wrote its per-delegate lines into the cache it
+ * was writing (exit 0, a damaged file). Each closed one is taken by /dev/null opened read-only, so that
+ * writes to it still fail as they would on a closed descriptor (a report that cannot reach stdout stays
+ * exit 4). */
+static void hold_standard_descriptors(void) {
+  for (int fd = STDIN_FILENO; fd <= STDERR_FILENO; fd++) {
+    if (fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+    const int held = open("/dev/null", O_RDONLY | O_NOCTTY); /* the lowest free descriptor: fd */
+    if (held != fd) {
+      if (held >= 0) close(held);
+      _exit(XPACK_EXIT_FAILED); /* nowhere safe to write even this */
+    }
+  }
+}
+
 int main(int argc, char** argv) {
+  hold_standard_descriptors();
   int i = 1;
   int version = 0, version_json = 0;
   for (; i < argc && argv[i][0] == '-'; i++) {

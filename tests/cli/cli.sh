@@ -208,6 +208,20 @@ done
 names = [m["name"] for m in json.load(sys.stdin)["programs"][0]["methods"]]
 sys.exit(0 if "\x1b]0;\x07\x9b" in names else 1)' || fail "inspect --json does not keep the method name"
 rm -f esc.xpc
+# Standard descriptors closed by the caller: messages never go into a file xpack opens in their place (once
+# `pack -v 2>&-` wrote its per-delegate lines into the cache it wrote, exit 0); a report with stdout closed
+# is still exit 4, the file written.
+for z in "" --zstd=3; do
+  rm -f closed.xpc
+  # shellcheck disable=SC2086
+  "$XPACK" pack m.pte -o closed.xpc -v $z 2>&- > /dev/null || fail "pack -v $z with stderr closed"
+  cmp -s closed.xpc "$([ -z "$z" ] && echo m.xpc || echo m.z.xpc)" ||
+    fail "pack -v $z with stderr closed wrote another file than pack does: $("$XPACK" verify closed.xpc 2>&1 | head -2)"
+done
+set +e; "$XPACK" pack m.pte -o closed.xpc -v >&- 2> err.txt; s=$?; set -e
+[ "$s" = 4 ] && grep -q "cannot write the report to stdout" err.txt || fail "pack with stdout closed: exit $s: $(cat err.txt)"
+cmp -s closed.xpc m.xpc || fail "pack with stdout closed wrote another file than pack does"
+rm -f closed.xpc
 # No command at all is a usage error: the usage goes to stderr, stdout stays empty, exit 2.
 set +e; "$XPACK" > out.txt 2> err.txt; s=$?; set -e
 [ "$s" = 2 ] || fail "xpack with no command exits $s, not 2"
