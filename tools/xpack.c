@@ -1,6 +1,7 @@
 /* xpack: pack XNNPACK weights ahead of time, and debug the caches. Dispatches to one command per file. */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -167,6 +168,9 @@ static void hold_standard_descriptors(void) {
 
 int main(int argc, char** argv) {
   hold_standard_descriptors();
+  /* A reader that closes the pipe early (`xpack dump F | head -1`) makes the write of the report fail with
+   * EPIPE, reported as exit 4 (docs/CLI.md), instead of killing xpack with SIGPIPE (exit 141). */
+  signal(SIGPIPE, SIG_IGN);
   int i = 1;
   int version = 0, version_json = 0;
   for (; i < argc && argv[i][0] == '-'; i++) {

@@ -222,6 +222,17 @@ set +e; "$XPACK" pack m.pte -o closed.xpc -v >&- 2> err.txt; s=$?; set -e
 [ "$s" = 4 ] && grep -q "cannot write the report to stdout" err.txt || fail "pack with stdout closed: exit $s: $(cat err.txt)"
 cmp -s closed.xpc m.xpc || fail "pack with stdout closed wrote another file than pack does"
 rm -f closed.xpc
+# A reader that closes the pipe before the report is written: exit 4 naming stdout, not death by SIGPIPE (141).
+set +e
+python3 - "$XPACK" m.xpc <<'PY' 2> err.txt
+import os, subprocess, sys
+r, w = os.pipe()
+os.close(r)  # no reader at all: the report's write fails, whenever it comes
+sys.exit(subprocess.run([sys.argv[1], "dump", sys.argv[2]], stdout=w).returncode % 256)
+PY
+s=$?; set -e
+[ "$s" = 4 ] && grep -q "cannot write the report to stdout" err.txt ||
+  fail "dump into a pipe without a reader: exit $s (243 = killed by SIGPIPE, as Python reports it): $(cat err.txt)"
 # No command at all is a usage error: the usage goes to stderr, stdout stays empty, exit 2.
 set +e; "$XPACK" > out.txt 2> err.txt; s=$?; set -e
 [ "$s" = 2 ] || fail "xpack with no command exits $s, not 2"
