@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli_common.h"
@@ -310,7 +311,10 @@ static int parse_args(bench_run* run, bench_options* o, int argc, char** argv) {
 static char g_bench_dir[4096], g_bench_cache[4200];
 
 static void remove_temporary_cache(int sig) {
-  unlink(g_bench_cache); /* async-signal-safe, as is rmdir; a missing file is no harm */
+  /* A pack child signalled alone would otherwise go on and rename its cache into the folder once emptied. */
+  const pid_t child = g_bench_running_child;
+  if (child > 0 && kill(child, SIGKILL) == 0) waitpid(child, NULL, 0);
+  unlink(g_bench_cache); /* async-signal-safe, as are kill, waitpid and rmdir; a missing file is no harm */
   rmdir(g_bench_dir);
   raise(sig); /* the handler was reset on entry (SA_RESETHAND): the signal now ends the process as it would have */
 }

@@ -108,6 +108,10 @@ typedef struct bench_child_run {
  * Returns 0, or -1 when the process could not be started (message printed). */
 int bench_spawn(char* const* argv, bench_child_run* out);
 
+/* The child bench_spawn is waiting for, or 0: for a signal handler that must end it before removing what it
+ * writes into (cmd_bench.c). */
+extern volatile pid_t g_bench_running_child;
+
 
 /* This process's I/O so far: major faults (getrusage), read(2)-family calls and bytes fetched from storage
  * (/proc/self/io syscr and read_bytes; 0 where there is no /proc). */

@@ -13,6 +13,8 @@
 #include "cli_common.h"
 #include "cmd_bench.h"
 
+volatile pid_t g_bench_running_child;
+
 static double now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -43,6 +45,7 @@ int bench_spawn(char* const* argv, bench_child_run* out) {
     fprintf(stderr, "xpack: bench: cannot execute /proc/self/exe: %s\n", strerror(errno));
     _exit(127);
   }
+  g_bench_running_child = pid;
   close(fds[1]);
   size_t size = 0, capacity = 4096;
   char* buf = malloc(capacity);
@@ -74,6 +77,7 @@ int bench_spawn(char* const* argv, bench_child_run* out) {
       return -1;
     }
   }
+  g_bench_running_child = 0;
   out->wall_ms = now_ms() - t0;
   out->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
   if (buf) buf[size] = 0;
