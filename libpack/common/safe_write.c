@@ -22,6 +22,27 @@ static void release(xp_safe_file* f) {
   *f = XP_SAFE_FILE_NONE;
 }
 
+/* The mode open(2) gives a new file of mode 0666 in this process: 0666 less the umask. Read from
+ * /proc/self/status where the kernel says it (Linux 4.7 on), since setting the umask to read it back would
+ * change it for a moment for every thread of the process (an app's too); else by setting it back at once. */
+static mode_t new_file_mode(void) {
+  mode_t mask = 0;
+  int known = 0;
+  FILE* status = fopen("/proc/self/status", "r");
+  if (status != NULL) {
+    char line[256];
+    unsigned value;
+    while (!known && fgets(line, sizeof line, status) != NULL) known = sscanf(line, "Umask: %o", &value) == 1;
+    if (known) mask = (mode_t)value;
+    fclose(status);
+  }
+  if (!known) {
+    mask = umask(022);
+    umask(mask);
+  }
+  return 0666 & ~mask;
+}
+
 /* Opens the temporary file of f in f->folder. */
 static xpack_status open_temporary(xp_safe_file* f, xpack_error* err) {
   f->fd = f->unnamed ? xp_temp_open_unnamed(f->folder) : xp_temp_open(f->folder, &f->tmp_path);
@@ -32,7 +53,9 @@ static xpack_status open_temporary(xp_safe_file* f, xpack_error* err) {
     release(f);
     return st;
   }
-  fchmod(f->fd, 0644);
+  /* Made 0600, so that nobody else reads it half-written; the output gets the mode any new file of the user's
+   * gets (once a fixed 0644: the packed weights of a private model were readable by everyone under umask 077). */
+  if (!f->unnamed) fchmod(f->fd, new_file_mode());
   return XPACK_OK;
 }
 

@@ -27,7 +27,7 @@ typedef struct xp_safe_file {
 #define XP_SAFE_FILE_NONE ((xp_safe_file){NULL, NULL, NULL, -1, 0})
 
 /* Refuses what is at path as xp_check_output does (no inputs), then creates the locked temporary file in
- * path's folder, mode 0644. On failure f is released (nothing to abort). Errors: XPACK_ERR_ARG (path is a
+ * path's folder, mode 0666 less the umask (as open(2) makes a new file). On failure f is released (nothing to abort). Errors: XPACK_ERR_ARG (path is a
  * device, FIFO, socket or folder, or a link to one), XPACK_ERR_NOMEM, XPACK_ERR_IO ("<path>: cannot create
  * a temporary file beside it: <reason>"). */
 xpack_status xp_safe_create(xp_safe_file* f, const char* path, xpack_error* err);

@@ -123,6 +123,26 @@ done
 exec 9<&-
 cd ..
 
+echo "modes of outputs"
+# An output gets the mode any new file of the user's gets: 0666 less the umask (once a fixed 0644, which made
+# the packed weights of a private model readable by everyone under umask 077).
+mkdir modes
+for mask in 077 022 002; do
+  want=$(printf '%o' $((0666 & ~0$mask)))
+  for cmd in "pack m.pte --data m.ptd -o modes/o.xpc" "pack m.pte --data m.ptd --zstd=1 -o modes/o.xpc" \
+             "inflate z.xpc modes/o.xpc" "export --executorch c.xpc modes/o.xpc"; do
+    for named in "" XPACK_TEST_NAMED_TEMP=1; do
+      rm -f modes/o.xpc
+      # shellcheck disable=SC2086
+      (umask $mask; env $named "$XPACK" -q $cmd > /dev/null 2> err.txt) || bad "umask $mask $named $cmd: $(cat err.txt)"
+      got=$(stat -c %a modes/o.xpc 2> /dev/null || echo none)
+      [ "$got" = "$want" ] || bad "umask $mask $named $cmd: mode $got, expected $want"
+    done
+  done
+done
+rm -rf modes
+echo "  pack, pack --zstd, inflate and export: mode 0666 less the umask (077, 022, 002)"
+
 echo "long output names"
 long=$(printf 'n%.0s' $(seq 251)).xpc   # 255 bytes, NAME_MAX
 for cmd in "pack m.pte --data m.ptd -o $long" "pack m.pte --data m.ptd --zstd -o $long" "inflate z.xpc $long" \
