@@ -8,6 +8,7 @@
 #define _GNU_SOURCE /* sync_file_range */
 #endif
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,9 +22,19 @@
 double bench_disk_write_ms(const char* dir, uint64_t bytes) {
   char path[4096];
   snprintf(path, sizeof path, "%s/.xpack-bench-disk.XXXXXX", dir);
+  /* The file has a name only between these two calls: the signals that make bench remove its folder
+   * (cmd_bench.c) wait until it has none, else the folder would stay with the file in it. */
+  sigset_t stop, before;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGINT);
+  sigaddset(&stop, SIGTERM);
+  sigaddset(&stop, SIGHUP);
+  sigaddset(&stop, SIGQUIT);
+  sigprocmask(SIG_BLOCK, &stop, &before);
   int fd = mkstemp(path);
+  if (fd >= 0) unlink(path);
+  sigprocmask(SIG_SETMASK, &before, NULL);
   if (fd < 0) return -1;
-  unlink(path);
   uint8_t* chunk = malloc(DISK_CHUNK);
   double ms = -1;
   if (chunk != NULL) {
