@@ -196,7 +196,10 @@ static int measure(bench_run* run, bench_variant v) {
     if (child.exit_code == 0) cli_error("bench: %s child: %s", kBenchVariantNames[v], why);
     else cli_error("bench: %s child exited with %d", kBenchVariantNames[v], child.exit_code);
     free(child.out);
-    return child.exit_code == XPACK_EXIT_BAD_INPUT ? XPACK_EXIT_BAD_INPUT : XPACK_EXIT_FAILED;
+    /* As for the pack child: the inputs are the child's as given, so a bad one, or one given twice, is bad
+     * input or usage here too. */
+    const int passed_on = child.exit_code == XPACK_EXIT_BAD_INPUT || child.exit_code == XPACK_EXIT_USAGE;
+    return passed_on ? child.exit_code : XPACK_EXIT_FAILED;
   }
   free(child.out);
   vr->count++;

@@ -75,7 +75,9 @@ set +e; "$XPACK" run m.pte --method nosuch > out.txt 2> err.txt; s=$?; set -e
 grep -q "nosuch.*prefill, decode" err.txt || fail "run --method nosuch: no list of the methods: $(cat err.txt)"
 # The same file twice (by the same or another path) is refused, naming both.
 ln -sf w.ptd w2.ptd
-for c in "run w.pte --data w.ptd --data w.ptd" "pack w.pte --data w.ptd --data w2.ptd -o n.xpc" "pack m.pte m.pte -o n.xpc"; do
+# bench too, with its own cache (its measuring children find it: once exit 4) or packing one.
+for c in "run w.pte --data w.ptd --data w.ptd" "pack w.pte --data w.ptd --data w2.ptd -o n.xpc" "pack m.pte m.pte -o n.xpc" \
+         "bench m.pte m.pte --reps 1 --variants nocache" "bench w.pte --data w.ptd --data w2.ptd --cache m.xpc --reps 1 --variants nocache"; do
   set +e; "$XPACK" $c > out.txt 2> err.txt; s=$?; set -e
   [ "$s" = 2 ] && grep -q "given twice (the same file as" err.txt || fail "$c: exit $s: $(cat err.txt)"
   [ -e n.xpc ] && fail "$c: wrote a file"
