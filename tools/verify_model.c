@@ -82,6 +82,17 @@ static void compare_entries(const xpack_file* fresh, const xpack_file* cache, co
   }
 }
 
+/* A re-pack without a weight compares nothing and agrees with any cache: say so, and why. */
+static void note_nothing_compared(const xpack_file* fresh, const xpack_model_set* set, const xpack_pack_report* packed) {
+  xpack_file_info info;
+  xpack_file_get_info(fresh, &info);
+  if (info.entry_count > 0 || g_verbosity < 0) return;
+  const char* why = set->program_count == 0 ? "no program was given (a .ptd goes with --data)"
+                    : packed->xnnpack == 0  ? "the programs hold no XNNPACK delegate"
+                                            : "XNNPACK packs no weight of theirs that a cache holds";
+  cli_line(stderr, "note: --model: nothing compared: %s", why);
+}
+
 int verify_against_model(const char* cache_path, const xpack_model_set* set, xpack_problem_fn fn, void* context,
                          uint64_t* problems) {
   compare_job job = {NULL, fn, context, problems};
@@ -113,6 +124,7 @@ int verify_against_model(const char* cache_path, const xpack_model_set* set, xpa
     xpack_file_get_info(cache, &cache_info);
     /* Frames are not packed bytes: compare after `xpack inflate` (the run below reports the refusal). */
     if (!(cache_info.flags & 1)) compare_entries(fresh, cache, &job);
+    note_nothing_compared(fresh, set, &packed);
   } else {
     report(&job, cache_path, err.message);
   }

@@ -109,6 +109,16 @@ for c in "pack m.pte -o full.xpc" "run m.pte" "inspect m.pte" "dump m.xpc" "veri
   [ "$s" = 4 ] && grep -q "stdout" err.txt || fail "$c > /dev/full: exit $s, not 4 naming stdout: $(cat err.txt)"
 done
 
+# verify --model with nothing to compare (here a .ptd alone) agrees with any cache: a note says nothing was
+# compared and why, -q silences it, and the exit stays 0 (the cache itself is sound).
+"$XPACK" verify m.xpc --model w.ptd > /dev/null 2> err.txt || fail "verify --model w.ptd exits $?"
+grep -q "note: --model: nothing compared: no program was given" err.txt ||
+  fail "verify --model w.ptd: no note that nothing was compared: $(cat err.txt)"
+"$XPACK" -q verify m.xpc --model w.ptd > /dev/null 2> err.txt || fail "verify -q --model w.ptd exits $?"
+grep -q "nothing compared" err.txt && fail "verify -q --model w.ptd still notes: $(cat err.txt)"
+"$XPACK" verify m.xpc --model m.pte > /dev/null 2> err.txt || fail "verify --model m.pte exits $?"
+grep -q "nothing compared" err.txt && fail "verify --model m.pte says nothing was compared: $(cat err.txt)"
+
 # --json on every command: one JSON document on stdout.
 json_ok() { python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$1" || fail "$2: --json output does not parse: $(head -c 300 "$1")"; }
 run_json() { local name=$1; shift; "$XPACK" "$@" --json > "$name.json" || fail "$name exits $?"; json_ok "$name.json" "$name"; }
