@@ -61,11 +61,13 @@ total() { sed -n "s/^total .*\b$2=\([0-9]*\).*/\1/p" "$1"; }
 median() { sort -g | awk '{a[NR]=$1} END{ if (NR%2) printf "%.3f", a[(NR+1)/2]; else printf "%.3f", (a[NR/2]+a[NR/2+1])/2 }'; }
 
 rows=()
-bench_program() { # name pte
-  local name=$1 pte=$2 r cfg
-  "$XPACK" pack "$pte" -o "$work/p.xpc" > /dev/null 2>&1 || { echo "  $name: xpack pack wrote nothing, skipped" >&2; return; }
-  "$XPACK" export --executorch "$work/p.xpc" "$work/p.export" > /dev/null 2>&1
-  [ -f "$work/p.export" ] || { echo "  $name: nothing exported, skipped" >&2; return; }
+bench_program() { # name pte [ptd]
+  local name=$1 pte=$2 r cfg data=()
+  [ $# -ge 3 ] && data=(--data "$3")
+  "$XPACK" pack "$pte" "${data[@]}" -o "$work/p.xpc" > /dev/null 2>&1 || { echo "  $name: xpack pack wrote nothing, skipped" >&2; return; }
+  rm -f "$work/p.export"
+  "$XPACK" export --executorch "$work/p.xpc" "$work/p.export" > /dev/null 2>&1 # nothing exported: no file, and n/a
+
   for cfg in "${configs[@]}"; do : > "$work/$cfg.ms"; : > "$work/$cfg.start"; done
   # timed CFG HARNESS ARGS...: one fresh process of configuration CFG, its load time appended to CFG.ms and its
   # load + first execution to CFG.start. The sync first: no write-back of what the one before wrote
@@ -73,7 +75,7 @@ bench_program() { # name pte
   timed() {
     local cfg=$1 harness=$2; shift 2
     sync
-    "$harness" "$pte" "$@" --pre-init > "$work/$cfg.txt" 2>/dev/null || return 1
+    "$harness" "$pte" "${data[@]}" "$@" --pre-init > "$work/$cfg.txt" 2>/dev/null || return 1
     load_ms "$work/$cfg.txt" >> "$work/$cfg.ms"; echo >> "$work/$cfg.ms"
     start_ms "$work/$cfg.txt" >> "$work/$cfg.start"; echo >> "$work/$cfg.start"
   }
@@ -82,14 +84,17 @@ bench_program() { # name pte
     rm -f "$work/own.packed"
     timed et_first "$ET_HARNESS" --cache-file "$work/own.packed" || return
     timed et_second "$ET_HARNESS" --cache-file "$work/own.packed" || return
-    cp "$work/p.export" "$work/app.packed"
-    timed xpack "$ET_HARNESS" --cache-file "$work/app.packed" || return
+    if [ -f "$work/p.export" ]; then
+      cp "$work/p.export" "$work/app.packed"
+      timed xpack "$ET_HARNESS" --cache-file "$work/app.packed" || return
+    fi
     timed adapter "$HX" --xpack-cache "$work/p.xpc" --xpack-flags "$app_flags" || return
   done
   local row="| $name |" start_row="| $name |" cfg
   for cfg in "${configs[@]}"; do row+=" $(cell "$cfg" ms) |"; done
   for cfg in nocache xpack adapter; do start_row+=" $(cell "$cfg" start) |"; done
-  row+=" $(total "$work/et_first.txt" packed) / $(total "$work/et_second.txt" from_file) / $(total "$work/xpack.txt" packed) / $(total "$work/xpack.txt" from_file) / $(total "$work/adapter.txt" from_file) of $(total "$work/xpack.txt" lookups) |"
+  [ -f "$work/p.export" ] || : > "$work/xpack.txt"
+  row+=" $(total "$work/et_first.txt" packed) / $(total "$work/et_second.txt" from_file) / $(total "$work/xpack.txt" packed) / $(total "$work/xpack.txt" from_file) / $(total "$work/adapter.txt" from_file) of $(total "$work/et_second.txt" lookups) |"
   start_row+=" $(adapter_cache "$work/adapter.txt") |"
   rows+=("$row")
   start_rows+=("$start_row")
@@ -102,9 +107,10 @@ adapter_cache() {
   if [ -n "$flag" ]; then echo "skipped ($flag)"; return; fi
   echo "served: $(sed -n 's/^xpack .*\bhits=\([0-9]*\).*/\1/p' "$1") of $(sed -n 's/^xpack .*\blookups=\([0-9]*\).*/\1/p' "$1") look-ups hit"
 }
-# cell CFG EXT: the median of CFG's samples and its ratio to nocache's.
+# cell CFG EXT: the median of CFG's samples and its ratio to nocache's (n/a without samples: nothing exported).
 cell() {
   local m base
+  grep -q . "$work/$1.$2" || { echo "n/a"; return; }
   m=$(grep . "$work/$1.$2" | median)
   base=$(grep . "$work/nocache.$2" | median)
   echo "$m ($(awk -v a="$m" -v b="$base" 'BEGIN{printf "%.3gx", a/b}'))"
@@ -116,6 +122,16 @@ echo "ExecuTorch runtime: $ET_PREFIX ($(sed -n 's/^EXECUTORCH_VERSION=//p' "$ET_
 "$XPACK_GENMODEL" llm --size "$size" -o "$work/llm.pte" > /dev/null || exit 1
 bench_program "llm $size (fp32, prefill+decode)" "$work/llm.pte"
 rm -f "$work/llm.pte" "$work/p.xpc" "$work/p.export" "$work/own.packed" "$work/app.packed"
+# The generated kinds at their default sizes, as in docs/BENCHMARKS.md's never-slower table.
+for kind in qd8-qc8w fp16 deconv conv ptd; do
+  if [ $kind = ptd ]; then
+    "$XPACK_GENMODEL" ptd -o "$work/g.pte" --ptd "$work/g.ptd" > /dev/null || exit 1
+    bench_program "generated $kind" "$work/g.pte" "$work/g.ptd"
+  else
+    "$XPACK_GENMODEL" $kind -o "$work/g.pte" > /dev/null || exit 1
+    bench_program "generated $kind" "$work/g.pte"
+  fi
+done
 for f in conv linear129 qint8_linear small_cnn person_detect_fp32 person_detect_int8 stress_mlp img_dec_small_q8 img_enc_fp32; do
   [ -f "$real/$f.pte" ] && bench_program "real $f.pte" "$real/$f.pte"
 done
