@@ -108,6 +108,17 @@ typedef struct xpack_cache xpack_cache;
  * file's metadata and a cold cache is worth serving. */
 #define XPACK_COLD_CACHE_BYTES (1024u * 1024u)
 
+/* The sizes XPACK_OPEN_SKIP_SMALL and XPACK_OPEN_SKIP_COLD compare a file's size with, for
+ * xpack_cache_open_limits. The defaults (XPACK_SMALL_CACHE_BYTES, XPACK_COLD_CACHE_BYTES) were measured where
+ * the app opens its programs with xpack and XNNPACK on the machine of docs/BENCHMARKS.md; where the cache
+ * costs more to take up than that (xpack_et_adapter_attach also reads and sizes the program ExecuTorch has
+ * read) or a device's storage and CPU draw the line elsewhere, the caller passes its own. */
+typedef struct xpack_open_limits {
+  uint64_t small_cache_bytes; /* XPACK_OPEN_SKIP_SMALL skips a file under this; 0 = XPACK_SMALL_CACHE_BYTES */
+  uint64_t cold_cache_bytes;  /* XPACK_OPEN_SKIP_COLD skips a file under this out of the page cache; 0 =
+                                 XPACK_COLD_CACHE_BYTES */
+} xpack_open_limits;
+
 /* Opens and validates a cache file: footer, header, table directory, bounds, version, small-table
  * checksums and compatibility (architecture, XNN_ALLOCATION_ALIGNMENT, XNNPACK build identifier).
  * Costs the same whatever the number of entries or bytes of weights, and allocates no memory per entry.
@@ -118,6 +129,12 @@ typedef struct xpack_cache xpack_cache;
  * Errors: XPACK_ERR_ARG, XPACK_ERR_IO, XPACK_ERR_NOT_XPACK, XPACK_ERR_VERSION, XPACK_ERR_TRUNCATED,
  *         XPACK_ERR_CORRUPT, XPACK_ERR_TRANSPORT, XPACK_ERR_INCOMPATIBLE (strict only), XPACK_ERR_NOMEM. */
 xpack_status xpack_cache_open(const char* path, unsigned flags, xpack_cache** out, xpack_error* err);
+
+/* xpack_cache_open, with XPACK_OPEN_SKIP_SMALL and XPACK_OPEN_SKIP_COLD comparing the file's size with
+ * `limits` (NULL, or a field of 0: the default). The refusal of a file skipped under a limit other than the
+ * default names that limit. Errors: those of xpack_cache_open. */
+xpack_status xpack_cache_open_limits(const char* path, unsigned flags, const xpack_open_limits* limits,
+                                     xpack_cache** out, xpack_error* err);
 
 /* Unmaps the file and frees every heap fallback; for a file skipped as cold, calls xpack_cache_warm_up
  * first if the app has not. Every XNNPACK runtime created with the provider must have been deleted first.

@@ -135,25 +135,59 @@ static void skip(xpack_cache* c, uint64_t size, const char* why, size_t why_size
   memcpy(c->refusal, why, why_size);
 }
 
+/* Appends text to c->refusal (cut at its end). */
+static void refusal_append(xpack_cache* c, const char* text) {
+  size_t at = strlen(c->refusal);
+  while (*text && at + 1 < sizeof c->refusal) c->refusal[at++] = *text++;
+  c->refusal[at] = 0;
+}
+
+/* The refusal of a file skipped under a caller's limit, which names it: put together without printf, whose
+ * first call in a process would cost more than the rest of the skip. */
+static void skip_under_limit(xpack_cache* c, uint64_t size, const char* flag, uint64_t limit, const char* rest) {
+  char digits[24];
+  size_t n = sizeof digits;
+  digits[--n] = 0;
+  do {
+    digits[--n] = (char)('0' + limit % 10);
+    limit /= 10;
+  } while (limit && n > 0);
+  c->skipped = 1;
+  c->size = size;
+  c->refusal[0] = 0;
+  refusal_append(c, "skipped unread (");
+  refusal_append(c, flag);
+  refusal_append(c, "): a file under the caller's limit of ");
+  refusal_append(c, digits + n);
+  refusal_append(c, " bytes");
+  refusal_append(c, rest);
+}
+
 /* XPACK_OPEN_SKIP_SMALL from the file's size alone (one stat), XPACK_OPEN_SKIP_COLD from its size and its
  * residency (residency.h): neither reads the file, so that a cold file costs no read from storage.
  * Anything else, errors included, is left to the normal open; *resident_map is then the mapping the residency
  * check made of a file it found wholly in the page cache, or NULL. */
-static int skip_unread(xpack_cache* c, const char* path, unsigned flags, void** resident_map) {
+static int skip_unread(xpack_cache* c, const char* path, unsigned flags, uint64_t small_limit, uint64_t cold_limit,
+                       void** resident_map) {
   struct stat st;
   if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
   const uint64_t size = (uint64_t)st.st_size;
   if (size < XPC_HEADER_SIZE + XPC_FOOTER_SIZE) return 0;
-  if ((flags & XPACK_OPEN_SKIP_SMALL) && size < XPACK_SMALL_CACHE_BYTES) {
-    skip(c, size, kSkippedSmall, sizeof kSkippedSmall);
+  if ((flags & XPACK_OPEN_SKIP_SMALL) && size < small_limit) {
+    if (small_limit == XPACK_SMALL_CACHE_BYTES) skip(c, size, kSkippedSmall, sizeof kSkippedSmall);
+    else skip_under_limit(c, size, "XPACK_OPEN_SKIP_SMALL", small_limit, "");
     return 1;
   }
-  if ((flags & XPACK_OPEN_SKIP_COLD) && size < XPACK_COLD_CACHE_BYTES) {
+  if ((flags & XPACK_OPEN_SKIP_COLD) && size < cold_limit) {
     xp_residency_check check;
     switch (xp_residency_ask(path, st.st_dev, st.st_ino, size, &check)) {
       case XP_NOT_RESIDENT:
         c->cold = check;
-        skip(c, size, kSkippedCold, sizeof kSkippedCold);
+        if (cold_limit == XPACK_COLD_CACHE_BYTES) skip(c, size, kSkippedCold, sizeof kSkippedCold);
+        else {
+          skip_under_limit(c, size, "XPACK_OPEN_SKIP_COLD", cold_limit,
+                           " that is not in the page cache; xpack_cache_warm_up reads it for the next open");
+        }
         return 1;
       case XP_RESIDENT:
         c->size = size;
@@ -166,6 +200,13 @@ static int skip_unread(xpack_cache* c, const char* path, unsigned flags, void** 
 }
 
 xpack_status xpack_cache_open(const char* path, unsigned flags, xpack_cache** out, xpack_error* err) {
+  return xpack_cache_open_limits(path, flags, NULL, out, err);
+}
+
+xpack_status xpack_cache_open_limits(const char* path, unsigned flags, const xpack_open_limits* limits,
+                                     xpack_cache** out, xpack_error* err) {
+  const uint64_t small_limit = limits && limits->small_cache_bytes ? limits->small_cache_bytes : XPACK_SMALL_CACHE_BYTES;
+  const uint64_t cold_limit = limits && limits->cold_cache_bytes ? limits->cold_cache_bytes : XPACK_COLD_CACHE_BYTES;
   const unsigned known =
       XPACK_OPEN_READ | XPACK_OPEN_STRICT | XPACK_OPEN_SEQUENTIAL | XPACK_OPEN_WILLNEED | XPACK_OPEN_CHECK_REGIONS |
       XPACK_OPEN_PROBE_EARLY | XPACK_OPEN_TRUST_SIZES | XPACK_OPEN_SKIP_SMALL | XPACK_OPEN_SKIP_COLD;
@@ -181,7 +222,8 @@ xpack_status xpack_cache_open(const char* path, unsigned flags, xpack_cache** ou
   /* A skipped cache is no cache: no provider (xpack_cache_provider is NULL), no state behind one, nothing
    * touched but this file's code, so that skipping costs the stat and little else. */
   void* resident_map = NULL;
-  if ((flags & (XPACK_OPEN_SKIP_SMALL | XPACK_OPEN_SKIP_COLD)) && skip_unread(c, path, flags, &resident_map)) {
+  if ((flags & (XPACK_OPEN_SKIP_SMALL | XPACK_OPEN_SKIP_COLD)) &&
+      skip_unread(c, path, flags, small_limit, cold_limit, &resident_map)) {
     *out = c;
     return XPACK_OK;
   }
