@@ -7,32 +7,34 @@
 #   adapter    xpack's loader inside ExecuTorch (xpack::et_adapter, et_harness_xpack, built here against
 #              this build's `cmake --install`): xpack_et_adapter_attach with the flags apps are advised to
 #              pass, then load_method with ExecuTorch's own cache off
-# Each configuration runs REPS (>= 5) fresh processes, interleaved. Two tables, from the same processes:
-# medians of the per-process load time (load_method summed over the program's methods; for the adapter,
-# plus xpack_et_adapter_attach, which opens, binds, sizes and probes), and of load + first execution of
-# every method (what an app waits for before its first outputs: the cache's pages are first touched there),
-# each with the ratio to nocache measured in the same run; the first also gives the weights packed anew /
-# served from the file (et_harness's counts, last rep).
+# Each configuration runs REPS (>= 5) fresh processes, interleaved. The table gives medians of the per-process
+# load time (load_method summed over the program's methods; for the adapter, plus xpack_et_adapter_attach,
+# which opens, binds, sizes and probes), the ratio to nocache measured in the same run, and the weights packed
+# anew / served from the file (et_harness's counts, last rep). With --execute every method also runs once,
+# and a second table gives load + first execution (the cache's pages are first touched there) of nocache,
+# xpack's export and the adapter; off by default: the harness's few portable kernels take seconds on some
+# real programs (img_dec_small_q8: 10 s), in every configuration alike.
 # The page cache is warm (files were just written or read); XNNPACK and the threadpool are initialized
 # before timing (--pre-init: about 15 ms here, the same in every configuration), so the times are the
 # program's. --pre-init then waits 50 ms: just after their creation
 # the pool's threads spin-wait, and a load in that window took 8 to 27 ms instead of 0.4 here, at random,
 # in every configuration. A sync before each process: nothing the one before wrote is written back during it.
 #
-#   bench/executorch_load.sh [--reps N] [--size 768M] [--real DIR] [--out FILE.md]
+#   bench/executorch_load.sh [--reps N] [--size 768M] [--real DIR] [--execute] [--out FILE.md]
 # Environment: XPACK_BUILD_DIR (default: ./build; its tools/xpack, xpack-genmodel and its install),
 # XNNPACK_PREFIX, XPACK_ET_VERSION (see tests/executorch/env.sh). Not a test: it prints Markdown tables
 # (and writes them to --out).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-reps=5; size=768M; real="$root/../shared/testdata/real"; out=""
+reps=5; size=768M; real="$root/../shared/testdata/real"; out=""; execute=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --reps) reps=$2; shift 2 ;;
     --size) size=$2; shift 2 ;;
     --real) real=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
-    *) echo "usage: $0 [--reps N] [--size 768M] [--real DIR] [--out FILE.md]" >&2; exit 2 ;;
+    --execute) execute=1; shift ;;
+    *) echo "usage: $0 [--reps N] [--size 768M] [--real DIR] [--execute] [--out FILE.md]" >&2; exit 2 ;;
   esac
 done
 [ "$reps" -ge 5 ] || { echo "--reps must be >= 5" >&2; exit 2; }
@@ -51,7 +53,8 @@ cmake -S "$root/tests/executorch/harness" -B "$work/hb" -G Ninja -DCMAKE_BUILD_T
   || { tail -30 "$work/hb.log" >&2; echo "building et_harness_xpack failed" >&2; exit 1; }
 HX=$work/hb/et_harness_xpack
 # The flags docs/INTEGRATION.md advises apps to pass: XPACK_OPEN_PROBE_EARLY | XPACK_OPEN_SKIP_SMALL | XPACK_OPEN_SKIP_COLD.
-app_flags=$((0x20 | 0x80 | 0x100))
+# XPACK_ADAPTER_FLAGS replaces them (e.g. 288, without XPACK_OPEN_SKIP_SMALL, to see where a served cache breaks even).
+app_flags=${XPACK_ADAPTER_FLAGS:-$((0x20 | 0x80 | 0x100))}
 
 # sum KEY LINE-PREFIX FILE: the sum of KEY=value over the lines that start with LINE-PREFIX.
 sum() { awk -v k="$1=" -v p="$2" 'index($0, p) == 1 {for(i=1;i<=NF;i++) if(index($i, k) == 1) s += substr($i, length(k) + 1)} END{printf "%.3f", s}' "$3"; }
@@ -75,7 +78,8 @@ bench_program() { # name pte [ptd]
   timed() {
     local cfg=$1 harness=$2; shift 2
     sync
-    "$harness" "$pte" "${data[@]}" "$@" --pre-init > "$work/$cfg.txt" 2>/dev/null || return 1
+    local run_it=(--no-execute); [ $execute = 1 ] && run_it=()
+    "$harness" "$pte" "${data[@]}" "$@" "${run_it[@]}" --pre-init > "$work/$cfg.txt" 2>/dev/null || return 1
     load_ms "$work/$cfg.txt" >> "$work/$cfg.ms"; echo >> "$work/$cfg.ms"
     start_ms "$work/$cfg.txt" >> "$work/$cfg.start"; echo >> "$work/$cfg.start"
   }
@@ -94,12 +98,12 @@ bench_program() { # name pte [ptd]
   for cfg in "${configs[@]}"; do row+=" $(cell "$cfg" ms) |"; done
   for cfg in nocache xpack adapter; do start_row+=" $(cell "$cfg" start) |"; done
   [ -f "$work/p.export" ] || : > "$work/xpack.txt"
-  row+=" $(total "$work/et_first.txt" packed) / $(total "$work/et_second.txt" from_file) / $(total "$work/xpack.txt" packed) / $(total "$work/xpack.txt" from_file) / $(total "$work/adapter.txt" from_file) of $(total "$work/et_second.txt" lookups) |"
+  row+=" $(total "$work/et_first.txt" packed) / $(total "$work/et_second.txt" from_file) / $(total "$work/xpack.txt" packed) / $(total "$work/xpack.txt" from_file) / $(total "$work/adapter.txt" from_file) of $(total "$work/et_second.txt" lookups) | $(adapter_cache "$work/adapter.txt") |"
   start_row+=" $(adapter_cache "$work/adapter.txt") |"
   rows+=("$row")
   start_rows+=("$start_row")
   echo "$row" >&2
-  echo "$start_row" >&2
+  [ $execute = 1 ] && echo "$start_row" >&2
 }
 # adapter_cache FILE: whether the adapter's cache served (its hits) or was skipped (which flag skipped it).
 adapter_cache() {
@@ -139,13 +143,15 @@ done
 {
   echo "load_method (ms, ratio to no cache):"
   echo
-  echo "| program | nocache ms | ExecuTorch's cache, 1st launch | ExecuTorch's cache, 2nd launch | xpack export, 1st launch | xpack adapter (attach + load) | packed 1st / served 2nd / xpack packed / xpack served / adapter served of look-ups |"
-  echo "|---|---:|---:|---:|---:|---:|---|"
+  echo "| program | nocache ms | ExecuTorch's cache, 1st launch | ExecuTorch's cache, 2nd launch | xpack export, 1st launch | xpack adapter (attach + load) | packed 1st / served 2nd / xpack packed / xpack served / adapter served of look-ups | adapter's cache |"
+  echo "|---|---:|---:|---:|---:|---:|---|---|"
   printf '%s\n' "${rows[@]}"
-  echo
-  echo "load + first execution of every method (ms, ratio to no cache):"
-  echo
-  echo "| program | nocache ms | xpack export | xpack adapter | adapter's cache |"
-  echo "|---|---:|---:|---:|---|"
-  printf '%s\n' "${start_rows[@]}"
+  if [ $execute = 1 ]; then
+    echo
+    echo "load + first execution of every method (ms, ratio to no cache):"
+    echo
+    echo "| program | nocache ms | xpack export | xpack adapter | adapter's cache |"
+    echo "|---|---:|---:|---:|---|"
+    printf '%s\n' "${start_rows[@]}"
+  fi
 } | tee ${out:+"$out"}

@@ -43,7 +43,8 @@ xpack_status xpack_et_adapter_attach(const char* cache_path, unsigned flags, con
   if (g_cache) return xp_fail(err, XPACK_ERR_ARG, "xpack_et_adapter_attach: already attached");
   if (!cache_path || !pte || (ptd_count && (!ptds || !ptd_sizes)))
     return xp_fail(err, XPACK_ERR_ARG, "xpack_et_adapter_attach: NULL argument");
-  xpack_status st = xpack_cache_open(cache_path, flags, &g_opening, err);
+  const xpack_open_limits limits = {.small_cache_bytes = XPACK_ET_ADAPTER_SMALL_CACHE_BYTES};
+  xpack_status st = xpack_cache_open_limits(cache_path, flags, &limits, &g_opening, err);
   if (st != XPACK_OK) return st;
   if (xpack_cache_entry_count(g_opening) == 0) { /* skipped unread (XPACK_OPEN_SKIP_SMALL or _COLD): nothing to find */
     g_cache = g_opening;

@@ -37,8 +37,15 @@
 extern "C" {
 #endif
 
+/* The size under which attach skips a cache file when the app passes XPACK_OPEN_SKIP_SMALL (128 KiB without
+ * the adapter): attach reads the program again (ExecuTorch has read it), binds, sizes and probes, 0.17 to
+ * 0.37 ms more than ExecuTorch serving the same weights from its own file on the programs of docs/BENCHMARKS.md
+ * ("Stock ExecuTorch"), where caches of 407 KiB and less loaded slower through the adapter than without a
+ * cache (1.15 to 3.1 times) and those of 521 KiB and more faster (0.28 to 0.91). */
+#define XPACK_ET_ADAPTER_SMALL_CACHE_BYTES (512u * 1024u)
+
 /* Opens the cache (xpack_cache_open flags; apps pass XPACK_OPEN_PROBE_EARLY | XPACK_OPEN_SKIP_SMALL |
- * XPACK_OPEN_SKIP_COLD), prefetches it (xpack_cache_prefetch) and binds every constant of every XNNPACK delegate of the program in `pte` (with the
+ * XPACK_OPEN_SKIP_COLD; XPACK_OPEN_SKIP_SMALL skips here under XPACK_ET_ADAPTER_SMALL_CACHE_BYTES), prefetches it (xpack_cache_prefetch) and binds every constant of every XNNPACK delegate of the program in `pte` (with the
  * .ptd files in `ptds`) at its address in those bytes. A file skipped as small or cold is attached as it is:
  * nothing bound, sized or probed, and no provider substituted (ExecuTorch's own is passed through); call
  * xpack_cache_warm_up(xpack_et_adapter_cache()) once the app has started, so that a file skipped as cold is

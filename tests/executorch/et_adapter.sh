@@ -127,13 +127,26 @@ echo "skipped_small: $(summary "$work/skipped_small.run")"
 [ "$(xf "$work/skipped_small.run" lookups)" = 0 ] || fail "skipped_small: look-ups reached a skipped cache"
 grep -q "^xpack refusal: skipped unread" "$work/skipped_small.run" || fail "skipped_small: no refusal naming the skip"
 same "$work/skipped_small.run" "$work/deconv.base" || fail "skipped_small: outputs differ from no cache"
+# Inside ExecuTorch XPACK_OPEN_SKIP_SMALL skips under XPACK_ET_ADAPTER_SMALL_CACHE_BYTES (512 KiB), not 128 KiB:
+# attach reads, binds, sizes and probes what ExecuTorch has read already. The generated ptd kind's cache lies
+# between the two: skipped with the flag (the refusal names the adapter's limit), outputs as without; served
+# in full without it (check_served above ran it with flags 0).
+p_size=$(stat -c %s "$work/ptd.xpc")
+[ "$p_size" -ge 131072 ] && [ "$p_size" -lt 524288 ] || fail "the generated ptd cache is no longer between 128 and 512 KiB ($p_size bytes)"
+prog ptd gen ptd
+run_xp "$work/ptd_skipped.run" "$work/ptd.xpc" --xpack-flags 160
+echo "skipped_under_adapter_limit: $(summary "$work/ptd_skipped.run")"
+[ "$(xf "$work/ptd_skipped.run" lookups)" = 0 ] || fail "ptd with XPACK_OPEN_SKIP_SMALL: look-ups reached a cache under the adapter's limit"
+grep -q "^xpack refusal: skipped unread (XPACK_OPEN_SKIP_SMALL): a file under the caller's limit of 524288 bytes" \
+  "$work/ptd_skipped.run" || fail "ptd: the refusal does not name the adapter's limit: $(grep '^xpack refusal' "$work/ptd_skipped.run")"
+same "$work/ptd_skipped.run" "$work/ptd.base" || fail "ptd skipped under the adapter's limit: outputs differ from no cache"
 # A cache between 128 KiB and 1 MiB opened with XPACK_OPEN_SKIP_COLD too (flags 416): served from the page
 # cache; out of it, skipped unread like a small one, and back in the page cache after the run (the harness
 # calls xpack_cache_warm_up once every method has run) (issue 17).
 prog qd8-qc8w gen qd8-qc8w
 q=$work/qd8-qc8w.xpc
 q_size=$(stat -c %s "$q")
-[ "$q_size" -ge 131072 ] && [ "$q_size" -lt 1048576 ] || fail "the generated qd8-qc8w cache is no longer between 128 KiB and 1 MiB"
+[ "$q_size" -ge 524288 ] && [ "$q_size" -lt 1048576 ] || fail "the generated qd8-qc8w cache is no longer between 512 KiB (the adapter's small limit) and 1 MiB"
 resident() { fincore -n -r -o PAGES "$1"; }
 # Read into the page cache just before each try: the kernel may evict part of a file between that read and the
 # open (seen in CI, where the cache written minutes before was skipped), so five tries; a loader that skips a
