@@ -12,9 +12,9 @@
 
 /* Under this many packed bytes an export likely makes stock ExecuTorch's load_method slower than no cache: its
  * weights cache opens, locks and maps the file in more time than XNNPACK packs that few. Measured with ExecuTorch
- * v1.4.0 (docs/BENCHMARKS.md, "Stock ExecuTorch's load_method"): exports of 2 KiB to 254 KiB loaded in 1.4 to
- * 3.1 times the time without a cache, those of 0.9 and 2 MiB in 0.41 and 0.26 of it. */
-#define EXPORT_SMALL_BYTES (512u * 1024u)
+ * v1.4.0 (docs/BENCHMARKS.md, "Stock ExecuTorch's load_method"): exports of 256 B to 67 KiB loaded in 1.1 to 1.5
+ * times the time without a cache, one of 137 KiB in 1.03, those of 243 KiB to 2 MiB in 0.18 to 0.71 of it. */
+#define EXPORT_SMALL_BYTES (128u * 1024u)
 
 /* Whether an export written is that small: said the same way in text and JSON. */
 static int likely_slower_than_packing(const xpack_export_stats* s) {

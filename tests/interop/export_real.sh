@@ -16,9 +16,9 @@ for f in linear129 small_cnn person_detect_fp32 person_detect_int8 stress_mlp im
   python3 "$here/read_xpwc.py" compare --xpwc $f.xpwc --xpc $f.xpc --dump $f.dump.json --export $f.export.json \
     || fail "$f: the export does not match the cache"
   "$XPWC_RUN" "$REAL/$f.pte" --xpwc $f.xpwc || fail "$f: ExecuTorch-like run"
-  # An export under 512 KiB of packed weights is said to likely slow stock ExecuTorch's load down, in JSON and text.
+  # An export under 128 KiB of packed weights is said to likely slow stock ExecuTorch's load down, in JSON and text.
   small=$(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); \
-    assert d['likely_slower_than_packing'] == (d['data_bytes'] < 512 * 1024), d; print(int(d['data_bytes'] < 512 * 1024))" \
+    assert d['likely_slower_than_packing'] == (d['data_bytes'] < 128 * 1024), d; print(int(d['data_bytes'] < 128 * 1024))" \
     $f.export.json) || fail "$f: likely_slower_than_packing does not follow the export's size"
   "$XPACK" export --executorch $f.xpc $f.again.xpwc > /dev/null 2> $f.text.err || fail "$f: export (text)"
   if grep -q "^note: .*likely load the program slower" $f.text.err; then noted=1; else noted=0; fi
