@@ -38,7 +38,7 @@ extern "C" {
 #endif
 
 /* The size under which attach skips a cache file when the app passes XPACK_OPEN_SKIP_SMALL (128 KiB without
- * the adapter): attach reads the program again (ExecuTorch has read it), binds, sizes and probes, 0.17 to
+ * the adapter): attach reads the program again (ExecuTorch has read it), binds, sizes and probes, 0.13 to
  * 0.37 ms more than ExecuTorch serving the same weights from its own file on the programs of docs/BENCHMARKS.md
  * ("Stock ExecuTorch"), where caches of 407 KiB and less loaded slower through the adapter than without a
  * cache (1.15 to 3.1 times) and those of 521 KiB and more faster (0.28 to 0.91). */
