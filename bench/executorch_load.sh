@@ -45,13 +45,8 @@ source "$root/tests/executorch/env.sh"
 work=$(mktemp -d "${TMPDIR:-/tmp}/et_bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-# The adapter's harness, built as an app would build it (tests/executorch/et_adapter.sh does the same).
-cmake --install "$build" --prefix "$work/xpack" > "$work/install.log" 2>&1 || { cat "$work/install.log" >&2; exit 1; }
-cmake -S "$root/tests/executorch/harness" -B "$work/hb" -G Ninja -DCMAKE_BUILD_TYPE=Release -DEXECUTORCH_PREFIX="$ET_PREFIX" \
-  -DXNNPACK_PREFIX="$(sed -n 's/^XNNPACK_PREFIX=//p' "$ET_PREFIX/et.env")" -Dxpack_DIR="$work/xpack/lib/cmake/xpack" \
-  > "$work/hb.log" 2>&1 && ninja -C "$work/hb" et_harness_xpack >> "$work/hb.log" 2>&1 \
-  || { tail -30 "$work/hb.log" >&2; echo "building et_harness_xpack failed" >&2; exit 1; }
-HX=$work/hb/et_harness_xpack
+# The adapter's harness, built as an app would build it.
+HX=$(et_build_adapter_harness "$work" "$build") || { echo "installing xpack or building et_harness_xpack failed" >&2; exit 1; }
 # The flags docs/INTEGRATION.md advises apps to pass: XPACK_OPEN_PROBE_EARLY | XPACK_OPEN_SKIP_SMALL | XPACK_OPEN_SKIP_COLD.
 # XPACK_ADAPTER_FLAGS replaces them (e.g. 288, without XPACK_OPEN_SKIP_SMALL, to see where a served cache breaks even).
 app_flags=${XPACK_ADAPTER_FLAGS:-$((0x20 | 0x80 | 0x100))}

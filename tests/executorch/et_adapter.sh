@@ -20,12 +20,7 @@ source "$here/env.sh"
 work=$(mktemp -d "${TMPDIR:-/tmp}/et_adapter.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-cmake --install "$XPACK_BUILD_DIR" --prefix "$work/xpack" > "$work/install.log" 2>&1 || { cat "$work/install.log"; fail "cmake --install"; }
-et_xnn=$(sed -n 's/^XNNPACK_PREFIX=//p' "$ET_PREFIX/et.env")
-cmake -S "$here/harness" -B "$work/hb" -G Ninja -DCMAKE_BUILD_TYPE=Release -DEXECUTORCH_PREFIX="$ET_PREFIX" \
-  -DXNNPACK_PREFIX="$et_xnn" -Dxpack_DIR="$work/xpack/lib/cmake/xpack" > "$work/hb.log" 2>&1 \
-  && ninja -C "$work/hb" et_harness_xpack >> "$work/hb.log" 2>&1 || { tail -30 "$work/hb.log"; fail "building et_harness_xpack"; }
-HX="$work/hb/et_harness_xpack"
+HX=$(et_build_adapter_harness "$work" "$XPACK_BUILD_DIR") || fail "installing xpack or building et_harness_xpack"
 echo "et_harness_xpack built against the installed xpack and $ET_PREFIX"
 
 xf() { sed -n "s/^xpack .*\b$2=\([0-9a-z]*\).*/\1/p" "$1"; }
