@@ -1,12 +1,76 @@
-/* Outputs that must not be written over: see output_check.h. */
+/* Outputs that must not be written over, and output paths that cannot be written: see output_check.h. */
 #include "common/output_check.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/error.h"
 #include "common/file_map.h"
+
+/* The folder that will hold out_path's file, as a path ("." for a bare name), written into `folder`. */
+static xpack_status output_folder(const char* out_path, char* folder, size_t folder_size, const char** name,
+                                  xpack_error* err) {
+  const char* slash = strrchr(out_path, '/');
+  if (slash == NULL) {
+    strcpy(folder, ".");
+    *name = out_path;
+    return XPACK_OK;
+  }
+  size_t len = (size_t)(slash - out_path);
+  if (len == 0) len = 1; /* "/name": the root */
+  if (len >= folder_size) {
+    return xp_fail(err, XPACK_ERR_ARG, "%s: the output's folder is a path of %zu bytes, longer than %zu", out_path,
+                   len, folder_size - 1);
+  }
+  memcpy(folder, out_path, len);
+  folder[len] = '\0';
+  *name = slash + 1;
+  return XPACK_OK;
+}
+
+/* Checks that the output can be made where it is named, so that a typo fails before the work and not at the
+ * rename, once it is all done. */
+static xpack_status check_output_place(const char* out_path, xpack_error* err) {
+  size_t path_len = strlen(out_path);
+  if (out_path[path_len - 1] == '/') {
+    return xp_fail(err, XPACK_ERR_ARG, "%s: the output ends in '/', which names a folder: expected a file name",
+                   out_path);
+  }
+  char folder[PATH_MAX];
+  const char* name = NULL;
+  xpack_status st = output_folder(out_path, folder, sizeof folder, &name, err);
+  if (st != XPACK_OK) return st;
+  struct stat folder_stat;
+  if (stat(folder, &folder_stat) != 0) {
+    int e = errno;
+    if (e == ENOENT || e == ENOTDIR) {
+      return xp_fail(err, XPACK_ERR_ARG, "%s: the output's folder %s does not exist", out_path, folder);
+    }
+    return xp_fail(err, XPACK_ERR_IO, "%s: cannot look at the output's folder %s: %s", out_path, folder,
+                   strerror(e));
+  }
+  if (!S_ISDIR(folder_stat.st_mode)) {
+    return xp_fail(err, XPACK_ERR_ARG, "%s: %s is %s, not a folder", out_path, folder,
+                   xp_file_kind(folder_stat.st_mode));
+  }
+  long name_max = pathconf(folder, _PC_NAME_MAX);
+  size_t name_len = strlen(name);
+  if (name_max > 0 && name_len > (size_t)name_max) {
+    return xp_fail(err, XPACK_ERR_ARG, "%s: the output's name is %zu bytes, more than the %ld its folder's file system allows",
+                   out_path, name_len, name_max);
+  }
+  /* The effective ids decide, as they will at the write; root passes unless the file system is read-only. */
+  if (faccessat(AT_FDCWD, folder, W_OK | X_OK, AT_EACCESS) != 0) {
+    return xp_fail(err, XPACK_ERR_IO, "%s: cannot write into the output's folder %s: %s", out_path, folder,
+                   strerror(errno));
+  }
+  return XPACK_OK;
+}
 
 xpack_status xp_check_output(const char* out_path, const char* const* inputs, size_t input_count, xpack_error* err) {
   /* An empty name would pass for a new file here and fail only at the rename, once all the work is done. */
@@ -15,10 +79,14 @@ xpack_status xp_check_output(const char* out_path, const char* const* inputs, si
   }
   struct stat link, target;
   if (lstat(out_path, &link) != 0) {
-    if (errno == ENOENT) return XPACK_OK; /* a new file (a missing folder on the way fails at the write) */
-    return xp_fail(err, XPACK_ERR_IO, "%s: cannot look at the output: %s", out_path, strerror(errno));
+    int e = errno;
+    if (e == ENOENT) return check_output_place(out_path, err); /* a new file */
+    if (e == ENOTDIR || e == ENAMETOOLONG || e == ELOOP) {
+      return xp_fail(err, XPACK_ERR_ARG, "%s: not a path a file can be written at: %s", out_path, strerror(e));
+    }
+    return xp_fail(err, XPACK_ERR_IO, "%s: cannot look at the output: %s", out_path, strerror(e));
   }
-  if (stat(out_path, &target) != 0) return XPACK_OK; /* a dangling symbolic link: replaced, nothing is lost */
+  if (stat(out_path, &target) != 0) return check_output_place(out_path, err); /* a dangling link: replaced */
   if (!S_ISREG(target.st_mode)) {
     return xp_fail(err, XPACK_ERR_ARG,
                    "%s: the output is %s%s, not a regular file: xpack writes only regular files", out_path,
@@ -31,5 +99,5 @@ xpack_status xp_check_output(const char* out_path, const char* const* inputs, si
                      out_path, inputs[i], strcmp(inputs[i], out_path) == 0 ? "" : " (the same file by another name)");
     }
   }
-  return XPACK_OK;
+  return check_output_place(out_path, err);
 }

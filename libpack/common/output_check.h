@@ -1,4 +1,4 @@
-/* What xpack refuses to write over, checked before anything is written.
+/* What xpack refuses to write over, and where it cannot write, checked before anything is written.
  *
  * An output replaces what is at its path by a rename (safe_write.h), so whatever was there is gone: an
  * input of the same command would be destroyed, and a device, FIFO, socket or folder would turn into a
@@ -14,8 +14,13 @@
 /* XPACK_OK when out_path names nothing yet, or a regular file (or a symbolic link, dangling or to a regular
  * file) that is none of the input_count files of `inputs` (which may be NULL when input_count is 0). The
  * same file is the same device and inode, whatever the name: another path, a hard or a symbolic link.
- * Errors: XPACK_ERR_ARG, naming out_path and what it is or which input it is; XPACK_ERR_IO when out_path
- * cannot be looked at (e.g. a folder on the way cannot be searched). */
+ * Also checks, so that a slip fails before the work and not at the rename, that a file can be made there:
+ * out_path does not end in '/', its folder exists and is a folder, its last component fits the file system's
+ * NAME_MAX, and the effective ids may write into the folder.
+ * Errors: XPACK_ERR_ARG, naming out_path and what it is, which input it is, or what is wrong with the path
+ * (a trailing '/', a missing folder, a component that is not a folder, a name too long, a link loop);
+ * XPACK_ERR_IO when out_path or its folder cannot be looked at, or the folder cannot be written (permission,
+ * a read-only file system). */
 xpack_status xp_check_output(const char* out_path, const char* const* inputs, size_t input_count, xpack_error* err);
 
 #endif

@@ -48,7 +48,8 @@ typedef struct xpack_writer_options {
  * removes unlocked files of exactly that form in the folder, which only a killed writer leaves behind.
  * out_path must name nothing, a regular file or a symbolic link (which is replaced, not written through).
  * options may be NULL. Errors: XPACK_ERR_ARG (also: out_path is a device, FIFO, socket or folder, or a
- * link to one), XPACK_ERR_IO, XPACK_ERR_NOMEM. */
+ * link to one, or a path no file can be made at: a trailing '/', a missing folder, a name too long),
+ * XPACK_ERR_IO (also a folder that may not be written into), XPACK_ERR_NOMEM. */
 xpack_status xpack_writer_create(const char* out_path, const xpack_writer_options* options, xpack_writer** out,
                                  xpack_error* err);
 
@@ -301,8 +302,10 @@ typedef struct xpack_export_stats {
  * The output is written to a temporary file beside out_path, fsynced and renamed: on any error out_path
  * is left as it was. When no entry can be exported, XPACK_OK is returned with stats->records == 0 and
  * nothing is written (ExecuTorch refuses an empty index). fn may be NULL; stats may be NULL.
- * Errors: ARG (also out_path the same file as cache_path, or not a regular file: checked before anything is
- * read or written), IO (reading the cache, writing the output), NOT_XPACK, VERSION, TRUNCATED, CORRUPT (any
+ * Errors: ARG (also out_path the same file as cache_path, not a regular file, or a path no file can be made
+ * at: a trailing '/', a missing folder, a name too long; checked before anything is read or written), IO
+ * (reading the cache, writing the output, a folder that may not be written into), NOT_XPACK, VERSION,
+ * TRUNCATED, CORRUPT (any
  * problem xpack_verify_file finds; the message names the first), TRANSPORT (run `xpack inflate`), NOMEM. */
 xpack_status xpack_export_executorch(const char* cache_path, const char* out_path, xpack_export_entry_fn fn,
                                      void* context, xpack_export_stats* stats, xpack_error* err);

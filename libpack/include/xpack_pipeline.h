@@ -226,9 +226,11 @@ xpack_status xpack_pack_into_writer(const xpack_model_set* set, xpack_writer* wr
  * XNNPACK packs that a loader could check) is XPACK_OK with report->result XPACK_PACK_NOTHING and no file.
  * Initializes XNNPACK (xnn_initialize) when it has not been.
  * Errors: XPACK_ERR_ARG for a NULL argument, a page_alignment other than 0, 4096 or 16384, a zstd_level
- * out of range, or an output_path that is one of the set's files (by device and inode) or not a regular
- * file (nothing is written); those of xpack_pack_into_writer; XPACK_ERR_XNNPACK when XNNPACK does
- * not support this CPU; XPACK_ERR_IO and the writer's and compressor's errors for the output (no partial
+ * out of range, or an output_path that is one of the set's files (by device and inode), not a regular
+ * file, or a path no file can be made at (a trailing '/', a missing folder, a name too long): checked before
+ * any delegate is packed, nothing is written; those of xpack_pack_into_writer; XPACK_ERR_XNNPACK when XNNPACK
+ * does not support this CPU; XPACK_ERR_IO (also, before any packing, a folder that may not be written into)
+ * and the writer's and compressor's errors for the output (no partial
  * file is left); when every XNNPACK delegate failed, the first one's status with the message
  * "no delegate could be packed; first error: ...". */
 xpack_status xpack_pack_set(const xpack_model_set* set, const xpack_pack_options* options, xpack_pack_report* report,

@@ -49,7 +49,9 @@ typedef struct xpack_transport_stats {
  * region's XXH3-64 is checked as it is compressed: a damaged input is refused at its first problem, never
  * converted. stats may be NULL.
  * Errors: XPACK_ERR_ARG (bad level, NULL path, in_path already in the transport form, out_path the same
- * file as in_path or not a regular file: checked before anything is read or written), XPACK_ERR_IO,
+ * file as in_path or not a regular file, or a path no file can be made at: a trailing '/', a missing folder,
+ * a name too long; all checked before anything is read or written), XPACK_ERR_IO (also a folder that may not
+ * be written into, found before anything is read),
  * XPACK_ERR_NOMEM, and for a bad input the statuses of xpack_file_open or XPACK_ERR_CORRUPT (the message
  * names the region, entry or table and its offset). */
 xpack_status xpack_compress_file(const char* in_path, const char* out_path, int level, xpack_transport_stats* stats,
@@ -74,7 +76,8 @@ xpack_status xpack_compress_file_threads(const char* in_path, const char* out_pa
  * in_path, the heap holds the decompression context (at most the 8 MiB window), that buffer and a copy
  * of the metadata area, whatever the size of the regions. stats may be NULL.
  * Errors: XPACK_ERR_ARG (NULL path, in_path already mappable, out_path the same file as in_path or not a
- * regular file: checked before anything is read or written), XPACK_ERR_IO, XPACK_ERR_NOMEM, and for a
+ * regular file, or a path no file can be made at, as xpack_compress_file: checked before anything is read or
+ * written), XPACK_ERR_IO (also a folder that may not be written into), XPACK_ERR_NOMEM, and for a
  * bad input the statuses of xpack_file_open or XPACK_ERR_CORRUPT naming the region and its offset. */
 xpack_status xpack_inflate_file(const char* in_path, const char* out_path, xpack_transport_stats* stats,
                                 xpack_error* err);

@@ -101,7 +101,10 @@ for c in "pack junk.bin -o n.xpc" "run junk.bin" "inspect junk.bin" "dump junk.b
   expect_failed 3 $c
 done
 for c in "pack m.pte -o nodir/n.xpc" "inflate m.z.xpc nodir/n.xpc" "export --executorch m.xpc nodir/n.pwc"; do
-  expect_failed 4 $c
+  expect_failed 2 $c   # a folder that does not exist: a bad -o, found before the work
+done
+for c in "pack m.pte -o /proc/xpack-n.xpc" "inflate m.z.xpc /proc/xpack-n.xpc" "export --executorch m.xpc /proc/xpack-n.pwc"; do
+  expect_failed 4 $c   # a folder where the file system makes no file
 done
 for c in "pack m.pte -o full.xpc" "run m.pte" "inspect m.pte" "dump m.xpc" "verify m.xpc" "inflate m.z.xpc full2.xpc" \
          "export -q --executorch m.xpc full.pwc" "bench m.pte --reps 1 --variants nocache"; do

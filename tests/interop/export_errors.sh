@@ -58,7 +58,7 @@ expect_refusal 3 "transport form; run \`xpack inflate transport.xpc" transport.x
 cmp -s inflated.xpwc m.xpwc || fail "the inflated cache exports differently"
 
 echo "== unwritable output"
-expect_refusal 4 "no/such/dir/out.xpwc" good.xpc no/such/dir/out.xpwc
+expect_refusal 2 "no/such/dir/out.xpwc" good.xpc no/such/dir/out.xpwc   # a bad OUT, found before the work
 # A write that fails half way (file size limit below the output's size): exit 4, the old file stays.
 [ "$(stat -c %s good.xpwc)" -gt 8192 ] || fail "fixture export too small for the size-limit case"
 echo "previous contents" > limited.xpwc

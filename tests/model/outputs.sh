@@ -155,8 +155,46 @@ rm -f "$long"
 echo "  pack, pack --zstd, inflate and export write an output named with 255 bytes"
 # An error names the target: a missing folder.
 set +e; "$XPACK" pack m.pte --data m.ptd --zstd -o "missing/$long" > /dev/null 2> err.txt; st=$?; set -e
-[ "$st" = 4 ] && grep -q "^xpack: missing/$long: " err.txt || bad "an error on a long name: exit $st: $(cut -c1-300 err.txt)"
+[ "$st" = 2 ] && grep -q "^xpack: missing/$long: " err.txt || bad "an error on a long name: exit $st: $(cut -c1-300 err.txt)"
 echo "  an error names the target: exit $st"
+
+echo "output paths where no file can be made"
+# Refused before the work (once they failed at the rename, exit 4, after packing everything): a bad value
+# of -o is exit 2 naming what is wrong; pack -v shows that no delegate was packed.
+too_long=$(printf 'n%.0s' $(seq 252)).xpc   # 256 bytes, one more than NAME_MAX
+# where_refused WHAT WORDS OUT: every command writing OUT exits 2 with a message holding WORDS.
+where_refused() {
+  local what=$1 words=$2 out=$3 cmd
+  for cmd in "pack -v m.pte --data m.ptd -o" "pack -v m.pte --data m.ptd --zstd -o" "inflate z.xpc" \
+             "export --executorch c.xpc"; do
+    # shellcheck disable=SC2086
+    refused 2 "${cmd%% *} $what" -- "$XPACK" $cmd "$out"
+    grep -q -- "$words" err.txt || bad "$cmd $what: the message does not say '$words': $(cut -c1-300 err.txt)"
+    ! grep -q "^packed " err.txt || bad "$cmd $what: refused only after packing: $(cut -c1-300 err.txt)"
+  done
+}
+where_refused "-o ending in /" "ends in '/'" new.xpc/
+where_refused "-o in a missing folder" "folder missing does not exist" missing/new.xpc
+where_refused "-o under a regular file" "Not a directory" m.pte/new.xpc
+where_refused "-o of 256 bytes" "too long" "$too_long"
+where_refused "-o of 256 bytes in a folder" "too long" "keep/$too_long"
+# A folder the user may not write into is "could not complete" (exit 4), but found before the work too. Root
+# may write anywhere, so this runs as nobody, from a copy of the inputs nobody can read.
+if [ "$(id -u)" = 0 ] && command -v setpriv > /dev/null; then
+  ro=$(mktemp -d); chmod 755 "$ro"; cp m.pte m.ptd "$ro"/; chmod 644 "$ro"/m.*
+  cp "$XPACK" "$ro/xpack"; chmod 755 "$ro/xpack"
+  set +e
+  (cd "$ro" && setpriv --reuid=nobody --regid=nogroup --clear-groups ./xpack pack -v m.pte --data m.ptd -o out.xpc) \
+    > /dev/null 2> err.txt; st=$?
+  set -e
+  [ "$st" = 4 ] && grep -q "cannot write into the output's folder" err.txt && ! grep -q "^packed " err.txt ||
+    bad "pack -o into a folder nobody may write: exit $st: $(cut -c1-300 err.txt)"
+  [ ! -e "$ro/out.xpc" ] || bad "pack -o into a folder nobody may write wrote it"
+  rm -rf "$ro"
+  echo "  a folder the user may not write into: exit $st before the work"
+else
+  echo "  a folder the user may not write into: not tested (needs root and setpriv to be another user)"
+fi
 
 echo "killed with SIGKILL"
 mkdir killed tmp

@@ -96,10 +96,11 @@ else
 fi
 chmod 755 locked
 
-# The target is a directory: refused before anything is written (a usage error, see tests/model/outputs.sh).
+# The target is a directory, or in one that does not exist: refused before anything is written (usage
+# errors, see tests/model/outputs.sh).
 mkdir -p out/adir/inside
 expect_failure out out/adir 2 "target is a directory" -- "$XPACK" pack m.pte --data m.ptd -o out/adir
-expect_failure out out/missing 4 "directory does not exist" -- "$XPACK" pack m.pte --data m.ptd -o out/missing/m.xpc
+expect_failure out out/missing 2 "directory does not exist" -- "$XPACK" pack m.pte --data m.ptd -o out/missing/m.xpc
 
 # And the same pack with nothing in its way works, leaving only its output.
 "$XPACK" pack m.pte --data m.ptd -o out/m.xpc > /dev/null

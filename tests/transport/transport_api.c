@@ -157,10 +157,18 @@ int main(int argc, char** argv) {
              "in place: %s", err.message);
   EXPECT_MSG(same_as(inplace, z_bytes, z_size), "in-place inflate changed its input");
 
-  /* An output that cannot be created: XPACK_ERR_IO naming it. */
-  EXPECT_MSG(xpack_inflate_file(z, nowhere, NULL, &err) == XPACK_ERR_IO && strstr(err.message, nowhere), "unwritable: %s",
+  /* An output in a folder that does not exist: XPACK_ERR_ARG naming it, before anything is read. */
+  EXPECT_MSG(xpack_inflate_file(z, nowhere, NULL, &err) == XPACK_ERR_ARG && strstr(err.message, nowhere) &&
+                 strstr(err.message, "does not exist"),
+             "missing folder: %s", err.message);
+  EXPECT_MSG(xpack_compress_file(plain, nowhere, 3, NULL, &err) == XPACK_ERR_ARG, "missing folder, compress: %s",
              err.message);
-  EXPECT_MSG(xpack_compress_file(plain, nowhere, 3, NULL, &err) == XPACK_ERR_IO, "unwritable compress: %s", err.message);
+  /* One the file system will not create (procfs): XPACK_ERR_IO naming it. */
+  const char* unwritable = "/proc/xpack-transport-api.xpc";
+  EXPECT_MSG(xpack_inflate_file(z, unwritable, NULL, &err) == XPACK_ERR_IO && strstr(err.message, unwritable),
+             "unwritable: %s", err.message);
+  EXPECT_MSG(xpack_compress_file(plain, unwritable, 3, NULL, &err) == XPACK_ERR_IO, "unwritable compress: %s",
+             err.message);
 
   /* A damaged region is refused by compress (never re-checksummed into a sound-looking file). */
   EXPECT_MSG(xpack_file_open(plain, &f, &err) == XPACK_OK, "open plain");
