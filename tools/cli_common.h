@@ -101,6 +101,25 @@ int cli_out_begin(void);
  * or XPACK_EXIT_FAILED after printing why when stdout cannot be written. */
 int cli_out_end(int exit_code);
 
+/* What a file was when a command first looked at it by name. verify and export open their input by name
+ * more than once (verify: the whole-file check, the model comparison, this machine's loader; export: the
+ * export, then its report), so a file renamed into place or rewritten between two opens would be reported
+ * on as one file when it was two. */
+typedef struct cli_file_identity {
+  int known; /* 0 when the first look failed: the command's own open reports that */
+  uint64_t device, inode, size;
+  int64_t modified_s, modified_ns;
+} cli_file_identity;
+
+/* Takes path's identity (device, inode, size, modification time) now. */
+void cli_file_identity_take(const char* path, cli_file_identity* identity);
+
+/* 1 when path still names the file `identity` was taken of, with the same size and modification time (or
+ * when the first look had failed), else 0 after printing "xpack: PATH changed while COMMAND read it
+ * (replaced or rewritten): CONSEQUENCE; run COMMAND again". */
+int cli_file_identity_still(const char* path, const cli_file_identity* identity, const char* command,
+                            const char* consequence);
+
 /* Formats a byte count as "12.3 MiB" into buf. */
 const char* cli_bytes(uint64_t bytes, char buf[32]);
 

@@ -192,6 +192,8 @@ int cmd_export(int argc, char** argv) {
   xpack_error err;
   xpack_export_stats stats;
   outcome_list kept = {0};
+  cli_file_identity identity;
+  cli_file_identity_take(cache, &identity);
   xpack_status st = xpack_export_executorch(cache, out, keep_outcome, &kept, &stats, &err);
   xpack_file* f = NULL;
   if (st != XPACK_OK) {
@@ -207,6 +209,14 @@ int cmd_export(int argc, char** argv) {
   if (kept.out_of_memory || xpack_file_open(cache, &f, &err) != XPACK_OK) {
     cli_error("%s: exported, but cannot report on it: %s", cache, kept.out_of_memory ? "out of memory" : err.message);
     free(kept.of_entry);
+    return XPACK_EXIT_FAILED;
+  }
+  /* The export checked and wrote from one mapping; the report below reads the cache again by name. */
+  if (!cli_file_identity_still(cache, &identity, "export",
+                               "the output was written from the file as export first opened and checked it, but the report would "
+                               "describe another, so it is not given")) {
+    free(kept.of_entry);
+    xpack_file_close(f);
     return XPACK_EXIT_FAILED;
   }
   xpack_export_outcome* outcomes = kept.of_entry;

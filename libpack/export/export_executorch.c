@@ -13,6 +13,7 @@
 #include "common/le.h"
 #include "common/output_check.h"
 #include "common/safe_write.h"
+#include "inspect/verify.h"
 #include "xpack.h"
 #include "xpc_format.h"
 
@@ -308,11 +309,11 @@ xpack_status xpack_export_executorch(const char* cache_path, const char* out_pat
   st = xp_file_open(&cache, cache_path, 0, err);
   if (st != XPACK_OK) return st;
   const xp_view* view = &cache.view;
-  /* Every byte of the output comes from the cache: export nothing that verify would not pass. */
+  /* Every byte of the output comes from the cache: export nothing that verify would not pass. The mapping
+   * export reads is the one checked, so a file renamed into cache_path meanwhile is neither checked nor used. */
   first_problem problem = {{0}, 0};
-  uint64_t problems = 0;
-  st = xpack_verify_file(cache_path, keep_first_problem, &problem, &problems, err);
-  if (st == XPACK_OK && problems > 0) {
+  uint64_t problems = xp_verify_view(view, keep_first_problem, &problem);
+  if (problems > 0) {
     st = xp_fail(err, XPACK_ERR_CORRUPT, "%s: damaged, nothing exported: %s (%llu problem%s; `xpack verify %s` lists them)",
                  cache_path, problem.text, (unsigned long long)problems, problems == 1 ? "" : "s", cache_path);
   }

@@ -1,6 +1,8 @@
 /* Full structural verification of a cache file: everything open checks, every check of cache_checks.h,
  * and every region's bytes (hashed, or in the transport form decoded and hashed). Every problem is
  * reported, not only the first. */
+#include "inspect/verify.h"
+
 #include <stdio.h>
 
 #include "cachefile/cache_checks.h"
@@ -54,17 +56,22 @@ xpack_status xpack_verify_file(const char* path, xpack_problem_fn fn, void* cont
     }
     return st;
   }
+  uint64_t problems = xp_verify_view(&file.view, fn, context);
+  if (problem_count) *problem_count = problems;
+  xp_file_close(&file);
+  return XPACK_OK;
+}
+
+uint64_t xp_verify_view(const xp_view* v, xpack_problem_fn fn, void* context) {
   listener l = {fn, context};
   xp_checker c;
-  xp_checker_init(&c, &file.view, report, &l);
+  xp_checker_init(&c, v, report, &l);
   xp_transport_decoder decoder = {0};
-  if (file.view.flags & XPC_FLAG_TRANSPORT) xp_transport_decoder_init(&decoder, NULL);
+  if (v->flags & XPC_FLAG_TRANSPORT) xp_transport_decoder_init(&decoder, NULL);
   xp_check_tables(&c);
   xp_check_regions(&c, check_region_bytes, &decoder);
   xp_transport_decoder_free(&decoder);
   xp_check_entries(&c);
   xp_check_small_tables(&c);
-  if (problem_count) *problem_count = c.problems;
-  xp_file_close(&file);
-  return XPACK_OK;
+  return c.problems;
 }

@@ -2,12 +2,18 @@
 add_test(NAME cli_options COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/cli.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>)
 add_test(NAME cli_progress
          COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/progress.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>)
-# truncate_on_map: a test-only LD_PRELOAD shim that truncates the input the moment pack maps it.
-add_library(xpack-test-truncate-on-map MODULE ${CMAKE_CURRENT_LIST_DIR}/truncate_on_map.c)
-target_link_libraries(xpack-test-truncate-on-map PRIVATE ${CMAKE_DL_LIBS})
+# change_on_map: a test-only LD_PRELOAD shim that truncates an input, or renames another file over it, the
+# moment the command first maps it.
+add_library(xpack-test-change-on-map MODULE ${CMAKE_CURRENT_LIST_DIR}/change_on_map.c)
+target_link_libraries(xpack-test-change-on-map PRIVATE ${CMAKE_DL_LIBS})
 add_test(NAME cli_truncated_input
          COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/truncated_input.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>
-                 $<TARGET_FILE:xpack-test-truncate-on-map>)
+                 $<TARGET_FILE:xpack-test-change-on-map>)
+# A cache replaced by another file while verify or export reads it: export checks the bytes it writes from;
+# verify and export's report refuse to describe two files as one (exit 4).
+add_test(NAME cli_replaced_input
+         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/replaced_input.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>
+                 $<TARGET_FILE:xpack-test-change-on-map>)
 # Programs whose vtables declare fewer inline bytes than their fields need, as ExecuTorch's training export
 # writes them (xpack-genmodel --short-vtables, issue 16): every command accepts them and packs, verifies and
 # runs them as the same program written normally.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # An input truncated while `xpack pack` reads it: the mapped program's pages past its new end raise SIGBUS
 # when packing touches them. Expected: exit 3, a message naming the file and the offset, no output file and
-# no temporary file left, stdout empty. The truncation is made by the LD_PRELOAD shim truncate_on_map.c
+# no temporary file left, stdout empty. The truncation is made by the LD_PRELOAD shim change_on_map.c
 # the moment pack maps the program, so it comes before packing reads the weights on every machine (a poll
 # from this script once lost that race: pack reads a 192 MiB program in 0.2 s). Real processes, a generated
 # program; no file of ../shared is touched.
