@@ -13,6 +13,21 @@ void xp_fb_init(xp_fb* fb, const uint8_t* data, size_t size, const char* name, x
   fb->name = name ? name : "(memory)";
   fb->err = err;
   fb->status = XPACK_OK;
+  fb->charged = 0;
+}
+
+bool xp_fb_charge(xp_fb* fb, uint64_t bytes, const char* path, const char* field) {
+  if (xp_fb_failed(fb)) return false;
+  if (bytes <= fb->size && fb->charged <= fb->size - bytes) {
+    fb->charged += bytes;
+    return true;
+  }
+  xp_fb_fail(fb, XPACK_ERR_BAD_INPUT, path, field,
+             "the entries read so far occupy more than the %zu-byte buffer (%llu bytes, then %llu more): entries "
+             "share tables, vectors or strings, which no writer does; refused before reading them costs memory or "
+             "time out of proportion to the file",
+             fb->size, (unsigned long long)fb->charged, (unsigned long long)bytes);
+  return false;
 }
 
 xpack_status xp_fb_fail(xp_fb* fb, xpack_status status, const char* path, const char* field, const char* fmt, ...) {

@@ -33,6 +33,7 @@ typedef struct xp_fb {
   const char* name; /* file (or file plus location) used as the message prefix */
   xpack_error* err; /* may be NULL */
   xpack_status status;
+  uint64_t charged; /* bytes of per-entry objects materialized so far: see xp_fb_charge */
 } xp_fb;
 
 typedef struct xp_fb_table {
@@ -97,6 +98,15 @@ const float* xp_fb_vec_f32_ptr(const xp_fb_vec* v);
  * *value for types 1..max_type. A type above max_type is recorded as XPACK_ERR_UNSUPPORTED. */
 uint8_t xp_fb_union(const xp_fb_table* t, unsigned type_id, unsigned value_id, uint8_t max_type, const char* field,
                     xp_fb_table* value);
+
+/* Offsets only point forward, but nothing stops many of them from pointing at one table, vector or
+ * string: 4-byte offsets to one shared object would make a reader build one record, copy one array or
+ * compare one key per offset, so a file of kilobytes could cost gigabytes and minutes (a 16 KB program
+ * whose 2,000 methods all share one list of 2,000 delegates once took 3.6 GB and 16 s to open). Readers
+ * call this with the bytes each entry they materialize occupies in the buffer (4 per element of a vector of
+ * offsets or u32s, a key's length) before they allocate for it; once the total exceeds the buffer's size the
+ * entries must share objects, which no writer does, and the file is refused naming the field. */
+bool xp_fb_charge(xp_fb* fb, uint64_t bytes, const char* path, const char* field);
 
 /* Joins a path for messages: "<base>.<field>" or "<base>[<index>]". */
 void xp_fb_path_field(char* out, const char* base, const char* field);

@@ -62,6 +62,7 @@ static xpack_status read_segment_table(xpack_et_ptd* p, xp_fb* fb, const xp_fb_t
   xp_fb_vec v;
   xp_fb_vector(root, id, 4, "segments", &v);
   if (xp_fb_failed(fb) || v.count == 0) return fb->status;
+  if (!xp_fb_charge(fb, (uint64_t)v.count * 4, "", "segments")) return fb->status;
   segment_range* r = calloc(v.count, sizeof *r);
   if (!r) return xp_fb_fail(fb, XPACK_ERR_NOMEM, "", "segments", "out of memory");
   uint64_t base = p->info.segment_base_offset;
@@ -100,6 +101,8 @@ static void read_named_entries(xpack_et_ptd* p, xp_fb* fb, const xp_fb_vec* v, c
     uint32_t len = 0;
     const char* key = xp_fb_str(&t, NAMED_KEY, "key", &len);
     uint32_t seg = xp_fb_u32(&t, NAMED_SEGMENT_INDEX, 0, "segment_index");
+    /* Keys are sorted and compared whole: one long key shared by every entry would cost entries x length. */
+    if (key) xp_fb_charge(fb, len, t.path, "key");
     if (xp_fb_failed(fb)) break;
     if (!key) {
       xp_fb_fail(fb, XPACK_ERR_BAD_INPUT, t.path, "key", "missing");
@@ -125,6 +128,7 @@ static xpack_status parse_named_layout(xpack_et_ptd* p, xp_fb* fb, const xp_fb_t
   if (st != XPACK_OK) return st;
   xp_fb_vec v;
   xp_fb_vector(root, FT_NAMED_DATA, 4, "named_data", &v);
+  if (!xp_fb_failed(fb) && v.count) xp_fb_charge(fb, (uint64_t)v.count * 4, "", "named_data");
   if (!xp_fb_failed(fb) && v.count) {
     p->entries = calloc(v.count, sizeof *p->entries);
     if (!p->entries) xp_fb_fail(fb, XPACK_ERR_NOMEM, "", "named_data", "out of memory");
@@ -148,7 +152,8 @@ static bool tensor_bytes(xp_fb* fb, const xp_fb_table* t, int8_t scalar_type, ui
   }
   xp_fb_vec sizes;
   xp_fb_vector(t, TM_SIZES, 4, "sizes", &sizes);
-  if (xp_fb_failed(fb)) return false;
+  /* Walked once per tensor: tensors sharing one long sizes vector would multiply the walk. */
+  if (!xp_fb_charge(fb, (uint64_t)sizes.count * 4, t->path, "sizes")) return false;
   uint64_t n = elem;
   for (uint32_t i = 0; i < sizes.count; i++) {
     int32_t d = (int32_t)xp_fb_vec_u32(&sizes, i);
@@ -177,6 +182,7 @@ static xpack_status parse_tensor_layout(xpack_et_ptd* p, xp_fb* fb, const xp_fb_
   xp_fb_vector(root, FT_EARLY_NAMED_DATA, 4, "named_data", &named);
   /* Tensors first, then named data: both are looked up by key alike, and keys stay unique across them. */
   const size_t total = (size_t)v.count + named.count;
+  if (!xp_fb_failed(fb) && total) xp_fb_charge(fb, (uint64_t)total * 4, "", "tensors");
   if (!xp_fb_failed(fb) && total) {
     p->entries = calloc(total, sizeof *p->entries);
     if (!p->entries) xp_fb_fail(fb, XPACK_ERR_NOMEM, "", "tensors", "out of memory");
@@ -190,6 +196,7 @@ static xpack_status parse_tensor_layout(xpack_et_ptd* p, xp_fb* fb, const xp_fb_
     uint32_t seg = xp_fb_u32(&t, TM_SEGMENT_INDEX, 0, "segment_index");
     uint64_t off = xp_fb_u64(&t, TM_OFFSET, 0, "offset");
     uint64_t bytes = 0;
+    if (key) xp_fb_charge(fb, len, t.path, "fully_qualified_name"); /* sorted and compared whole, as keys */
     if (xp_fb_failed(fb) || !tensor_bytes(fb, &t, type, &bytes)) break;
     if (!key) {
       xp_fb_fail(fb, XPACK_ERR_BAD_INPUT, t.path, "fully_qualified_name", "missing");

@@ -113,6 +113,7 @@ static xpack_status read_segments(xpack_et_program* p, xp_fb* fb, const xp_fb_ta
   xp_fb_vector(root, PROGRAM_SEGMENTS, 4, "segments", &v);
   if (xp_fb_failed(fb)) return fb->status;
   if (v.count == 0) return XPACK_OK;
+  if (!xp_fb_charge(fb, (uint64_t)v.count * 4, "", "segments")) return fb->status;
   const xpack_et_program_info* info = &p->info;
   p->segments = calloc(v.count, sizeof *p->segments);
   if (!p->segments) return xp_fb_fail(fb, XPACK_ERR_NOMEM, "", "segments", "out of memory for %u segments", v.count);
@@ -153,6 +154,7 @@ static xpack_status read_named_data(xpack_et_program* p, xp_fb* fb, const xp_fb_
   xp_fb_vec v;
   xp_fb_vector(root, PROGRAM_NAMED_DATA, 4, "named_data", &v);
   if (xp_fb_failed(fb) || v.count == 0) return fb->status;
+  if (!xp_fb_charge(fb, (uint64_t)v.count * 4, "", "named_data")) return fb->status;
   p->named = calloc(v.count, sizeof *p->named);
   p->named_sorted = calloc(v.count, sizeof *p->named_sorted);
   if (!p->named || !p->named_sorted) return xp_fb_fail(fb, XPACK_ERR_NOMEM, "", "named_data", "out of memory");
@@ -162,6 +164,8 @@ static xpack_status read_named_data(xpack_et_program* p, xp_fb* fb, const xp_fb_
     uint32_t len = 0;
     const char* key = xp_fb_str(&t, NAMED_KEY, "key", &len);
     uint32_t seg = xp_fb_u32(&t, NAMED_SEGMENT_INDEX, 0, "segment_index");
+    /* Keys are sorted and compared whole: one long key shared by every entry would cost entries x length. */
+    if (key) xp_fb_charge(fb, len, t.path, "key");
     if (xp_fb_failed(fb)) return fb->status;
     if (!key) return xp_fb_fail(fb, XPACK_ERR_BAD_INPUT, t.path, "key", "missing (every named_data entry needs a key)");
     if (seg >= p->info.segment_count) {
@@ -186,6 +190,7 @@ static xpack_status read_legacy_constants(xpack_et_program* p, xp_fb* fb, const 
   xp_fb_vec v;
   xp_fb_vector(root, PROGRAM_CONSTANT_BUFFER, 4, "constant_buffer", &v);
   if (xp_fb_failed(fb) || v.count == 0) return fb->status;
+  if (!xp_fb_charge(fb, (uint64_t)v.count * 4, "", "constant_buffer")) return fb->status;
   p->legacy = calloc(v.count, sizeof *p->legacy);
   if (!p->legacy) return xp_fb_fail(fb, XPACK_ERR_NOMEM, "", "constant_buffer", "out of memory");
   for (uint32_t i = 0; i < v.count; i++) {
@@ -205,6 +210,7 @@ static xpack_status read_compile_specs(xp_fb* fb, const xp_fb_table* del, xpack_
   xp_fb_vec v;
   xp_fb_vector(del, DELEGATE_COMPILE_SPECS, 4, "compile_specs", &v);
   if (xp_fb_failed(fb) || v.count == 0) return fb->status;
+  if (!xp_fb_charge(fb, (uint64_t)v.count * 4, del->path, "compile_specs")) return fb->status;
   xpack_et_compile_spec* specs = calloc(v.count, sizeof *specs);
   if (!specs) return xp_fb_fail(fb, XPACK_ERR_NOMEM, del->path, "compile_specs", "out of memory");
   d->compile_specs = specs;
@@ -267,6 +273,7 @@ static xpack_status read_methods(xpack_et_program* p, xp_fb* fb, const xp_fb_tab
   xp_fb_vec plans;
   xp_fb_vector(root, PROGRAM_EXECUTION_PLAN, 4, "execution_plan", &plans);
   if (xp_fb_failed(fb) || plans.count == 0) return fb->status;
+  if (!xp_fb_charge(fb, (uint64_t)plans.count * 4, "", "execution_plan")) return fb->status;
   p->methods = calloc(plans.count, sizeof *p->methods);
   if (!p->methods) return xp_fb_fail(fb, XPACK_ERR_NOMEM, "", "execution_plan", "out of memory");
   p->info.methods = p->methods;
@@ -281,6 +288,7 @@ static xpack_status read_methods(xpack_et_program* p, xp_fb* fb, const xp_fb_tab
     xp_fb_vector(&plan, PLAN_DELEGATES, 4, "delegates", &dels);
     if (xp_fb_failed(fb)) return fb->status;
     if (dels.count == 0) continue;
+    if (!xp_fb_charge(fb, (uint64_t)dels.count * 4, plan.path, "delegates")) return fb->status;
     xpack_et_delegate* ds = calloc(dels.count, sizeof *ds);
     if (!ds) return xp_fb_fail(fb, XPACK_ERR_NOMEM, plan.path, "delegates", "out of memory");
     p->methods[m].delegates = ds;

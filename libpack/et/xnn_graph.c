@@ -66,6 +66,8 @@ static bool copy_u32s(xp_xnn_graph* g, xp_fb* fb, const xp_fb_vec* v, xpack_et_u
   out->data = NULL;
   out->count = v->count;
   if (v->count == 0) return true;
+  /* Charged, so that values or nodes sharing one long array cannot multiply its copies. */
+  if (!xp_fb_charge(fb, (uint64_t)v->count * 4, v->path, NULL)) return false;
   uint32_t* a = xp_arena_array(&g->arena, v->count, sizeof *a);
   if (!a) {
     xp_fb_fail(fb, XPACK_ERR_NOMEM, v->path, NULL, "out of memory for %u elements", (unsigned)v->count);
@@ -140,6 +142,7 @@ static xpack_status read_values(xp_xnn_graph* g, xp_fb* fb, const xp_fb_table* r
   xp_fb_vec v;
   xp_fb_vector(root, GRAPH_XVALUES, 4, "xvalues", &v);
   if (xp_fb_failed(fb) || v.count == 0) return fb->status;
+  if (!xp_fb_charge(fb, (uint64_t)v.count * 4, "", "xvalues")) return fb->status;
   xpack_et_xnn_value* values = xp_arena_array(&g->arena, v.count, sizeof *values);
   if (!values) return xp_fb_fail(fb, XPACK_ERR_NOMEM, "", "xvalues", "out of memory for %u values", v.count);
   g->pub.values = values;
@@ -244,6 +247,7 @@ static xpack_status read_nodes(xp_xnn_graph* g, xp_fb* fb, const xp_fb_table* ro
   xp_fb_vec v;
   xp_fb_vector(root, GRAPH_XNODES, 4, "xnodes", &v);
   if (xp_fb_failed(fb) || v.count == 0) return fb->status;
+  if (!xp_fb_charge(fb, (uint64_t)v.count * 4, "", "xnodes")) return fb->status;
   xpack_et_xnn_node* nodes = xp_arena_array(&g->arena, v.count, sizeof *nodes);
   if (!nodes) return xp_fb_fail(fb, XPACK_ERR_NOMEM, "", "xnodes", "out of memory for %u nodes", v.count);
   g->pub.nodes = nodes;
@@ -262,6 +266,7 @@ static xpack_status read_constant_tables(xp_xnn_graph* g, xp_fb* fb, const xp_fb
   xp_fb_vec v;
   xp_fb_vector(root, GRAPH_CONSTANT_DATA, 4, "constant_data", &v);
   if (xp_fb_failed(fb)) return fb->status;
+  if (v.count && !xp_fb_charge(fb, (uint64_t)v.count * 4, "", "constant_data")) return fb->status;
   if (v.count) {
     xpack_et_xnn_constant_entry* e = xp_arena_array(&g->arena, v.count, sizeof *e);
     if (!e) return xp_fb_fail(fb, XPACK_ERR_NOMEM, "", "constant_data", "out of memory");
@@ -275,11 +280,14 @@ static xpack_status read_constant_tables(xp_xnn_graph* g, xp_fb* fb, const xp_fb
       uint32_t len = 0;
       e[i].named_key = xp_fb_str(&t, CDO_NAMED_KEY, "named_key", &len);
       e[i].named_key_len = len;
+      /* Each named key is looked up, compared and copied into an identity: charged like the program's keys. */
+      if (e[i].named_key) xp_fb_charge(fb, len, t.path, "named_key");
     }
   }
   xp_fb_vec lb;
   xp_fb_vector(root, GRAPH_CONSTANT_BUFFER, 4, "constant_buffer", &lb);
   if (xp_fb_failed(fb) || lb.count == 0) return fb->status;
+  if (!xp_fb_charge(fb, (uint64_t)lb.count * 4, "", "constant_buffer")) return fb->status;
   g->legacy_data = xp_arena_array(&g->arena, lb.count, sizeof *g->legacy_data);
   g->legacy_size = xp_arena_array(&g->arena, lb.count, sizeof *g->legacy_size);
   if (!g->legacy_data || !g->legacy_size) return xp_fb_fail(fb, XPACK_ERR_NOMEM, "", "constant_buffer", "out of memory");

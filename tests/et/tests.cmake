@@ -32,4 +32,9 @@ if(Python3_Interpreter_FOUND AND TARGET xpack)
            COMMAND ${Python3_EXECUTABLE} ${_et_dir}/inspect_test.py $<TARGET_FILE:xpack> ${XPACK_REAL_TESTDATA}
                    "$<$<TARGET_EXISTS:xpack-genmodel>:$<TARGET_FILE:xpack-genmodel>>")
   set_tests_properties(et_inspect PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300)
+  # Crafted files whose entries share one table, vector or string: refused (exit 3) within 1 GiB and 60 s
+  # each, where the readers once built one record per entry (gigabytes from kilobytes).
+  add_test(NAME et_shared_objects
+           COMMAND ${Python3_EXECUTABLE} ${_et_dir}/shared_objects_test.py $<TARGET_FILE:xpack>)
+  set_tests_properties(et_shared_objects PROPERTIES TIMEOUT 300)
 endif()
