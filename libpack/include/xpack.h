@@ -306,7 +306,10 @@ typedef struct xpack_export_stats {
  * at: a trailing '/', a missing folder, a name too long; checked before anything is read or written), IO
  * (reading the cache, writing the output, a folder that may not be written into), NOT_XPACK, VERSION,
  * TRUNCATED, CORRUPT (any
- * problem xpack_verify_file finds; the message names the first), TRANSPORT (run `xpack inflate`), NOMEM. */
+ * problem xpack_verify_file finds; the message names the first), TRANSPORT (run `xpack inflate`), NOMEM,
+ * UNSUPPORTED (a name or a record count that ExecuTorch's index cannot hold; or entries sharing their identity
+ * strings so much that their names, one copy per entry, would exceed 16 times the cache's STRS table, which no
+ * pack makes: refused before they are copied). */
 xpack_status xpack_export_executorch(const char* cache_path, const char* out_path, xpack_export_entry_fn fn,
                                      void* context, xpack_export_stats* stats, xpack_error* err);
 

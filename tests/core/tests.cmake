@@ -24,6 +24,12 @@ target_include_directories(provider_quirks PRIVATE ${PROJECT_SOURCE_DIR}/bench)
 target_link_libraries(provider_quirks PRIVATE xpack_pack)
 add_test(NAME core_provider_quirks COMMAND provider_quirks)
 # The same where the kernel has no cachestat (XPACK_OPEN_SKIP_COLD then maps the file and asks mincore).
+# export --executorch on a cache whose entries share one long identity far more than packing makes them:
+# refused before copying one name per entry; a few seeds per weight still export.
+add_executable(export_shared_names ${CMAKE_CURRENT_LIST_DIR}/export_shared_names.c)
+target_link_libraries(export_shared_names PRIVATE xpack_pack)
+add_test(NAME core_export_shared_names COMMAND export_shared_names)
+
 add_executable(without_cachestat ${CMAKE_CURRENT_LIST_DIR}/without_cachestat.c)
 add_test(NAME core_provider_quirks_without_cachestat
          COMMAND without_cachestat $<TARGET_FILE:provider_quirks>)
