@@ -105,7 +105,8 @@ uint8_t xp_fb_union(const xp_fb_table* t, unsigned type_id, unsigned value_id, u
  * whose 2,000 methods all share one list of 2,000 delegates once took 3.6 GB and 16 s to open). Readers
  * call this with the bytes each entry they materialize occupies in the buffer (4 per element of a vector of
  * offsets or u32s, a key's length) before they allocate for it; once the total exceeds the buffer's size the
- * entries must share objects, which no writer does, and the file is refused naming the field. */
+ * entries must share objects, which no writer does, and the file is refused naming the field. Returns true
+ * when the charge fits, false when it refuses the file or fb had already failed. */
 bool xp_fb_charge(xp_fb* fb, uint64_t bytes, const char* path, const char* field);
 
 /* Joins a path for messages: "<base>.<field>" or "<base>[<index>]". */

@@ -128,8 +128,7 @@ static xpack_status parse_named_layout(xpack_et_ptd* p, xp_fb* fb, const xp_fb_t
   if (st != XPACK_OK) return st;
   xp_fb_vec v;
   xp_fb_vector(root, FT_NAMED_DATA, 4, "named_data", &v);
-  if (!xp_fb_failed(fb) && v.count) xp_fb_charge(fb, (uint64_t)v.count * 4, "", "named_data");
-  if (!xp_fb_failed(fb) && v.count) {
+  if (v.count && xp_fb_charge(fb, (uint64_t)v.count * 4, "", "named_data")) {
     p->entries = calloc(v.count, sizeof *p->entries);
     if (!p->entries) xp_fb_fail(fb, XPACK_ERR_NOMEM, "", "named_data", "out of memory");
   }
@@ -182,8 +181,7 @@ static xpack_status parse_tensor_layout(xpack_et_ptd* p, xp_fb* fb, const xp_fb_
   xp_fb_vector(root, FT_EARLY_NAMED_DATA, 4, "named_data", &named);
   /* Tensors first, then named data: both are looked up by key alike, and keys stay unique across them. */
   const size_t total = (size_t)v.count + named.count;
-  if (!xp_fb_failed(fb) && total) xp_fb_charge(fb, (uint64_t)total * 4, "", "tensors");
-  if (!xp_fb_failed(fb) && total) {
+  if (total && xp_fb_charge(fb, (uint64_t)total * 4, "", "tensors")) {
     p->entries = calloc(total, sizeof *p->entries);
     if (!p->entries) xp_fb_fail(fb, XPACK_ERR_NOMEM, "", "tensors", "out of memory");
   }
