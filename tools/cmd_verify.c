@@ -30,6 +30,32 @@ static void on_problem(void* context, const char* where, const char* what) {
   }
 }
 
+/* A clean report with --model says how much it rests on: a model that packs nothing compares nothing. */
+static void print_model_text(const char* path, const model_verdict* m) {
+  fprintf(cli_out(), "%s: with the models: %llu of %llu packed weights as this machine packs them; ", path,
+          (unsigned long long)m->weights_agreeing, (unsigned long long)m->weights_compared);
+  if (!m->ran) {
+    fprintf(cli_out(), "not run with the cache\n");
+    return;
+  }
+  fprintf(cli_out(), "%llu of %llu delegates give the same outputs with and without it (%llu look-ups: %llu hits, %llu misses)\n",
+          (unsigned long long)m->delegates_identical, (unsigned long long)m->delegates_run,
+          (unsigned long long)m->lookups, (unsigned long long)m->hits, (unsigned long long)m->misses);
+}
+
+static void print_model_json(json* j, const model_verdict* m) {
+  json_object(j);
+  json_key(j, "weights_compared"); json_uint(j, m->weights_compared);
+  json_key(j, "weights_agreeing"); json_uint(j, m->weights_agreeing);
+  json_key(j, "ran_with_cache"); json_bool(j, m->ran);
+  json_key(j, "delegates_run"); json_uint(j, m->delegates_run);
+  json_key(j, "delegates_identical"); json_uint(j, m->delegates_identical);
+  json_key(j, "lookups"); json_uint(j, m->lookups);
+  json_key(j, "hits"); json_uint(j, m->hits);
+  json_key(j, "misses"); json_uint(j, m->misses);
+  json_end_object(j);
+}
+
 static const cli_option kOptions[] = {{"--json", 0, 0}, {"--model", 1, 0}, {"--data", 1, 0}};
 static const cli_options kVerifyOptions = {"verify", kOptions, sizeof kOptions / sizeof kOptions[0]};
 
@@ -82,18 +108,26 @@ int cmd_verify(int argc, char** argv) {
   cli_file_identity identity;
   cli_file_identity_take(path, &identity);
   xpack_status st = xpack_verify_file(path, on_problem, &r, &problems, &err);
-  if (st == XPACK_OK && problems == 0 && with_model) {
+  model_verdict model;
+  const int model_checked = st == XPACK_OK && problems == 0 && with_model;
+  if (model_checked) {
     xpack_model_set set;
     rc = model_args_open(&set, model_argc, model_argv, &kVerifyOptions, XPACK_MODEL_SET_HASH_PROGRAMS);
-    if (rc == 0) rc = verify_against_model(path, &set, on_problem, &r, &problems);
+    if (rc == 0) rc = verify_against_model(path, &set, on_problem, &r, &problems, &model);
     xpack_model_set_close(&set);
     if (rc != 0) return rc; /* the models could not be read: an error, no report (cli_out) */
   }
   if (st == XPACK_OK && !as_json) {
     if (problems == 0) fprintf(cli_out(), "%s: sound\n", path);
     else fprintf(cli_out(), "%s: %llu problem%s\n", path, (unsigned long long)problems, problems == 1 ? "" : "s");
+    if (model_checked) print_model_text(path, &model);
   }
-  if (as_json) json_end_array(&j);
+  if (as_json) {
+    json_end_array(&j);
+    json_key(&j, "model");
+    if (model_checked) print_model_json(&j, &model);
+    else json_null(&j);
+  }
   machine_verdict machine = {0};
   if (st == XPACK_OK) verify_for_this_machine(path, as_json ? &j : NULL, &machine);
   const int refused_here = machine.checked && machine.entries_refused > 0;

@@ -13,6 +13,7 @@ typedef struct compare_job {
   xpack_problem_fn fn;
   void* context;
   uint64_t* problems;
+  model_verdict* verdict;
 } compare_job;
 
 static void report(compare_job* job, const char* where, const char* what) {
@@ -40,9 +41,12 @@ static int compare_outputs(void* context, const xpack_model_set* set, const xpac
     return 0;
   }
   xpack_cache_stats(job->cache, &after);
+  job->verdict->delegates_run++;
   if (plain.num_outputs != cached.num_outputs ||
       memcmp(plain.output_hash, cached.output_hash, plain.num_outputs * sizeof plain.output_hash[0]) != 0) {
     report(job, where, "outputs with the cache differ from outputs without it");
+  } else {
+    job->verdict->delegates_identical++;
   }
   if (after.misses != before.misses && g_verbosity >= 0) {
     cli_line(stderr, "note: %s: %llu look-up%s missed the cache (XNNPACK packed them)", where,
@@ -59,6 +63,7 @@ static void compare_entries(const xpack_file* fresh, const xpack_file* cache, co
     xpack_file_get_entry(fresh, i, &e);
     char where[512];
     snprintf(where, sizeof where, "entry seed %08x kernel %s bias %s", e.seed, e.kernel, e.bias ? e.bias : "(none)");
+    job->verdict->weights_compared++;
     int64_t j = xpack_file_find(cache, e.seed, e.kernel, e.bias);
     if (j < 0) {
       report(job, where, "XNNPACK packs this weight for the model but the cache has no sound entry for it");
@@ -78,6 +83,8 @@ static void compare_entries(const xpack_file* fresh, const xpack_file* cache, co
       report(job, where, what);
     } else if (fb == NULL || cb == NULL || memcmp(fb, cb, (size_t)fr.size) != 0) {
       report(job, where, "packed bytes differ from what this machine's XNNPACK produces");
+    } else {
+      job->verdict->weights_agreeing++;
     }
   }
 }
@@ -94,8 +101,9 @@ static void note_nothing_compared(const xpack_file* fresh, const xpack_model_set
 }
 
 int verify_against_model(const char* cache_path, const xpack_model_set* set, xpack_problem_fn fn, void* context,
-                         uint64_t* problems) {
-  compare_job job = {NULL, fn, context, problems};
+                         uint64_t* problems, model_verdict* out) {
+  memset(out, 0, sizeof *out);
+  compare_job job = {NULL, fn, context, problems, out};
   /* The re-pack has no name at any moment, in $TMPDIR (or /tmp): however this process ends, it leaves
    * nothing behind. */
   xpack_error err;
@@ -143,7 +151,13 @@ int verify_against_model(const char* cache_path, const xpack_model_set* set, xpa
     return 0;
   }
   if (xpack_cache_refusal(job.cache)) report(&job, cache_path, xpack_cache_refusal(job.cache));
+  out->ran = 1;
   xpack_for_each_delegate(set, NULL, compare_outputs, &job);
+  xpack_stats stats;
+  xpack_cache_stats(job.cache, &stats);
+  out->lookups = stats.lookups;
+  out->hits = stats.hits;
+  out->misses = stats.misses;
   xpack_cache_close(job.cache);
   return 0;
 }

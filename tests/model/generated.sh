@@ -50,9 +50,11 @@ for k in llm-q4 qd8-qc8w fp16 deconv conv ptd; do
   "$XPACK" run $k.pte $D --json > n.json || fail "$k: run"
   "$XPACK" run $k.pte $D --cache $k.xpc --json > c.json || fail "$k: run --cache"
   compare_runs n.json c.json || fail "$k"
-  "$XPACK" verify $k.xpc --model $k.pte $D > /dev/null || fail "$k: verify --model"
+  "$XPACK" verify $k.xpc --model $k.pte $D --json > v.json || fail "$k: verify --model"
+  verify_model_covers v.json $k.xpc || fail "$k: verify --model coverage"
 done
-"$XPACK" verify ab.xpc --model a.pte b.pte > /dev/null || fail "two programs: verify --model"
+"$XPACK" verify ab.xpc --model a.pte b.pte --json > v.json || fail "two programs: verify --model"
+verify_model_covers v.json ab.xpc || fail "two programs: verify --model coverage"
 # Several delegates per method (xpack-genmodel --delegates): each method's slices chain through method
 # values; every delegate of both methods is served, outputs identical.
 echo "== llm --delegates 3"

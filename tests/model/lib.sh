@@ -18,3 +18,17 @@ if expect_hits == "some": assert c["hits"] > 0 and c["hits"] == c["lookups"], (c
 print(f"  {c['delegates']} delegates, {c['lookups']} look-ups, {c['hits']} hits, 0 misses, outputs identical")
 PY
 }
+# verify_model_covers VERIFY.json: `verify --model --json` of a cache packed from those very models compared
+# every entry (as many weights as the cache holds, all alike) and ran every delegate alike, all hits.
+verify_model_covers() {
+  python3 - "$1" <<'PY'
+import json, sys
+v = json.load(open(sys.argv[1]))
+m = v["model"]
+assert v["sound"] and m is not None, v
+assert m["weights_compared"] == m["weights_agreeing"] == v["machine"]["entries"] > 0, (m, v["machine"]["entries"])
+assert m["ran_with_cache"] and m["delegates_run"] == m["delegates_identical"] > 0, m
+assert m["misses"] == 0 and m["hits"] == m["lookups"] > 0, m
+print(f"  verify --model: {m['weights_compared']} weights alike, {m['delegates_run']} delegates alike, {m['hits']} hits")
+PY
+}

@@ -16,12 +16,15 @@ for f in $packing; do
   "$XPACK" run "$REAL/$f.pte" --json > "$d/n.json" || fail "$f: run"
   "$XPACK" run "$REAL/$f.pte" --cache "$d/$f.xpc" --json > "$d/c.json" || fail "$f: run --cache"
   compare_runs "$d/n.json" "$d/c.json" || fail "$f: cache run"
-  "$XPACK" verify "$d/$f.xpc" --model "$REAL/$f.pte" || fail "$f: verify --model"
+  "$XPACK" verify "$d/$f.xpc" --model "$REAL/$f.pte" --json > "$d/v.json" || fail "$f: verify --model"
+  verify_model_covers "$d/v.json" "$d/$f.xpc" || fail "$f: verify --model coverage"
 done
 # verify --model names what differs: a cache of another model lacks this model's weights.
 set +e; "$XPACK" verify "$d/linear129.xpc" --model "$REAL/small_cnn.pte" > "$d/v.txt" 2>&1; st=$?; set -e
 [ "$st" = 1 ] || fail "verify --model with the wrong model: exit $st"
 grep -q "the cache has no sound entry" "$d/v.txt" || fail "verify --model message: $(cat "$d/v.txt")"
+grep -q "with the models: 0 of [1-9][0-9]* packed weights as this machine packs them; not run with the cache" "$d/v.txt" ||
+  fail "verify --model with the wrong model does not say what it covered: $(cat "$d/v.txt")"
 # XNNPACK delegates whose weights XNNPACK never packs (elementwise ops; depthwise only, with an XNNPACK that
 # never offers depthwise weights to a cache): nothing to pack.
 for f in $nothing; do
