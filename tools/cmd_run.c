@@ -9,7 +9,9 @@
  *                      "packed_probe", "local_probe": "16 hex", "hits", "refused"}] (with --cache),
  *        "packed_on_cpu": INFO "cpu" of the cache|null, "this_cpu": text (with --cache),
  *        "delegates_detail": [{"file", "method", "index", "create_ms", "first_inference_ms", "lookups", "hits",
- *                              "misses", "heap_fallback_bytes", "output_xxh3": ["16 hex", ...], "error"?}]} */
+ *                              "misses", "heap_fallback_bytes", "output_xxh3": ["16 hex", ...],
+ *                              "missed": [{"reason", "seed", "kernel", "bias", "family", "why"}] (with --cache),
+ *                              "error"?}]} */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,10 +20,12 @@
 #include "commands.h"
 #include "json.h"
 #include "model_args.h"
+#include "run_misses.h"
 #include "xpack.h"
 
 typedef struct run_job {
   xpack_cache* cache;
+  run_misses* misses; /* which weights missed, and why */
   int as_json;
   json* j;
   size_t delegates, failed;
@@ -35,6 +39,7 @@ static int run_one(void* context, const xpack_model_set* set, const xpack_delega
   job->delegates++;
   xpack_stats before, after;
   xpack_cache_stats(job->cache, &before);
+  run_misses_clear(job->misses);
   xpack_run_result r;
   xpack_error err;
   const xpack_bind_target target = {.kind = job->cache ? XPACK_BIND_CACHE : XPACK_BIND_NONE, .object = job->cache};
@@ -63,6 +68,7 @@ static int run_one(void* context, const xpack_model_set* set, const xpack_delega
     json_key(j, "output_xxh3"); json_array(j);
     for (size_t i = 0; i < r.num_outputs; i++) json_hex64(j, r.output_hash[i]);
     json_end_array(j);
+    run_misses_json(job->misses, j);
     if (st != XPACK_OK) {
       json_key(j, "error"); json_string(j, err.message);
     }
@@ -75,6 +81,7 @@ static int run_one(void* context, const xpack_model_set* set, const xpack_delega
     for (size_t i = 0; i < r.num_outputs; i++) fprintf(cli_out(), " %016llx", (unsigned long long)r.output_hash[i]);
     fprintf(cli_out(), "\n");
   }
+  if (!job->as_json) run_misses_print(job->misses, cli_out(), g_verbosity <= 0);
   return 0;
 }
 
@@ -215,6 +222,7 @@ int cmd_run(int argc, char** argv) {
     return cli_exit_for_status(err.status);
   }
   xpack_cache_prefetch(job.cache); /* as an app: a small cold cache is read while the programs load */
+  job.misses = run_misses_start(job.cache, cache_path);
   xpack_model_set set;
   /* With a cache, a full hit needs none of the raw weights: they are read only if XNNPACK packs after all.
    * A cache refused whole (known at open) serves nothing: XNNPACK reads them all. */
@@ -224,6 +232,7 @@ int cmd_run(int argc, char** argv) {
   if (rc == 0) rc = check_method(&set, method);
   if (rc) {
     xpack_model_set_close(&set);
+    run_misses_finish(job.misses);
     xpack_cache_close(job.cache);
     return rc;
   }
@@ -263,6 +272,7 @@ int cmd_run(int argc, char** argv) {
     json_finish(&j);
   } else {
     if (job.delegates == 0) fprintf(cli_out(), "nothing to run: no XNNPACK delegate\n");
+    run_misses_print_left_out(job.misses, cli_out());
     if (job.cache) {
       fprintf(cli_out(), "cache %s: %llu look-ups, %llu hits (%llu after XNNPACK packed anyway), %llu misses (%llu unbound, %llu not "
               "found, %llu refused), %llu heap-fallback bytes\n",
@@ -286,6 +296,7 @@ int cmd_run(int argc, char** argv) {
       }
     }
   }
+  run_misses_finish(job.misses);
   xpack_cache_close(job.cache);
   xpack_model_set_close(&set);
   if (rc) return rc;

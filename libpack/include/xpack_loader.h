@@ -220,6 +220,44 @@ typedef struct xpack_stats {
 /* A consistent-enough snapshot of the counters (each read atomically); zeroes for a NULL cache. */
 void xpack_cache_stats(const xpack_cache* cache, xpack_stats* out);
 
+/* Why one look-up was not served from the file: the reason its miss was counted under (xpack_stats). */
+typedef enum xpack_miss_reason {
+  XPACK_MISS_UNBOUND = 1,      /* misses_unbound: the kernel or bias pointer was never bound (xpack_cache_bind) */
+  XPACK_MISS_NOT_FOUND = 2,    /* misses_not_found: no entry has this seed, kernel and bias identity */
+  XPACK_MISS_INCOMPATIBLE = 3, /* refused_incompatible: the whole file is refused (xpack_cache_refusal) */
+  XPACK_MISS_CORRUPT = 4,      /* refused_corrupt */
+  XPACK_MISS_NO_FAMILY = 5,    /* refused_no_family */
+  XPACK_MISS_PROBE = 6,        /* refused_probe: the entry's family is refused here (xpack_cache_family) */
+  XPACK_MISS_SIZE = 7,         /* refused_size */
+  XPACK_MISS_UNSIZED = 8,      /* refused_unsized */
+  XPACK_MISS_MISMATCH = 9,     /* refused_mismatch: XNNPACK packed other bytes than the entry's */
+} xpack_miss_reason;
+
+/* One missed look-up. The strings are the loader's, valid only during the call. */
+typedef struct xpack_miss {
+  xpack_miss_reason reason;
+  uint32_t seed;          /* XNNPACK's seed for the key (its operator's packing parameters) */
+  const char* kernel;     /* the kernel pointer's identity (kernel_len bytes, not NUL-terminated); NULL when
+                             the reason is XPACK_MISS_UNBOUND */
+  size_t kernel_len;
+  const char* bias;       /* the bias pointer's identity; NULL when the key has no bias or is unbound */
+  size_t bias_len;
+  uint32_t family;        /* the entry's packing family (xpack_cache_family) for a refused entry, else UINT32_MAX */
+} xpack_miss;
+
+/* "unbound", "not_found", "incompatible", "corrupt", "no_family", "probe", "size", "unsized", "mismatch";
+ * "unknown" for any other value. Never NULL. */
+const char* xpack_miss_reason_name(xpack_miss_reason reason);
+
+typedef void (*xpack_miss_fn)(void* context, const xpack_miss* miss);
+
+/* Calls fn(context, miss) for every look-up counted as a miss from now on, so that a tool can say which
+ * weight missed and why (`xpack run -v --cache`). fn runs inside XNNPACK's runtime creation, on the thread
+ * creating the runtime (several at once if several threads create runtimes with this cache's provider); it
+ * must not call back into this cache. Set it before creating runtimes; fn NULL stops the calls. The context
+ * stays the caller's. Nothing for a NULL or skipped cache (it is never looked up). Never fails. */
+void xpack_cache_on_miss(xpack_cache* cache, xpack_miss_fn fn, void* context);
+
 /* Model identity. The cache records, for every program it was built from, the size and XXH3-64 of the
  * program's flatbuffer region (the eh00 header's program_size bytes; the whole file when there is no eh00
  * header), which leaves out weights stored in segments or .ptd files. This checks `program` (the bytes of

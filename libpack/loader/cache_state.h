@@ -27,6 +27,8 @@ struct xpack_cache {
   xp_residency_check cold; /* skipped as cold: the file's descriptor, never read, until xpack_cache_warm_up */
   xp_view view;
   char refusal[256]; /* empty = served */
+  xpack_miss_fn on_miss; /* xpack_cache_on_miss */
+  void* on_miss_context;
   xp_bindings bindings;
   xp_heap_pool heap;
   xp_pending_keys pending;

@@ -6,65 +6,90 @@
 
 #include "loader/cache_state.h"
 
-typedef enum answer { ANSWER_HIT, ANSWER_UNBOUND, ANSWER_NOT_FOUND, ANSWER_REFUSED } answer;
+/* 0: served; else why not (the miss's reason). */
+typedef int answer;
+#define ANSWER_HIT 0
+
+/* What a miss reports: the key's identities, and the entry's family when an entry was refused. */
+typedef struct miss_facts {
+  xp_key_identities ids;
+  int named;       /* ids were resolved */
+  uint32_t family; /* UINT32_MAX: no entry, or none of its family */
+} miss_facts;
 
 /* Resolves a key to a region of the file, counting the refusal reason if any. On a hit *family is the
  * entry's family slot, for the caller to count the hit in. size_known: the caller compares the region's size
  * with what XNNPACK reads itself; otherwise the size bound to the key must equal it. */
 static answer find(xpack_cache* c, const struct xnn_weights_cache_look_up_key* key, bool size_known,
-                   xp_region* region, xp_family_slot** family) {
-  xp_key_identities ids;
-  if (xp_bindings_resolve_key(&c->bindings, key->seed, key->kernel, key->bias, &ids) != 0) return ANSWER_UNBOUND;
+                   xp_region* region, xp_family_slot** family, miss_facts* facts) {
+  xp_key_identities* ids = &facts->ids;
+  facts->family = UINT32_MAX;
+  facts->named = xp_bindings_resolve_key(&c->bindings, key->seed, key->kernel, key->bias, ids) == 0;
+  if (!facts->named) return XPACK_MISS_UNBOUND;
   xp_entry entry;
-  xp_find_result r = xp_view_find(&c->view, key->seed, ids.kernel, ids.kernel_len, ids.has_bias ? ids.bias : NULL,
-                                    ids.bias_len, &entry, region, NULL);
-  if (r == XPC_NOT_FOUND) return ANSWER_NOT_FOUND;
+  xp_find_result r = xp_view_find(&c->view, key->seed, ids->kernel, ids->kernel_len, ids->has_bias ? ids->bias : NULL,
+                                    ids->bias_len, &entry, region, NULL);
+  if (r == XPC_NOT_FOUND) return XPACK_MISS_NOT_FOUND;
   if (r == XPC_ENTRY_CORRUPT) {
     BUMP(c, refused_corrupt);
-    return ANSWER_REFUSED;
+    return XPACK_MISS_CORRUPT;
   }
   if (c->refusal[0] != 0) {
     BUMP(c, refused_incompatible);
-    return ANSWER_REFUSED;
+    return XPACK_MISS_INCOMPATIBLE;
   }
   if (entry.family >= c->families.count) { /* XPC_NONE included */
     BUMP(c, refused_no_family);
-    return ANSWER_REFUSED;
+    return XPACK_MISS_NO_FAMILY;
   }
+  facts->family = entry.family;
   /* The first look-up to reach a family runs its probe here, inside XNNPACK's runtime creation: the
    * probe builds its own subgraph and runtime and shares no state with the caller's (probe.h). */
   xp_family_slot* slot = xp_families_decide(&c->families, &c->view, NULL, entry.family);
   if (slot->refusal != XPACK_FAMILY_SERVED) {
     BUMP(c, refused_probe);
     BUMP(slot, refused);
-    return ANSWER_REFUSED;
+    return XPACK_MISS_PROBE;
   }
   /* XNNPACK reads as many bytes as it computes for the operator, whatever the file says: a region of any
    * other size would let it read past the region (and past the mapping at the end of the data area). */
-  if (!size_known && !ids.has_size && !c->trust_sizes) {
+  if (!size_known && !ids->has_size && !c->trust_sizes) {
     BUMP(c, refused_unsized);
     BUMP(slot, refused);
-    return ANSWER_REFUSED;
+    return XPACK_MISS_UNSIZED;
   }
-  if (!size_known && ids.has_size && ids.size != region->size) {
+  if (!size_known && ids->has_size && ids->size != region->size) {
     BUMP(c, refused_size);
     BUMP(slot, refused);
-    return ANSWER_REFUSED;
+    return XPACK_MISS_SIZE;
   }
   /* Region bytes are covered by verify, not by open; this opt-in reads them before serving. */
   if (c->check_regions && !xp_region_bytes_match(&c->view, region, NULL, 0)) {
     BUMP(c, refused_corrupt);
-    return ANSWER_REFUSED;
+    return XPACK_MISS_CORRUPT;
   }
   *family = slot;
   return ANSWER_HIT;
 }
 
-static void count_miss(xpack_cache* c, answer a) {
+static void count_miss(xpack_cache* c, answer a, const struct xnn_weights_cache_look_up_key* key,
+                       const miss_facts* facts) {
   BUMP(c, misses);
-  if (a == ANSWER_UNBOUND) BUMP(c, misses_unbound);
-  else if (a == ANSWER_NOT_FOUND) BUMP(c, misses_not_found);
+  if (a == XPACK_MISS_UNBOUND) BUMP(c, misses_unbound);
+  else if (a == XPACK_MISS_NOT_FOUND) BUMP(c, misses_not_found);
   else BUMP(c, misses_refused);
+  if (c->on_miss == NULL) return;
+  const int named = facts->named;
+  const xpack_miss miss = {
+      .reason = (xpack_miss_reason)a,
+      .seed = key->seed,
+      .kernel = named ? facts->ids.kernel : NULL,
+      .kernel_len = named ? facts->ids.kernel_len : 0,
+      .bias = named && facts->ids.has_bias ? facts->ids.bias : NULL,
+      .bias_len = named && facts->ids.has_bias ? facts->ids.bias_len : 0,
+      .family = facts->family,
+  };
+  c->on_miss(c->on_miss_context, &miss);
 }
 
 static size_t provider_look_up(void* context, const struct xnn_weights_cache_look_up_key* key) {
@@ -72,14 +97,15 @@ static size_t provider_look_up(void* context, const struct xnn_weights_cache_loo
   BUMP(c, lookups);
   xp_region region;
   xp_family_slot* family = NULL;
-  answer a = find(c, key, false, &region, &family);
+  miss_facts facts;
+  answer a = find(c, key, false, &region, &family, &facts);
   if (a == ANSWER_HIT) {
     BUMP(c, hits);
     BUMP(family, hits);
     atomic_fetch_add_explicit(&c->served_bytes, region.size, memory_order_relaxed);
     return (size_t)region.offset;
   }
-  count_miss(c, a);
+  count_miss(c, a, key, &facts);
   xp_pending_add(&c->pending, key);
   return SIZE_MAX;
 }
@@ -103,7 +129,8 @@ static size_t provider_look_up_or_insert(void* context, const struct xnn_weights
   BUMP(c, lookups);
   xp_region region;
   xp_family_slot* family = NULL;
-  answer a = find(c, key, true, &region, &family);
+  miss_facts facts;
+  answer a = find(c, key, true, &region, &family, &facts);
   if (a == ANSWER_HIT) {
     if (region.size == size && memcmp(c->base + region.offset, ptr, size) == 0) {
       BUMP(c, hits);
@@ -114,9 +141,9 @@ static size_t provider_look_up_or_insert(void* context, const struct xnn_weights
       return (size_t)region.offset;
     }
     BUMP(c, refused_mismatch);
-    a = ANSWER_REFUSED;
+    a = XPACK_MISS_MISMATCH; /* facts.family is the entry's: find set it before serving */
   }
-  count_miss(c, a);
+  count_miss(c, a, key, &facts);
   return xp_heap_keep_bytes(&c->heap, ptr, size);
 }
 
@@ -131,6 +158,12 @@ static void* provider_offset_to_addr(void* context, size_t offset) {
 static enum xnn_status provider_delete_cache(void* context) {
   /* The cache is owned by the caller and closed with xpack_cache_close, never by XNNPACK. */
   return xnn_status_success;
+}
+
+void xpack_cache_on_miss(xpack_cache* c, xpack_miss_fn fn, void* context) {
+  if (c == NULL || c->skipped) return;
+  c->on_miss = fn;
+  c->on_miss_context = context;
 }
 
 void xp_cache_provider_init(xpack_cache* c) {

@@ -33,6 +33,21 @@ void xpack_cache_stats(const xpack_cache* cc, xpack_stats* out) {
   pthread_mutex_unlock(&c->heap.lock);
 }
 
+const char* xpack_miss_reason_name(xpack_miss_reason reason) {
+  switch (reason) {
+    case XPACK_MISS_UNBOUND: return "unbound";
+    case XPACK_MISS_NOT_FOUND: return "not_found";
+    case XPACK_MISS_INCOMPATIBLE: return "incompatible";
+    case XPACK_MISS_CORRUPT: return "corrupt";
+    case XPACK_MISS_NO_FAMILY: return "no_family";
+    case XPACK_MISS_PROBE: return "probe";
+    case XPACK_MISS_SIZE: return "size";
+    case XPACK_MISS_UNSIZED: return "unsized";
+    case XPACK_MISS_MISMATCH: return "mismatch";
+  }
+  return "unknown";
+}
+
 const char* xpack_family_refusal_name(xpack_family_refusal refusal) {
   switch (refusal) {
     case XPACK_FAMILY_SERVED: return "served";

@@ -55,9 +55,12 @@ for k in llm llm-q4 qd8-qc8w; do
 t["status"] == "refused" and t["reason"] == "probe_differs" and t["hits"] == 0 and t["refused"] > 0
 and "probe" in t["message"] and c["refused_probe"] == t["refused"] == c["misses_refused"]
 and all(f["status"] == "served" and f["hits"] > 0 for k, f in fam.items() if k != name)
-and c["hits"] + c["refused_probe"] == c["lookups"]'
+and c["hits"] + c["refused_probe"] == c["lookups"]
+and [(m["reason"], m["family"]) for d in c["delegates_detail"] for m in d["missed"]] == [("probe", name)] * c["misses"]'
     "$XPACK" run $k.pte --cache t.xpc > t.txt
     grep -q "family $name: probe_differs, 0 hits" t.txt || fail "$k: run does not name the refused family: $(cat t.txt)"
+    grep -q "^  missed: kernel .*: refused: its packing family $name is refused on this machine" t.txt ||
+      fail "$k: run does not say why each weight missed: $(cat t.txt)"
   done
 
   # Another XNNPACK build: the whole file refused as incompatible.
@@ -67,7 +70,8 @@ and c["hits"] + c["refused_probe"] == c["lookups"]'
   "$XPACK" run $k.pte --cache t.xpc --json > c.json
   check_run n.json c.json 'c["hits"] == 0 and c["cache_refused"] and "XNNPACK build" in c["cache_refused"]
 and c["misses_refused"] == c["lookups"] > 0 and c["refused_probe"] == 0
-and all(f["status"] == "refused" and f["reason"] == "file_refused" for f in fam.values())'
+and all(f["status"] == "refused" and f["reason"] == "file_refused" for f in fam.values())
+and [m["reason"] for d in c["delegates_detail"] for m in d["missed"]] == ["incompatible"] * c["misses"]'
 
   # A family name no xpack of this version knows.
   cp $k.xpc t.xpc; "$TAMPER" t.xpc name 0

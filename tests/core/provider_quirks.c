@@ -16,6 +16,48 @@
 #include "xpack.h"
 
 
+/* What xpack_cache_on_miss reported, one record per miss, identities copied. */
+typedef struct seen_miss {
+  xpack_miss_reason reason;
+  uint32_t seed, family;
+  char kernel[16], bias[16]; /* "-" for NULL */
+} seen_miss;
+typedef struct seen_misses {
+  seen_miss at[16];
+  int count;
+} seen_misses;
+
+static void copy_or_dash(char* to, const char* from, size_t n) {
+  if (from == NULL) n = 1, from = "-";
+  if (n > 15) n = 15;
+  memcpy(to, from, n);
+  to[n] = 0;
+}
+
+static void record_miss(void* context, const xpack_miss* miss) {
+  seen_misses* seen = context;
+  if (seen->count == 16) return;
+  seen_miss* m = &seen->at[seen->count++];
+  m->reason = miss->reason;
+  m->seed = miss->seed;
+  m->family = miss->family;
+  copy_or_dash(m->kernel, miss->kernel, miss->kernel_len);
+  copy_or_dash(m->bias, miss->bias, miss->bias_len);
+}
+
+static int saw(const seen_misses* seen, int i, xpack_miss_reason reason, uint32_t seed, const char* kernel,
+               const char* bias, uint32_t family) {
+  if (i >= seen->count) return 0;
+  const seen_miss* m = &seen->at[i];
+  const int ok = m->reason == reason && m->seed == seed && strcmp(m->kernel, kernel) == 0 &&
+                 strcmp(m->bias, bias) == 0 && m->family == family;
+  if (!ok) {
+    fprintf(stderr, "miss %d: %s seed %u kernel %s bias %s family %u\n", i, xpack_miss_reason_name(m->reason),
+            (unsigned)m->seed, m->kernel, m->bias, (unsigned)m->family);
+  }
+  return ok;
+}
+
 static size_t pack_like_xnnpack(struct xnn_weights_cache_provider* p, const struct xnn_weights_cache_look_up_key* key,
                                 size_t n, unsigned char fill, int look_up_first) {
   if (look_up_first) {
@@ -198,6 +240,8 @@ int main(void) {
   EXPECT(xpack_cache_entry_count(c) == 3);
   EXPECT(xpack_cache_family_count(c) == 1);
   struct xnn_weights_cache_provider* p = xpack_cache_provider(c);
+  seen_misses seen = {0};
+  xpack_cache_on_miss(c, record_miss, &seen);
   /* unbound pointers miss */
   EXPECT(p->look_up(p->context, &ka) == SIZE_MAX);
   EXPECT(xpack_cache_bind(c, kernel_a, "A.w", 3, NULL) == XPACK_OK);
@@ -234,14 +278,29 @@ int main(void) {
   EXPECT(p->look_up(p->context, &kc) == SIZE_MAX);
   xpack_cache_unbind_all(c);
   EXPECT(p->look_up(p->context, &ka) == SIZE_MAX);
+  /* Each miss was reported once, with its reason, key and the refused entry's family (an insert after the
+   * loader's own miss is not a second one). */
+  EXPECT(seen.count == 8);
+  EXPECT(saw(&seen, 0, XPACK_MISS_UNBOUND, 7, "-", "-", UINT32_MAX));
+  EXPECT(saw(&seen, 1, XPACK_MISS_UNSIZED, 7, "A.w", "A.b", 0));
+  EXPECT(saw(&seen, 2, XPACK_MISS_SIZE, 7, "A.w", "A.b", 0));
+  EXPECT(saw(&seen, 3, XPACK_MISS_MISMATCH, 9, "B.w", "-", 0));
+  EXPECT(saw(&seen, 4, XPACK_MISS_NOT_FOUND, 8, "A.w", "A.b", UINT32_MAX));
+  EXPECT(saw(&seen, 5, XPACK_MISS_UNSIZED, 7, "A.w", "A.b", 0));
+  EXPECT(saw(&seen, 6, XPACK_MISS_NOT_FOUND, 7, "other", "-", UINT32_MAX));
+  EXPECT(saw(&seen, 7, XPACK_MISS_UNBOUND, 7, "-", "-", UINT32_MAX));
+  EXPECT(strcmp(xpack_miss_reason_name(XPACK_MISS_PROBE), "probe") == 0 &&
+         strcmp(xpack_miss_reason_name((xpack_miss_reason)99), "unknown") == 0);
+  xpack_cache_on_miss(c, NULL, NULL); /* stops the calls */
+  EXPECT(p->look_up(p->context, &ka) == SIZE_MAX && seen.count == 8);
 
   xpack_stats s;
   xpack_cache_stats(c, &s);
   /* look-ups: ka(unbound), ka(unsized), ka(size 64), ka, ka(NULL insert), kb, kb(mismatch), kx, ka(rebound:
    * unsized), kc, ka(unbound) = 11 */
-  EXPECT(s.lookups == 11);
+  EXPECT(s.lookups == 12); /* and ka(unbound) once more after the miss calls stopped */
   EXPECT(s.hits == 3 && s.hits_after_packing == 1);
-  EXPECT(s.misses == 8 && s.misses_unbound == 2 && s.misses_not_found == 2 && s.misses_refused == 4);
+  EXPECT(s.misses == 9 && s.misses_unbound == 3 && s.misses_not_found == 2 && s.misses_refused == 4);
   EXPECT(s.refused_mismatch == 1 && s.refused_probe == 0 && s.refused_no_family == 0);
   EXPECT(s.refused_size == 1 && s.refused_unsized == 2);
   xpack_cache_family_info fi;
@@ -267,6 +326,8 @@ int main(void) {
   EXPECT(xpack_cache_open(path, XPACK_OPEN_SKIP_SMALL | XPACK_OPEN_PROBE_EARLY, &c, &err) == XPACK_OK);
   EXPECT(xpack_cache_refusal(c) != NULL && strncmp(xpack_cache_refusal(c), "skipped unread", 14) == 0);
   EXPECT(xpack_cache_provider(c) == NULL);
+  xpack_cache_on_miss(c, record_miss, &seen); /* nothing to report on: never looked up */
+  xpack_cache_on_miss(NULL, record_miss, &seen);
   EXPECT(xpack_cache_bind(c, kernel_a, "a", 1, &err) == XPACK_OK);
   EXPECT(xpack_cache_bind_size(c, &ka, 64, &err) == XPACK_OK);
   xpack_cache_unbind_all(c);

@@ -72,6 +72,12 @@ add_test(NAME core_lying_sizes
 add_test(NAME core_families
          COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/families.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>
                  $<TARGET_FILE:xpack-subgraphs> $<TARGET_FILE:xpc_tamper>)
+# Why each look-up missed, as `xpack run --cache` tells it (xpack_cache_on_miss).
+add_executable(reseed_cache ${CMAKE_CURRENT_LIST_DIR}/reseed_cache.c)
+target_link_libraries(reseed_cache PRIVATE xpack_pack)
+add_test(NAME core_miss_reasons
+         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/miss_reasons.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>
+                 $<TARGET_FILE:reseed_cache>)
 
 # Another CPU for real: natively packed caches run in qemu-user with a CPU model without AVX.
 add_test(NAME core_qemu_families

@@ -29,6 +29,10 @@ for x, y in zip(alone["delegates_detail"], cached["delegates_detail"]):
     assert x["output_xxh3"] == y["output_xxh3"], f"{label}: wrong output with another program's cache: {x['method']}"
 # every layer but the head is the same tensor: served; the head differs: missed and packed by XNNPACK
 assert cached["hits"] > 0 and cached["misses"] > 0 and cached["misses"] == cached["misses_not_found"], cached
+# and each miss names the weight and why: B's head is a weight A's cache never held
+missed = [m for d in cached["delegates_detail"] for m in d["missed"]]
+assert len(missed) == cached["misses"] and all(m["reason"] == "not_found" and m["kernel"] and m["family"] is None
+                                                and "holds no entry for this weight" in m["why"] for m in missed), missed
 prog = cached["programs"][0]
 print(f"  {label}: B with A's cache: {cached['hits']} hits, {cached['misses']} misses (the head), outputs identical;"
       f" built_from={prog['built_from']}")
@@ -38,6 +42,8 @@ PY
 # ExecuTorch's content keys (SHA-256 of the bytes): B's program names other keys, so it is another program.
 check llm ""
 grep -q "is not one the cache was built from (a.pte (" b_cached_text.err || fail "no model-identity warning: $(cat b_cached_text.err)"
+grep -q "^  missed: kernel .*: not found: the cache holds no entry for this weight" b_cached.txt ||
+  fail "run does not say which weight missed: $(cat b_cached.txt)"
 python3 -c '
 import json; p = json.load(open("b_cached.json"))["programs"][0]
 assert p["file"] == "b.pte" and p["built_from"] is False and "a.pte" in p["message"], p'

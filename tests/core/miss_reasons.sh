@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# `xpack run --cache` names each missed weight and says why it missed. A cache holding every weight of a
+# program under other seeds (reseed_cache: as if packed for other operator parameters or by another XNNPACK)
+# misses each one; each miss names the seed the cache holds it under. Without -v a run names a few misses and
+# says how many it left out; with -v, all. Outputs stay those of a run without a cache.
+XPACK=$1; GEN=$2; RESEED=$3
+. "$(dirname "$0")/lib.sh"
+d=$(mktemp -d); trap 'rm -rf "$d"' EXIT
+cd "$d"
+
+"$GEN" llm -o llm.pte > /dev/null
+"$XPACK" -q pack llm.pte -o llm.xpc
+"$RESEED" llm.xpc other.xpc > /dev/null || fail "reseed_cache"
+"$XPACK" run llm.pte --json > n.json
+"$XPACK" run llm.pte --cache other.xpc --json > c.json
+"$XPACK" run llm.pte --cache other.xpc > c.txt
+"$XPACK" -v run llm.pte --cache other.xpc > v.txt 2> /dev/null
+"$XPACK" dump --json llm.xpc > dump.json
+python3 - <<'PY'
+import json, re
+n, c, dump = json.load(open("n.json")), json.load(open("c.json")), json.load(open("dump.json"))
+for a, b in zip(n["delegates_detail"], c["delegates_detail"]):
+    assert a["output_xxh3"] == b["output_xxh3"], "outputs differ"
+assert c["hits"] == 0 and c["misses"] == c["misses_not_found"] == c["lookups"] > 8, c
+seeds = {(e["kernel"], e["bias"]): e["seed"] for e in dump["entries"]}
+missed = [m for d in c["delegates_detail"] for m in d["missed"]]
+assert len(missed) == c["misses"], (len(missed), c["misses"])
+for m in missed:
+    packed_seed = seeds[(m["kernel"], m["bias"])]
+    assert m["reason"] == "not_found" and m["family"] is None and packed_seed == m["seed"], m
+    assert f"holds this weight under seed 0x{m['seed'] ^ 1:08x}, not 0x{m['seed']:08x}" in m["why"], m
+text = open("c.txt").read()
+lines = re.findall(r"^  missed: kernel .*: not found: the cache holds this weight under seed", text, re.M)
+assert len(lines) == 8, text
+left_out = c["misses"] - 8
+assert f"{left_out} more missed look-up{'s' if left_out != 1 else ''} not named here" in text, text
+every = re.findall(r"^  missed: kernel ", open("v.txt").read(), re.M)
+assert len(every) == c["misses"], (len(every), c["misses"])
+print(f"  {c['misses']} misses, each named with the seed the cache holds the weight under; 8 named without -v")
+PY
