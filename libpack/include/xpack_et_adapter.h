@@ -58,7 +58,8 @@ xpack_status xpack_et_adapter_attach(const char* cache_path, unsigned flags, con
 /* The provider to use in place of ExecuTorch's (NULL before attach). */
 struct xnn_weights_cache_provider* xpack_et_adapter_provider(void);
 
-/* The attached cache (its stats, refusal, ...), or NULL. */
+/* The attached cache (its stats, refusal, ...), or NULL. To learn which weights miss and why, register
+ * xpack_cache_on_miss on it after attach and before ExecuTorch loads the methods. */
 xpack_cache* xpack_et_adapter_cache(void);
 
 /* Closes the cache; every method (every XNNPACK runtime) must have been destroyed first. */
