@@ -13,8 +13,18 @@ typedef struct xp_file {
   xp_view view; /* over map; valid until xp_file_close */
 } xp_file;
 
-/* Maps path and opens its view (allow_transport as for xp_view_open). On failure nothing stays mapped.
- * Errors: XPACK_ERR_IO (the mapping), then those of xp_view_open. */
+/* Entries name their identities by STRS offset and a writer stores each string once, so any number of
+ * entries may name one string. A writer's entries name about as many identity bytes as STRS holds (1.0
+ * times in every cache measured: a weight appears under the few seeds of its packing families). Every tool
+ * that reads a whole file does work per entry over its identities (verify and inflate hash them into the
+ * key hash, dump prints them, export copies them), which for entries sharing one long string grows with
+ * entries x its length: a 1.8 MB file asked dump for 2 GB. Past this many times STRS, xp_file_open refuses. */
+#define XP_IDENTITY_BYTES_PER_STRS_BYTE 16
+
+/* Maps path and opens its view (allow_transport as for xp_view_open), then counts the identity bytes its
+ * entries name (O(entries), lengths only). On failure nothing stays mapped.
+ * Errors: XPACK_ERR_IO (the mapping), then those of xp_view_open, then XPACK_ERR_UNSUPPORTED when the
+ * entries name more than XP_IDENTITY_BYTES_PER_STRS_BYTE times the bytes of STRS. */
 xpack_status xp_file_open(xp_file* f, const char* path, int allow_transport, xpack_error* err);
 
 /* Whether the view is over a file mapping (an empty file has none), so that its pages may be released. */

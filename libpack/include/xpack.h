@@ -164,7 +164,10 @@ typedef struct xpack_file xpack_file;
 
 /* Maps a cache file read-only and validates its structure (as xpack_cache_open, but transport-form
  * files are accepted and compatibility is reported rather than checked).
- * Errors: as xpack_cache_open, except XPACK_ERR_TRANSPORT and XPACK_ERR_INCOMPATIBLE. */
+ * Errors: as xpack_cache_open, except XPACK_ERR_TRANSPORT and XPACK_ERR_INCOMPATIBLE; and
+ * XPACK_ERR_UNSUPPORTED when the entries name, all together, more than 16 times as many bytes of identity
+ * strings as the file's STRS table holds (entries sharing a string far more than any writer makes them: every
+ * tool reading them entry by entry would do work out of proportion to the file). */
 xpack_status xpack_file_open(const char* path, xpack_file** out, xpack_error* err);
 /* As xpack_file_open, on the file open as fd (e.g. from xpack_writer_finish_fd), which may have no name.
  * fd stays the caller's; the mapping holds the file until xpack_file_close. Messages name the file as
@@ -250,7 +253,9 @@ typedef void (*xpack_problem_fn)(void* context, const char* where, const char* w
 /* Checks everything: structure and bounds (as open), the metadata and every table checksum, every region's
  * bounds, alignment, overlap and XXH3, every entry's strings, region, check value, order and key hash.
  * Returns XPACK_OK after a complete check (problems counted in *problem_count, 0 = sound) or the error that
- * stopped it from opening the file (then reported once through fn as well); XPACK_ERR_ARG for a NULL path. */
+ * stopped it from opening the file, as xpack_file_open's (then reported once through fn as well, UNSUPPORTED
+ * for entries sharing their identity strings past xpack_file_open's limit included); XPACK_ERR_ARG for a NULL
+ * path. */
 xpack_status xpack_verify_file(const char* path, xpack_problem_fn fn, void* context, uint64_t* problem_count,
                                xpack_error* err);
 
@@ -308,8 +313,8 @@ typedef struct xpack_export_stats {
  * TRUNCATED, CORRUPT (any
  * problem xpack_verify_file finds; the message names the first), TRANSPORT (run `xpack inflate`), NOMEM,
  * UNSUPPORTED (a name or a record count that ExecuTorch's index cannot hold; or entries sharing their identity
- * strings so much that their names, one copy per entry, would exceed 16 times the cache's STRS table, which no
- * pack makes: refused before they are copied). */
+ * strings so much that they name more than 16 times the cache's STRS table, which no pack makes: refused at
+ * open, as by xpack_file_open, before anything is verified or copied). */
 xpack_status xpack_export_executorch(const char* cache_path, const char* out_path, xpack_export_entry_fn fn,
                                      void* context, xpack_export_stats* stats, xpack_error* err);
 

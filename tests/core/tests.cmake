@@ -179,3 +179,14 @@ target_include_directories(open_limits PRIVATE ${PROJECT_SOURCE_DIR}/bench)
 target_link_libraries(open_limits PRIVATE xpack_pack)
 add_test(NAME core_open_limits COMMAND open_limits)
 set_tests_properties(core_open_limits PROPERTIES SKIP_RETURN_CODE 77)
+
+# Sound cache files shaped to ask a reader for work out of proportion to their size (issue 16).
+add_executable(xpc_craft ${CMAKE_CURRENT_LIST_DIR}/xpc_craft.c)
+target_include_directories(xpc_craft PRIVATE ${PROJECT_SOURCE_DIR}/libpack ${PROJECT_SOURCE_DIR}/format)
+target_link_libraries(xpc_craft PRIVATE xpack_pack xpack_xxhash xpack_zstd)
+set_target_properties(xpc_craft PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+# Entries sharing one long identity: refused by every tool that reads a whole cache, in milliseconds and
+# under a memory limit (issue 16).
+add_test(NAME core_identity_sharing
+         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/identity_sharing.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpc_craft>)
+set_tests_properties(core_identity_sharing PROPERTIES TIMEOUT 120)

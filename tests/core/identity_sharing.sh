@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Entries of a sound cache sharing one long identity string (issue 16): every tool that reads a whole cache
+# does work per entry over its identities (verify and inflate hash them, dump prints them, export copies
+# them), so 20,000 entries naming one 100 KB string ask for 2 GB from a file under 1 MB. Once dump held 2 GB
+# of report for a 1.8 MB file and verify, inflate and export hashed 200 GB (11 s) for a 6 MB one. Each must
+# refuse such a file quickly, naming it, ENTR's offset and STRS's size, and write nothing; the same entries
+# under a few seeds, as a writer makes them, still go through every tool.
+XPACK=$1; CRAFT=$2
+. "$(dirname "$0")/lib.sh"
+d=$(mktemp -d); trap 'rm -rf "$d"' EXIT
+ulimit -v $((1024 * 1024)) # KiB: 1 GiB, half of what the unfixed dump held
+
+# tool | exit expected | output file that must not exist ("" for none) | command...
+expect_refusal() {
+  local tool=$1 want=$2 out=$3; shift 3
+  set +e; timeout 20 "$@" > "$d/$tool.out" 2> "$d/$tool.err"; local st=$?; set -e
+  [ "$st" = "$want" ] || fail "$tool: exit $st, expected $want: $(head -c 300 "$d/$tool.err") $(head -c 300 "$d/$tool.out")"
+  grep -q "share their identity strings" "$d/$tool.out" "$d/$tool.err" ||
+    fail "$tool: does not say the entries share their identity strings: $(head -c 300 "$d/$tool.err")"
+  grep -q "shared.xpc.*table ENTR at offset [0-9]*.* bytes of STRS" "$d/$tool.out" "$d/$tool.err" ||
+    fail "$tool: the message names neither the file, ENTR's offset nor STRS's size: $(head -c 300 "$d/$tool.err")"
+  [ -z "$out" ] || [ ! -e "$out" ] || fail "$tool: wrote $out"
+  echo "identity_sharing: $tool: exit $st: $(head -c 160 "$d/$tool.err" "$d/$tool.out" | grep -m1 shared)"
+}
+
+"$CRAFT" "$d/shared.xpc" shared-name 20000 100000
+"$CRAFT" "$d/shared.xpc.zst" shared-name 20000 100000 zstd
+echo "identity_sharing: $(stat -c %s "$d/shared.xpc") bytes of cache, $(stat -c %s "$d/shared.xpc.zst") transport"
+expect_refusal verify 1 "" "$XPACK" verify "$d/shared.xpc"
+expect_refusal verify-transport 1 "" "$XPACK" verify "$d/shared.xpc.zst"
+expect_refusal dump 3 "" "$XPACK" dump "$d/shared.xpc"
+expect_refusal dump-json 3 "" "$XPACK" dump --json "$d/shared.xpc"
+expect_refusal export 3 "$d/out.xpwc" "$XPACK" export --executorch "$d/shared.xpc" "$d/out.xpwc"
+expect_refusal inflate 3 "$d/out.xpc" "$XPACK" inflate "$d/shared.xpc.zst" "$d/out.xpc"
+
+# A writer's sharing: one weight under 4 seeds (as its packing families make it) is 4 times the string.
+"$CRAFT" "$d/few.xpc" shared-name 4 100000
+"$CRAFT" "$d/few.xpc.zst" shared-name 4 100000 zstd
+timeout 20 "$XPACK" verify "$d/few.xpc" > /dev/null || fail "verify: the few-seeds cache is not sound"
+timeout 20 "$XPACK" verify "$d/few.xpc.zst" > /dev/null || fail "verify: the few-seeds transport file is not sound"
+[ "$(timeout 20 "$XPACK" dump "$d/few.xpc" | grep -c '^  seed ')" = 4 ] || fail "dump: not 4 entries"
+timeout 20 "$XPACK" inflate "$d/few.xpc.zst" "$d/few.inflated.xpc" > /dev/null || fail "inflate: the few-seeds file"
+cmp "$d/few.xpc" "$d/few.inflated.xpc" || fail "inflate: not the mappable file back"
+echo "identity_sharing: OK"
