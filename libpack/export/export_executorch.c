@@ -77,15 +77,8 @@ typedef struct export_item {
   xpack_export_outcome outcome;
 } export_item;
 
-/* A writer stores each identity once in STRS, and an identity names at most the few entries of one weight's
- * packing families, so all names copied together come to about the size of STRS (1.0 times in every cache
- * measured). Entries of a crafted cache sharing one long string would make them gigabytes, and the sort's
- * comparisons as many: past this many times STRS, the cache is refused before its names are copied. */
-#define EXPORT_NAME_BYTES_PER_STRS_BYTE 16
-
 typedef struct export_plan {
   const xp_view* view;
-  uint64_t name_bytes;        /* of the names copied so far: at most EXPORT_NAME_BYTES_PER_STRS_BYTE x STRS */
   export_item* items;         /* one per entry, in entry order */
   export_item** named;        /* the items with a name, sorted by name, seed, region */
   uint64_t named_count;
@@ -118,10 +111,11 @@ static int compare_items(const void* a, const void* b) {
   return x->entry < y->entry ? -1 : x->entry > y->entry;
 }
 
-/* Names one entry: kernel name followed by bias name, as ExecuTorch's look-up builds it. *name_bytes adds up
- * the names copied, which may not exceed EXPORT_NAME_BYTES_PER_STRS_BYTE times STRS. */
+/* Names one entry: kernel name followed by bias name, as ExecuTorch's look-up builds it. A name is at most its
+ * identities, whose bytes over all entries xp_file_open bounds (XP_IDENTITY_BYTES_PER_STRS_BYTE): the copies
+ * and their sort stay in proportion to the file. */
 static xpack_status name_item(const xp_view* v, const char* path, uint64_t index, export_item* it,
-                              uint64_t* name_bytes, xpack_error* err) {
+                              xpack_error* err) {
   xp_entry e;
   xp_view_entry(v, index, &e);
   it->entry = index;
@@ -156,18 +150,6 @@ static xpack_status name_item(const xp_view* v, const char* path, uint64_t index
                    path, (unsigned long long)index, (unsigned long long)kernel_name_len + bias_name_len);
   }
   it->name_len = kernel_name_len + bias_name_len;
-  const uint64_t limit = EXPORT_NAME_BYTES_PER_STRS_BYTE * v->strings.count;
-  if (it->name_len > limit || *name_bytes > limit - it->name_len) {
-    return xp_fail(err, XPACK_ERR_UNSUPPORTED,
-                   "%s: entry %llu: the names of the entries up to it come to more than %u times the %llu bytes of "
-                   "STRS (%llu bytes, then %llu more): the entries share their identity strings far more than any "
-                   "writer makes them; refused before copying and sorting the names costs memory and time out of "
-                   "proportion to the file",
-                   path, (unsigned long long)index, EXPORT_NAME_BYTES_PER_STRS_BYTE,
-                   (unsigned long long)v->strings.count, (unsigned long long)*name_bytes,
-                   (unsigned long long)it->name_len);
-  }
-  *name_bytes += it->name_len;
   it->name = malloc(it->name_len + 1);
   if (it->name == NULL) return xp_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", path);
   memcpy(it->name, kernel, kernel_name_len);
@@ -192,7 +174,7 @@ static xpack_status plan_export(export_plan* p, const char* path, xpack_error* e
     return xp_fail(err, XPACK_ERR_NOMEM, "%s: out of memory for %llu entries", path, (unsigned long long)n);
   }
   for (uint64_t i = 0; i < n; i++) {
-    xpack_status st = name_item(v, path, i, &p->items[i], &p->name_bytes, err);
+    xpack_status st = name_item(v, path, i, &p->items[i], err);
     if (st != XPACK_OK) return st;
     if (p->items[i].name) p->named[p->named_count++] = &p->items[i];
   }
