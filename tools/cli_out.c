@@ -1,18 +1,56 @@
 /* The report held back until the command's exit code is known (cli_common.h: cli_out). */
+#define _GNU_SOURCE /* fopencookie */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "cli_common.h"
 
+/* Held in a buffer of our own rather than open_memstream's: glibc's memory stream drops what it cannot find
+ * the memory for and reports no error (neither ferror nor fclose), so a report larger than the memory left
+ * was printed cut short with exit 0. Here a failed growth is remembered and the command fails instead. */
+typedef struct held_report {
+  char* bytes;
+  size_t size, capacity;
+  int out_of_memory;
+} held_report;
+
 static FILE* g_held;
-static char* g_held_bytes;
-static size_t g_held_size;
+static held_report g_report;
+
+/* Once out of memory the rest is dropped but reported as written: the report is refused whole at the end,
+ * and glibc's recovery from a failed cookie write crashed (seen under `ulimit -v`). */
+static ssize_t held_write(void* cookie, const char* data, size_t n) {
+  held_report* r = cookie;
+  if (r->out_of_memory) return (ssize_t)n;
+  if (n > r->capacity - r->size) {
+    size_t capacity = r->capacity ? r->capacity : 4096;
+    while (capacity - r->size < n) {
+      if (capacity > SIZE_MAX / 2) {
+        r->out_of_memory = 1;
+        return (ssize_t)n;
+      }
+      capacity *= 2;
+    }
+    char* grown = realloc(r->bytes, capacity);
+    if (grown == NULL) {
+      r->out_of_memory = 1;
+      return (ssize_t)n;
+    }
+    r->bytes = grown;
+    r->capacity = capacity;
+  }
+  memcpy(r->bytes + r->size, data, n);
+  r->size += n;
+  return (ssize_t)n;
+}
 
 FILE* cli_out(void) { return g_held ? g_held : stdout; }
 
 int cli_out_begin(void) {
-  g_held = open_memstream(&g_held_bytes, &g_held_size);
+  g_report = (held_report){0};
+  g_held = fopencookie(&g_report, "w", (cookie_io_functions_t){.write = held_write});
   if (g_held != NULL) return 0;
   cli_error("cannot hold the report in memory: %s", strerror(errno));
   return XPACK_EXIT_FAILED;
@@ -20,24 +58,23 @@ int cli_out_begin(void) {
 
 int cli_out_end(int exit_code) {
   if (g_held == NULL) return exit_code;
-  const int held_ok = fclose(g_held) == 0;
+  const int held_ok = fclose(g_held) == 0 && !g_report.out_of_memory;
   g_held = NULL;
   if (exit_code == XPACK_EXIT_OK || exit_code == XPACK_EXIT_CHECK_FAILED) {
     if (!held_ok) {
-      cli_error("out of memory while holding the report");
+      cli_error("out of memory while holding the report (%zu bytes held): nothing is reported", g_report.size);
       exit_code = XPACK_EXIT_FAILED;
     } else {
       /* Names from files reach the terminal only defused (cli_common.h); a --json document holds no control
        * character (json.c escapes them), so this leaves it as it is. */
-      cli_neutralize_controls(g_held_bytes, g_held_size, 1);
-      if (fwrite(g_held_bytes, 1, g_held_size, stdout) != g_held_size || fflush(stdout) != 0) {
+      cli_neutralize_controls(g_report.bytes, g_report.size, 1);
+      if (fwrite(g_report.bytes, 1, g_report.size, stdout) != g_report.size || fflush(stdout) != 0) {
         cli_error("cannot write the report to stdout: %s", strerror(errno));
         exit_code = XPACK_EXIT_FAILED;
       }
     }
   }
-  free(g_held_bytes);
-  g_held_bytes = NULL;
-  g_held_size = 0;
+  free(g_report.bytes);
+  g_report = (held_report){0};
   return exit_code;
 }
