@@ -13,7 +13,8 @@
 
 /* ---- versions ---- */
 #define XPC_VERSION_MAJOR 1 /* a reader refuses any other major */
-#define XPC_VERSION_MINOR 2 /* a reader accepts any minor of its major; 1.1 fills FAMI, 1.2 adds INFO "cpu" */
+#define XPC_VERSION_MINOR 3 /* a reader accepts any minor of its major; 1.1 fills FAMI, 1.2 adds INFO "cpu",
+                               1.3 FAMI probe keys */
 
 /* ---- header, at offset 0 ---- */
 #define XPC_HEADER_SIZE 64
@@ -120,7 +121,8 @@
 #define XPC_M_NAME 0       /* u32, STRS offset of the family name */
 #define XPC_M_FLAGS 4      /* u32, 0 */
 #define XPC_M_PROBE_HASH 8 /* u64, XXH3-64 of the family's canonical probe packed at pack time */
-#define XPC_M_RESERVED 16  /* u64, 0 */
+#define XPC_M_PROBE_KEYS 16 /* u64, XXH3-64 of the probe's key seeds at pack time (1.3); 0 in files of 1.2 and older */
+#define XPC_PROBE_KEYS_FIRST_MINOR 3
 #define XPC_MAX_FAMILIES 4096 /* a reader refuses a file whose FAMI table has more records */
 
 /* ---- region placement ---- */

@@ -99,6 +99,7 @@ static void dump_json(const xpack_file* f, const xpack_file_info* info, const ch
     json_key(&j, "name"); json_string(&j, m.name);
     json_key(&j, "flags"); json_uint(&j, m.flags);
     json_key(&j, "probe_xxh3"); json_hex64(&j, m.probe_hash);
+    json_key(&j, "probe_keys_xxh3"); json_hex64(&j, m.probe_keys);
     json_end_object(&j);
   }
   json_end_array(&j);
@@ -186,8 +187,8 @@ static void dump_text(const xpack_file* f, const xpack_file_info* info, const ch
   for (uint64_t i = 0; i < info->family_count; i++) {
     xpack_file_family m;
     xpack_file_get_family(f, i, &m);
-    fprintf(cli_out(), "  #%-4llu %s  probe xxh3 %016llx%s\n", (unsigned long long)i, m.name, (unsigned long long)m.probe_hash,
-            m.flags ? "  (unknown flags)" : "");
+    fprintf(cli_out(), "  #%-4llu %s  probe xxh3 %016llx  keys xxh3 %016llx%s\n", (unsigned long long)i, m.name,
+            (unsigned long long)m.probe_hash, (unsigned long long)m.probe_keys, m.flags ? "  (unknown flags)" : "");
   }
   fprintf(cli_out(), "entries         %llu\n", (unsigned long long)info->entry_count);
   for (uint64_t i = 0; i < info->entry_count; i++) {

@@ -6,7 +6,8 @@
  *        "heap_fallback_bytes": N, "failed": N, "refused_probe": N, "refused_no_family": N, "refused_mismatch": N,
  *        "refused_size": N, "refused_unsized": N,
  *        "families": [{"name", "status": "served"|"refused", "reason": code|null, "message": text|null,
- *                      "packed_probe", "local_probe": "16 hex", "hits", "refused"}] (with --cache),
+ *                      "packed_probe", "local_probe", "packed_keys", "local_keys": "16 hex", "hits",
+ *                      "refused"}] (with --cache),
  *        "packed_on_cpu": INFO "cpu" of the cache|null, "this_cpu": text (with --cache),
  *        "delegates_detail": [{"file", "method", "index", "create_ms", "first_inference_ms", "lookups", "hits",
  *                              "misses", "heap_fallback_bytes", "output_xxh3": ["16 hex", ...],
@@ -22,6 +23,9 @@
 #include "model_args.h"
 #include "run_misses.h"
 #include "xpack.h"
+
+/* --cache may be given this many times: the caches of one program packed for as many classes of CPU. */
+#define RUN_MAX_CACHES 16
 
 typedef struct run_job {
   xpack_cache* cache;
@@ -126,7 +130,7 @@ static uint32_t report_families(xpack_cache* cache, json* j) {
     xpack_cache_family_info f;
     if (xpack_cache_family(cache, i, &f, NULL) != XPACK_OK) continue;
     const int served = f.refusal == XPACK_FAMILY_SERVED;
-    packed_otherwise += f.refusal == XPACK_FAMILY_PROBE_DIFFERS;
+    packed_otherwise += f.refusal == XPACK_FAMILY_PROBE_DIFFERS || f.refusal == XPACK_FAMILY_KEYS_DIFFER;
     if (j) {
       json_object(j);
       json_key(j, "name"); json_string(j, f.name);
@@ -135,6 +139,8 @@ static uint32_t report_families(xpack_cache* cache, json* j) {
       json_key(j, "message"); json_string(j, f.reason);
       json_key(j, "packed_probe"); json_hex64(j, f.packed_probe);
       json_key(j, "local_probe"); json_hex64(j, f.local_probe);
+      json_key(j, "packed_keys"); json_hex64(j, f.packed_keys);
+      json_key(j, "local_keys"); json_hex64(j, f.local_keys);
       json_key(j, "hits"); json_uint(j, f.hits);
       json_key(j, "refused"); json_uint(j, f.refused);
       json_end_object(j);
@@ -160,7 +166,7 @@ static void report_cpus(const char* cache_path, uint32_t packed_otherwise, json*
     json_key(j, "packed_on_cpu"); json_string(j, packed_on);
     json_key(j, "this_cpu"); json_string(j, here);
   } else {
-    fprintf(cli_out(), "%u famil%s refused as packed otherwise on this CPU; the cache was packed on: %s; this machine: %s\n",
+    fprintf(cli_out(), "%u famil%s refused as packed or keyed otherwise on this CPU; the cache was packed on: %s; this machine: %s\n",
             packed_otherwise, packed_otherwise == 1 ? "y" : "ies",
             packed_on ? packed_on : "not recorded (a cache of format 1.1 or older)", here);
   }
@@ -171,6 +177,41 @@ static const cli_option kOptions[] = {{"--cache", 1, 0}, {"--method", 1, 0},    
                                       {"--json", 0, 0},  {"--read", 0, 0}, {"--check-regions", 0, 0},
                                       {"--skip-small", 0, 0}, {"--skip-cold", 0, 0}};
 static const cli_options kRunOptions = {"run", kOptions, sizeof kOptions / sizeof kOptions[0]};
+
+/* With several --cache files, the one kept (xpack_cache_open_best) and what was found of each: as text lines,
+ * or as the member "cache_candidates" of the open JSON object j. */
+static void report_candidates(const char* const* paths, size_t count, size_t chosen,
+                              const xpack_cache_candidate* found, json* j) {
+  if (j) {
+    json_key(j, "cache_candidates"); json_array(j);
+  } else {
+    cli_line(cli_out(), "cache: %s chosen of %zu", paths[chosen], count);
+  }
+  for (size_t i = 0; i < count; i++) {
+    const xpack_cache_candidate* c = &found[i];
+    const int opened = c->tried && c->open_error.status == XPACK_OK;
+    const char* state = i == chosen ? "chosen" : !c->tried ? "not tried" : opened ? "passed over" : "not opened";
+    if (j) {
+      json_object(j);
+      json_key(j, "file"); json_string(j, paths[i]);
+      json_key(j, "state"); json_string(j, state);
+      json_key(j, "entries"); json_uint(j, c->entries);
+      json_key(j, "entries_served"); json_uint(j, c->entries_served);
+      json_key(j, "message");
+      json_string(j, c->tried && !opened ? c->open_error.message : c->refused_whole ? "refused whole" : NULL);
+      json_end_object(j);
+    } else if (!c->tried) {
+      cli_line(cli_out(), "  %s: not tried", paths[i]);
+    } else if (!opened) {
+      cli_line(cli_out(), "  %s: not opened: %s", paths[i], c->open_error.message);
+    } else {
+      cli_line(cli_out(), "  %s: %llu of %llu entries served here%s%s", paths[i], (unsigned long long)c->entries_served,
+               (unsigned long long)c->entries, c->refused_whole ? " (refused whole)" : "",
+               i == chosen ? " (chosen)" : "");
+    }
+  }
+  if (j) json_end_array(j);
+}
 
 /* --method NAME names a method of the given programs: one that none has is a usage error (exit 2) that lists
  * the methods they have, not "nothing to run". */
@@ -200,13 +241,21 @@ static int check_method(const xpack_model_set* set, const char* method) {
 
 int cmd_run(int argc, char** argv) {
   const char* cache_path = NULL;
+  const char* candidate_paths[RUN_MAX_CACHES];
+  size_t candidate_count = 0;
   const char* method = NULL;
   unsigned open_flags = XPACK_OPEN_PROBE_EARLY;
   run_job job = {0};
   int rc = model_args_check(argc, argv, &kRunOptions);
   if (rc != 0) return rc;
   for (int i = 0; i < argc; i++) {
-    if (strcmp(argv[i], "--cache") == 0) cache_path = argv[++i];
+    if (strcmp(argv[i], "--cache") == 0) {
+      if (candidate_count == RUN_MAX_CACHES) {
+        cli_error("run: at most %d --cache files", RUN_MAX_CACHES);
+        return XPACK_EXIT_USAGE;
+      }
+      candidate_paths[candidate_count++] = cache_path = argv[++i];
+    }
     else if (strcmp(argv[i], "--method") == 0) method = argv[++i];
     else if (strcmp(argv[i], "--data") == 0) i++;
     else if (strcmp(argv[i], "--json") == 0) job.as_json = 1;
@@ -217,9 +266,19 @@ int cmd_run(int argc, char** argv) {
   }
   /* The cache first: its probes then run on their own thread while the programs are opened and replayed. */
   xpack_error err;
-  if (cache_path && xpack_cache_open(cache_path, open_flags, &job.cache, &err) != XPACK_OK) {
+  xpack_cache_candidate candidates[RUN_MAX_CACHES];
+  size_t chosen = 0;
+  if (candidate_count == 1 && xpack_cache_open(cache_path, open_flags, &job.cache, &err) != XPACK_OK) {
     cli_error("%s", err.message);
     return cli_exit_for_status(err.status);
+  }
+  if (candidate_count > 1) {
+    if (xpack_cache_open_best(candidate_paths, candidate_count, open_flags, &job.cache, &chosen, candidates, &err) !=
+        XPACK_OK) {
+      cli_error("no --cache file opens; the first: %s", err.message);
+      return cli_exit_for_status(err.status);
+    }
+    cache_path = candidate_paths[chosen];
   }
   xpack_cache_prefetch(job.cache); /* as an app: a small cold cache is read while the programs load */
   job.misses = run_misses_start(job.cache, cache_path);
@@ -240,11 +299,13 @@ int cmd_run(int argc, char** argv) {
   json j;
   json_init(&j, cli_out());
   job.j = &j;
+  if (candidate_count > 1 && !job.as_json) report_candidates(candidate_paths, candidate_count, chosen, candidates, NULL);
   if (job.cache && !job.as_json) check_programs(&set, job.cache, NULL);
   if (job.as_json) {
     json_object(&j);
     json_key(&j, "cache"); json_string(&j, cache_path);
     json_key(&j, "cache_refused"); json_string(&j, refusal);
+    if (candidate_count > 1) report_candidates(candidate_paths, candidate_count, chosen, candidates, &j);
     if (job.cache) check_programs(&set, job.cache, &j);
     json_key(&j, "delegates_detail"); json_array(&j);
   }

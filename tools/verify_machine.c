@@ -85,6 +85,8 @@ void verify_for_this_machine(const char* path, json* j, machine_verdict* out) {
       json_key(j, "message"); json_string(j, f->reason);
       json_key(j, "packed_probe"); json_hex64(j, f->packed_probe);
       json_key(j, "local_probe"); json_hex64(j, f->local_probe);
+      json_key(j, "packed_keys"); json_hex64(j, f->packed_keys);
+      json_key(j, "local_keys"); json_hex64(j, f->local_keys);
       json_key(j, "entries"); json_uint(j, entries);
       json_end_object(j);
     } else {

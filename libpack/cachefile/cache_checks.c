@@ -301,8 +301,12 @@ static void check_families(xp_checker* c) {
     if (xp_le32(p + XPC_M_FLAGS) != 0) {
       xp_problem(c, where, at, "flags %#x, expected 0", xp_le32(p + XPC_M_FLAGS));
     }
-    if (v->minor <= XPC_VERSION_MINOR && xp_le64(p + XPC_M_RESERVED) != 0) {
-      xp_problem(c, where, at, "reserved field at record offset %d must be 0", XPC_M_RESERVED);
+    if (v->minor < XPC_PROBE_KEYS_FIRST_MINOR && xp_le64(p + XPC_M_PROBE_KEYS) != 0) {
+      xp_problem(c, where, at, "reserved field at record offset %d must be 0 in a file of version 1.%u",
+                 XPC_M_PROBE_KEYS, v->minor);
+    } else if (v->minor >= XPC_PROBE_KEYS_FIRST_MINOR && v->minor <= XPC_VERSION_MINOR &&
+               xp_le64(p + XPC_M_PROBE_KEYS) == 0) {
+      xp_problem(c, where, at, "probe keys 0: a writer of version 1.%u records them (never 0)", v->minor);
     }
     if (!used[i]) xp_problem(c, where, at, "no entry uses this family (a writer records only families in use)");
   }

@@ -274,6 +274,8 @@ void xp_view_family(const xp_view* v, uint64_t index, xp_family* out) {
   out->name = xp_le32(m + XPC_M_NAME);
   out->flags = xp_le32(m + XPC_M_FLAGS);
   out->probe_hash = xp_le64(m + XPC_M_PROBE_HASH);
+  /* Before 1.3 the field was reserved: whatever it holds records nothing. */
+  out->probe_keys = v->minor >= XPC_PROBE_KEYS_FIRST_MINOR ? xp_le64(m + XPC_M_PROBE_KEYS) : 0;
 }
 
 void xp_put_region(uint8_t* r, const xp_region* region) {

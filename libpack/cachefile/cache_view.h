@@ -57,6 +57,7 @@ typedef struct xp_family {
   uint32_t name; /* STRS offset */
   uint32_t flags;
   uint64_t probe_hash;
+  uint64_t probe_keys; /* 0: not recorded (files of 1.2 and older) */
 } xp_family;
 
 typedef struct xp_view {

@@ -117,6 +117,7 @@ void xp_put_family(uint8_t* m, const xp_family* family) {
   xp_put32(m + XPC_M_NAME, family->name);
   xp_put32(m + XPC_M_FLAGS, family->flags);
   xp_put64(m + XPC_M_PROBE_HASH, family->probe_hash);
+  xp_put64(m + XPC_M_PROBE_KEYS, family->probe_keys);
 }
 
 uint64_t xp_string_size(uint32_t len) { return 4 + (uint64_t)len + 1; }

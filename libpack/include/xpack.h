@@ -221,6 +221,7 @@ typedef struct xpack_file_family {
   const char* name; /* NUL-terminated, points into the file; "<bad string>" if out of bounds */
   uint32_t flags;
   uint64_t probe_hash;
+  uint64_t probe_keys; /* the probe's key seeds' XXH3-64 (format 1.3); 0 in older files: not recorded */
 } xpack_file_family;
 void xpack_file_get_family(const xpack_file* f, uint64_t index, xpack_file_family* out); /* index < count */
 

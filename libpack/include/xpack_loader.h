@@ -207,7 +207,8 @@ typedef struct xpack_stats {
   uint64_t refused_corrupt;     /* refusals: the entry or its region record failed its checksum or bounds */
   uint64_t refused_mismatch;    /* refusals: XNNPACK packed bytes that differ from the file's (size or bytes) */
   uint64_t refused_probe;       /* refusals: the entry's packing family is refused on this machine (its probe
-                                   packs differently here, cannot run here, or is unknown: xpack_cache_family) */
+                                   packs or is keyed differently here, cannot run here, or is unknown:
+                                   xpack_cache_family) */
   uint64_t refused_no_family;   /* refusals: the entry names no packing family (a format 1.0 file) */
   uint64_t refused_size;        /* refusals: the entry's region is not the size XNNPACK reads for the key (a
                                    crafted file, or a key XNNPACK sizes differently here) */
@@ -278,15 +279,20 @@ typedef enum xpack_family_refusal {
   XPACK_FAMILY_PROBE_FAILED = 2,  /* this XNNPACK cannot run the probe here (e.g. no fp16 arithmetic on this CPU) */
   XPACK_FAMILY_UNKNOWN = 3,       /* not a family this xpack knows (a later version's, or a damaged record) */
   XPACK_FAMILY_FILE_REFUSED = 4,  /* the whole file is refused (xpack_cache_refusal) */
+  XPACK_FAMILY_KEYS_DIFFER = 5,   /* the probe packs alike, but XNNPACK keys it with other seeds here (another tiling
+                                     or kernel type), so no entry of the family would be found (files of 1.3 on) */
 } xpack_family_refusal;
 
-/* "served", "probe_differs", "probe_failed", "unknown_family", "file_refused". Never NULL. */
+/* "served", "probe_differs", "probe_failed", "unknown_family", "file_refused", "keys_differ". Never NULL. */
 const char* xpack_family_refusal_name(xpack_family_refusal refusal);
 
 typedef struct xpack_cache_family_info {
   const char* name;             /* the family's name, in the file; "<bad string>" for a damaged record */
   uint64_t packed_probe;        /* the probe's XXH3-64 when the file was packed */
   uint64_t local_probe;         /* this process's probe XXH3-64, 0 when it did not run */
+  uint64_t packed_keys;         /* the probe's key seeds' XXH3-64 when the file was packed; 0: not recorded (1.2
+                                   and older files, whose families are decided by the packed bytes alone) */
+  uint64_t local_keys;          /* this process's, 0 when the probe did not run */
   xpack_family_refusal refusal; /* XPACK_FAMILY_SERVED or why the family's entries are refused */
   const char* reason;           /* NULL when served; else one sentence (owned by the cache) */
   uint64_t hits;                /* look-ups answered from entries of this family so far */
@@ -299,6 +305,34 @@ uint32_t xpack_cache_family_count(const xpack_cache* cache);
 /* Family `index` and the verdict on it, deciding it now (probing) if no look-up has. Thread safe.
  * Errors: XPACK_ERR_ARG (NULL, or index >= xpack_cache_family_count). */
 xpack_status xpack_cache_family(xpack_cache* cache, uint32_t index, xpack_cache_family_info* out, xpack_error* err);
+
+/* Choosing among caches packed for several classes of CPU (an app bundle holding, say, one cache packed as a
+ * Cortex-A55 and one as a Cortex-A76, XNNPACK choosing other kernels on each): how many of the file's entries
+ * this process would serve, deciding every family now (a family no look-up has reached yet is probed here:
+ * tens of microseconds each). 0 for a NULL cache, a skipped one and one refused whole. */
+uint64_t xpack_cache_entries_served(xpack_cache* cache);
+
+/* What xpack_cache_open_best found of one candidate file. */
+typedef struct xpack_cache_candidate {
+  int tried;               /* 0: not opened, as a file before it was kept (served whole or skipped) */
+  xpack_error open_error;  /* .status XPACK_OK when the file opened; else why not */
+  int refused_whole;       /* the file opened but serves nothing here: another architecture or XNNPACK build */
+  uint64_t entries;        /* entries of the file (0 when it did not open) */
+  uint64_t entries_served; /* of them, served by this process (xpack_cache_entries_served) */
+} xpack_cache_candidate;
+
+/* Opens paths[0..count) in order with `flags` and keeps the first file this process serves whole (every entry
+ * served here), else the one serving the most entries (the earliest of equals), closing the others, so that an
+ * app can ship one cache per class of CPU and take the one that fits the device it starts on. A file that does
+ * not open (missing, damaged) or is refused whole is passed over. A file skipped as small or cold
+ * (XPACK_OPEN_SKIP_SMALL, XPACK_OPEN_SKIP_COLD) is kept at once: caches of the same programs are of one size,
+ * and skipping is the cheaper choice for every one of them. When no file serves an entry, the first that
+ * opened is kept (its refusal says why). *chosen is the index kept; candidates (NULL, or count elements)
+ * receives what was found of each file (tried 0 for those after one kept whole). The cache is the caller's, closed with xpack_cache_close.
+ * Errors: XPACK_ERR_ARG (NULL paths, out or chosen, count 0, or a NULL path), and when no file opens, the
+ * first file's error. */
+xpack_status xpack_cache_open_best(const char* const* paths, size_t count, unsigned flags, xpack_cache** out,
+                                   size_t* chosen, xpack_cache_candidate* candidates, xpack_error* err);
 
 /* File facts, for tools and messages (0 for a NULL cache). */
 uint64_t xpack_cache_entry_count(const xpack_cache* cache);

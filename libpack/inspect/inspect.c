@@ -136,6 +136,7 @@ void xpack_file_get_family(const xpack_file* f, uint64_t index, xpack_file_famil
   out->name = string_at(&f->file.view, m.name);
   out->flags = m.flags;
   out->probe_hash = m.probe_hash;
+  out->probe_keys = m.probe_keys;
 }
 
 void xpack_file_get_input(const xpack_file* f, uint64_t index, xpack_file_input* out) {

@@ -28,6 +28,7 @@ void xp_families_destroy(xp_cache_families* f) {
 
 static void decide(xp_family_slot* slot, const xp_view* view, const char* file_refusal, uint32_t index) {
   slot->local_probe = 0;
+  slot->local_keys = 0;
   if (file_refusal != NULL) {
     slot->refusal = XPACK_FAMILY_FILE_REFUSED;
     snprintf(slot->reason, sizeof slot->reason, "the whole file is refused: %s", file_refusal);
@@ -50,7 +51,10 @@ static void decide(xp_family_slot* slot, const xp_view* view, const char* file_r
     return;
   }
   xpack_error err;
-  xpack_status st = xp_probe_family(name, len, &slot->local_probe, &err);
+  xp_probe_result probe = {0, 0};
+  xpack_status st = xp_probe_family(name, len, &probe, &err);
+  slot->local_probe = probe.hash;
+  slot->local_keys = probe.keys;
   if (st == XPACK_ERR_UNSUPPORTED) {
     slot->refusal = XPACK_FAMILY_UNKNOWN;
     snprintf(slot->reason, sizeof slot->reason, "not a packing family this xpack knows");
@@ -63,6 +67,13 @@ static void decide(xp_family_slot* slot, const xp_view* view, const char* file_r
              "this machine packs the family's probe differently (probe %016llx when packed, %016llx here): "
              "XNNPACK chose other kernels on this CPU",
              (unsigned long long)record.probe_hash, (unsigned long long)slot->local_probe);
+  } else if (record.probe_keys != 0 && slot->local_keys != record.probe_keys) {
+    /* Alike bytes under other keys: XNNPACK would ask for every weight of the family with a seed no entry has. */
+    slot->refusal = XPACK_FAMILY_KEYS_DIFFER;
+    snprintf(slot->reason, sizeof slot->reason,
+             "this machine packs the family's probe alike but keys it with other seeds (keys %016llx when packed, "
+             "%016llx here): XNNPACK chose another tiling or kernel type on this CPU, and would find no entry",
+             (unsigned long long)record.probe_keys, (unsigned long long)slot->local_keys);
   } else {
     slot->refusal = XPACK_FAMILY_SERVED;
     slot->reason[0] = 0;

@@ -20,6 +20,7 @@ typedef struct xp_family_slot {
   _Atomic int decided; /* set (release) once refusal, local_probe and reason are final */
   xpack_family_refusal refusal;
   uint64_t local_probe;
+  uint64_t local_keys;
   char reason[XPACK_ERROR_MESSAGE_SIZE + 64];
   _Atomic uint64_t hits, refused;
 } xp_family_slot;

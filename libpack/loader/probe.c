@@ -21,6 +21,7 @@
 typedef struct capture {
   struct xnn_weights_cache_provider provider;
   XXH3_state_t hash;
+  XXH3_state_t keys; /* the seeds XNNPACK keys the probe's weights with: CPU-dependent tiling and kernel type */
   void* reserved[PROBE_MAX_BUFFERS]; /* every buffer XNNPACK packed into; freed after the runtime */
   size_t reserved_count;
   void* inserted[PROBE_MAX_BUFFERS]; /* offset i -> inserted[i] */
@@ -55,6 +56,9 @@ static size_t capture_look_up_or_insert(void* context, const struct xnn_weights_
   xp_put64(word, (uint64_t)size);
   XXH3_64bits_update(&c->hash, word, sizeof word);
   XXH3_64bits_update(&c->hash, ptr, size);
+  uint8_t seed[4];
+  xp_put32(seed, key->seed);
+  XXH3_64bits_update(&c->keys, seed, sizeof seed);
   c->inserted[c->inserted_count] = ptr;
   return c->inserted_count++;
 }
@@ -328,7 +332,7 @@ static enum xnn_status define_depthwise_convolution(probe* p) {
   return xnn_status_success;
 }
 
-xpack_status xp_probe_run(const xpack_family* family, uint64_t* hash, xpack_error* err) {
+xpack_status xp_probe_run(const xpack_family* family, xp_probe_result* out, xpack_error* err) {
   char name[XPACK_FAMILY_NAME_MAX];
   xpack_status st = xpack_family_format(family, name, sizeof name, NULL, err);
   if (st != XPACK_OK) return st;
@@ -342,6 +346,7 @@ xpack_status xp_probe_run(const xpack_family* family, uint64_t* hash, xpack_erro
   capture c;
   memset(&c, 0, sizeof c);
   XXH3_64bits_reset(&c.hash);
+  XXH3_64bits_reset(&c.keys);
   c.provider = (struct xnn_weights_cache_provider){
       .context = &c,
       .look_up = capture_look_up,
@@ -379,7 +384,9 @@ xpack_status xp_probe_run(const xpack_family* family, uint64_t* hash, xpack_erro
     return xp_fail(err, XPACK_ERR_XNNPACK, "the probe of %s packed %s", name,
                    c.failed ? "more weights than expected" : "nothing");
   }
-  *hash = XXH3_64bits_digest(&c.hash);
+  out->hash = XXH3_64bits_digest(&c.hash);
+  out->keys = XXH3_64bits_digest(&c.keys);
+  if (out->keys == 0) out->keys = 1; /* 0 means "not recorded" in a file */
   return XPACK_OK;
 }
 
@@ -389,14 +396,14 @@ typedef struct memo {
   struct memo* next;
   char name[XPACK_FAMILY_NAME_MAX];
   xpack_status status;
-  uint64_t hash;
+  xp_probe_result result;
   char message[XPACK_ERROR_MESSAGE_SIZE];
 } memo;
 
 static pthread_mutex_t g_memo_lock = PTHREAD_MUTEX_INITIALIZER;
 static memo* g_memos; /* never freed: one small record per family probed, bounded by the known families */
 
-xpack_status xp_probe_family(const char* name, size_t len, uint64_t* hash, xpack_error* err) {
+xpack_status xp_probe_family(const char* name, size_t len, xp_probe_result* out, xpack_error* err) {
   xpack_family family;
   xpack_status parsed = xpack_family_parse(name, len, &family, err);
   if (parsed != XPACK_OK) return parsed;
@@ -406,16 +413,16 @@ xpack_status xp_probe_family(const char* name, size_t len, uint64_t* hash, xpack
   if (m == NULL && (m = calloc(1, sizeof *m)) != NULL) {
     memcpy(m->name, name, len);
     xpack_error e;
-    m->status = xp_probe_run(&family, &m->hash, &e);
+    m->status = xp_probe_run(&family, &m->result, &e);
     if (m->status != XPACK_OK) snprintf(m->message, sizeof m->message, "%s", e.message);
     m->next = g_memos;
     g_memos = m;
   }
   xpack_status st = m ? m->status : XPACK_ERR_NOMEM;
-  uint64_t h = m ? m->hash : 0;
+  const xp_probe_result result = m ? m->result : (xp_probe_result){0, 0};
   const char* message = m ? m->message : "out of memory";
   if (st != XPACK_OK) xp_fail(err, st, "%s", message);
   pthread_mutex_unlock(&g_memo_lock);
-  if (st == XPACK_OK) *hash = h;
+  if (st == XPACK_OK) *out = result;
   return st;
 }

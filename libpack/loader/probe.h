@@ -15,14 +15,20 @@
 #include "xpack_family.h"
 #include "xpack_status.h"
 
-/* Runs the probe of `family` now. On success *hash is the probe's XXH3-64.
+/* What a probe found (FORMAT.md 5.8.2): how this process packs the family, and how XNNPACK keys it. */
+typedef struct xp_probe_result {
+  uint64_t hash; /* XXH3-64 of the packed bytes */
+  uint64_t keys; /* XXH3-64 of the look-up keys' seeds, never 0 (a 0 is recorded as 1) */
+} xp_probe_result;
+
+/* Runs the probe of `family` now.
  * Errors: XPACK_ERR_UNSUPPORTED (not a known family), XPACK_ERR_XNNPACK (XNNPACK cannot define or create
  * the probe here, e.g. no fp16 support on this CPU), XPACK_ERR_NOMEM; the message says which. */
-xpack_status xp_probe_run(const xpack_family* family, uint64_t* hash, xpack_error* err);
+xpack_status xp_probe_run(const xpack_family* family, xp_probe_result* out, xpack_error* err);
 
 /* The probe of the family named name[0, len), run at most once per process and remembered (thread
  * safe: concurrent callers of one family wait for the first). Errors: as xp_probe_run, the same answer
  * every time. */
-xpack_status xp_probe_family(const char* name, size_t len, uint64_t* hash, xpack_error* err);
+xpack_status xp_probe_family(const char* name, size_t len, xp_probe_result* out, xpack_error* err);
 
 #endif

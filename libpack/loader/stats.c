@@ -55,6 +55,7 @@ const char* xpack_family_refusal_name(xpack_family_refusal refusal) {
     case XPACK_FAMILY_PROBE_FAILED: return "probe_failed";
     case XPACK_FAMILY_UNKNOWN: return "unknown_family";
     case XPACK_FAMILY_FILE_REFUSED: return "file_refused";
+    case XPACK_FAMILY_KEYS_DIFFER: return "keys_differ";
     default: return "unknown";
   }
 }
@@ -77,6 +78,8 @@ xpack_status xpack_cache_family(xpack_cache* c, uint32_t index, xpack_cache_fami
   out->name = xp_view_string(&c->view, record.name, &name, &len) == 0 ? name : "<bad string>";
   out->packed_probe = record.probe_hash;
   out->local_probe = slot->local_probe;
+  out->packed_keys = record.probe_keys;
+  out->local_keys = slot->local_keys;
   out->refusal = slot->refusal;
   out->reason = slot->refusal == XPACK_FAMILY_SERVED ? NULL : slot->reason;
   out->hits = LOAD(slot, hits);

@@ -27,7 +27,7 @@ xpack_status xpack_writer_bind_family(xpack_writer* w, const void* kernel, const
     return xp_fail(err, st, "%s: not a packing family this xpack can probe; its weights are not recorded", name);
   }
   if (st != XPACK_OK) return xp_fail(err, st, "xpack_writer_bind_family: cannot name the family");
-  uint64_t probe = 0;
+  xp_probe_result probe;
   xpack_error probe_err;
   st = xp_probe_family(name, len, &probe, &probe_err);
   if (st != XPACK_OK) {
@@ -56,12 +56,12 @@ uint32_t xp_writer_entry_family(xpack_writer* w, xp_writer_session* session, con
   for (size_t i = 0; i < w->family_count; i++) {
     if (w->families[i].name == s) return (uint32_t)i;
   }
-  uint64_t probe = 0;
+  xp_probe_result probe;
   if (xp_probe_family(name, len, &probe, NULL) != XPACK_OK) return XPC_NONE; /* remembered from the bind */
   if (w->family_count >= XPC_MAX_FAMILIES ||
       xp_writer_reserve((void**)&w->families, &w->family_cap, w->family_count + 1, sizeof *w->families) != 0) {
     return XPC_NONE;
   }
-  w->families[w->family_count] = (xp_writer_family){s, probe};
+  w->families[w->family_count] = (xp_writer_family){s, probe.hash, probe.keys};
   return (uint32_t)w->family_count++;
 }

@@ -48,6 +48,7 @@ typedef struct xp_writer_entry {
 typedef struct xp_writer_family {
   uint32_t name; /* string index */
   uint64_t probe_hash;
+  uint64_t probe_keys;
 } xp_writer_family;
 
 typedef struct xp_writer_string {

@@ -114,7 +114,7 @@ static xpack_status write_metadata(xpack_writer* w, uint64_t* string_offset, xp_
   }
   uint8_t* fami = xp_metadata_table(&m, XPC_TAG_FAMILIES);
   for (size_t i = 0; i < w->family_count; i++) {
-    const xp_family f = {(uint32_t)string_offset[families[i].name], 0, families[i].probe_hash};
+    const xp_family f = {(uint32_t)string_offset[families[i].name], 0, families[i].probe_hash, families[i].probe_keys};
     xp_put_family(fami + i * XPC_FAMILY_SIZE, &f);
   }
   xp_metadata_seal(&m, XPC_VERSION_MAJOR, XPC_VERSION_MINOR, 0);

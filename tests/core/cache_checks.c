@@ -87,6 +87,7 @@ static int write_cache(const char* path, int faults) {
   xp_put32(info + XPC_I_KEY, string_offset[S_KEY]);
   xp_put32(info + XPC_I_VALUE, faults ? 9999 : string_offset[S_VALUE]); /* fault 4 */
   xp_put32(xp_metadata_table(&m, XPC_TAG_FAMILIES) + XPC_M_NAME, string_offset[S_FAMILY]);
+  xp_put64(xp_metadata_table(&m, XPC_TAG_FAMILIES) + XPC_M_PROBE_KEYS, 1); /* recorded, as a 1.3 writer does */
   xp_metadata_seal(&m, XPC_VERSION_MAJOR, XPC_VERSION_MINOR, 0);
 
   uint8_t header[XPC_HEADER_SIZE] = {0};

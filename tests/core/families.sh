@@ -79,6 +79,32 @@ and [m["reason"] for d in c["delegates_detail"] for m in d["missed"]] == ["incom
   check_run n.json c.json 'sum(f["reason"] == "unknown_family" and f["local_probe"] == "0000000000000000" and f["hits"] == 0
           for f in fam.values()) == 1 and c["refused_probe"] > 0'
 
+  # One family's recorded probe keys changed (format 1.3): the probe packs alike but XNNPACK keys it otherwise,
+  # so that family is refused as keys_differ (no entry of it would be found), the others served.
+  for i in $(seq 0 $((families - 1))); do
+    cp $k.xpc t.xpc; "$TAMPER" t.xpc probe-keys $i
+    name=$("$XPACK" dump --json t.xpc | python3 -c "import json,sys; print(json.load(sys.stdin)['families'][$i]['name'])")
+    "$XPACK" verify t.xpc > v.txt && fail "$k: verify accepted other probe keys"
+    grep -q "family $name: keys_differ" v.txt || fail "$k: verify does not name the family: $(cat v.txt)"
+    "$XPACK" run $k.pte --cache t.xpc --json > c.json
+    NAME="$name" check_run n.json c.json '
+t["status"] == "refused" and t["reason"] == "keys_differ" and t["hits"] == 0 and "keys" in t["message"]
+and t["packed_keys"] != t["local_keys"] and c["refused_probe"] == c["misses"] > 0
+and all(f["status"] == "served" and f["hits"] > 0 and f["packed_keys"] == f["local_keys"] for k, f in fam.items() if k != name)'
+  done
+  # A file of format 1.2 records no probe keys: its families are decided by the packed bytes alone, as before.
+  cp $k.xpc t.xpc; "$TAMPER" t.xpc as-1.2
+  "$XPACK" verify t.xpc > v.txt || fail "$k: a 1.2 file: $(cat v.txt)"
+  "$XPACK" run $k.pte --cache t.xpc --json > c.json
+  check_run n.json c.json 'c["hits"] == c["lookups"] > 0 and all(f["packed_keys"] == "0000000000000000" for f in fam.values())'
+  # ... and any value in that then reserved field is a broken rule; a 1.3 file without keys is one too.
+  "$TAMPER" t.xpc probe-keys 0
+  "$XPACK" verify t.xpc > v.txt && fail "$k: verify accepted a 1.2 file with its reserved family field set"
+  grep -q "reserved field at record offset 16 must be 0 in a file of version 1.2" v.txt || fail "$k: $(cat v.txt)"
+  cp $k.xpc t.xpc; "$TAMPER" t.xpc no-probe-keys
+  "$XPACK" verify t.xpc > v.txt && fail "$k: verify accepted a 1.3 file without probe keys"
+  grep -q "probe keys 0: a writer of version 1.3 records them" v.txt || fail "$k: $(cat v.txt)"
+
   # Entries naming no family (what a format 1.0 writer wrote): refused, and verify names them.
   cp $k.xpc t.xpc; "$TAMPER" t.xpc no-family
   "$XPACK" verify t.xpc > v.txt && fail "$k: verify accepted entries without a family"

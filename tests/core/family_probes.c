@@ -88,10 +88,11 @@ int main(void) {
                                "%s parsed as another spelling", bad);
                   }
                 }
-                uint64_t h1 = 0, h2 = 0;
+                xp_probe_result r1 = {0, 0}, r2 = {0, 0};
                 xpack_error err;
                 double t0 = now_us();
-                st = xp_probe_run(&f, &h1, &err);
+                st = xp_probe_run(&f, &r1, &err);
+                const uint64_t h1 = r1.hash;
                 double us = now_us() - t0;
                 if (us > slowest_us) slowest_us = us;
                 if (st != XPACK_OK) {
@@ -100,9 +101,12 @@ int main(void) {
                   printf("%s unprobeable %s\n", name, err.message);
                   continue;
                 }
-                EXPECT_MSG(xp_probe_run(&f, &h2, &err) == XPACK_OK && h1 == h2, "%s: probe not deterministic", name);
-                uint64_t memo = 0;
-                EXPECT_MSG(xp_probe_family(name, len, &memo, &err) == XPACK_OK && memo == h1, "%s: memo differs", name);
+                EXPECT_MSG(xp_probe_run(&f, &r2, &err) == XPACK_OK && r1.hash == r2.hash && r1.keys == r2.keys,
+                           "%s: probe not deterministic", name);
+                EXPECT_MSG(r1.keys != 0, "%s: probe keys 0, which a file reads as not recorded", name);
+                xp_probe_result memo = {0, 0};
+                EXPECT_MSG(xp_probe_family(name, len, &memo, &err) == XPACK_OK && memo.hash == h1 && memo.keys == r1.keys,
+                           "%s: memo differs", name);
                 printf("%s probe %016llx\n", name, (unsigned long long)h1);
                 if (probed_count < sizeof probed / sizeof probed[0]) {
                   snprintf(probed[probed_count].name, XPACK_FAMILY_NAME_MAX, "%s", name);
@@ -132,7 +136,7 @@ int main(void) {
     xpack_family g;
     EXPECT_MSG(xpack_family_parse(kNotFamilies[i], strlen(kNotFamilies[i]), &g, NULL) != XPACK_OK, "'%s' parsed",
                kNotFamilies[i]);
-    uint64_t h;
+    xp_probe_result h;
     xpack_error err;
     EXPECT_MSG(xp_probe_family(kNotFamilies[i], strlen(kNotFamilies[i]), &h, &err) == XPACK_ERR_UNSUPPORTED,
                "'%s' probed", kNotFamilies[i]);

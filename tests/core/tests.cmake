@@ -72,6 +72,10 @@ add_test(NAME core_lying_sizes
 add_test(NAME core_families
          COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/families.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>
                  $<TARGET_FILE:xpack-subgraphs> $<TARGET_FILE:xpc_tamper>)
+# One cache per class of CPU: the one that serves this process most is chosen (xpack_cache_open_best).
+add_test(NAME core_choose_cache
+         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/choose_cache.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>
+                 $<TARGET_FILE:xpc_tamper>)
 # Why each look-up missed, as `xpack run --cache` tells it (xpack_cache_on_miss).
 add_executable(reseed_cache ${CMAKE_CURRENT_LIST_DIR}/reseed_cache.c)
 target_link_libraries(reseed_cache PRIVATE xpack_pack)

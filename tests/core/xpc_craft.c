@@ -51,7 +51,7 @@ static int shared_name(const char* out, uint64_t n, uint32_t len, int transport)
   }
   qsort(keys, n, sizeof *keys, by_key_hash);
 
-  uint64_t probe = 0;
+  xp_probe_result probe;
   xpack_error err;
   if (xp_probe_family(kFamily, sizeof kFamily - 1, &probe, &err) != XPACK_OK) return fail(err.message);
   const uint32_t build_id_size = (uint32_t)xnn_experimental_get_build_identifier_size();
@@ -89,7 +89,7 @@ static int shared_name(const char* out, uint64_t n, uint32_t len, int transport)
   xp_put_string(strs, identity, len);
   xp_put_string(strs + name_at, kFamily, sizeof kFamily - 1);
   memcpy(xp_metadata_table(&m, XPC_TAG_BUILD_ID), xnn_experimental_get_build_identifier_data(), build_id_size);
-  const xp_family family = {name_at, 0, probe};
+  const xp_family family = {name_at, 0, probe.hash, probe.keys};
   xp_put_family(xp_metadata_table(&m, XPC_TAG_FAMILIES), &family);
   xp_metadata_put_entry_checks(&m);
   const uint32_t flags = transport ? XPC_FLAG_TRANSPORT : 0;

@@ -211,6 +211,30 @@ static int tamper(const char* what, const char* arg) {
     reseal(XPC_TAG_FAMILIES);
     return 0;
   }
+  if (strcmp(what, "probe-keys") == 0 && arg) {
+    uint8_t* m;
+    if (family_record(arg, &m) != 0) return die("no such family record");
+    xp_put64(m + XPC_M_PROBE_KEYS, xp_le64(m + XPC_M_PROBE_KEYS) ^ 1);
+    reseal(XPC_TAG_FAMILIES);
+    return 0;
+  }
+  if (strcmp(what, "as-1.2") == 0 || strcmp(what, "no-probe-keys") == 0) {
+    /* as-1.2: what a writer of format 1.2 wrote, minor 2 and every family's probe-keys field 0 (reserved then);
+     * no-probe-keys: the fields 0 in a file of this version, which a writer never leaves so. */
+    const int as_old = strcmp(what, "as-1.2") == 0;
+    uint64_t count;
+    uint32_t record_size;
+    uint8_t* t = table(XPC_TAG_FAMILIES, &count, &record_size);
+    if (t == NULL) return die("no FAMI table");
+    for (uint64_t i = 0; i < count; i++) xp_put64(t + i * record_size + XPC_M_PROBE_KEYS, 0);
+    if (as_old) {
+      xp_put16(g_file + XPC_H_MINOR, 2);
+      xp_put16(g_file + g_size - XPC_FOOTER_SIZE + XPC_F_MINOR, 2);
+    }
+    reseal(XPC_TAG_FAMILIES);
+    reseal_header();
+    return 0;
+  }
   if (strcmp(what, "name") == 0 && arg) {
     uint8_t* m;
     uint64_t n;
@@ -242,7 +266,7 @@ static int tamper(const char* what, const char* arg) {
   }
   const int rule = break_rule(what, arg);
   if (rule >= 0) return rule;
-  return die("usage: xpc_tamper FILE probe INDEX | name INDEX | build-id | no-family | dup-key | entry-flags | "
+  return die("usage: xpc_tamper FILE probe INDEX | probe-keys INDEX | as-1.2 | no-probe-keys | name INDEX | build-id | no-family | dup-key | entry-flags | "
              "family-flags | family-order | family-dup | reserved | page-alignment | huge-alignment | "
              "move-region INDEX | region-size INDEX | region-at-end INDEX | region-bytes INDEX");
 }

@@ -100,6 +100,23 @@ for packed_as in "${CPUS[@]}"; do
   done
 done
 
+# An app bundle holding one cache per CPU model, its own CPU's last: on every CPU, `run` with all of them
+# (xpack_cache_open_best) keeps one this CPU serves whole, so that every look-up hits.
+for cpu in "${CPUS[@]}"; do
+  for p in "${programs[@]}"; do
+    caches=()
+    for packed_as in "${CPUS[@]}"; do [ "$packed_as" = "$cpu" ] || caches+=(--cache "${p%.pte}.$packed_as.xpc"); done
+    caches+=(--cache "${p%.pte}.$cpu.xpc")
+    r=${p%.pte}.$cpu.bundle.json
+    on "$cpu" "$XPACK" run "$p" "${caches[@]}" --json > "$r" || fail "$cpu: run $p with every CPU's cache"
+    [ "$(run_output_hashes "$r")" = "$(run_output_hashes "${p%.pte}.$cpu.none.json")" ] ||
+      fail "$cpu: $p with every CPU's cache: outputs differ from no cache"
+    [ "$(json_value "$r" hits)" = "$(json_value "$r" lookups)" ] && [ "$(json_value "$r" lookups)" -gt 0 ] ||
+      fail "$cpu: $p with every CPU's cache: kept $(json_value "$r" cache), $(json_value "$r" hits) of $(json_value "$r" lookups) hit"
+    echo "$cpu: $p with every CPU's cache: kept $(json_value "$r" cache), every look-up hits"
+  done
+done
+
 if [ -n "${XPACK_HOST_XPACK:-}" ]; then
   "$XPACK_HOST_XPACK" run llm.pte --cache "llm.${CPUS[0]}.xpc" --json > host.json || fail "$(uname -m) xpack: run with an aarch64 cache"
   case "$(json_value host.json cache_refused)" in

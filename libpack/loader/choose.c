@@ -1,0 +1,75 @@
+/* Choosing one cache among several packed for different classes of CPU: the one this process serves most. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/error.h"
+#include "loader/cache_state.h"
+
+uint64_t xpack_cache_entries_served(xpack_cache* c) {
+  if (c == NULL || c->skipped || c->refusal[0] != 0) return 0;
+  const uint32_t family_count = c->families.count;
+  uint32_t refused = 0;
+  for (uint32_t i = 0; i < family_count; i++) {
+    if (xp_families_decide(&c->families, &c->view, NULL, i)->refusal != XPACK_FAMILY_SERVED) refused++;
+  }
+  uint64_t served = 0;
+  for (uint64_t i = 0; i < c->view.entries.count; i++) {
+    xp_entry e;
+    xp_view_entry(&c->view, i, &e);
+    /* An entry naming no family (a format 1.0 file) is refused as every look-up of it would be. */
+    if (e.family < family_count && (refused == 0 || c->families.slots[e.family].refusal == XPACK_FAMILY_SERVED)) {
+      served++;
+    }
+  }
+  return served;
+}
+
+xpack_status xpack_cache_open_best(const char* const* paths, size_t count, unsigned flags, xpack_cache** out,
+                                   size_t* chosen, xpack_cache_candidate* candidates, xpack_error* err) {
+  if (paths == NULL || out == NULL || chosen == NULL || count == 0) {
+    return xp_fail(err, XPACK_ERR_ARG, "xpack_cache_open_best: NULL paths, output or chosen, or no path");
+  }
+  for (size_t i = 0; i < count; i++) {
+    if (paths[i] == NULL) return xp_fail(err, XPACK_ERR_ARG, "xpack_cache_open_best: path %zu is NULL", i);
+  }
+  *out = NULL;
+  if (candidates) memset(candidates, 0, count * sizeof *candidates);
+  xpack_cache* best = NULL;
+  size_t best_index = 0;
+  uint64_t best_served = 0;
+  xpack_error first_error = {XPACK_OK, ""};
+  for (size_t i = 0; i < count; i++) {
+    xpack_cache* c = NULL;
+    xpack_error open_error = {XPACK_OK, ""};
+    if (candidates) candidates[i].tried = 1;
+    if (xpack_cache_open(paths[i], flags, &c, &open_error) != XPACK_OK) {
+      if (candidates) candidates[i].open_error = open_error;
+      if (first_error.status == XPACK_OK) first_error = open_error;
+      continue;
+    }
+    const uint64_t entries = xpack_cache_entry_count(c);
+    const uint64_t served = xpack_cache_entries_served(c);
+    if (candidates) {
+      candidates[i].entries = entries;
+      candidates[i].entries_served = served;
+      candidates[i].refused_whole = !c->skipped && c->refusal[0] != 0;
+    }
+    const int whole = c->skipped || (served == entries && served > 0);
+    if (best == NULL || served > best_served || whole) {
+      xpack_cache_close(best);
+      best = c;
+      best_index = i;
+      best_served = served;
+    } else {
+      xpack_cache_close(c);
+    }
+    if (whole) break;
+  }
+  if (best == NULL) {
+    if (err) *err = first_error;
+    return first_error.status;
+  }
+  *out = best;
+  *chosen = best_index;
+  return XPACK_OK;
+}
