@@ -194,6 +194,11 @@ set_target_properties(xpc_craft PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURR
 add_test(NAME core_identity_sharing
          COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/identity_sharing.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpc_craft>)
 set_tests_properties(core_identity_sharing PROPERTIES TIMEOUT 120)
+# Many region records over one place: verify reads the place once and reports the overlaps, in well under a
+# second (it once read a 1 GiB frame's worth per record).
+add_test(NAME core_overlapping_regions
+         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/overlapping_regions.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpc_craft>)
+set_tests_properties(core_overlapping_regions PROPERTIES TIMEOUT 120)
 # A report that outgrows memory is refused whole, never printed cut short.
 add_test(NAME core_report_memory
          COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/report_memory.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpc_craft>)
