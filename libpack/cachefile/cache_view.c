@@ -351,47 +351,65 @@ uint64_t xp_key_hash(uint32_t seed, const char* kernel, size_t kernel_len, const
   return XXH3_64bits_digest(&st);
 }
 
-static int same_string(const xp_view* v, uint32_t offset, const char* s, size_t len) {
+/* Bytewise order of the looked-up string (s, len; NULL: none) against the string of STRS at offset (XPC_NONE:
+ * none), a shorter prefix first and none before any (FORMAT.md 5.3). An offset that names no string sorts
+ * after every key: it never matches, and the search stays deterministic over a damaged run. */
+static int compare_string(const xp_view* v, const char* s, size_t len, uint32_t offset) {
+  if (offset == XPC_NONE || s == NULL) return (s != NULL) - (offset != XPC_NONE);
   const char* stored;
   uint32_t stored_len;
-  if (xp_view_string(v, offset, &stored, &stored_len) != 0) return 0;
-  return stored_len == len && memcmp(stored, s, len) == 0;
+  if (xp_view_string(v, offset, &stored, &stored_len) != 0) return -1;
+  const int c = memcmp(s, stored, len < stored_len ? len : stored_len);
+  if (c != 0) return c;
+  return (len > stored_len) - (len < stored_len);
+}
+
+typedef struct lookup_key {
+  uint64_t hash;
+  uint32_t seed;
+  const char* kernel;
+  size_t kernel_len;
+  const char* bias; /* NULL: no bias */
+  size_t bias_len;
+} lookup_key;
+
+/* The looked-up key against entry i in ENTR's order: key_hash, seed, kernel identity, bias identity. */
+static int compare_key(const xp_view* v, const lookup_key* k, uint64_t i) {
+  const uint8_t* e = v->base + v->entries.offset + i * v->entries.record_size;
+  const uint64_t eh = xp_le64(e + XPC_E_KEY_HASH);
+  if (k->hash != eh) return k->hash < eh ? -1 : 1;
+  const uint32_t es = xp_le32(e + XPC_E_SEED);
+  if (k->seed != es) return k->seed < es ? -1 : 1;
+  const int c = compare_string(v, k->kernel, k->kernel_len, xp_le32(e + XPC_E_KERNEL));
+  return c != 0 ? c : compare_string(v, k->bias, k->bias_len, xp_le32(e + XPC_E_BIAS));
 }
 
 xp_find_result xp_view_find(const xp_view* v, uint32_t seed, const char* kernel, size_t kernel_len,
                               const char* bias, size_t bias_len, xp_entry* entry, xp_region* region,
                               uint64_t* index) {
-  const uint64_t h = xp_key_hash(seed, kernel, kernel_len, bias, bias_len);
-  const uint8_t* table = v->base + v->entries.offset;
-  const uint32_t stride = v->entries.record_size;
-  uint64_t lo = 0, hi = v->entries.count;
-  while (lo < hi) { /* first index whose key_hash >= h */
-    uint64_t mid = lo + (hi - lo) / 2;
-    if (xp_le64(table + mid * stride + XPC_E_KEY_HASH) < h) lo = mid + 1; else hi = mid;
+  const lookup_key k = {xp_key_hash(seed, kernel, kernel_len, bias, bias_len), seed, kernel, kernel_len, bias,
+                         bias_len};
+  const uint64_t n = v->entries.count;
+  /* A binary search over the whole key, not over key_hash alone: equal key hashes are ordered by seed and
+   * identities (FORMAT.md 5.3), and a crafted file can give a million entries one key hash, which a scan of
+   * the run would read on every look-up (3 ms each for 1,000,000). */
+  uint64_t lo = 0, hi = n;
+  while (lo < hi) { /* the first entry not before the key */
+    const uint64_t mid = lo + (hi - lo) / 2;
+    if (compare_key(v, &k, mid) > 0) lo = mid + 1; else hi = mid;
   }
-  /* The whole run of equal key hashes is read: a key that two entries claim (FORMAT.md 5.3 forbids it) is
-   * served by neither, so that which one a reader meets first never decides what XNNPACK gets. */
-  int matches = 0, damaged = 0;
-  for (uint64_t i = lo; i < v->entries.count && xp_le64(table + i * stride + XPC_E_KEY_HASH) == h; i++) {
-    xp_entry e;
-    xp_view_entry(v, i, &e);
-    if (e.seed != seed || !same_string(v, e.kernel, kernel, kernel_len)) continue;
-    if (bias == NULL ? e.bias != XPC_NONE : !same_string(v, e.bias, bias, bias_len)) continue;
-    if (++matches > 1) return XPC_ENTRY_CORRUPT;
-    xp_region r;
-    if (e.region >= v->regions.count || (e.flags & ~XPC_ENTRY_FLAGS_KNOWN) != 0) {
-      damaged = 1;
-      continue;
-    }
-    xp_view_region(v, e.region, &r);
-    if (xp_entry_check(v, i, &r) != e.check || !xp_region_is_sound(v, &r)) {
-      damaged = 1;
-      continue;
-    }
-    *entry = e;
-    *region = r;
-    if (index != NULL) *index = i;
-  }
-  if (damaged) return XPC_ENTRY_CORRUPT;
-  return matches == 1 ? XPC_FOUND : XPC_NOT_FOUND;
+  if (lo == n || compare_key(v, &k, lo) != 0) return XPC_NOT_FOUND;
+  /* A key that two entries claim (5.3 forbids it) is served by neither, so that which one a reader meets first
+   * never decides what XNNPACK gets; in the order of 5.3 they are neighbours. */
+  if ((lo + 1 < n && compare_key(v, &k, lo + 1) == 0) || (lo > 0 && compare_key(v, &k, lo - 1) == 0)) return XPC_ENTRY_CORRUPT;
+  xp_entry e;
+  xp_region r;
+  xp_view_entry(v, lo, &e);
+  if (e.region >= v->regions.count || (e.flags & ~XPC_ENTRY_FLAGS_KNOWN) != 0) return XPC_ENTRY_CORRUPT;
+  xp_view_region(v, e.region, &r);
+  if (xp_entry_check(v, lo, &r) != e.check || !xp_region_is_sound(v, &r)) return XPC_ENTRY_CORRUPT;
+  *entry = e;
+  *region = r;
+  if (index != NULL) *index = lo;
+  return XPC_FOUND;
 }

@@ -123,10 +123,10 @@ typedef enum xp_find_result {
   XPC_ENTRY_CORRUPT = 2, /* an entry with this key exists but fails its check or bounds */
 } xp_find_result;
 
-/* Finds the entry for (seed, kernel, bias) with a binary search on key_hash, then exact comparison over
- * the whole run of equal key hashes. On XPC_FOUND fills *entry, *region (both checked) and *index (if not
- * NULL). bias may be NULL (no bias). XPC_ENTRY_CORRUPT when the one matching entry fails its check, flags
- * or region, or when two entries claim the key (FORMAT.md 5.3: neither is served). */
+/* Finds the entry for (seed, kernel, bias) with one binary search over ENTR's order (key_hash, then seed and
+ * identities: FORMAT.md 5.3), O(log entries) however many entries share a key hash. On XPC_FOUND fills
+ * *entry, *region (both checked) and *index (if not NULL). bias may be NULL (no bias). XPC_ENTRY_CORRUPT when the one matching entry fails its check, flags
+ * or region, or when two entries claim the key (neighbours in that order: neither is served). */
 xp_find_result xp_view_find(const xp_view* view, uint32_t seed, const char* kernel, size_t kernel_len,
                               const char* bias, size_t bias_len, xp_entry* entry, xp_region* region,
                               uint64_t* index);

@@ -199,6 +199,13 @@ set_tests_properties(core_identity_sharing PROPERTIES TIMEOUT 120)
 add_test(NAME core_overlapping_regions
          COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/overlapping_regions.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpc_craft>)
 set_tests_properties(core_overlapping_regions PROPERTIES TIMEOUT 120)
+add_executable(run_lookups ${CMAKE_CURRENT_LIST_DIR}/run_lookups.c)
+target_link_libraries(run_lookups PRIVATE xpack_loader)
+set_target_properties(run_lookups PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+# 1,000,000 entries of one key hash: each look-up is one binary search, not a scan of the run (3 ms each once).
+add_test(NAME core_same_hash_lookups
+         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/same_hash_lookups.sh $<TARGET_FILE:run_lookups> $<TARGET_FILE:xpc_craft>)
+set_tests_properties(core_same_hash_lookups PROPERTIES TIMEOUT 120)
 # A report that outgrows memory is refused whole, never printed cut short.
 add_test(NAME core_report_memory
          COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/report_memory.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpc_craft>)
