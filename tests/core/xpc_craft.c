@@ -8,8 +8,8 @@
  *   xpc_craft OUT same-region N SIZE  N region records all describing one SIZE-byte region at the start of
  *                                     the data area (overlapping: not sound), one entry using the first:
  *                                     N x 32 + SIZE bytes asking a reader that reads each region for N x SIZE
- *   xpc_craft OUT zero-regions N SIZE N sound regions of SIZE zero bytes, each its own entry (seeds 1..N,
- *                                     identity "w"); with zstd, each frame is a few bytes per 128 KiB: the
+ *   xpc_craft OUT zero-regions N SIZE N sound regions of SIZE zero bytes, the first 1,000 each with its own
+ *                                     entry (seeds 1..1000, identity "w"); with zstd, each frame is a few bytes per 128 KiB: the
  *                                     decompression bomb of the transport form, N x SIZE bytes declared
  *   xpc_craft OUT same-hash N         N entries (seeds 1..N, identity "w") that all carry the key hash of
  *                                     seed 1's key, in seed order, so that a look-up of (1, "w") meets one
@@ -251,7 +251,7 @@ int main(int argc, char** argv) {
     k.regions = calloc(n, sizeof *k.regions), k.region_count = n;
     if (k.regions == NULL) return fail("out of memory");
     for (uint64_t i = 0; i < n; i++) k.regions[i] = (craft_region){x, 0, 0};
-    k.entry_count = n;
+    k.entry_count = n < 1000 ? n : 1000; /* one identity: more entries would be refused as sharing it */
   } else if (strcmp(mode, "same-hash") == 0 && args == 4) {
     k.regions = &one, k.region_count = 1;
     k.entry_count = n;
