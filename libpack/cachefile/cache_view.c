@@ -401,7 +401,9 @@ xp_find_result xp_view_find(const xp_view* v, uint32_t seed, const char* kernel,
   if (lo == n || compare_key(v, &k, lo) != 0) return XPC_NOT_FOUND;
   /* A key that two entries claim (5.3 forbids it) is served by neither, so that which one a reader meets first
    * never decides what XNNPACK gets; in the order of 5.3 they are neighbours. */
-  if ((lo + 1 < n && compare_key(v, &k, lo + 1) == 0) || (lo > 0 && compare_key(v, &k, lo - 1) == 0)) return XPC_ENTRY_CORRUPT;
+  if ((lo + 1 < n && compare_key(v, &k, lo + 1) == 0) || (lo > 0 && compare_key(v, &k, lo - 1) == 0)) {
+    return XPC_ENTRY_CORRUPT;
+  }
   xp_entry e;
   xp_region r;
   xp_view_entry(v, lo, &e);

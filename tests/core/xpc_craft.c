@@ -1,5 +1,5 @@
-/* xpc_craft: writes small, sound cache files (every checksum, key hash and check value right, the layout
- * the writer makes) whose shape asks a reader for work out of proportion to their size. For the
+/* xpc_craft: writes small cache files, sound unless the mode says otherwise (every checksum, key hash and
+ * check value right, the layout the writer makes), whose shape asks a reader for work out of proportion to their size. For the
  * resource-exhaustion tests (issue 16) and for measuring them by hand.
  *
  *   xpc_craft OUT shared-name N LEN   N entries (seeds 1..N) whose kernel identity is one LEN-byte string,
@@ -9,8 +9,9 @@
  *                                     the data area (overlapping: not sound), one entry using the first:
  *                                     N x 32 + SIZE bytes asking a reader that reads each region for N x SIZE
  *   xpc_craft OUT zero-regions N SIZE N sound regions of SIZE zero bytes, the first 1,000 each with its own
- *                                     entry (seeds 1..1000, identity "w"); with zstd, each frame is a few bytes per 128 KiB: the
- *                                     decompression bomb of the transport form, N x SIZE bytes declared
+ *                                     entry (seeds 1..1000, identity "w"); with zstd, each frame is a few
+ *                                     bytes per 128 KiB: the decompression bomb of the transport form, N x
+ *                                     SIZE bytes declared (about 32,000 times the frames)
  *   xpc_craft OUT same-hash N         N entries (seeds 1..N, identity "w") that all carry the key hash of
  *                                     seed 1's key, in seed order, so that a look-up of (1, "w") meets one
  *                                     run of N equal key hashes (not sound: N - 1 key hashes are wrong,
