@@ -190,14 +190,6 @@ static int string_ok(const xp_view* v, uint32_t offset, const char** s, uint32_t
   return xp_view_string(v, offset, s, len) == 0;
 }
 
-/* Bytewise order of two strings, a shorter prefix first; NULL (no string) before any. */
-static int compare_bytes(const char* a, uint32_t a_len, const char* b, uint32_t b_len) {
-  if (a == NULL || b == NULL) return (a != NULL) - (b != NULL);
-  const int c = memcmp(a, b, a_len < b_len ? a_len : b_len);
-  if (c != 0) return c;
-  return (a_len > b_len) - (a_len < b_len);
-}
-
 typedef struct entry_key {
   uint64_t key_hash;
   uint32_t seed;
@@ -209,8 +201,8 @@ typedef struct entry_key {
 static int compare_keys(const entry_key* a, const entry_key* b) {
   if (a->key_hash != b->key_hash) return a->key_hash < b->key_hash ? -1 : 1;
   if (a->seed != b->seed) return a->seed < b->seed ? -1 : 1;
-  const int c = compare_bytes(a->kernel, a->kernel_len, b->kernel, b->kernel_len);
-  return c != 0 ? c : compare_bytes(a->bias, a->bias_len, b->bias, b->bias_len);
+  const int c = xp_string_order(a->kernel, a->kernel_len, b->kernel, b->kernel_len);
+  return c != 0 ? c : xp_string_order(a->bias, a->bias_len, b->bias, b->bias_len);
 }
 
 void xp_check_entries(xp_checker* c) {
@@ -298,10 +290,10 @@ static void check_families(xp_checker* c) {
     if (!string_ok(v, xp_le32(p + XPC_M_NAME), &name, &len)) {
       xp_problem(c, where, at, "name is not a string of STRS");
       name = NULL;
-    } else if (previous != NULL && compare_bytes(previous, previous_len, name, len) >= 0) {
+    } else if (previous != NULL && xp_string_order(previous, previous_len, name, len) >= 0) {
       xp_problem(c, where, at, "name \"%.*s\" %s the previous record's: names are unique and ascending",
                  (int)(len < 200 ? len : 200), name,
-                 compare_bytes(previous, previous_len, name, len) == 0 ? "is the same as" : "sorts before");
+                 xp_string_order(previous, previous_len, name, len) == 0 ? "is the same as" : "sorts before");
     }
     previous = name, previous_len = len;
     if (xp_le32(p + XPC_M_FLAGS) != 0) {

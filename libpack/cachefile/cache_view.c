@@ -351,17 +351,22 @@ uint64_t xp_key_hash(uint32_t seed, const char* kernel, size_t kernel_len, const
   return XXH3_64bits_digest(&st);
 }
 
-/* Bytewise order of the looked-up string (s, len; NULL: none) against the string of STRS at offset (XPC_NONE:
- * none), a shorter prefix first and none before any (FORMAT.md 5.3). An offset that names no string sorts
- * after every key: it never matches, and the search stays deterministic over a damaged run. */
+int xp_string_order(const char* a, size_t a_len, const char* b, size_t b_len) {
+  if (a == NULL || b == NULL) return (a != NULL) - (b != NULL);
+  const int c = memcmp(a, b, a_len < b_len ? a_len : b_len);
+  if (c != 0) return c;
+  return (a_len > b_len) - (a_len < b_len);
+}
+
+/* The looked-up string (s, len; NULL: none) against the string of STRS at offset (XPC_NONE: none), in
+ * xp_string_order. An offset that names no string sorts after every key: it never matches, and the search
+ * stays deterministic over a damaged run. */
 static int compare_string(const xp_view* v, const char* s, size_t len, uint32_t offset) {
-  if (offset == XPC_NONE || s == NULL) return (s != NULL) - (offset != XPC_NONE);
+  if (offset == XPC_NONE) return xp_string_order(s, len, NULL, 0);
   const char* stored;
   uint32_t stored_len;
   if (xp_view_string(v, offset, &stored, &stored_len) != 0) return -1;
-  const int c = memcmp(s, stored, len < stored_len ? len : stored_len);
-  if (c != 0) return c;
-  return (len > stored_len) - (len < stored_len);
+  return xp_string_order(s, len, stored, stored_len);
 }
 
 typedef struct lookup_key {

@@ -123,6 +123,9 @@ typedef enum xp_find_result {
   XPC_ENTRY_CORRUPT = 2, /* an entry with this key exists but fails its check or bounds */
 } xp_find_result;
 
+/* Bytewise order of two strings (FORMAT.md 5.3, 5.8), a shorter prefix first; NULL (no string) before any. */
+int xp_string_order(const char* a, size_t a_len, const char* b, size_t b_len);
+
 /* Finds the entry for (seed, kernel, bias) with one binary search over ENTR's order (key_hash, then seed and
  * identities: FORMAT.md 5.3), O(log entries) however many entries share a key hash. On XPC_FOUND fills
  * *entry, *region (both checked) and *index (if not NULL). bias may be NULL (no bias). XPC_ENTRY_CORRUPT when the one matching entry fails its check, flags
