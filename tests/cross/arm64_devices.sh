@@ -20,8 +20,8 @@ CPUS=("$@")
 read -r -a emulator <<<"$XPACK_EMULATOR"
 # on CPU PROGRAM ARGS...: runs a target program as that CPU model
 on() { local cpu=$1; shift; "${emulator[@]}" -cpu "$cpu" "$@"; }
-# The packing families a run refused because this CPU packs their probe differently.
-probe_refusals() { python3 -c 'import json,sys; print(sum(f["reason"] == "probe_differs" for f in json.load(open(sys.argv[1]))["families"]))' "$1"; }
+# The packing families a run refused because this CPU packs or keys their probe differently.
+probe_refusals() { python3 -c 'import json,sys; print(sum(f["reason"] in ("probe_differs", "keys_differ") for f in json.load(open(sys.argv[1]))["families"]))' "$1"; }
 d=$(mktemp -d); trap 'rm -rf "$d"' EXIT
 cd "$d"
 
@@ -95,7 +95,7 @@ for packed_as in "${CPUS[@]}"; do
         esac
       fi
       echo "$cpu: $p packed as $packed_as: $(json_value "$r" hits) of $(json_value "$r" lookups) hit;" \
-        "families refused as packed otherwise on this CPU: $(probe_refusals "$r"); outputs identical"
+        "families refused as packed or keyed otherwise on this CPU: $(probe_refusals "$r"); outputs identical"
     done
   done
 done
