@@ -28,7 +28,7 @@ static const command kCommands[] = {
      "--page-size 16384 aligns large regions for Apple targets.\n"
      "--zstd[=LEVEL] writes the transport form for downloads and app bundles instead: every region one zstd frame\n"
      "(LEVEL 1 to 19, default 19), the index unchanged. The loader refuses it; `xpack inflate` makes it mappable."},
-    {"run", cmd_run, "xpack run MODEL.pte [--data FILE.ptd ...] [--cache FILE [--read] [--check-regions] [--skip-small]\n"
+    {"run", cmd_run, "xpack run MODEL.pte [--data FILE.ptd ...] [--cache FILE ... [--read] [--check-regions] [--skip-small]\n"
      "          [--skip-cold]] [--method NAME] [--json]",
      "Builds and runs every XNNPACK delegate with seeded pseudo-random inputs and prints, per delegate, the\n"
      "create-runtime and first-inference times, look-ups, hits, misses, heap-fallback bytes and the XXH3-64 of\n"
