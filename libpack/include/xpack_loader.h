@@ -290,13 +290,13 @@ typedef struct xpack_cache_family_info {
   const char* name;             /* the family's name, in the file; "<bad string>" for a damaged record */
   uint64_t packed_probe;        /* the probe's XXH3-64 when the file was packed */
   uint64_t local_probe;         /* this process's probe XXH3-64, 0 when it did not run */
-  uint64_t packed_keys;         /* the probe's key seeds' XXH3-64 when the file was packed; 0: not recorded (1.2
-                                   and older files, whose families are decided by the packed bytes alone) */
-  uint64_t local_keys;          /* this process's, 0 when the probe did not run */
   xpack_family_refusal refusal; /* XPACK_FAMILY_SERVED or why the family's entries are refused */
   const char* reason;           /* NULL when served; else one sentence (owned by the cache) */
   uint64_t hits;                /* look-ups answered from entries of this family so far */
   uint64_t refused;             /* look-ups that found an entry of this family and refused it so far */
+  uint64_t packed_keys;         /* the probe's key seeds' XXH3-64 when the file was packed; 0: not recorded (1.2
+                                   and older files, whose families are decided by the packed bytes alone) */
+  uint64_t local_keys;          /* this process's, 0 when the probe did not run */
 } xpack_cache_family_info;
 
 /* The number of families the file records (0 for a NULL cache). */
