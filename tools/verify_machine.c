@@ -45,14 +45,12 @@ void verify_for_this_machine(const char* path, json* j, machine_verdict* out) {
   }
   const char* refusal = xpack_cache_refusal(cache);
   const uint64_t without_family = entries_of ? entries_of[n] : 0;
-  out->entries_refused = refusal ? info.entry_count : without_family;
+  /* The loader's own count: the file refused whole, entries naming no family, and those of refused families. */
+  out->entries_refused = info.entry_count - xpack_cache_entries_served(cache);
   xpack_cache_family_info* families = calloc((size_t)n + 1, sizeof *families);
   for (uint32_t i = 0; families != NULL && i < n; i++) {
     if (xpack_cache_family(cache, i, &families[i], NULL) != XPACK_OK) continue;
-    if (families[i].refusal != XPACK_FAMILY_SERVED) {
-      out->families_refused++;
-      if (!refusal && entries_of) out->entries_refused += entries_of[i];
-    }
+    if (families[i].refusal != XPACK_FAMILY_SERVED) out->families_refused++;
   }
   if (j) {
     json_key(j, "machine"); json_object(j);
