@@ -40,11 +40,24 @@ static xpack_status size_delegate(size_t method, size_t delegate, xpack_error* e
 xpack_status xpack_et_adapter_attach(const char* cache_path, unsigned flags, const void* pte, size_t pte_size,
                                      const void* const* ptds, const size_t* ptd_sizes, size_t ptd_count,
                                      xpack_error* err) {
+  if (!cache_path) return xp_fail(err, XPACK_ERR_ARG, "xpack_et_adapter_attach: NULL argument");
+  size_t chosen;
+  return xpack_et_adapter_attach_best(&cache_path, 1, flags, pte, pte_size, ptds, ptd_sizes, ptd_count, &chosen,
+                                      NULL, err);
+}
+
+xpack_status xpack_et_adapter_attach_best(const char* const* cache_paths, size_t cache_count, unsigned flags,
+                                          const void* pte, size_t pte_size, const void* const* ptds,
+                                          const size_t* ptd_sizes, size_t ptd_count, size_t* chosen,
+                                          xpack_cache_candidate* candidates, xpack_error* err) {
   if (g_cache) return xp_fail(err, XPACK_ERR_ARG, "xpack_et_adapter_attach: already attached");
-  if (!cache_path || !pte || (ptd_count && (!ptds || !ptd_sizes)))
-    return xp_fail(err, XPACK_ERR_ARG, "xpack_et_adapter_attach: NULL argument");
+  if (!cache_paths || !cache_count || !chosen || !pte || (ptd_count && (!ptds || !ptd_sizes)))
+    return xp_fail(err, XPACK_ERR_ARG, "xpack_et_adapter_attach: NULL argument or no cache path");
   const xpack_open_limits limits = {.small_cache_bytes = XPACK_ET_ADAPTER_SMALL_CACHE_BYTES};
-  xpack_status st = xpack_cache_open_limits(cache_path, flags, &limits, &g_opening, err);
+  /* Choosing decides the candidates' packing families: their probes create runtimes through the wrapped
+   * xnn_create_runtime_v4 too, before anything is substituted (g_cache is still NULL). */
+  xpack_status st =
+      xpack_cache_open_best_limits(cache_paths, cache_count, flags, &limits, &g_opening, chosen, candidates, err);
   if (st != XPACK_OK) return st;
   if (xpack_cache_entry_count(g_opening) == 0) { /* skipped unread (XPACK_OPEN_SKIP_SMALL or _COLD): nothing to find */
     g_cache = g_opening;

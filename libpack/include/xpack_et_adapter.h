@@ -55,6 +55,18 @@ xpack_status xpack_et_adapter_attach(const char* cache_path, unsigned flags, con
                                      const void* const* ptds, const size_t* ptd_sizes, size_t ptd_count,
                                      xpack_error* err);
 
+/* xpack_et_adapter_attach for an app that ships one cache per class of CPU (docs/INTEGRATION.md, "Phones"):
+ * keeps the cache xpack_cache_open_best_limits keeps among cache_paths[0..cache_count) (the first this device
+ * serves whole, else the one serving the most entries; the adapter's small limit applies to each), sets
+ * *chosen to its index and fills candidates (NULL, or cache_count elements) with what was found of each file,
+ * then binds, sizes and probes as attach does. Attach and this share the one attachment per process.
+ * Errors: XPACK_ERR_ARG (already attached, NULL paths, chosen or program, cache_count 0, a NULL path), those of
+ * xpack_cache_open_best (no file opens: the first file's error) and of xpack_et_summarize. */
+xpack_status xpack_et_adapter_attach_best(const char* const* cache_paths, size_t cache_count, unsigned flags,
+                                          const void* pte, size_t pte_size, const void* const* ptds,
+                                          const size_t* ptd_sizes, size_t ptd_count, size_t* chosen,
+                                          xpack_cache_candidate* candidates, xpack_error* err);
+
 /* The provider to use in place of ExecuTorch's (NULL before attach). */
 struct xnn_weights_cache_provider* xpack_et_adapter_provider(void);
 

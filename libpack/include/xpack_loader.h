@@ -334,6 +334,12 @@ typedef struct xpack_cache_candidate {
 xpack_status xpack_cache_open_best(const char* const* paths, size_t count, unsigned flags, xpack_cache** out,
                                    size_t* chosen, xpack_cache_candidate* candidates, xpack_error* err);
 
+/* xpack_cache_open_best, each file opened as xpack_cache_open_limits opens it with `limits` (NULL: the
+ * defaults). Errors: those of xpack_cache_open_best. */
+xpack_status xpack_cache_open_best_limits(const char* const* paths, size_t count, unsigned flags,
+                                          const xpack_open_limits* limits, xpack_cache** out, size_t* chosen,
+                                          xpack_cache_candidate* candidates, xpack_error* err);
+
 /* File facts, for tools and messages (0 for a NULL cache). */
 uint64_t xpack_cache_entry_count(const xpack_cache* cache);
 uint64_t xpack_cache_file_size(const xpack_cache* cache);

@@ -21,6 +21,12 @@ uint64_t xpack_cache_entries_served(xpack_cache* c) {
 
 xpack_status xpack_cache_open_best(const char* const* paths, size_t count, unsigned flags, xpack_cache** out,
                                    size_t* chosen, xpack_cache_candidate* candidates, xpack_error* err) {
+  return xpack_cache_open_best_limits(paths, count, flags, NULL, out, chosen, candidates, err);
+}
+
+xpack_status xpack_cache_open_best_limits(const char* const* paths, size_t count, unsigned flags,
+                                          const xpack_open_limits* limits, xpack_cache** out, size_t* chosen,
+                                          xpack_cache_candidate* candidates, xpack_error* err) {
   if (paths == NULL || out == NULL || chosen == NULL || count == 0) {
     return xp_fail(err, XPACK_ERR_ARG, "xpack_cache_open_best: NULL paths, output or chosen, or no path");
   }
@@ -37,7 +43,7 @@ xpack_status xpack_cache_open_best(const char* const* paths, size_t count, unsig
     xpack_cache* c = NULL;
     xpack_error open_error = {XPACK_OK, ""};
     if (candidates) candidates[i].tried = 1;
-    if (xpack_cache_open(paths[i], flags, &c, &open_error) != XPACK_OK) {
+    if (xpack_cache_open_limits(paths[i], flags, limits, &c, &open_error) != XPACK_OK) {
       if (candidates) candidates[i].open_error = open_error;
       if (first_error.status == XPACK_OK) first_error = open_error;
       continue;

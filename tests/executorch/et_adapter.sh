@@ -9,7 +9,8 @@
 #   - docs/TRUST.md's refusals still refuse inside ExecuTorch, outputs unchanged: another XNNPACK build
 #     (tampered build identifier), a probe that packs differently (tampered probe), a damaged region
 #     (XPACK_OPEN_CHECK_REGIONS), a region whose size lies, deconvolution bytes that differ from the file's,
-#     another program's cache.
+#     another program's cache;
+#   - one cache per class of CPU: the adapter keeps the one this CPU serves (xpack_et_adapter_attach_best).
 # Environment: XPACK, XPACK_GENMODEL, XPACK_BUILD_DIR (the xpack build to install), XPC_TAMPER,
 # XNNPACK_PREFIX, XPACK_ET_VERSION. Exit 0/1/77.
 set -uo pipefail
@@ -99,6 +100,36 @@ refused damaged_region "$work/llm.base" "$work/region.xpc" refused_corrupt --xpa
 cp "$work/llm.xpc" "$work/lie.xpc"; "$XPC_TAMPER" "$work/lie.xpc" region-at-end 0 > /dev/null || fail tamper
 refused lying_region_size "$work/llm.base" "$work/lie.xpc" refused_size
 [ "$(xf "$work/lying_region_size.run" refused_unsized)" = 0 ] || fail "lying_region_size: a key was left unsized"
+# One cache per class of CPU in the bundle (xpack_et_adapter_attach_best): the adapter keeps the one this CPU
+# serves, passing over a file that does not open, one of another XNNPACK build and one whose probe differs.
+cand() { sed -n "s/^xpack candidate $2: .*\b$3=\([0-9]*\).*/\1/p" "$1"; }
+run_xp "$work/choose.run" "$work/missing.xpc" --xpack-cache "$work/bid.xpc" --xpack-cache "$work/probe.xpc" \
+  --xpack-cache "$work/llm.xpc"
+echo "choose: $(grep '^xpack chosen' "$work/choose.run"); $(summary "$work/choose.run")"
+grep -q "^xpack chosen=3 of 4: $work/llm.xpc\$" "$work/choose.run" || fail "choose: the served cache was not kept"
+[ "$(xf "$work/choose.run" misses)" = 0 ] && [ "$(xf "$work/choose.run" hits)" = "$(xf "$work/choose.run" lookups)" ] &&
+  [ "$(tf "$work/choose.run" from_file)" -gt 0 ] || fail "choose: not every look-up was served from the kept file"
+same "$work/choose.run" "$work/llm.base" || fail "choose: outputs differ from no cache"
+grep -q "^xpack candidate 0: tried=1 opened=0 .* error=.*missing.xpc" "$work/choose.run" || fail "choose: the missing file's error is not reported"
+[ "$(cand "$work/choose.run" 1 refused_whole)" = 1 ] && [ "$(cand "$work/choose.run" 1 entries_served)" = 0 ] ||
+  fail "choose: the file of another XNNPACK build is not reported refused whole"
+[ "$(cand "$work/choose.run" 2 refused_whole)" = 0 ] &&
+  [ "$(cand "$work/choose.run" 2 entries_served)" -lt "$(cand "$work/choose.run" 2 entries)" ] ||
+  fail "choose: the file whose probe differs is not reported as serving fewer entries"
+[ "$(cand "$work/choose.run" 3 entries_served)" = "$(cand "$work/choose.run" 3 entries)" ] || fail "choose: the kept file does not serve every entry"
+# The first file served whole is kept without opening the rest; when none serves an entry, the first that opened
+# is kept, its look-ups refused as alone, outputs unchanged; when none opens, attach fails naming the first file.
+run_xp "$work/choose_first.run" "$work/llm.xpc" --xpack-cache "$work/bid.xpc"
+grep -q "^xpack chosen=0 of 2" "$work/choose_first.run" && [ "$(cand "$work/choose_first.run" 1 tried)" = 0 ] ||
+  fail "choose: a file after one served whole was opened"
+run_xp "$work/choose_none.run" "$work/missing.xpc" --xpack-cache "$work/probe.xpc" --xpack-cache "$work/bid.xpc"
+grep -q "^xpack chosen=1 of 3" "$work/choose_none.run" && [ "$(xf "$work/choose_none.run" refused_probe)" -gt 0 ] ||
+  fail "choose: with no file serving an entry, the first that opened was not kept"
+same "$work/choose_none.run" "$work/llm.base" || fail "choose_none: outputs differ from no cache"
+if "$HX" "$P" --input-scale 0.1 --xpack-cache "$work/missing.xpc" --xpack-cache "$work/missing2.xpc" > "$work/choose_fail.run" 2>&1; then
+  fail "choose: attach succeeded with no file that opens"
+fi
+grep -q "xpack adapter: .*missing.xpc" "$work/choose_fail.run" || fail "choose: the error does not name the first file: $(cat "$work/choose_fail.run")"
 # Deconvolution packs before asking: bytes that differ from the file's are refused (stock ExecuTorch's own
 # file crashed here: et_serve_gen_deconv).
 prog deconv gen deconv

@@ -3,13 +3,15 @@
 //
 //   et_harness PROGRAM.pte [--data W.ptd] [--method M] [--no-weight-cache] [--cache-file PATH]
 //                          [--no-execute] [--hold-ms N] [--input-scale S] [--pre-init] [--verbose]
-//                          [--xpack-cache CACHE.xpc [--xpack-flags N]]   (et_harness_xpack only)
+//                          [--xpack-cache CACHE.xpc ... [--xpack-flags N]]   (et_harness_xpack only)
 // --xpack-cache (the binary built with xpack::et_adapter): xpack's loader inside ExecuTorch. The
 // program and .ptd are each loaded from one mapping of the whole file (a BufferDataLoader), the adapter
 // binds their constants, ExecuTorch's own weights cache is off, and every runtime ExecuTorch creates gets
 // xpack's provider (through the same xnn_create_runtime_v4 wrapper that counts); from_file then counts
 // hits inside the .xpc's mapping, and a line "xpack ..." gives the loader's own counters and attach_ms, the time
 // xpack_et_adapter_attach took (opening the cache, binding, sizing, probing: part of what the app waits for).
+// Given several times, the caches of several classes of CPU: xpack_et_adapter_attach_best keeps one, and lines
+// "xpack chosen=K of N: PATH" and "xpack candidate I: ..." say which and what it found of each.
 // --pre-init initializes XNNPACK and ExecuTorch's threadpool before the first load_method, so that its
 // time is the program's own (without it, the first load_method of a process also pays for them), and
 // waits 50 ms for the pool's threads to stop spinning.
@@ -485,7 +487,8 @@ int main(int argc, char** argv) {
   bool weight_cache = true, execute = true;
   long hold_ms = 0;
   bool pre_init = false;
-  const char* xpack_cache = nullptr;
+  const char* xpack_cache = nullptr;             // the first --xpack-cache, then the one the adapter kept
+  std::vector<const char*> xpack_cache_paths;  // every --xpack-cache: one cache per class of CPU
   unsigned xpack_flags = 0;  // xpack_cache_open flags, e.g. 16 = XPACK_OPEN_CHECK_REGIONS
   double attach_ms = 0;      // how long xpack_et_adapter_attach took
   for (int i = 1; i < argc; ++i) {
@@ -499,7 +502,10 @@ int main(int argc, char** argv) {
     else if (a == "--hold-ms" && i + 1 < argc) hold_ms = atol(argv[++i]);
     else if (a == "--input-scale" && i + 1 < argc) g_input_scale = atof(argv[++i]);
     else if (a == "--pre-init") pre_init = true;
-    else if (a == "--xpack-cache" && i + 1 < argc) xpack_cache = argv[++i];
+    else if (a == "--xpack-cache" && i + 1 < argc) {
+      xpack_cache_paths.push_back(argv[++i]);
+      if (!xpack_cache) xpack_cache = xpack_cache_paths.back();
+    }
     else if (a == "--xpack-flags" && i + 1 < argc) xpack_flags = (unsigned)strtoul(argv[++i], nullptr, 0);
     else if (a[0] != '-' && !pte) pte = argv[i];
     else return usage();
@@ -591,12 +597,32 @@ int main(int argc, char** argv) {
     size_t ptd_size = data_map ? data_map->size() : 0;
     xpack_error xerr;
     const double attach_t0 = now_ms();
-    if (xpack_et_adapter_attach(xpack_cache, xpack_flags, pte_map, pte_size, data_map ? &ptd_base : nullptr,
-                                data_map ? &ptd_size : nullptr, data_map ? 1 : 0, &xerr) != XPACK_OK) {
+    xpack_status attached;
+    size_t chosen = 0;
+    std::vector<xpack_cache_candidate> candidates(xpack_cache_paths.size());
+    if (xpack_cache_paths.size() == 1) {  // the one-file call, as most apps make it
+      attached = xpack_et_adapter_attach(xpack_cache, xpack_flags, pte_map, pte_size, data_map ? &ptd_base : nullptr,
+                                         data_map ? &ptd_size : nullptr, data_map ? 1 : 0, &xerr);
+    } else {
+      attached = xpack_et_adapter_attach_best(xpack_cache_paths.data(), xpack_cache_paths.size(), xpack_flags, pte_map,
+                                              pte_size, data_map ? &ptd_base : nullptr, data_map ? &ptd_size : nullptr,
+                                              data_map ? 1 : 0, &chosen, candidates.data(), &xerr);
+    }
+    if (attached != XPACK_OK) {
       fprintf(stderr, "et_harness: xpack adapter: %s\n", xerr.message);
       return 1;
     }
     attach_ms = now_ms() - attach_t0;
+    if (xpack_cache_paths.size() > 1) {
+      xpack_cache = xpack_cache_paths[chosen];
+      printf("xpack chosen=%zu of %zu: %s\n", chosen, xpack_cache_paths.size(), xpack_cache);
+      for (size_t i = 0; i < candidates.size(); i++) {
+        const xpack_cache_candidate& c = candidates[i];
+        printf("xpack candidate %zu: tried=%d opened=%d refused_whole=%d entries=%" PRIu64 " entries_served=%" PRIu64
+               "%s%s\n", i, c.tried, c.tried && c.open_error.status == XPACK_OK, c.refused_whole, c.entries,
+               c.entries_served, c.open_error.status == XPACK_OK ? "" : " error=", c.open_error.message);
+      }
+    }
     g_cache_file = xpack_cache;  // from_file: hits inside the .xpc's mapping
     weight_cache = false;        // ExecuTorch's own cache stays off
   }
