@@ -47,13 +47,15 @@ fi
 export ET_PREFIX ET_HARNESS
 
 # et_build_adapter_harness WORK XPACK_BUILD: installs that xpack build into WORK/xpack (cmake --install) and
-# builds et_harness_xpack against it in WORK/hb, as an app would (find_package(xpack)); prints its path.
+# builds et_harness_xpack against it in WORK/hb, as an app would (find_package(xpack)); prints its path. With
+# XPACK_TARGET_TOOLCHAIN (a cross build of xpack), the harness is built for the target too: run it under qemu.
 # Returns 1, the build's last lines on stderr, when either step fails.
 et_build_adapter_harness() {
   local work=$1 build=$2
   cmake --install "$build" --prefix "$work/xpack" > "$work/install.log" 2>&1 || { cat "$work/install.log" >&2; return 1; }
   cmake -S "$et_repo/tests/executorch/harness" -B "$work/hb" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DEXECUTORCH_PREFIX="$ET_PREFIX" -DXNNPACK_PREFIX="$et_xnn" -Dxpack_DIR="$work/xpack/lib/cmake/xpack" \
+    ${XPACK_TARGET_TOOLCHAIN:+-DCMAKE_TOOLCHAIN_FILE="$XPACK_TARGET_TOOLCHAIN" -DCMAKE_FIND_ROOT_PATH="$et_xnn;$ET_PREFIX;$work/xpack"} \
     > "$work/hb.log" 2>&1 && ninja -C "$work/hb" et_harness_xpack >> "$work/hb.log" 2>&1 \
     || { tail -30 "$work/hb.log" >&2; return 1; }
   echo "$work/hb/et_harness_xpack"
