@@ -2,8 +2,12 @@
 # Runs an aarch64 Linux program under qemu-user as a device whose every CPU is one qemu CPU model: how this
 # repository packs caches for phones on an x86-64 machine (docs/INTEGRATION.md) and runs tests/cross.
 #
-#   qemu-aarch64-device.sh [--qemu QEMU] [--sysroot DIR] -cpu MODEL PROGRAM [ARGS...]
+#   qemu-aarch64-device.sh [--qemu QEMU] [--sysroot DIR] -cpu MODEL [--cores CORE,CORE...] PROGRAM [ARGS...]
 #
+# --cores: a phone's mix of cores (big.LITTLE), as /proc/cpuinfo shows them: CPU n is CORE number n modulo
+# their count, e.g. cortex-a55,cortex-a76 on two CPUs. qemu still executes MODEL's instructions on every CPU
+# (it emulates one model), so name cores of MODEL's architecture level: cortex-a55 (which qemu 7.2 does not
+# emulate, ARMv8.2 like cortex-a76) with -cpu cortex-a76. Without it every CPU is MODEL.
 # Why not qemu-aarch64 alone: qemu-user shows the program the build machine's /proc/cpuinfo and
 # /sys/devices/system/cpu. XNNPACK's CPU detection (cpuinfo) takes the CPU's features from the auxiliary
 # vector, which qemu sets from MODEL, but its microarchitecture from /proc/cpuinfo, where it finds an x86 CPU
@@ -21,13 +25,14 @@
 # QEMU defaults to qemu-aarch64 on PATH, DIR to /usr/aarch64-linux-gnu (Debian's cross sysroot). Exit 2 for a
 # usage error or a CPU model this script has no MIDR for; otherwise qemu's (the program's) exit status.
 set -euo pipefail
-qemu=qemu-aarch64 sysroot=/usr/aarch64-linux-gnu model=
-usage() { echo "usage: $0 [--qemu QEMU] [--sysroot DIR] -cpu MODEL PROGRAM [ARGS...]" >&2; exit 2; }
+qemu=qemu-aarch64 sysroot=/usr/aarch64-linux-gnu model= cores=
+usage() { echo "usage: $0 [--qemu QEMU] [--sysroot DIR] -cpu MODEL [--cores CORE,CORE...] PROGRAM [ARGS...]" >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --qemu) [ $# -ge 2 ] || usage; qemu=$2; shift 2 ;;
     --sysroot) [ $# -ge 2 ] || usage; sysroot=$2; shift 2 ;;
     -cpu) [ $# -ge 2 ] || usage; model=$2; shift 2 ;;
+    --cores) [ $# -ge 2 ] || usage; cores=$2; shift 2 ;;
     *) break ;;
   esac
 done
@@ -35,19 +40,38 @@ done
 [ -d "$sysroot/lib" ] || { echo "$0: $sysroot/lib: no aarch64 sysroot there (tools/setup-deps.sh --arch aarch64)" >&2; exit 2; }
 
 # MIDR_EL1 of qemu 7.2's aarch64 CPU models, as the emulated CPUs themselves report it (read with mrs under
-# qemu-aarch64 -cpu MODEL). `max` is qemu's own: implementer 0, part 0x051 ('Q').
-case "$model" in
-  a64fx) midr=0x461f0010 ;;
-  cortex-a35) midr=0x411fd040 ;;
-  cortex-a53) midr=0x410fd034 ;;
-  cortex-a57) midr=0x411fd070 ;;
-  cortex-a72) midr=0x410fd083 ;;
-  cortex-a76) midr=0x414fd0b1 ;;
-  neoverse-n1) midr=0x414fd0c1 ;;
-  max) midr=0x000f0510 ;;
-  *) echo "$0: no MIDR known for the CPU model '$model' (known: a64fx cortex-a35 cortex-a53 cortex-a57" \
-          "cortex-a72 cortex-a76 neoverse-n1 max)" >&2; exit 2 ;;
-esac
+# qemu-aarch64 -cpu MODEL). `max` is qemu's own: implementer 0, part 0x051 ('Q'). cortex-a55 (r2p0) is for
+# --cores only: qemu 7.2 does not emulate it.
+midr_of() {
+  case "$1" in
+    a64fx) echo 0x461f0010 ;;
+    cortex-a35) echo 0x411fd040 ;;
+    cortex-a53) echo 0x410fd034 ;;
+    cortex-a55) [ "$2" = core ] && echo 0x412fd050 ;;
+    cortex-a57) echo 0x411fd070 ;;
+    cortex-a72) echo 0x410fd083 ;;
+    cortex-a76) echo 0x414fd0b1 ;;
+    neoverse-n1) echo 0x414fd0c1 ;;
+    max) echo 0x000f0510 ;;
+  esac
+}
+unknown() {
+  echo "$0: no MIDR known for the CPU model '$1' (known: a64fx cortex-a35 cortex-a53 cortex-a57 cortex-a72" \
+       "cortex-a76 neoverse-n1 max$2)" >&2; exit 2
+}
+midr=$(midr_of "$model" cpu) || true
+[ -n "$midr" ] || unknown "$model" ""
+core_midrs=()
+if [ -n "$cores" ]; then
+  IFS=, read -r -a core_names <<< "$cores"
+  for c in "${core_names[@]}"; do
+    m=$(midr_of "$c" core) || true
+    [ -n "$m" ] || unknown "$c" "; for --cores also cortex-a55"
+    core_midrs+=("$m")
+  done
+else
+  core_midrs=("$midr")
+fi
 
 # The CPUs the machine has (a list such as 0-1 or 0,2-5): the program sees as many as it can run on.
 cpus=()
@@ -57,7 +81,8 @@ for range in "${ranges[@]}"; do
   for ((n = first; n <= last; n++)); do cpus+=("$n"); done
 done
 
-cpuinfo=$(for n in "${cpus[@]}"; do
+cpuinfo=$(for i in "${!cpus[@]}"; do
+  n=${cpus[$i]} midr=${core_midrs[$((i % ${#core_midrs[@]}))]}
   printf 'processor\t: %d\nCPU implementer\t: 0x%02x\nCPU architecture: 8\nCPU variant\t: 0x%x\nCPU part\t: 0x%03x\nCPU revision\t: %d\n\n' \
     "$n" $(((midr >> 24) & 0xff)) $(((midr >> 20) & 0xf)) $(((midr >> 4) & 0xfff)) $((midr & 0xf))
 done)

@@ -5,7 +5,9 @@
 # whole, every look-up must be served from that file's mapping, and outputs must equal ExecuTorch without any
 # cache. The device's own cache comes last, so a file served otherwise on this CPU (another kernel choice, other
 # keys) must be passed over, not merely never met.
-# Arguments: the CPU models to pack as, then --on, then the CPU models to run as.
+# Arguments: the CPUs to pack as, then --on, then the CPUs to run as. A CPU is a qemu model, or MODEL:CORE,CORE...
+# for a phone with two kinds of cores (tools/qemu-aarch64-device.sh --cores): cortex-a76:cortex-a55,cortex-a76
+# executes as a Cortex-A76 while /proc/cpuinfo shows a Cortex-A55 and a Cortex-A76, as on a big.LITTLE phone.
 # Environment: XPACK and XPACK_GENMODEL (the qemu wrappers: they run as XPACK_QEMU_CPU), XPACK_BUILD_DIR (the
 # cross build, installed for the harness), XPACK_TARGET_TOOLCHAIN, XPACK_EMULATOR, XNNPACK_PREFIX,
 # XPACK_ET_VERSION, XPACK_REAL_TESTDATA. Exit 0/1/77.
@@ -23,7 +25,11 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/et_adapter_devices.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 HX=$(et_build_adapter_harness "$work" "$XPACK_BUILD_DIR") || fail "installing the cross build or building et_harness_xpack for the target"
 echo "et_harness_xpack for the target, built against the installed cross build and $ET_PREFIX"
-hx() { local cpu=$1; shift; ${XPACK_EMULATOR} -cpu "$cpu" "$HX" "$@"; }
+# as CPU PROGRAM ARGS...: a target program run as that CPU
+as() { local cpu=$1; shift; local cores=(); [[ $cpu != *:* ]] || cores=(--cores "${cpu#*:}"); ${XPACK_EMULATOR} -cpu "${cpu%%:*}" "${cores[@]}" "$@"; }
+hx() { local cpu=$1; shift; as "$cpu" "$HX" "$@"; }
+target_xpack=$XPACK_BUILD_DIR/tools/xpack
+file_of() { echo "$work/$1.${2//[:,]/_}.xpc"; } # file_of PROGRAM CPU: that CPU's cache of the program
 
 xf() { sed -n "s/^xpack .*\b$2=\([0-9a-z]*\).*/\1/p" "$1"; }
 tf() { sed -n "s/^total .*\b$2=\([0-9]*\).*/\1/p" "$1"; }
@@ -46,18 +52,18 @@ for p in "${programs[@]}"; do
   for c in "${pack_cpus[@]}"; do
     # A CPU that cannot run the program (fp16 on a Cortex-A53: XNNPACK's status 5, unsupported hardware) has no
     # cache in the bundle; any other failure fails.
-    if ! XPACK_QEMU_CPU=$c "$XPACK" pack "$p" -o "$work/$name.$c.xpc" > "$work/$name.$c.pack" 2>&1; then
-      grep -q "no delegate could be packed.*(status 5)" "$work/$name.$c.pack" || fail "$name: pack as $c: $(tail -3 "$work/$name.$c.pack")"
+    if ! as "$c" "$target_xpack" pack "$p" -o "$(file_of "$name" "$c")" > "$work/$name.pack" 2>&1; then
+      grep -q "no delegate could be packed.*(status 5)" "$work/$name.pack" || fail "$name: pack as $c: $(tail -3 "$work/$name.pack")"
       echo "$name: no cache for $c (XNNPACK does not support this program on it)"
     fi
   done
   for dev in "${run_cpus[@]}"; do
     hx "$dev" "$p" --input-scale 0.1 --no-weight-cache > "$work/base" 2> "$work/base.err" || fail "$name on $dev: no-cache run: $(cat "$work/base.err")"
     args=()
-    for c in "${pack_cpus[@]}"; do [ "$c" = "$dev" ] || [ ! -f "$work/$name.$c.xpc" ] || args+=(--xpack-cache "$work/$name.$c.xpc"); done
-    own=$work/$name.$dev.xpc
+    for c in "${pack_cpus[@]}"; do [ "$c" = "$dev" ] || [ ! -f "$(file_of "$name" "$c")" ] || args+=(--xpack-cache "$(file_of "$name" "$c")"); done
+    own=$(file_of "$name" "$dev")
     [ -f "$own" ] && args+=(--xpack-cache "$own")
-    out=$work/$name.$dev.run
+    out=$work/$name.${dev//[:,]/_}.run
     hx "$dev" "$p" --input-scale 0.1 "${args[@]}" > "$out" 2> "$out.err" || fail "$name on $dev: adapter run: $(cat "$out.err")"
     chosen=$(sed -n 's/^xpack chosen=\([0-9]*\) of .*/\1/p' "$out")
     [ -n "$chosen" ] || fail "$name on $dev: the harness did not say which cache it kept"

@@ -54,7 +54,8 @@ endforeach()
 # The same runtime with xpack's loader inside it (et_harness_xpack, cross-built against this build installed),
 # given one cache per CPU model in a bundle: on each device CPU the adapter keeps one it serves whole.
 add_test(NAME cross_et_adapter_devices
-         COMMAND bash ${PROJECT_SOURCE_DIR}/tests/cross/et_adapter_devices.sh cortex-a53 cortex-a76 max --on cortex-a76 max)
+         COMMAND bash ${PROJECT_SOURCE_DIR}/tests/cross/et_adapter_devices.sh cortex-a53 cortex-a76 cortex-a76:cortex-a55,cortex-a76 max
+                 --on cortex-a76 cortex-a76:cortex-a55,cortex-a76 max)
 set_tests_properties(cross_et_adapter_devices PROPERTIES SKIP_RETURN_CODE 77
   ENVIRONMENT "${_cross_et_env};XPACK_BUILD_DIR=${CMAKE_BINARY_DIR};XPACK_REAL_TESTDATA=${XPACK_REAL_TESTDATA}"
   LABELS "cross;executorch" TIMEOUT 1800 FIXTURES_REQUIRED cross_et_runtime)
