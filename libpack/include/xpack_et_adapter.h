@@ -55,7 +55,7 @@ xpack_status xpack_et_adapter_attach(const char* cache_path, unsigned flags, con
                                      const void* const* ptds, const size_t* ptd_sizes, size_t ptd_count,
                                      xpack_error* err);
 
-/* xpack_et_adapter_attach for an app that ships one cache per class of CPU (docs/INTEGRATION.md, "Phones"):
+/* xpack_et_adapter_attach for an app that ships one cache per class of CPU (docs/INTEGRATION.md, "caches for phones"):
  * keeps the cache xpack_cache_open_best_limits keeps among cache_paths[0..cache_count) (the first this device
  * serves whole, else the one serving the most entries; the adapter's small limit applies to each), sets
  * *chosen to its index and fills candidates (NULL, or cache_count elements) with what was found of each file,
