@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs an aarch64 Linux program under qemu-user as a device whose every CPU is one qemu CPU model: how this
-# repository packs caches for phones on an x86-64 machine (docs/INTEGRATION.md) and runs tests/cross.
+# Runs an aarch64 Linux program under qemu-user as a device whose every CPU is one qemu CPU model (or, with
+# --cores, shows a phone's mix of cores): how this repository packs caches for phones on an x86-64 machine
+# (docs/INTEGRATION.md) and runs tests/cross.
 #
 #   qemu-aarch64-device.sh [--qemu QEMU] [--sysroot DIR] -cpu MODEL [--cores CORE,CORE...] PROGRAM [ARGS...]
 #
@@ -81,6 +82,9 @@ for range in "${ranges[@]}"; do
   for ((n = first; n <= last; n++)); do cpus+=("$n"); done
 done
 
+if [ ${#cpus[@]} -lt ${#core_midrs[@]} ]; then
+  echo "$0: --cores names ${#core_midrs[@]} cores, but this machine has ${#cpus[@]} CPUs to show them on" >&2; exit 2
+fi
 cpuinfo=$(for i in "${!cpus[@]}"; do
   n=${cpus[$i]} midr=${core_midrs[$((i % ${#core_midrs[@]}))]}
   printf 'processor\t: %d\nCPU implementer\t: 0x%02x\nCPU architecture: 8\nCPU variant\t: 0x%x\nCPU part\t: 0x%03x\nCPU revision\t: %d\n\n' \
