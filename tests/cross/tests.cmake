@@ -59,3 +59,11 @@ add_test(NAME cross_et_adapter_devices
 set_tests_properties(cross_et_adapter_devices PROPERTIES SKIP_RETURN_CODE 77
   ENVIRONMENT "${_cross_et_env};XPACK_BUILD_DIR=${CMAKE_BINARY_DIR};XPACK_REAL_TESTDATA=${XPACK_REAL_TESTDATA}"
   LABELS "cross;executorch" TIMEOUT 1800 FIXTURES_REQUIRED cross_et_runtime)
+
+# tools/phone-bundle.sh over this build: the caches it keeps serve every look-up on every CPU given, a big.LITTLE
+# phone (Cortex-A55 + Cortex-A76) included.
+add_test(NAME cross_phone_bundle
+         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/phone_bundle.sh ${CMAKE_BINARY_DIR} $<TARGET_FILE:xpack-genmodel>
+                 max cortex-a76 cortex-a76:cortex-a55,cortex-a76 cortex-a76:cortex-a55 cortex-a53)
+set_tests_properties(cross_phone_bundle PROPERTIES LABELS cross
+  ENVIRONMENT "XPACK_EMULATOR=${_xpack_emulator};XPACK_REAL_TESTDATA=${XPACK_REAL_TESTDATA}")

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Packs ExecuTorch programs into the caches an app bundle for phones needs: one per class of CPU, packed by an
+# aarch64 xpack over the XNNPACK the app's ExecuTorch pins, under qemu as each CPU (docs/INTEGRATION.md, "caches
+# for phones"), without the classes another kept cache already serves whole.
+#
+#   tools/phone-bundle.sh --out DIR [--pin NAME] [--build DIR] [--cpu CPU ...] MODEL.pte [MODEL2.pte ...] [--data W.ptd ...]
+#
+# --cpu, in order of preference (default: max, cortex-a76, cortex-a53: Armv9-class, Armv8.2 and Armv8.0 cores):
+# a qemu CPU model, or MODEL:CORE,CORE... for a phone with two kinds of cores (tools/qemu-aarch64-device.sh).
+# Each CPU's cache is packed as that CPU; then, in that order, a cache is dropped when a cache kept before it is
+# served whole on its CPU (`xpack verify` there: every packing family packs and keys alike). DIR receives
+# NAME.CPU.xpc for each kept CPU (NAME: the first program's name, CPU with ':' and ',' as '_') and NAME.caches,
+# the kept files in order, one per line: what the app passes to xpack_cache_open_best or
+# xpack_et_adapter_attach_best. Everything is written under a temporary name and renamed at the end; DIR keeps
+# nothing of a failed run.
+# --pin defaults to 1adaa7c7 (ExecuTorch 1.3 to 1.4); --build to build-PIN-aarch64, built with tools/dev.sh
+# when it holds no xpack. Exit 0, 1 (a pack or a check failed), 2 (usage).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+out= pin=1adaa7c7 build= cpus=() models=()
+usage() { sed -n '6p' "$0" | sed 's/^#  *//' >&2; exit 2; }
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --out) [ $# -ge 2 ] || usage; out=$2; shift 2 ;;
+    --pin) [ $# -ge 2 ] || usage; pin=$2; shift 2 ;;
+    --build) [ $# -ge 2 ] || usage; build=$2; shift 2 ;;
+    --cpu) [ $# -ge 2 ] || usage; cpus+=("$2"); shift 2 ;;
+    --data) [ $# -ge 2 ] || usage; models+=(--data "$2"); shift 2 ;;
+    -*) usage ;;
+    *) models+=("$1"); shift ;;
+  esac
+done
+[ -n "$out" ] && [ ${#models[@]} -gt 0 ] && [[ ${models[0]} == *.pte ]] || usage
+[ ${#cpus[@]} -gt 0 ] || cpus=(max cortex-a76 cortex-a53)
+build=${build:-$root/build-$pin-aarch64}
+xpack=$build/tools/xpack
+if [ ! -x "$xpack" ]; then
+  echo "phone-bundle: no aarch64 xpack in $build: building it (tools/dev.sh build --pin $pin --arch aarch64)" >&2
+  BUILD_DIR=$build "$root/tools/dev.sh" build --pin "$pin" --arch aarch64 >&2
+fi
+as() { # as CPU PROGRAM ARGS...: a target program run as that CPU
+  local cpu=$1; shift
+  local cores=(); [[ $cpu != *:* ]] || cores=(--cores "${cpu#*:}")
+  "$root/tools/qemu-aarch64-device.sh" -cpu "${cpu%%:*}" "${cores[@]}" "$@" # the sysroot of the toolchain file
+}
+
+name=$(basename "${models[0]}" .pte)
+mkdir -p "$out"
+work=$(mktemp -d "$out/.phone-bundle.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+file_of() { echo "$name.${1//[:,]/_}.xpc"; }
+for cpu in "${cpus[@]}"; do
+  if ! as "$cpu" "$xpack" pack "${models[@]}" -o "$work/$(file_of "$cpu")" > "$work/pack.log" 2>&1; then
+    cat "$work/pack.log" >&2
+    echo "phone-bundle: packing as $cpu failed" >&2; exit 1
+  fi
+  echo "packed as $cpu: $(file_of "$cpu") ($(stat -c %s "$work/$(file_of "$cpu")") bytes)"
+done
+
+kept=()
+for cpu in "${cpus[@]}"; do
+  by=
+  for k in "${kept[@]+"${kept[@]}"}"; do
+    # exit 0: the file is sound and this CPU serves every entry; 1: not (the report says why); else a failure.
+    rc=0; as "$cpu" "$xpack" verify "$work/$(file_of "$k")" > "$work/verify.log" 2>&1 || rc=$?
+    [ $rc -le 1 ] || { cat "$work/verify.log" >&2; echo "phone-bundle: verify as $cpu failed ($rc)" >&2; exit 1; }
+    [ $rc = 0 ] && { by=$k; break; }
+  done
+  if [ -n "$by" ]; then
+    echo "$cpu: served whole by the cache packed as $by; not kept"
+    rm -f "$work/$(file_of "$cpu")"
+  else
+    kept+=("$cpu")
+  fi
+done
+: > "$work/$name.caches"
+for k in "${kept[@]}"; do echo "$(file_of "$k")" >> "$work/$name.caches"; done
+for k in "${kept[@]}"; do mv -f "$work/$(file_of "$k")" "$out/"; done
+mv -f "$work/$name.caches" "$out/"
+echo "kept ${#kept[@]} of ${#cpus[@]}: $(tr '\n' ' ' < "$out/$name.caches")(in $out/$name.caches)"
