@@ -38,11 +38,7 @@ if [ ! -x "$xpack" ]; then
   echo "phone-bundle: no aarch64 xpack in $build: building it (tools/dev.sh build --pin $pin --arch aarch64)" >&2
   BUILD_DIR=$build "$root/tools/dev.sh" build --pin "$pin" --arch aarch64 >&2
 fi
-as() { # as CPU PROGRAM ARGS...: a target program run as that CPU
-  local cpu=$1; shift
-  local cores=(); [[ $cpu != *:* ]] || cores=(--cores "${cpu#*:}")
-  "$root/tools/qemu-aarch64-device.sh" -cpu "${cpu%%:*}" "${cores[@]}" "$@" # the sysroot of the toolchain file
-}
+as() { local cpu=$1; shift; "$root/tools/qemu-aarch64-device.sh" -cpu "$cpu" "$@"; } # the toolchain file's sysroot
 
 name=$(basename "${models[0]}" .pte)
 mkdir -p "$out"

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# Runs an aarch64 Linux program under qemu-user as a device whose every CPU is one qemu CPU model (or, with
-# --cores, shows a phone's mix of cores): how this repository packs caches for phones on an x86-64 machine
-# (docs/INTEGRATION.md) and runs tests/cross.
+# Runs an aarch64 Linux program under qemu-user as a device whose every CPU is one qemu CPU model (or shows a
+# phone's mix of cores): how this repository packs caches for phones on an x86-64 machine (docs/INTEGRATION.md)
+# and runs tests/cross.
 #
-#   qemu-aarch64-device.sh [--qemu QEMU] [--sysroot DIR] -cpu MODEL [--cores CORE,CORE...] PROGRAM [ARGS...]
+#   qemu-aarch64-device.sh [--qemu QEMU] [--sysroot DIR] -cpu MODEL[:CORE,CORE...] PROGRAM [ARGS...]
 #
-# --cores: a phone's mix of cores (big.LITTLE), as /proc/cpuinfo shows them: CPU n is CORE number n modulo
-# their count, e.g. cortex-a55,cortex-a76 on two CPUs. qemu still executes MODEL's instructions on every CPU
-# (it emulates one model), so name cores of MODEL's architecture level: cortex-a55 (which qemu 7.2 does not
-# emulate, ARMv8.2 like cortex-a76) with -cpu cortex-a76. Without it every CPU is MODEL.
+# MODEL:CORE,CORE...: a phone's mix of cores (big.LITTLE), as /proc/cpuinfo shows them: CPU n is CORE number n
+# modulo their count, e.g. cortex-a76:cortex-a55,cortex-a76 on two CPUs. qemu still executes MODEL's
+# instructions on every CPU (it emulates one model), so name cores of MODEL's architecture level: cortex-a55
+# (which qemu 7.2 does not emulate, ARMv8.2 like cortex-a76) with cortex-a76. Without cores every CPU is MODEL.
+# The scripts that take a CPU (tests/cross, tools/phone-bundle.sh) pass it here as it is.
 # Why not qemu-aarch64 alone: qemu-user shows the program the build machine's /proc/cpuinfo and
 # /sys/devices/system/cpu. XNNPACK's CPU detection (cpuinfo) takes the CPU's features from the auxiliary
 # vector, which qemu sets from MODEL, but its microarchitecture from /proc/cpuinfo, where it finds an x86 CPU
@@ -27,13 +28,12 @@
 # usage error or a CPU model this script has no MIDR for; otherwise qemu's (the program's) exit status.
 set -euo pipefail
 qemu=qemu-aarch64 sysroot=/usr/aarch64-linux-gnu model= cores=
-usage() { echo "usage: $0 [--qemu QEMU] [--sysroot DIR] -cpu MODEL [--cores CORE,CORE...] PROGRAM [ARGS...]" >&2; exit 2; }
+usage() { echo "usage: $0 [--qemu QEMU] [--sysroot DIR] -cpu MODEL[:CORE,CORE...] PROGRAM [ARGS...]" >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --qemu) [ $# -ge 2 ] || usage; qemu=$2; shift 2 ;;
     --sysroot) [ $# -ge 2 ] || usage; sysroot=$2; shift 2 ;;
-    -cpu) [ $# -ge 2 ] || usage; model=$2; shift 2 ;;
-    --cores) [ $# -ge 2 ] || usage; cores=$2; shift 2 ;;
+    -cpu) [ $# -ge 2 ] || usage; model=${2%%:*}; [[ $2 != *:* ]] || cores=${2#*:}; shift 2 ;;
     *) break ;;
   esac
 done
@@ -42,7 +42,7 @@ done
 
 # MIDR_EL1 of qemu 7.2's aarch64 CPU models, as the emulated CPUs themselves report it (read with mrs under
 # qemu-aarch64 -cpu MODEL). `max` is qemu's own: implementer 0, part 0x051 ('Q'). cortex-a55 (r2p0) is for
-# --cores only: qemu 7.2 does not emulate it.
+# the cores after MODEL only: qemu 7.2 does not emulate it.
 midr_of() {
   case "$1" in
     a64fx) echo 0x461f0010 ;;
@@ -67,7 +67,7 @@ if [ -n "$cores" ]; then
   IFS=, read -r -a core_names <<< "$cores"
   for c in "${core_names[@]}"; do
     m=$(midr_of "$c" core) || true
-    [ -n "$m" ] || unknown "$c" "; for --cores also cortex-a55"
+    [ -n "$m" ] || unknown "$c" "; for cores after MODEL: also cortex-a55"
     core_midrs+=("$m")
   done
 else
@@ -83,7 +83,7 @@ for range in "${ranges[@]}"; do
 done
 
 if [ ${#cpus[@]} -lt ${#core_midrs[@]} ]; then
-  echo "$0: --cores names ${#core_midrs[@]} cores, but this machine has ${#cpus[@]} CPUs to show them on" >&2; exit 2
+  echo "$0: -cpu names ${#core_midrs[@]} cores, but this machine has ${#cpus[@]} CPUs to show them on" >&2; exit 2
 fi
 cpuinfo=$(for i in "${!cpus[@]}"; do
   n=${cpus[$i]} midr=${core_midrs[$((i % ${#core_midrs[@]}))]}

@@ -6,7 +6,7 @@
 # cache. The device's own cache comes last, so a file served otherwise on this CPU (another kernel choice, other
 # keys) must be passed over, not merely never met.
 # Arguments: the CPUs to pack as, then --on, then the CPUs to run as. A CPU is a qemu model, or MODEL:CORE,CORE...
-# for a phone with two kinds of cores (tools/qemu-aarch64-device.sh --cores): cortex-a76:cortex-a55,cortex-a76
+# for a phone with two kinds of cores (tools/qemu-aarch64-device.sh): cortex-a76:cortex-a55,cortex-a76
 # executes as a Cortex-A76 while /proc/cpuinfo shows a Cortex-A55 and a Cortex-A76, as on a big.LITTLE phone.
 # Environment: XPACK and XPACK_GENMODEL (the qemu wrappers: they run as XPACK_QEMU_CPU), XPACK_BUILD_DIR (the
 # cross build, installed for the harness), XPACK_TARGET_TOOLCHAIN, XPACK_EMULATOR, XNNPACK_PREFIX,
@@ -26,15 +26,12 @@ trap 'rm -rf "$work"' EXIT
 HX=$(et_build_adapter_harness "$work" "$XPACK_BUILD_DIR") || fail "installing the cross build or building et_harness_xpack for the target"
 echo "et_harness_xpack for the target, built against the installed cross build and $ET_PREFIX"
 # as CPU PROGRAM ARGS...: a target program run as that CPU
-as() { local cpu=$1; shift; local cores=(); [[ $cpu != *:* ]] || cores=(--cores "${cpu#*:}"); ${XPACK_EMULATOR} -cpu "${cpu%%:*}" "${cores[@]}" "$@"; }
+as() { local cpu=$1; shift; ${XPACK_EMULATOR} -cpu "$cpu" "$@"; }
 hx() { local cpu=$1; shift; as "$cpu" "$HX" "$@"; }
 target_xpack=$XPACK_BUILD_DIR/tools/xpack
 file_of() { echo "$work/$1.${2//[:,]/_}.xpc"; } # file_of PROGRAM CPU: that CPU's cache of the program
 
-xf() { sed -n "s/^xpack .*\b$2=\([0-9a-z]*\).*/\1/p" "$1"; }
-tf() { sed -n "s/^total .*\b$2=\([0-9]*\).*/\1/p" "$1"; }
-cand() { sed -n "s/^xpack candidate $2: .*\b$3=\([0-9]*\).*/\1/p" "$1"; }
-same() { diff <(grep '^output' "$1") <(grep '^output' "$2") > /dev/null; }
+source "$here/../executorch/harness_lines.sh" # xf, tf, cand, same
 
 programs=()
 for kind in qd8-qc8w fp16; do

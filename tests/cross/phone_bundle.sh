@@ -13,7 +13,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../core/lib.sh" # fail, json_value, run_output_hashes
 bundle=$here/../../tools/phone-bundle.sh
 read -r -a emulator <<<"$XPACK_EMULATOR"
-as() { local cpu=$1; shift; local cores=(); [[ $cpu != *:* ]] || cores=(--cores "${cpu#*:}"); "${emulator[@]}" -cpu "${cpu%%:*}" "${cores[@]}" "$@"; }
+as() { local cpu=$1; shift; "${emulator[@]}" -cpu "$cpu" "$@"; }
 xpack=$build/tools/xpack
 d=$(mktemp -d); trap 'rm -rf "$d"' EXIT
 

@@ -24,9 +24,7 @@ trap 'rm -rf "$work"' EXIT
 HX=$(et_build_adapter_harness "$work" "$XPACK_BUILD_DIR") || fail "installing xpack or building et_harness_xpack"
 echo "et_harness_xpack built against the installed xpack and $ET_PREFIX"
 
-xf() { sed -n "s/^xpack .*\b$2=\([0-9a-z]*\).*/\1/p" "$1"; }
-tf() { sed -n "s/^total .*\b$2=\([0-9]*\).*/\1/p" "$1"; }
-same() { diff <(grep '^output' "$1") <(grep '^output' "$2") > /dev/null; }
+source "$here/harness_lines.sh" # xf, tf, cand, same
 summary() { echo "xpack: lookups=$(xf "$1" lookups) hits=$(xf "$1" hits) after_packing=$(xf "$1" hits_after_packing) misses=$(xf "$1" misses) incompatible=$(xf "$1" refused_incompatible) corrupt=$(xf "$1" refused_corrupt) mismatch=$(xf "$1" refused_mismatch) probe=$(xf "$1" refused_probe) size=$(xf "$1" refused_size) unsized=$(xf "$1" refused_unsized); answered inside the .xpc mapping=$(( $(tf "$1" from_file) + $(tf "$1" inserted_from_file) + $(tf "$1" null_inserts_from_file) ))"; }
 
 # prog NAME ARGS...: generate (gen:KIND [opts]) or take a real file; sets P (pte), D (harness --data args)
@@ -102,7 +100,6 @@ refused lying_region_size "$work/llm.base" "$work/lie.xpc" refused_size
 [ "$(xf "$work/lying_region_size.run" refused_unsized)" = 0 ] || fail "lying_region_size: a key was left unsized"
 # One cache per class of CPU in the bundle (xpack_et_adapter_attach_best): the adapter keeps the one this CPU
 # serves, passing over a file that does not open, one of another XNNPACK build and one whose probe differs.
-cand() { sed -n "s/^xpack candidate $2: .*\b$3=\([0-9]*\).*/\1/p" "$1"; }
 run_xp "$work/choose.run" "$work/missing.xpc" --xpack-cache "$work/bid.xpc" --xpack-cache "$work/probe.xpc" \
   --xpack-cache "$work/llm.xpc"
 echo "choose: $(grep '^xpack chosen' "$work/choose.run"); $(summary "$work/choose.run")"

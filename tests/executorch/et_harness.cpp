@@ -487,7 +487,6 @@ int main(int argc, char** argv) {
   bool weight_cache = true, execute = true;
   long hold_ms = 0;
   bool pre_init = false;
-  const char* xpack_cache = nullptr;             // the first --xpack-cache, then the one the adapter kept
   std::vector<const char*> xpack_cache_paths;  // every --xpack-cache: one cache per class of CPU
   unsigned xpack_flags = 0;  // xpack_cache_open flags, e.g. 16 = XPACK_OPEN_CHECK_REGIONS
   double attach_ms = 0;      // how long xpack_et_adapter_attach took
@@ -502,14 +501,12 @@ int main(int argc, char** argv) {
     else if (a == "--hold-ms" && i + 1 < argc) hold_ms = atol(argv[++i]);
     else if (a == "--input-scale" && i + 1 < argc) g_input_scale = atof(argv[++i]);
     else if (a == "--pre-init") pre_init = true;
-    else if (a == "--xpack-cache" && i + 1 < argc) {
-      xpack_cache_paths.push_back(argv[++i]);
-      if (!xpack_cache) xpack_cache = xpack_cache_paths.back();
-    }
+    else if (a == "--xpack-cache" && i + 1 < argc) xpack_cache_paths.push_back(argv[++i]);
     else if (a == "--xpack-flags" && i + 1 < argc) xpack_flags = (unsigned)strtoul(argv[++i], nullptr, 0);
     else if (a[0] != '-' && !pte) pte = argv[i];
     else return usage();
   }
+  const bool xpack_cache = !xpack_cache_paths.empty();
   (void)xpack_flags;
   (void)attach_ms;
   if (!pte) return usage();
@@ -601,7 +598,7 @@ int main(int argc, char** argv) {
     size_t chosen = 0;
     std::vector<xpack_cache_candidate> candidates(xpack_cache_paths.size());
     if (xpack_cache_paths.size() == 1) {  // the one-file call, as most apps make it
-      attached = xpack_et_adapter_attach(xpack_cache, xpack_flags, pte_map, pte_size, data_map ? &ptd_base : nullptr,
+      attached = xpack_et_adapter_attach(xpack_cache_paths[0], xpack_flags, pte_map, pte_size, data_map ? &ptd_base : nullptr,
                                          data_map ? &ptd_size : nullptr, data_map ? 1 : 0, &xerr);
     } else {
       attached = xpack_et_adapter_attach_best(xpack_cache_paths.data(), xpack_cache_paths.size(), xpack_flags, pte_map,
@@ -614,8 +611,7 @@ int main(int argc, char** argv) {
     }
     attach_ms = now_ms() - attach_t0;
     if (xpack_cache_paths.size() > 1) {
-      xpack_cache = xpack_cache_paths[chosen];
-      printf("xpack chosen=%zu of %zu: %s\n", chosen, xpack_cache_paths.size(), xpack_cache);
+      printf("xpack chosen=%zu of %zu: %s\n", chosen, xpack_cache_paths.size(), xpack_cache_paths[chosen]);
       for (size_t i = 0; i < candidates.size(); i++) {
         const xpack_cache_candidate& c = candidates[i];
         printf("xpack candidate %zu: tried=%d opened=%d refused_whole=%d entries=%" PRIu64 " entries_served=%" PRIu64
@@ -623,7 +619,7 @@ int main(int argc, char** argv) {
                c.entries_served, c.open_error.status == XPACK_OK ? "" : " error=", c.open_error.message);
       }
     }
-    g_cache_file = xpack_cache;  // from_file: hits inside the .xpc's mapping
+    g_cache_file = xpack_cache_paths[chosen];  // from_file: hits inside the .xpc's mapping
     weight_cache = false;        // ExecuTorch's own cache stays off
   }
 #endif
