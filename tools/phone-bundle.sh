@@ -12,7 +12,7 @@
 # NAME.CPU.xpc for each kept CPU (NAME: the first program's name, CPU with ':' and ',' as '_') and NAME.caches,
 # the kept files in order, one per line: what the app passes to xpack_cache_open_best or
 # xpack_et_adapter_attach_best. Everything is written under a temporary name and renamed at the end; DIR keeps
-# nothing of a failed run.
+# nothing of a failed run. Other NAME.*.xpc files already in DIR are left as they are and named on stderr.
 # --pin defaults to 1adaa7c7 (ExecuTorch 1.3 to 1.4); --build to build-PIN-aarch64, built with tools/dev.sh
 # when it holds no xpack. Exit 0, 1 (a pack or a check failed), 2 (usage).
 set -euo pipefail
@@ -74,3 +74,9 @@ for k in "${kept[@]}"; do echo "$(file_of "$k")" >> "$work/$name.caches"; done
 for k in "${kept[@]}"; do mv -f "$work/$(file_of "$k")" "$out/"; done
 mv -f "$work/$name.caches" "$out/"
 echo "kept ${#kept[@]} of ${#cpus[@]}: $(tr '\n' ' ' < "$out/$name.caches")(in $out/$name.caches)"
+# Files of an earlier run with other CPUs stay (they may be someone else's): named, so that nobody ships them.
+for f in "$out/$name".*.xpc; do
+  [ -e "$f" ] || continue
+  grep -qxF "$(basename "$f")" "$out/$name.caches" ||
+    echo "phone-bundle: $f is not in $name.caches (an earlier run's?): the app does not need it" >&2
+done

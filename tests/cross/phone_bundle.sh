@@ -2,7 +2,8 @@
 # tools/phone-bundle.sh over this cross build: for each program, the caches it keeps, tried in its order
 # (xpack_cache_open_best through `xpack run --cache ...`), serve every look-up on every CPU it was given, with
 # outputs bit-identical to no cache there; a CPU it dropped is served whole by a kept cache (the reason it
-# gives). A program that cannot be packed fails it with nothing left in DIR; a usage error exits 2.
+# gives). A re-run names the files of an earlier one it did not write. A program that cannot be packed fails
+# it with nothing left in DIR; a usage error exits 2.
 # phone_bundle.sh BUILD_DIR GENMODEL CPU...   (environment: XPACK_EMULATOR, the qemu command line without -cpu;
 # XPACK_REAL_TESTDATA)
 set -euo pipefail
@@ -47,6 +48,13 @@ for p in "${programs[@]}"; do
   done
 done
 echo "$dropped CPUs dropped as served whole by a kept cache"
+
+# A re-run into DIR leaves another run's file where it is, and names it: NAME.caches alone lists what to ship.
+again=$d/again; mkdir -p "$again"; printf 'an earlier run' > "$again/qd8.cortex-a53.xpc"
+bash "$bundle" --build "$build" --out "$again" --cpu max "$d/qd8.pte" > "$d/again.log" 2>&1 || { cat "$d/again.log"; fail "re-run: phone-bundle.sh failed"; }
+[ "$(cat "$again/qd8.caches")" = qd8.max.xpc ] || fail "re-run: qd8.caches is $(cat "$again/qd8.caches")"
+[ "$(cat "$again/qd8.cortex-a53.xpc")" = 'an earlier run' ] || fail "re-run: the earlier file was changed"
+grep -q "qd8.cortex-a53.xpc is not in qd8.caches" "$d/again.log" || { cat "$d/again.log"; fail "re-run: the earlier file is not named"; }
 
 # Failures: a file that is no program leaves nothing in DIR; no program at all is a usage error.
 printf 'not a program' > "$d/bad.pte"
