@@ -68,7 +68,8 @@ int cli_out_end(int exit_code) {
       /* Names from files reach the terminal only defused (cli_common.h); a --json document holds no control
        * character (json.c escapes them), so this leaves it as it is. */
       cli_neutralize_controls(g_report.bytes, g_report.size, 1);
-      if (fwrite(g_report.bytes, 1, g_report.size, stdout) != g_report.size || fflush(stdout) != 0) {
+      if ((g_report.size > 0 && fwrite(g_report.bytes, 1, g_report.size, stdout) != g_report.size) ||
+          fflush(stdout) != 0) {
         cli_error("cannot write the report to stdout: %s", strerror(errno));
         exit_code = XPACK_EXIT_FAILED;
       }

@@ -222,8 +222,17 @@ static xpack_status size_node(xp_replay_state* s, const xpack_et_xnn_node* n, co
   if (st == XPACK_OK) {
     xnn_runtime_t runtime = NULL;
     z->has_pending = false;
-    if (xnn_create_runtime_v4(s->subgraph, &z->provider, NULL, NULL, 0, &runtime) == xnn_status_success) {
-      xnn_delete_runtime(runtime);
+    /* A workspace of our own: sizing makes the creation fail on purpose (sizer_reserve_space), and XNNPACK's
+     * error path does not free one it made itself. */
+    xnn_workspace_t workspace = NULL;
+    if (xnn_create_workspace(&workspace) != xnn_status_success) {
+      st = xp_fail(&ignored, XPACK_ERR_NOMEM, "%s: node %u (%s): xnn_create_workspace failed", s->graph->name,
+                   n->index, n->type_name);
+    } else {
+      if (xnn_create_runtime_v4(s->subgraph, &z->provider, workspace, NULL, 0, &runtime) == xnn_status_success) {
+        xnn_delete_runtime(runtime);
+      }
+      xnn_release_workspace(workspace);
     }
   }
   xnn_delete_subgraph(s->subgraph);

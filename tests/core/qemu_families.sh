@@ -2,7 +2,8 @@
 # Another CPU for real: caches packed natively (AVX2 kernels), then `xpack run --cache` in qemu-user with a
 # CPU model without AVX (XNNPACK picks SSE kernels there). With the cache, outputs are bit-identical to a
 # run without it on the same CPU, no look-up is served, and every family is refused for the probe reason
-# (not for the build: it is the same XNNPACK binary). `xpack verify` in qemu exits 1 naming the families.
+# (not for the build: it is the same XNNPACK binary), and a weight found under another seed only is named as
+# held by its refused family. `xpack verify` in qemu exits 1 naming the families.
 # Natively the same caches hit every look-up. Models: generated fp32 LLM-like, 4-bit LLM-like, qd8 x qc8w,
 # convolution, deconvolution; and small real programs when ../shared/testdata/real is present.
 XPACK=$1; GEN=$2; REAL=${3:-}
@@ -57,6 +58,9 @@ assert cached["families"] and all(f["status"] == "refused" and f["reason"] == "p
 # host's /proc/cpuinfo, so here they read the same; tests/cross checks them different).
 assert native["packed_on_cpu"] == native["this_cpu"] and native["this_cpu"].startswith("x86-64, "), native["this_cpu"]
 assert cached["packed_on_cpu"] == native["packed_on_cpu"] and cached["this_cpu"].startswith("x86-64, "), cached
+# A weight keyed otherwise here (tile sizes are part of the seed) is named as held by its refused family.
+for m in (m for d in cached["delegates_detail"] for m in d["missed"]):
+    assert m["reason"] != "not_found" or "which this machine refuses" in m["why"], m["why"]
 not_found, refused = cached["misses_not_found"], cached["refused_probe"]
 print(f"  {name}: {len(cached['families'])} famil{'y' if len(cached['families']) == 1 else 'ies'} refused (probe_differs); "
       f"{cached['lookups']} look-ups in qemu: {not_found} not found (other seeds), {refused} refused by probe; "

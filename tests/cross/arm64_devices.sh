@@ -6,7 +6,8 @@
 #     ../shared/testdata/real are packed as that CPU, then run with the cache: every look-up hits and the
 #     outputs are bit-identical to a run without a cache on the same CPU.
 #   - Across CPU models: a cache packed as one CPU and run on another serves only what that CPU packs the same
-#     way; the outputs are those of that CPU without a cache, whatever is served or refused.
+#     way (a family served there finds every weight: each miss is refused, or held under another seed by a
+#     family refused there); the outputs are those of that CPU without a cache, whatever is served or refused.
 #   - The header says aarch64, INFO "cpu" the CPU model packed as (its MIDR, on every core), and a run on
 #     another model reports both CPUs; an xpack of this machine (XPACK_HOST_XPACK, when given) refuses the file
 #     and names both architectures.
@@ -22,6 +23,13 @@ read -r -a emulator <<<"$XPACK_EMULATOR"
 on() { local cpu=$1; shift; "${emulator[@]}" -cpu "$cpu" "$@"; }
 # The packing families a run refused because this CPU packs or keys their probe differently.
 probe_refusals() { python3 -c 'import json,sys; print(sum(f["reason"] in ("probe_differs", "keys_differ") for f in json.load(open(sys.argv[1]))["families"]))' "$1"; }
+# The first miss of a run that is neither a refusal nor a weight held by a family this CPU refuses, if any.
+misses_outside_refused_families() {
+  python3 -c 'import json,sys
+for m in (m for d in json.load(open(sys.argv[1]))["delegates_detail"] for m in d["missed"]):
+    if m["reason"] == "unbound" or (m["reason"] == "not_found" and "which this machine refuses" not in m["why"]):
+        print(m["reason"] + ": " + m["why"]); break' "$1"
+}
 d=$(mktemp -d); trap 'rm -rf "$d"' EXIT
 cd "$d"
 
@@ -94,6 +102,10 @@ for packed_as in "${CPUS[@]}"; do
           *) fail "$cpu: $p packed as $packed_as: the run reports the CPUs $cpus" ;;
         esac
       fi
+      # A served family finds every weight: whatever misses was refused, or is held under another seed by a
+      # family this CPU refuses (tile sizes are part of the key).
+      unexplained=$(misses_outside_refused_families "$r")
+      [ -z "$unexplained" ] || fail "$cpu: $p packed as $packed_as: a miss outside the refused families: $unexplained"
       echo "$cpu: $p packed as $packed_as: $(json_value "$r" hits) of $(json_value "$r" lookups) hit;" \
         "families refused as packed or keyed otherwise on this CPU: $(probe_refusals "$r"); outputs identical"
     done
