@@ -86,6 +86,16 @@ xpack_status xp_safe_create_unnamed(xp_safe_file* f, const char* folder, const c
 
 xpack_status xp_safe_write_at(xp_safe_file* f, const void* bytes, size_t n, uint64_t offset, xpack_error* err) {
   if (xp_write_at(f->fd, bytes, n, offset) == 0) return XPACK_OK;
+  /* Bytes handed straight from an input's mapping: where a read would raise SIGBUS, the kernel's copy fails
+   * with EFAULT instead. The input changed, not the output. */
+  unsigned long long input_offset = 0;
+  const char* input = errno == EFAULT ? xpack_mapped_file_at(bytes, &input_offset) : NULL;
+  if (input != NULL) {
+    return xp_fail(err, XPACK_ERR_TRUNCATED,
+                   "%s: changed while xpack read it: the %zu bytes at offset %llu reach past its end now (the file "
+                   "was truncated after it was opened); %s was not written",
+                   input, n, input_offset, f->path);
+  }
   return xp_fail(err, XPACK_ERR_IO, "%s: cannot write the temporary file (%zu bytes at offset %llu): %s", f->path,
                  n, (unsigned long long)offset, strerror(errno));
 }

@@ -37,7 +37,9 @@ xpack_status xp_safe_create(xp_safe_file* f, const char* path, xpack_error* err)
  * for). Errors: XPACK_ERR_NOMEM, XPACK_ERR_IO. */
 xpack_status xp_safe_create_unnamed(xp_safe_file* f, const char* folder, const char* label, xpack_error* err);
 
-/* Writes n bytes at offset of the temporary file. Errors: XPACK_ERR_IO, naming the target and offset. */
+/* Writes n bytes at offset of the temporary file. Errors: XPACK_ERR_IO, naming the target and offset;
+ * XPACK_ERR_TRUNCATED when bytes lie in an input's mapping that the input's truncation took away (naming the
+ * input and the offset in it). */
 xpack_status xp_safe_write_at(xp_safe_file* f, const void* bytes, size_t n, uint64_t offset, xpack_error* err);
 
 /* Sets the temporary file's size to file_size (bytes never written read as zeros), fsyncs and closes it,

@@ -5,7 +5,11 @@
  *                                     new end raises SIGBUS (cli_truncated_input);
  *   XPACK_TEST_REPLACE_ON_MAP=FILE and XPACK_TEST_REPLACE_WITH=OTHER
  *                                     renames OTHER over FILE: the mapping keeps the old file, and whatever
- *                                     opens FILE by name afterwards gets the new one (cli_replaced_input). */
+ *                                     opens FILE by name afterwards gets the new one (cli_replaced_input);
+ *   XPACK_TEST_TRUNCATE_ON_WRITE=FILE  truncates FILE to 65536 bytes at the process's first pwrite, after
+ *                                     everything read before writing (export's check of the cache) has read
+ *                                     it whole: bytes written from its mapping past the new end then fail
+ *                                     with EFAULT rather than raise SIGBUS (cli_truncated_input). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdio.h>
@@ -58,4 +62,28 @@ void* mmap64(void* addr, size_t length, int prot, int flags, int fd, off_t offse
   static mmap_fn real;
   if (real == NULL) real = (mmap_fn)dlsym(RTLD_NEXT, "mmap64");
   return map_then_change(real, addr, length, prot, flags, fd, offset);
+}
+
+typedef ssize_t (*pwrite_fn)(int, const void*, size_t, off_t);
+
+static void truncate_before_first_write(void) {
+  static int done;
+  const char* target = getenv("XPACK_TEST_TRUNCATE_ON_WRITE");
+  if (target == NULL || done) return;
+  done = 1;
+  change("change_on_map: truncate", truncate(target, 65536) != 0);
+}
+
+ssize_t pwrite(int fd, const void* bytes, size_t n, off_t offset) {
+  static pwrite_fn real;
+  if (real == NULL) real = (pwrite_fn)dlsym(RTLD_NEXT, "pwrite");
+  truncate_before_first_write();
+  return real(fd, bytes, n, offset);
+}
+
+ssize_t pwrite64(int fd, const void* bytes, size_t n, off_t offset) {
+  static pwrite_fn real;
+  if (real == NULL) real = (pwrite_fn)dlsym(RTLD_NEXT, "pwrite64");
+  truncate_before_first_write();
+  return real(fd, bytes, n, offset);
 }
