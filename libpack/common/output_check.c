@@ -4,12 +4,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/error.h"
 #include "common/file_map.h"
+#include "common/temp_files.h"
 
 /* The folder that will hold out_path's file, as a path ("." for a bare name), written into `folder`. */
 static xpack_status output_folder(const char* out_path, char* folder, size_t folder_size, const char** name,
@@ -71,10 +74,54 @@ static xpack_status check_output_place(const char* out_path, xpack_error* err) {
   return XPACK_OK;
 }
 
+/* Whether a folder is /proc or lies in it. */
+static int in_proc(const char* folder) {
+  char real[PATH_MAX];
+  if (realpath(folder, real) == NULL) return 0;
+  return strcmp(real, "/proc") == 0 || strncmp(real, "/proc/", 6) == 0;
+}
+
+/* Where out_path, or a symbolic link it goes through, lies in /proc (/dev/stdout, /dev/fd/1, a link to
+ * /proc/self/fd/1): a process's descriptor, not a name. Renaming a finished file over it would replace the
+ * link (as root, /dev/stdout itself) and write nothing where the caller meant. Returns the first such
+ * path, in `hop`, or 0. */
+static int leads_into_proc(const char* out_path, char hop[PATH_MAX]) {
+  char folder[PATH_MAX];
+  snprintf(hop, PATH_MAX, "%s", out_path);
+  for (int hops = 0; hops < 40; hops++) { /* the kernel's own limit on links in a path */
+    const char* name = NULL;
+    xpack_error ignored;
+    if (output_folder(hop, folder, sizeof folder, &name, &ignored) != XPACK_OK) return 0;
+    if (in_proc(folder)) return 1;
+    char text[PATH_MAX];
+    const ssize_t n = readlink(hop, text, sizeof text - 1);
+    if (n < 0) return 0; /* not a link (or gone): the last hop */
+    text[n] = '\0';
+    if (text[0] == '/' || strcmp(folder, ".") == 0) snprintf(hop, PATH_MAX, "%s", text);
+    else if ((size_t)snprintf(hop, PATH_MAX, "%s/%s", folder, text) >= PATH_MAX) return 0;
+  }
+  return 0;
+}
+
 xpack_status xp_check_output(const char* out_path, const char* const* inputs, size_t input_count, xpack_error* err) {
   /* An empty name would pass for a new file here and fail only at the rename, once all the work is done. */
   if (out_path[0] == '\0') {
     return xp_fail(err, XPACK_ERR_ARG, "the output is an empty path: expected the name of a file to write");
+  }
+  if (strcmp(out_path, "-") == 0) {
+    return xp_fail(err, XPACK_ERR_ARG,
+                   "-: xpack writes its outputs to files, not to stdout: name a file (./- for a file called '-')");
+  }
+  char hop[PATH_MAX];
+  if (leads_into_proc(out_path, hop)) {
+    return xp_fail(err, XPACK_ERR_ARG,
+                   "%s: the output leads into /proc (%s), to a process's descriptor, not a file: xpack writes a "
+                   "complete file and renames it into place, so name a file", out_path, hop);
+  }
+  /* The inputs are read, not written: a writer's clean-up of killed writers' files never takes one. */
+  for (size_t i = 0; i < input_count; i++) {
+    struct stat in;
+    if (stat(inputs[i], &in) == 0) xp_temp_spare(in.st_dev, in.st_ino);
   }
   struct stat link, target;
   if (lstat(out_path, &link) != 0) {
@@ -85,7 +132,12 @@ xpack_status xp_check_output(const char* out_path, const char* const* inputs, si
     }
     return xp_fail(err, XPACK_ERR_IO, "%s: cannot look at the output: %s", out_path, strerror(e));
   }
-  if (stat(out_path, &target) != 0) return check_output_place(out_path, err); /* a dangling link: replaced */
+  if (stat(out_path, &target) != 0) {
+    const int e = errno;
+    if (e == ENOENT) return check_output_place(out_path, err); /* a dangling link: replaced */
+    return xp_fail(err, e == ELOOP ? XPACK_ERR_ARG : XPACK_ERR_IO, "%s: cannot follow the output's link: %s", out_path,
+                   strerror(e));
+  }
   if (!S_ISREG(target.st_mode)) {
     return xp_fail(err, XPACK_ERR_ARG,
                    "%s: the output is %s%s, not a regular file: xpack writes only regular files", out_path,

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -61,6 +62,43 @@ static char* fresh_name(const char* folder) {
   return path;
 }
 
+/* The files this process was given to read (xp_temp_spare): never taken for leftovers, whatever their names.
+ * Kept for the process's life; past its room, nothing is taken for a leftover at all. */
+#define XP_SPARED_MAX 256
+static struct {
+  pthread_mutex_t lock;
+  size_t count;
+  int overflowed;
+  dev_t dev[XP_SPARED_MAX];
+  ino_t ino[XP_SPARED_MAX];
+} g_spared = {PTHREAD_MUTEX_INITIALIZER, 0, 0, {0}, {0}};
+
+void xp_temp_spare(dev_t dev, ino_t ino) {
+  pthread_mutex_lock(&g_spared.lock);
+  size_t i = 0;
+  while (i < g_spared.count && !(g_spared.dev[i] == dev && g_spared.ino[i] == ino)) i++;
+  if (i == g_spared.count) {
+    if (g_spared.count < XP_SPARED_MAX) {
+      g_spared.dev[g_spared.count] = dev;
+      g_spared.ino[g_spared.count++] = ino;
+    } else {
+      g_spared.overflowed = 1;
+    }
+  }
+  pthread_mutex_unlock(&g_spared.lock);
+}
+
+/* Whether the file may be taken for a leftover: not one this process was given to read. */
+static int may_remove(const struct stat* st) {
+  pthread_mutex_lock(&g_spared.lock);
+  int spared = g_spared.overflowed;
+  for (size_t i = 0; !spared && i < g_spared.count; i++) {
+    spared = g_spared.dev[i] == st->st_dev && g_spared.ino[i] == st->st_ino;
+  }
+  pthread_mutex_unlock(&g_spared.lock);
+  return !spared;
+}
+
 /* Removes our temporary files in `folder` that are regular and that no process holds locked. The lock is
  * taken before the name is unlinked, and the name must still be the file that was locked: a writer that
  * is creating its file at this moment either finds its name gone (and makes another) or is never touched. */
@@ -73,7 +111,7 @@ static void remove_leftovers(const char* folder) {
     int fd = openat(dfd, e->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) continue;
     struct stat locked, named;
-    if (fstat(fd, &locked) == 0 && S_ISREG(locked.st_mode) && flock(fd, LOCK_EX | LOCK_NB) == 0 &&
+    if (fstat(fd, &locked) == 0 && S_ISREG(locked.st_mode) && may_remove(&locked) && flock(fd, LOCK_EX | LOCK_NB) == 0 &&
         fstatat(dfd, e->d_name, &named, AT_SYMLINK_NOFOLLOW) == 0 && named.st_dev == locked.st_dev &&
         named.st_ino == locked.st_ino) {
       unlinkat(dfd, e->d_name, 0);

@@ -8,14 +8,21 @@
  * as long as its writer has it open; the kernel drops that lock when the process ends, however it ends.
  * Creating a temporary file removes files of that exact form (the ".xpack-" marker, six letters or
  * digits, ".tmp") in the same folder that are regular and that nobody holds locked: leftovers of killed
- * writers. Nothing else is ever removed, whatever its name looks like. The environment variable
+ * writers, except this process's inputs (xp_temp_spare). Nothing else is ever removed, whatever its name looks
+ * like. The environment variable
  * XPACK_TEST_NAMED_TEMP (any value) makes every temporary file a named one, for tests of that path. */
 #ifndef XPACK_SRC_TEMP_FILES_H
 #define XPACK_SRC_TEMP_FILES_H
 
+#include <sys/types.h>
+
 /* The folder of path, where its temporary files go so that the rename over it is atomic (malloc'd, the
  * caller frees it), or NULL when out of memory. */
 char* xp_folder_of(const char* path);
+
+/* Marks a file this process reads (an input: xp_check_output calls it) as never a leftover, whatever its
+ * name: someone may well verify or inflate a killed writer's file. */
+void xp_temp_spare(dev_t dev, ino_t ino);
 
 /* Opens a new temporary file in `folder` (O_RDWR, mode 0600), locked. *named is set to NULL when the file
  * has no name (O_TMPFILE), else to its path (malloc'd, the caller frees it and unlinks it when giving the

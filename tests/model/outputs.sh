@@ -5,8 +5,10 @@
 #     hard or a symbolic link): exit 2, the input unchanged, nothing new in the folder;
 #   - it never turns a device, FIFO, socket or folder (or a symbolic link to one) into a regular file:
 #     exit 2 naming what is there; a symbolic link to a regular file is replaced, the file it points to kept;
+#     a path into /proc (/dev/stdout, /dev/fd/1, a link to /proc/self/fd/1), "-" and a link loop: exit 2;
 #   - it removes no file it did not make: files named like temporary files of the target (".<target>." and
-#     six characters, the form of earlier versions) or like its own but locked, a folder or a link, stay;
+#     six characters, the form of earlier versions) or like its own but locked, a folder or a link, stay,
+#     and so does an input of the command named exactly like its own;
 #   - output names up to NAME_MAX bytes work, and an error names the target, never a temporary file;
 #   - a pack --zstd or a verify --model killed with SIGKILL leaves nothing: not in the output's folder, not
 #     in $TMPDIR (which verify --model uses for its re-pack), nor anywhere its descriptors pointed.
@@ -83,6 +85,24 @@ grep -q "empty path" err.txt || bad "pack -o '': the message does not say the pa
 refused 2 "pack --zstd -o ''" -- "$XPACK" pack m.pte --data m.ptd --zstd -o ""
 refused 2 "inflate onto ''" -- "$XPACK" inflate z.xpc ""
 refused 2 "export onto ''" -- "$XPACK" export --executorch c.xpc ""
+# A path into /proc, itself or through a link, is a process's descriptor: renaming over it would replace the
+# link (as root, /dev/stdout itself) and write nothing to the descriptor. "-" is no file; a link loop leads
+# nowhere.
+ln -s /proc/self/fd/1 to-stdout
+ln -s to-stdout to-to-stdout
+ln -s loop-b loop-a; ln -s loop-a loop-b
+for out in /dev/stdout /dev/fd/1 /proc/self/fd/1 to-stdout to-to-stdout; do
+  refused 2 "pack -o $out" -- "$XPACK" pack m.pte --data m.ptd -o "$out"
+  grep -q "leads into /proc" err.txt || bad "pack -o $out: the message does not say it leads into /proc: $(cat err.txt)"
+  refused 2 "inflate onto $out" -- "$XPACK" inflate z.xpc "$out"
+  refused 2 "export onto $out" -- "$XPACK" export --executorch c.xpc "$out"
+done
+[ "$(readlink /dev/stdout)" = /proc/self/fd/1 ] || bad "/dev/stdout is no longer the link to /proc/self/fd/1"
+[ "$(readlink to-stdout)" = /proc/self/fd/1 ] || bad "the link to /proc/self/fd/1 was replaced"
+refused 2 "pack -o -" -- "$XPACK" pack m.pte --data m.ptd -o -
+refused 2 "pack -o a link loop" -- "$XPACK" pack m.pte --data m.ptd -o loop-a
+grep -q "symbolic links" err.txt || bad "pack -o a link loop: the message does not say why: $(cat err.txt)"
+[ -L loop-a ] && [ -L loop-b ] || bad "a link of a loop was replaced"
 [ ! -e chardev ] || [ -c chardev ] || bad "the character device was replaced"
 # A symbolic link to a regular file, or a dangling one, is replaced; what it pointed to stays.
 cp c.xpc.orig pointed.xpc
@@ -121,6 +141,19 @@ for named in "" XPACK_TEST_NAMED_TEMP=1; do
   done
 done
 exec 9<&-
+# An input named like a killed writer's file (someone verifying or inflating one) is read, never removed.
+for named in "" XPACK_TEST_NAMED_TEMP=1; do
+  for run in "../m.pte pack .xpack-Inpt01.tmp --data ../m.ptd -o c2.xpc" "../z.xpc inflate .xpack-Inpt01.tmp c2.xpc" \
+             "../c.xpc export --executorch .xpack-Inpt01.tmp c2.xpc"; do
+    from=${run%% *} cmd=${run#* }
+    cp "$from" .xpack-Inpt01.tmp
+    # shellcheck disable=SC2086
+    env $named "$XPACK" -q $cmd > /dev/null 2> ../err.txt || bad "$named $cmd: $(cat ../err.txt)"
+    cmp -s .xpack-Inpt01.tmp "$from" || bad "$named $cmd: its input, named like a leftover, was removed or changed"
+  done
+  rm -f .xpack-Inpt01.tmp
+done
+echo "  inputs named like leftovers stay"
 cd ..
 
 echo "modes of outputs"
