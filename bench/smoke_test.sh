@@ -12,6 +12,26 @@ cd "$d"
 "$GEN" llm -o llm.pte > /dev/null
 TMPDIR=$d "$XPACK" bench llm.pte --reps 1 --readahead --json > b.json || fail "bench exit $?"
 ls "$d" | grep -q xpack-bench- && fail "bench left its temporary directory behind"
+
+# A bench killed outright (SIGKILL: a CI timeout) takes its children with it, and the next bench removes the
+# folder it left; a folder kept with --keep stays.
+mkdir kt
+"$GEN" llm --size 128M -o big.pte > /dev/null # a pack that lasts long enough to be killed in
+TMPDIR=$d/kt "$XPACK" -q bench big.pte --reps 1 > /dev/null 2>&1 & pid=$!
+for _ in $(seq 1000); do pgrep -f " pack .*-o $d/kt/" > /dev/null && break; sleep 0.01; done
+pgrep -f " pack .*-o $d/kt/" > /dev/null || fail "the bench's pack child never started"
+kill -KILL $pid; wait $pid 2> /dev/null || true
+for _ in $(seq 600); do pgrep -f "$d/kt/" > /dev/null || break; sleep 0.05; done
+! pgrep -f "$d/kt/" > /dev/null || fail "a killed bench's children run on: $(pgrep -af "$d/kt/")"
+left=$(ls kt); [ -n "$left" ] || fail "the killed bench left no folder (it is expected to)"
+[ ! -e "kt/$left/bench.xpc" ] || fail "the killed bench's pack child went on and wrote its cache"
+rm big.pte
+TMPDIR=$d/kt "$XPACK" bench llm.pte --reps 1 --keep --json > /dev/null 2> kt.err || fail "bench after a killed one: $(cat kt.err)"
+grep -q "removed $d/kt/$left, left by a bench that was killed" kt.err || fail "the killed bench's folder was not removed: $(cat kt.err)"
+kept=$(ls kt); [ -n "$kept" ] && [ "$kept" != "$left" ] && [ -f "kt/$kept/bench.xpc" ] || fail "--keep kept: $(ls -R kt)"
+TMPDIR=$d/kt "$XPACK" -q bench llm.pte --reps 1 --json > /dev/null || fail "bench after a kept one"
+[ "$(ls kt)" = "$kept" ] && [ -f "kt/$kept/bench.xpc" ] || fail "a later bench removed the folder kept with --keep"
+echo "a killed bench: its children end with it, the next bench removes its folder, a kept one stays"
 python3 - <<'PY' || fail "bench JSON"
 import json
 b = json.load(open("b.json"))

@@ -308,36 +308,6 @@ static int parse_args(bench_run* run, bench_options* o, int argc, char** argv) {
   return 0;
 }
 
-/* The temporary folder and cache of this run (unless --keep), for the handler below: a bench interrupted by
- * Ctrl-C, a closed terminal or SIGTERM once left the whole packed cache in $TMPDIR, as large as the model's
- * packed weights. The paths are filled in before the handler is installed and never change after. */
-static char g_bench_dir[4096], g_bench_cache[4200];
-
-static void remove_temporary_cache(int sig) {
-  /* A pack child signalled alone would otherwise go on and rename its cache into the folder once emptied. */
-  const pid_t child = g_bench_running_child;
-  if (child > 0 && kill(child, SIGKILL) == 0) waitpid(child, NULL, 0);
-  unlink(g_bench_cache); /* async-signal-safe, as are kill, waitpid and rmdir; a missing file is no harm */
-  rmdir(g_bench_dir);
-  raise(sig); /* the handler was reset on entry (SA_RESETHAND): the signal now ends the process as it would have */
-}
-
-static void remove_temporary_cache_on_signals(const char* dir, const char* cache) {
-  snprintf(g_bench_dir, sizeof g_bench_dir, "%s", dir);
-  snprintf(g_bench_cache, sizeof g_bench_cache, "%s", cache);
-  static const int signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
-  struct sigaction action;
-  memset(&action, 0, sizeof action);
-  action.sa_handler = remove_temporary_cache;
-  action.sa_flags = SA_RESETHAND;
-  sigemptyset(&action.sa_mask);
-  for (size_t i = 0; i < sizeof signals / sizeof signals[0]; i++) {
-    struct sigaction before;
-    /* A signal ignored when bench started (nohup, a background job) stays ignored. */
-    if (sigaction(signals[i], NULL, &before) == 0 && before.sa_handler != SIG_IGN) sigaction(signals[i], &action, NULL);
-  }
-}
-
 static void free_run(bench_run* run) {
   for (int v = 0; v < BENCH_VARIANT_COUNT; v++) {
     for (size_t i = 0; i < run->v[v].count; i++) bench_sample_free(&run->v[v].samples[i]);
@@ -356,21 +326,15 @@ int cmd_bench(int argc, char** argv) {
   }
   bench_options o = {0};
   int rc = parse_args(run, &o, argc, argv);
-  char dir[4096] = "", packed_path[4200];
+  char dir[4096], packed_path[4200];
   int nothing_to_pack = 0;
   if (rc == 0 && o.given_cache) {
     run->cache_path = o.given_cache;
   } else if (rc == 0) {
-    const char* tmp = getenv("TMPDIR");
-    snprintf(dir, sizeof dir, "%s/xpack-bench-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
-    if (mkdtemp(dir) == NULL) {
-      cli_error("bench: cannot create a temporary directory %s: %s", dir, strerror(errno));
-      dir[0] = 0;
+    if (bench_tmp_create(dir, sizeof dir, packed_path, sizeof packed_path, !o.as_json) != 0) {
       rc = XPACK_EXIT_FAILED;
     } else {
-      if (g_verbosity >= 0 && !o.as_json) fprintf(stderr, "packing into %s ...\n", dir);
-      snprintf(packed_path, sizeof packed_path, "%s/bench.xpc", dir);
-      if (!o.keep) remove_temporary_cache_on_signals(dir, packed_path);
+      if (!o.keep) bench_tmp_remove_on_signals();
       rc = pack_cache(run, dir, packed_path, sizeof packed_path);
       run->cache_path = packed_path;
     }
@@ -390,8 +354,6 @@ int cmd_bench(int argc, char** argv) {
     else fprintf(cli_out(), "nothing to pack: no XNNPACK weight to cache in these programs, nothing measured\n");
     rc = XPACK_EXIT_OK;
     nothing_to_pack = 1;
-    rmdir(dir);
-    dir[0] = 0;
   } else if (rc == 0) {
     rc = read_cache_facts(run);
   }
@@ -422,14 +384,7 @@ int cmd_bench(int argc, char** argv) {
       rc = XPACK_EXIT_CHECK_FAILED;
     }
   }
-  if (dir[0]) {
-    if (o.keep) {
-      if (g_verbosity >= 0) fprintf(stderr, "kept %s\n", packed_path);
-    } else {
-      unlink(packed_path);
-      rmdir(dir);
-    }
-  }
+  bench_tmp_remove(o.keep && !nothing_to_pack);
   free_run(run);
   return rc;
 }

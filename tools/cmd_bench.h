@@ -109,8 +109,25 @@ typedef struct bench_child_run {
 int bench_spawn(char* const* argv, bench_child_run* out);
 
 /* The child bench_spawn is waiting for, or 0: for a signal handler that must end it before removing what it
- * writes into (cmd_bench.c). */
+ * writes into (cmd_bench_tmp.c). */
 extern volatile pid_t g_bench_running_child;
+
+/* The signals whose handler removes the temporary folder; bench_spawn holds them off from its fork until
+ * g_bench_running_child names the child, so that the handler never misses one. */
+#define BENCH_SIGNAL_COUNT 4
+extern const int bench_signals[BENCH_SIGNAL_COUNT];
+
+/* This run's temporary folder, $TMPDIR/xpack-bench-XXXXXX (cmd_bench_tmp.c), locked while the bench runs;
+ * first removes the folders of benches that were killed (their lock free). Fills dir and cache (its
+ * bench.xpc). Returns 0, or -1 with the message printed. announce: say where it packs (on stderr). */
+int bench_tmp_create(char* dir, size_t dir_size, char* cache, size_t cache_size, int announce);
+
+/* Removes the folder and its cache (keep_cache: leaves the cache, and the folder without its lock, so that no
+ * later bench removes it). Nothing when there is no folder. */
+void bench_tmp_remove(int keep_cache);
+
+/* Has SIGINT, SIGTERM, SIGHUP and SIGQUIT end the running child, remove the folder, then end the process. */
+void bench_tmp_remove_on_signals(void);
 
 
 /* This process's I/O so far: major faults (getrusage), read(2)-family calls and bytes fetched from storage

@@ -4,7 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -29,15 +31,27 @@ int bench_spawn(char* const* argv, bench_child_run* out) {
     return -1;
   }
   fflush(NULL);
+  /* Held off until the handler can find the child (g_bench_running_child), and restored in the child. */
+  sigset_t handled, before;
+  sigemptyset(&handled);
+  for (int i = 0; i < BENCH_SIGNAL_COUNT; i++) sigaddset(&handled, bench_signals[i]);
+  sigprocmask(SIG_BLOCK, &handled, &before);
+  const pid_t parent = getpid();
   const double t0 = now_ms();
   pid_t pid = fork();
   if (pid < 0) {
+    sigprocmask(SIG_SETMASK, &before, NULL);
     cli_error("bench: fork: %s", strerror(errno));
     close(fds[0]);
     close(fds[1]);
     return -1;
   }
   if (pid == 0) {
+    /* Dies with the bench, however the bench ends: a killed bench's pack child once went on to write a whole
+     * cache into its temporary folder, and its variants to print into a closed pipe. */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127); /* the bench ended before the line above */
+    sigprocmask(SIG_SETMASK, &before, NULL);
     dup2(fds[1], STDOUT_FILENO);
     close(fds[0]);
     close(fds[1]);
@@ -46,6 +60,7 @@ int bench_spawn(char* const* argv, bench_child_run* out) {
     _exit(127);
   }
   g_bench_running_child = pid;
+  sigprocmask(SIG_SETMASK, &before, NULL);
   close(fds[1]);
   size_t size = 0, capacity = 4096;
   char* buf = malloc(capacity);
