@@ -3,6 +3,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <xxhash.h>
 
@@ -205,8 +206,21 @@ static int compare_keys(const entry_key* a, const entry_key* b) {
   return c != 0 ? c : xp_string_order(a->bias, a->bias_len, b->bias, b->bias_len);
 }
 
+/* Regions no entry names (FORMAT.md 11: a writer stores a region for the entries that share it, and only
+ * then). used: one bit per region, or NULL when there was no memory for it (the rule is then not checked). */
+static void check_regions_used(xp_checker* c, const uint8_t* used) {
+  const xp_view* v = c->v;
+  for (uint64_t r = 0; used != NULL && r < v->regions.count && !c->stopped; r++) {
+    if (!(used[r / 8] & (1u << (r % 8)))) {
+      xp_problem(c, "region %llu", r, "no entry names this region (record at offset %llu; a writer stores only "
+                 "regions of entries)", (unsigned long long)(v->regions.offset + r * v->regions.record_size));
+    }
+  }
+}
+
 void xp_check_entries(xp_checker* c) {
   const xp_view* v = c->v;
+  uint8_t* used = calloc((size_t)(v->regions.count / 8 + 1), 1);
   uint64_t previous_hash = 0;
   entry_key previous = {0};
   int previous_known = 0; /* the previous entry's identities are strings */
@@ -261,12 +275,15 @@ void xp_check_entries(xp_checker* c) {
                  (unsigned long long)v->regions.count);
       continue;
     }
+    if (used != NULL) used[e.region / 8] |= (uint8_t)(1u << (e.region % 8));
     xp_region r;
     xp_view_region(v, e.region, &r);
     if (xp_entry_check(v, i, &r) != e.check) {
       xp_problem(c, where, at, "check value does not match the entry and its region record (region %u)", e.region);
     }
   }
+  if (!c->stopped) check_regions_used(c, used);
+  free(used);
 }
 
 /* FAMI (FORMAT.md 5.8): names that are strings, each once and ascending, flags and reserved zero, and only
@@ -322,6 +339,15 @@ void xp_check_small_tables(xp_checker* c) {
     }
     if (kind < XPC_INPUT_PTE || kind > XPC_INPUT_OTHER) {
       xp_problem(c, "provenance record %llu", i, "kind %u unknown", kind);
+    }
+    const uint64_t file_size = xp_le64(p + XPC_P_FILE_SIZE), program_size = xp_le64(p + XPC_P_PROGRAM_SIZE);
+    if (program_size > file_size) {
+      xp_problem(c, "provenance record %llu", i, "program_size %llu is more than the file's size %llu",
+                 (unsigned long long)program_size, (unsigned long long)file_size);
+    }
+    if (kind != XPC_INPUT_PTE && (program_size != 0 || xp_le64(p + XPC_P_PROGRAM_HASH) != 0)) {
+      xp_problem(c, "provenance record %llu", i, "program_size and program hash must be 0 for an input that is no "
+                 ".pte (kind %u)", kind);
     }
   }
   for (uint64_t i = 0; i < v->info.count && !c->stopped; i++) {

@@ -81,22 +81,22 @@ static int in_proc(const char* folder) {
   return strcmp(real, "/proc") == 0 || strncmp(real, "/proc/", 6) == 0;
 }
 
-/* Where out_path, or a symbolic link it goes through, lies in /proc (/dev/stdout, /dev/fd/1, a link to
- * /proc/self/fd/1): a process's descriptor, not a name. Renaming a finished file over it would replace the
- * link (as root, /dev/stdout itself) and write nothing where the caller meant. Returns the first such
- * path, in `hop`, or 0. */
+/* Whether out_path is, or leads through, a symbolic link in /proc (/proc/self/fd/1, /dev/stdout, /dev/fd/1, a
+ * link to one of them): a process's descriptor, not a name. Renaming a finished file over it would replace
+ * the link (as root, /dev/stdout itself) and write nothing where the caller meant. Returns the first such
+ * link, in `hop`, or 0. */
 static int leads_into_proc(const char* out_path, char hop[PATH_MAX]) {
   char folder[PATH_MAX];
   snprintf(hop, PATH_MAX, "%s", out_path);
   for (int hops = 0; hops < 40; hops++) { /* the kernel's own limit on links in a path */
-    const char* name = NULL;
-    xpack_error ignored;
-    if (output_folder(hop, folder, sizeof folder, &name, &ignored) != XPACK_OK) return 0;
-    if (in_proc(folder)) return 1;
     char text[PATH_MAX];
     const ssize_t n = readlink(hop, text, sizeof text - 1);
     if (n < 0) return 0; /* not a link (or gone): the last hop */
     text[n] = '\0';
+    const char* name = NULL;
+    xpack_error ignored;
+    if (output_folder(hop, folder, sizeof folder, &name, &ignored) != XPACK_OK) return 0;
+    if (in_proc(folder)) return 1;
     if (text[0] == '/' || strcmp(folder, ".") == 0) snprintf(hop, PATH_MAX, "%s", text);
     else if ((size_t)snprintf(hop, PATH_MAX, "%s/%s", folder, text) >= PATH_MAX) return 0;
   }

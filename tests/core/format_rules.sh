@@ -40,6 +40,9 @@ check_rule() {
 poke() { printf '\001' | dd of="$1" bs=1 seek="$2" conv=notrunc status=none; }
 
 check_rule "duplicate key" "^entry 1 at offset [0-9]+: same \(seed, kernel, bias\) key as entry 0" "$TAMPER" "$d/bad.xpc" dup-key
+check_rule "a region no entry names" "^region [0-9]+: no entry names this region" "$TAMPER" "$d/bad.xpc" unused-region
+check_rule "program larger than its file" "^provenance record 0: program_size [0-9]+ is more than the file's size" "$TAMPER" "$d/bad.xpc" prov-program-size
+check_rule "program size of no program" "^provenance record 0: program_size and program hash must be 0" "$TAMPER" "$d/bad.xpc" prov-kind
 check_rule "unknown entry flag" "^entry 0 at offset [0-9]+: flags 0x[45]: unknown bits 0x4" "$TAMPER" "$d/bad.xpc" entry-flags
 check_rule "family flags" "^family record 0 at offset [0-9]+: flags 0x1, expected 0" "$TAMPER" "$d/bad.xpc" family-flags
 check_rule "unsorted family names" "^family record 1 at offset [0-9]+: name .* sorts before the previous" "$TAMPER" "$d/bad.xpc" family-order

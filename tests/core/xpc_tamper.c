@@ -106,6 +106,13 @@ static uint8_t* record(uint32_t tag, uint64_t index) {
   return t != NULL && index < count ? t + index * record_size : NULL;
 }
 
+static int usage(void) {
+  return die("usage: xpc_tamper FILE probe INDEX | probe-keys INDEX | as-1.2 | no-probe-keys | name INDEX | build-id | "
+             "no-family | dup-key | unused-region | prov-program-size | prov-kind | entry-flags | family-flags | "
+             "family-order | family-dup | reserved | page-alignment | huge-alignment | move-region INDEX | "
+             "region-size INDEX | region-at-end INDEX | region-bytes INDEX");
+}
+
 /* The rules no checksum covers; -1 for a name this function does not know. */
 static int break_rule(const char* what, const char* arg) {
   uint8_t *e0 = record(XPC_TAG_ENTRIES, 0), *e1 = record(XPC_TAG_ENTRIES, 1);
@@ -117,6 +124,20 @@ static int break_rule(const char* what, const char* arg) {
     xp_put32(e0 + XPC_E_REGION, xp_le32(e1 + XPC_E_REGION));
     xp_put32(e1 + XPC_E_REGION, region0);
     return reseal_entries();
+  }
+  if (strcmp(what, "unused-region") == 0) { /* entry 0 names entry 1's region: its own is named by none */
+    if (e1 == NULL || xp_le32(e0 + XPC_E_REGION) == xp_le32(e1 + XPC_E_REGION)) return die("needs two regions");
+    xp_put32(e0 + XPC_E_REGION, xp_le32(e1 + XPC_E_REGION));
+    return reseal_entries();
+  }
+  if (strcmp(what, "prov-program-size") == 0 || strcmp(what, "prov-kind") == 0) {
+    uint8_t* p0 = record(XPC_TAG_PROVENANCE, 0);
+    if (p0 == NULL) return die("needs a provenance record");
+    if (what[5] == 'p') xp_put64(p0 + XPC_P_PROGRAM_SIZE, xp_le64(p0 + XPC_P_FILE_SIZE) + 1);
+    else if (xp_le32(p0 + XPC_P_KIND) == XPC_INPUT_PTE) xp_put32(p0 + XPC_P_KIND, XPC_INPUT_OTHER); /* its program kept */
+    else xp_put64(p0 + XPC_P_PROGRAM_HASH, 1); /* a program's hash for no program */
+    reseal(XPC_TAG_PROVENANCE);
+    return 0;
   }
   if (strcmp(what, "entry-flags") == 0) {
     if (e0 == NULL) return die("needs an entry");
@@ -266,13 +287,11 @@ static int tamper(const char* what, const char* arg) {
   }
   const int rule = break_rule(what, arg);
   if (rule >= 0) return rule;
-  return die("usage: xpc_tamper FILE probe INDEX | probe-keys INDEX | as-1.2 | no-probe-keys | name INDEX | build-id | no-family | dup-key | entry-flags | "
-             "family-flags | family-order | family-dup | reserved | page-alignment | huge-alignment | "
-             "move-region INDEX | region-size INDEX | region-at-end INDEX | region-bytes INDEX");
+  return usage();
 }
 
 int main(int argc, char** argv) {
-  if (argc < 3) return tamper("", NULL);
+  if (argc < 3) return usage();
   FILE* f = fopen(argv[1], "rb");
   if (f == NULL) return die("cannot open the file");
   fseek(f, 0, SEEK_END);
