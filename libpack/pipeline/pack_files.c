@@ -60,7 +60,20 @@ static xpack_status compress(int mappable_fd, const char* out_path, const xpack_
   char mappable_path[XP_FD_PATH_SIZE];
   xp_fd_path(mappable_fd, mappable_path);
   const int threads = options->jobs > 1 ? options->jobs : 1;
-  return xpack_compress_file_threads(mappable_path, out_path, options->zstd_level, threads, &report->transport, err);
+  xpack_status st =
+      xpack_compress_file_threads(mappable_path, out_path, options->zstd_level, threads, &report->transport, err);
+  /* Messages name the file read by its descriptor's path, which means nothing to the caller. */
+  const size_t named = strlen(mappable_path);
+  if (st != XPACK_OK && err != NULL && strncmp(err->message, mappable_path, named) == 0) {
+    char message[sizeof err->message];
+    snprintf(message, sizeof message, "%s (its mappable form, before compression)", out_path);
+    const size_t used = strlen(message), rest = strlen(err->message + named);
+    const size_t kept = rest < sizeof message - 1 - used ? rest : sizeof message - 1 - used; /* cut, as any message */
+    memcpy(message + used, err->message + named, kept);
+    message[used + kept] = '\0';
+    memcpy(err->message, message, used + kept + 1);
+  }
+  return st;
 }
 
 /* Refuses an output that is one of the set's files, or that is not a regular file, before anything is written. */
