@@ -160,6 +160,11 @@ st() { set +e; "$@" > /dev/null 2>&1; local s=$?; set -e; echo $s; }
 head -c 100 llm.pte > cut.pte
 [ "$(st "$XPACK" bench cut.pte --reps 1)" = 3 ] || fail "truncated model: not exit 3"
 [ "$(st "$XPACK" bench llm.pte --cache missing.xpc --reps 1)" = 3 ] || fail "missing cache: not exit 3"
+[ "$(st "$XPACK" bench llm.pte --variants ,,)" = 2 ] || fail "--variants naming none: not exit 2"
+[ "$(st "$XPACK" bench llm.pte --variants '')" = 2 ] || fail "--variants '': not exit 2"
+"$XPACK" -q pack llm.pte -o t.xpc --zstd=1
+set +e; "$XPACK" bench llm.pte --cache t.xpc --reps 1 > /dev/null 2> t.err; s=$?; set -e
+[ $s = 3 ] && grep -q "transport form; run \`xpack inflate" t.err || fail "a transport-form cache: exit $s, $(cat t.err)"
 
 # Open cost: the same allocations whatever the entry count (no allocation per entry).
 "$OPEN" --reps 3 --max-entries 1000 --big-payload 4096 --json > open.json || fail "xpack-bench-open"

@@ -100,6 +100,12 @@ static int read_cache_facts(bench_run* run) {
   }
   xpack_file_info info;
   xpack_file_get_info(f, &info);
+  if (info.flags & 1) { /* the transport form: no variant could map it, as the loader refuses it */
+    cli_error("%s: this is the compressed transport form; run `xpack inflate %s OUT.xpc` to make it mappable",
+              run->cache_path, run->cache_path);
+    xpack_file_close(f);
+    return XPACK_EXIT_BAD_INPUT;
+  }
   run->cache_file_bytes = info.file_size;
   run->packed_bytes = info.stored_bytes;
   run->referenced_bytes = info.referenced_bytes;
@@ -245,6 +251,11 @@ static int select_variants(bench_run* run, const bench_options* o) {
   }
   char list[512];
   snprintf(list, sizeof list, "%s", o->variants);
+  if (strspn(list, ",") == strlen(list)) {
+    cli_error("bench: --variants '%s' names no variant (nocache, cache_warm, cache_cold, nocache_cold, ideal, "
+              "cache_cold_seq, cache_cold_willneed)", o->variants);
+    return XPACK_EXIT_USAGE;
+  }
   for (char* save = NULL, *name = strtok_r(list, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
     int v = bench_variant_of(name);
     if (v < 0) {
