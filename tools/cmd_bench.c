@@ -311,7 +311,8 @@ static int parse_args(bench_run* run, bench_options* o, int argc, char** argv) {
     const char* path = i < run->model_count ? run->models[i] : run->data[i - run->model_count];
     int64_t size = bench_file_size(path);
     if (size < 0) {
-      cli_error("%s: cannot open: %s", path, strerror(errno));
+      if (path[0] == '\0') cli_error("an input is an empty path: expected the name of a file");
+      else cli_error("%s: cannot open: %s", path, strerror(errno));
       return XPACK_EXIT_BAD_INPUT;
     }
     run->model_bytes += (uint64_t)size;

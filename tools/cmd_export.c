@@ -231,7 +231,7 @@ int cmd_export(int argc, char** argv) {
            "pack alike there); adding `--model MODEL.pte` re-packs every weight and compares",
            cache);
   if (as_json) print_json(cache, out, f, &info, &stats, outcomes, validity, check, build_id);
-  else print_text(cache, out, &stats);
+  else if (g_verbosity >= 0) print_text(cache, out, &stats); /* -q: as pack and inflate, the exit status says it */
   if (stats.records > 0 && g_verbosity >= 0) fprintf(stderr, "%s: warning: %s is %s.\n  Check: %s.\n", g_program, out, validity, check);
   free(outcomes);
   xpack_file_close(f);

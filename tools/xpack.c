@@ -133,6 +133,15 @@ static const command* find_command(const char* name) {
 
 static void print_command_help(const command* c) { printf("usage: %s\n\n%s\n", c->usage, c->help); }
 
+/* The exit of a command that only prints (help, version): 0 once what it printed reached stdout. */
+static int printed(void) {
+  if (fflush(stdout) != 0 || ferror(stdout)) {
+    cli_error("cannot write to stdout: %s", strerror(errno));
+    return XPACK_EXIT_FAILED;
+  }
+  return XPACK_EXIT_OK;
+}
+
 static int is_quiet(const char* a) { return strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0; }
 static int is_verbose(const char* a) { return strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0; }
 static int is_help(const char* a) { return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0; }
@@ -180,7 +189,7 @@ int main(int argc, char** argv) {
     else if (strcmp(argv[i], "--json") == 0) version_json = 1;
     else if (is_help(argv[i])) {
       print_help(stdout);
-      return XPACK_EXIT_OK;
+      return printed();
     } else {
       cli_error("unknown option %s (see xpack --help)", argv[i]);
       return XPACK_EXIT_USAGE;
@@ -192,7 +201,7 @@ int main(int argc, char** argv) {
       return XPACK_EXIT_USAGE;
     }
     print_version(version_json);
-    return XPACK_EXIT_OK;
+    return printed();
   }
   if (version_json) {
     cli_error("--json goes after the command: xpack COMMAND ... --json (or xpack --version --json)");
@@ -205,7 +214,7 @@ int main(int argc, char** argv) {
   if (strcmp(argv[i], "help") == 0) {
     if (i + 1 >= argc) {
       print_help(stdout);
-      return XPACK_EXIT_OK;
+      return printed();
     }
     const command* c = find_command(argv[i + 1]);
     if (c == NULL) {
@@ -213,7 +222,7 @@ int main(int argc, char** argv) {
       return XPACK_EXIT_USAGE;
     }
     print_command_help(c);
-    return XPACK_EXIT_OK;
+    return printed();
   }
   const command* c = find_command(argv[i]);
   if (c == NULL) {
@@ -224,7 +233,7 @@ int main(int argc, char** argv) {
   for (int k = 0; k < cmd_argc; k++) {
     if (is_help(argv[i + 1 + k])) {
       print_command_help(c);
-      return XPACK_EXIT_OK;
+      return printed();
     }
   }
   if (xnn_initialize(NULL) != xnn_status_success) {

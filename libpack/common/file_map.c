@@ -24,6 +24,7 @@ const char* xp_file_kind(mode_t mode) {
 xpack_status xp_open_regular(const char* path, int* fd, uint64_t* size, struct stat* st_out, xpack_error* err) {
   *fd = -1;
   *size = 0;
+  if (path[0] == '\0') return xp_fail(err, XPACK_ERR_IO, "an input is an empty path: expected the name of a file");
   int f = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (f < 0) return xp_fail(err, XPACK_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
   struct stat st;

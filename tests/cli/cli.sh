@@ -2,7 +2,8 @@
 # The command line itself, for every command: `xpack help CMD` and `xpack CMD --help` print the usage and exit 0;
 # an unknown option is a usage error (exit 2) naming the option; --json output parses as one JSON document;
 # an error leaves stdout empty and says why on stderr; -q (before or after the command) silences notes and
-# warnings but not errors; -v adds per-delegate lines; --version [--json].
+# warnings but not errors, and the summaries on stdout; -v adds per-delegate lines; --version [--json]; help and
+# version into a full stdout exit 4.
 XPACK=$1; GEN=$2
 . "$(dirname "$0")/../model/lib.sh"
 d=$(mktemp -d); trap 'rm -rf "$d"' EXIT
@@ -107,9 +108,20 @@ for c in "pack m.pte -o /proc/xpack-n.xpc" "inflate m.z.xpc /proc/xpack-n.xpc" "
   expect_failed 4 $c   # a folder where the file system makes no file
 done
 for c in "pack m.pte -o full.xpc" "run m.pte" "inspect m.pte" "dump m.xpc" "verify m.xpc" "inflate m.z.xpc full2.xpc" \
-         "export -q --executorch m.xpc full.pwc" "bench m.pte --reps 1 --variants nocache"; do
+         "export --executorch m.xpc full.pwc" "bench m.pte --reps 1 --variants nocache" --version "--version --json" \
+         --help "help pack" "pack --help"; do
   set +e; "$XPACK" $c > /dev/full 2> err.txt; s=$?; set -e
   [ "$s" = 4 ] && grep -q "stdout" err.txt || fail "$c > /dev/full: exit $s, not 4 naming stdout: $(cat err.txt)"
+done
+# An empty input path is named as such (once "xpack: : cannot open").
+for c in "pack '' -o e.xpc" "verify ''" "run m.pte --cache ''" "inspect ''" "bench ''"; do
+  set +e; eval "\"\$XPACK\" $c" > /dev/null 2> err.txt; s=$?; set -e
+  [ "$s" = 3 ] && grep -q "an input is an empty path" err.txt || fail "$c: exit $s: $(cat err.txt)"
+done
+# -q leaves stdout to what was asked for: the summaries of pack, inflate and export are gone.
+for c in "pack m.pte -o q.xpc" "inflate m.z.xpc q2.xpc" "export --executorch m.xpc q.pwc"; do
+  "$XPACK" -q $c > out.txt || fail "-q $c: exit $?"
+  [ ! -s out.txt ] || fail "-q $c printed: $(head -c 200 out.txt)"
 done
 
 # verify --model with nothing to compare (here a .ptd alone) agrees with any cache: a note says nothing was
