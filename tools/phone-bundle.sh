@@ -11,8 +11,11 @@
 # served whole on its CPU (`xpack verify` there: every packing family packs and keys alike). DIR receives
 # NAME.CPU.xpc for each kept CPU (NAME: the first program's name, CPU with ':' and ',' as '_') and NAME.caches,
 # the kept files in order, one per line: what the app passes to xpack_cache_open_best or
-# xpack_et_adapter_attach_best. Everything is written under a temporary name and renamed at the end; DIR keeps
-# nothing of a failed run. Other NAME.*.xpc files already in DIR are left as they are and named on stderr.
+# xpack_et_adapter_attach_best. Everything is written in a locked work folder inside DIR and renamed into place
+# at the end, once every place is checked (a link or a non-file there fails the run); DIR keeps nothing of a
+# failed run (and is removed if the run made it and it is empty), and a later run removes the work folder of a
+# killed one. Other NAME.*.xpc files already in DIR are left as they are and named on stderr. Programs with
+# nothing to pack: exit 0, nothing written.
 # --pin defaults to 1adaa7c7 (ExecuTorch 1.3 to 1.4); --build to build-PIN-aarch64, built with tools/dev.sh
 # when it holds no xpack. Exit 0, 1 (a pack or a check failed), 2 (usage).
 set -euo pipefail
@@ -41,14 +44,33 @@ fi
 as() { local cpu=$1; shift; "$root/tools/qemu-aarch64-device.sh" -cpu "$cpu" "$@"; } # the toolchain file's sysroot
 
 name=$(basename "${models[0]}" .pte)
+if [ -e "$out" ] && [ ! -d "$out" ]; then echo "phone-bundle: --out $out is not a folder" >&2; exit 2; fi
+made_out=0 wrote=0; [ -d "$out" ] || made_out=1
 mkdir -p "$out"
+# A run killed outright (SIGKILL) leaves its work folder: the next run removes those whose lock is free.
+for old in "$out"/.phone-bundle.??????; do
+  [ -f "$old/lock" ] || continue
+  if (exec 9< "$old/lock" && flock -n 9); then rm -rf "$old" && echo "phone-bundle: removed $old, left by a killed run" >&2; fi
+done
 work=$(mktemp -d "$out/.phone-bundle.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+exec 9> "$work/lock-new"; flock -n 9; mv "$work/lock-new" "$work/lock" # locked before it has the name looked for
+finish() {
+  local rc=$?
+  rm -rf "$work"
+  [ $wrote = 1 ] || [ $made_out = 0 ] || rmdir "$out" 2> /dev/null || true # a folder this run made, if it wrote nothing
+  return $rc
+}
+trap finish EXIT
 file_of() { echo "$name.${1//[:,]/_}.xpc"; }
 for cpu in "${cpus[@]}"; do
   if ! as "$cpu" "$xpack" pack "${models[@]}" -o "$work/$(file_of "$cpu")" > "$work/pack.log" 2>&1; then
     cat "$work/pack.log" >&2
     echo "phone-bundle: packing as $cpu failed" >&2; exit 1
+  fi
+  if [ ! -f "$work/$(file_of "$cpu")" ]; then # pack's "nothing to pack" (exit 0): nothing to bundle either
+    cat "$work/pack.log" >&2
+    echo "phone-bundle: nothing to pack as $cpu; $out is left as it was"
+    exit 0
   fi
   echo "packed as $cpu: $(file_of "$cpu") ($(stat -c %s "$work/$(file_of "$cpu")") bytes)"
 done
@@ -71,8 +93,18 @@ for cpu in "${cpus[@]}"; do
 done
 : > "$work/$name.caches"
 for k in "${kept[@]}"; do echo "$(file_of "$k")" >> "$work/$name.caches"; done
+# Every place is checked before anything is moved, so that a failure leaves DIR as it was: each move is then a
+# rename inside DIR, and the list goes last.
+places=("$out/$name.caches"); for k in "${kept[@]}"; do places+=("$out/$(file_of "$k")"); done
+for dest in "${places[@]}"; do
+  if [ -L "$dest" ] || { [ -e "$dest" ] && [ ! -f "$dest" ]; }; then
+    echo "phone-bundle: $dest is $( [ -L "$dest" ] && echo "a symbolic link" || echo "not a regular file"): not replaced; nothing was written" >&2
+    exit 1
+  fi
+done
 for k in "${kept[@]}"; do mv -f "$work/$(file_of "$k")" "$out/"; done
 mv -f "$work/$name.caches" "$out/"
+wrote=1
 echo "kept ${#kept[@]} of ${#cpus[@]}: $(tr '\n' ' ' < "$out/$name.caches")(in $out/$name.caches)"
 # Files of an earlier run with other CPUs stay (they may be someone else's): named, so that nobody ships them.
 for f in "$out/$name".*.xpc; do

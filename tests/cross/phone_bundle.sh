@@ -2,8 +2,9 @@
 # tools/phone-bundle.sh over this cross build: for each program, the caches it keeps, tried in its order
 # (xpack_cache_open_best through `xpack run --cache ...`), serve every look-up on every CPU it was given, with
 # outputs bit-identical to no cache there; a CPU it dropped is served whole by a kept cache (the reason it
-# gives). A re-run names the files of an earlier one it did not write. A program that cannot be packed fails
-# it with nothing left in DIR; a usage error exits 2.
+# gives). A re-run names the files of an earlier one it did not write and removes a killed run's work folder.
+# A program that cannot be packed, or a place that cannot take its file, fails it with DIR unchanged; a usage
+# error (--out a file) exits 2; nothing to pack exits 0 and leaves no folder made for it.
 # phone_bundle.sh BUILD_DIR GENMODEL CPU...   (environment: XPACK_EMULATOR, the qemu command line without -cpu;
 # XPACK_REAL_TESTDATA)
 set -euo pipefail
@@ -50,11 +51,31 @@ done
 echo "$dropped CPUs dropped as served whole by a kept cache"
 
 # A re-run into DIR leaves another run's file where it is, and names it: NAME.caches alone lists what to ship.
+# It removes the work folder of a killed run (its lock free), not that of a run still going (its lock held).
 again=$d/again; mkdir -p "$again"; printf 'an earlier run' > "$again/qd8.cortex-a53.xpc"
+mkdir "$again/.phone-bundle.Killed" "$again/.phone-bundle.Runnin"
+touch "$again/.phone-bundle.Killed/lock" "$again/.phone-bundle.Killed/qd8.max.xpc" "$again/.phone-bundle.Runnin/lock"
+exec 8> "$again/.phone-bundle.Runnin/lock"; flock -n 8 # held by this test, as a running bundle holds its own
 bash "$bundle" --build "$build" --out "$again" --cpu max "$d/qd8.pte" > "$d/again.log" 2>&1 || { cat "$d/again.log"; fail "re-run: phone-bundle.sh failed"; }
 [ "$(cat "$again/qd8.caches")" = qd8.max.xpc ] || fail "re-run: qd8.caches is $(cat "$again/qd8.caches")"
 [ "$(cat "$again/qd8.cortex-a53.xpc")" = 'an earlier run' ] || fail "re-run: the earlier file was changed"
 grep -q "qd8.cortex-a53.xpc is not in qd8.caches" "$d/again.log" || { cat "$d/again.log"; fail "re-run: the earlier file is not named"; }
+[ ! -e "$again/.phone-bundle.Killed" ] && grep -q "removed .*\.phone-bundle.Killed, left by a killed run" "$d/again.log" ||
+  fail "re-run: a killed run's work folder was not removed: $(ls -A "$again")"
+[ -d "$again/.phone-bundle.Runnin" ] || fail "re-run: removed the work folder of a run still going"
+exec 8>&-
+
+# Nothing is moved unless every place can take its file: a folder where the list goes fails the run first.
+rm -r "$again/.phone-bundle.Runnin" "$again/qd8.caches"; mkdir "$again/qd8.caches"; before=$(ls -A "$again"; cat "$again"/qd8.max.xpc | sha256sum)
+rc=0; bash "$bundle" --build "$build" --out "$again" --cpu max "$d/qd8.pte" > "$d/blocked.log" 2>&1 || rc=$?
+[ $rc = 1 ] && grep -q "qd8.caches is not a regular file: not replaced" "$d/blocked.log" || { cat "$d/blocked.log"; fail "a folder in the list's place: exit $rc"; }
+[ "$(ls -A "$again"; cat "$again"/qd8.max.xpc | sha256sum)" = "$before" ] || fail "a failed run changed DIR: $(ls -A "$again")"
+# --out a file is a usage error; programs with nothing to pack: exit 0, and a DIR made for them is gone.
+rc=0; bash "$bundle" --build "$build" --out "$d/qd8.pte" "$d/qd8.pte" > /dev/null 2>&1 || rc=$?
+[ $rc = 2 ] || fail "--out a file: exit $rc, expected 2"
+as max "$gen" bmm -o "$d/bmm.pte" > /dev/null || fail "genmodel bmm"
+bash "$bundle" --build "$build" --out "$d/none" --cpu max "$d/bmm.pte" > "$d/none.log" 2>&1 || { cat "$d/none.log"; fail "nothing to pack: exit $?"; }
+grep -q "nothing to pack" "$d/none.log" && [ ! -e "$d/none" ] || { cat "$d/none.log"; fail "nothing to pack: $(ls -A "$d/none" 2>&1)"; }
 
 # Failures: a file that is no program leaves nothing in DIR; no program at all is a usage error.
 printf 'not a program' > "$d/bad.pte"
