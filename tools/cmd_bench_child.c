@@ -31,7 +31,7 @@ typedef struct child {
   live_delegate* items;
   size_t count, capacity;
   size_t failed;
-  char error[512];
+  char error[XPACK_ERROR_MESSAGE_SIZE];
   char* outputs;
   size_t outputs_len, outputs_capacity;
   double size_ms; /* xpack_replay_size_weights, summed over the delegates */

@@ -38,7 +38,7 @@ typedef enum xpack_status {
   XPACK_ERR_MISMATCH = 13,    /* two things that must agree do not (model vs cache, bytes vs bytes) */
 } xpack_status;
 
-#define XPACK_ERROR_MESSAGE_SIZE 512
+#define XPACK_ERROR_MESSAGE_SIZE 4096 /* room for a message that names long paths (once 512: cut mid-path) */
 
 typedef struct xpack_error {
   xpack_status status;

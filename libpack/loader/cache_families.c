@@ -60,7 +60,7 @@ static void decide(xp_family_slot* slot, const xp_view* view, const char* file_r
     snprintf(slot->reason, sizeof slot->reason, "not a packing family this xpack knows");
   } else if (st != XPACK_OK) {
     slot->refusal = XPACK_FAMILY_PROBE_FAILED;
-    snprintf(slot->reason, sizeof slot->reason, "the probe cannot run here: %s", err.message);
+    snprintf(slot->reason, sizeof slot->reason, "the probe cannot run here: %.580s", err.message);
   } else if (slot->local_probe != record.probe_hash) {
     slot->refusal = XPACK_FAMILY_PROBE_DIFFERS;
     snprintf(slot->reason, sizeof slot->reason,

@@ -21,7 +21,7 @@ typedef struct xp_family_slot {
   xpack_family_refusal refusal;
   uint64_t local_probe;
   uint64_t local_keys;
-  char reason[XPACK_ERROR_MESSAGE_SIZE + 64];
+  char reason[640]; /* one sentence; not the size of a message: a file may have 4096 families */
   _Atomic uint64_t hits, refused;
 } xp_family_slot;
 

@@ -113,6 +113,10 @@ for c in "pack m.pte -o full.xpc" "run m.pte" "inspect m.pte" "dump m.xpc" "veri
   set +e; "$XPACK" $c > /dev/full 2> err.txt; s=$?; set -e
   [ "$s" = 4 ] && grep -q "stdout" err.txt || fail "$c > /dev/full: exit $s, not 4 naming stdout: $(cat err.txt)"
 done
+# A long path does not cut the message short of its reason (once 512 bytes, with the path in it twice).
+long=$d/$(printf 'x%.0s' $(seq 120))/$(printf 'y%.0s' $(seq 120))/$(printf 'z%.0s' $(seq 120))
+set +e; "$XPACK" pack m.pte -o "$long/out.xpc" > /dev/null 2> err.txt; s=$?; set -e
+[ "$s" = 2 ] && grep -q "does not exist$" err.txt || fail "a missing folder of a long path: exit $s: $(cat err.txt)"
 # An empty input path is named as such (once "xpack: : cannot open").
 for c in "pack '' -o e.xpc" "verify ''" "run m.pte --cache ''" "inspect ''" "bench ''"; do
   set +e; eval "\"\$XPACK\" $c" > /dev/null 2> err.txt; s=$?; set -e
