@@ -15,29 +15,24 @@ cd "$d"
 mkdir out
 "$GEN" llm -o m.pte --size 8M > /dev/null
 
-set +e
-XPACK_TEST_TRUNCATE_ON_MAP=m.pte LD_PRELOAD=$SHIM "$XPACK" pack m.pte -o out/c.xpc --jobs 2 > stdout.txt 2> stderr.txt
-rc=$?
-set -e
-[ "$(stat -c %s m.pte)" = 65536 ] || fail "the shim did not truncate the program: $(stat -c %s m.pte) bytes"
-[ "$rc" = 3 ] || fail "pack exited $rc, expected 3: $(cat stderr.txt)"
-grep -q "m.pte: changed while xpack read it: the read at offset [0-9]* is past its end now" stderr.txt ||
-  fail "the message does not name the file and the offset: $(cat stderr.txt)"
-[ ! -s stdout.txt ] || fail "stdout is not empty: $(cat stdout.txt)"
-[ -z "$(ls -A out)" ] || fail "pack left files behind: $(ls -A out)"
-echo "pack of a program truncated under it: exit 3, $(cat stderr.txt)"
+# truncated WHEN FILE MESSAGE COMMAND...: COMMAND, with the shim truncating FILE at WHEN (MAP or WRITE), exits 3
+# with MESSAGE (a grep pattern) on stderr, nothing on stdout and nothing in out/.
+truncated() {
+  local when=$1 file=$2 message=$3 rc=0; shift 3
+  local what="$2 ${3:-}" # the xpack command, e.g. "pack m.pte"
+  env "XPACK_TEST_TRUNCATE_ON_$when=$file" LD_PRELOAD="$SHIM" "$@" > stdout.txt 2> stderr.txt || rc=$?
+  [ "$(stat -c %s "$file")" = 65536 ] || fail "$what: the shim did not truncate $file: $(stat -c %s "$file") bytes"
+  [ "$rc" = 3 ] || fail "$what: exited $rc, expected 3: $(cat stderr.txt)"
+  grep -q "$message" stderr.txt || fail "$what: the message does not name the file and the offset: $(cat stderr.txt)"
+  [ ! -s stdout.txt ] || fail "$what: stdout is not empty: $(cat stdout.txt)"
+  [ -z "$(ls -A out)" ] || fail "$what: files were left behind: $(ls -A out)"
+  echo "$file truncated under $what: exit 3, $(cat stderr.txt)"
+}
+truncated MAP m.pte "m.pte: changed while xpack read it: the read at offset [0-9]* is past its end now" \
+  "$XPACK" pack m.pte -o out/c.xpc --jobs 2
 
 # export writes region bytes straight from the cache's mapping: a cache truncated after export checked it
 # makes those writes fail (EFAULT, no SIGBUS), and the message names the cache, not the output.
 "$GEN" llm -o m2.pte --size 8M > /dev/null && "$XPACK" pack m2.pte -o c.xpc -q
-set +e
-XPACK_TEST_TRUNCATE_ON_WRITE=c.xpc LD_PRELOAD=$SHIM "$XPACK" export --executorch c.xpc out/c.xpwc > stdout.txt 2> stderr.txt
-rc=$?
-set -e
-[ "$(stat -c %s c.xpc)" = 65536 ] || fail "the shim did not truncate the cache: $(stat -c %s c.xpc) bytes"
-[ "$rc" = 3 ] || fail "export exited $rc, expected 3: $(cat stderr.txt)"
-grep -q "c.xpc: changed while xpack read it: the [0-9]* bytes at offset [0-9]* reach past its end now" stderr.txt ||
-  fail "the message does not name the cache and the offset: $(cat stderr.txt)"
-[ ! -s stdout.txt ] || fail "stdout is not empty: $(cat stdout.txt)"
-[ -z "$(ls -A out)" ] || fail "export left files behind: $(ls -A out)"
-echo "export of a cache truncated under it: exit 3, $(cat stderr.txt)"
+truncated WRITE c.xpc "c.xpc: changed while xpack read it: the [0-9]* bytes at offset [0-9]* reach past its end now" \
+  "$XPACK" export --executorch c.xpc out/c.xpwc
