@@ -142,6 +142,13 @@ xpack_status xp_safe_commit(xp_safe_file* f, uint64_t file_size, xpack_error* er
   if (ftruncate(f->fd, (off_t)file_size) != 0 || fsync(f->fd) != 0) {
     return fail_and_abort(f, "cannot size and sync the temporary file", err);
   }
+  /* Checked before the work too (xp_check_output); what appeared at the target since (a FIFO, a folder, a
+   * link to a device) is refused again here rather than replaced. */
+  xpack_status st = xp_check_output(f->path, NULL, 0, err);
+  if (st != XPACK_OK) {
+    xp_safe_abort(f);
+    return st;
+  }
   /* Named only now, and under a short name: a killed writer left nothing until here, and a long target
    * name never makes the temporary name too long. It stays locked until released below. */
   if (f->tmp_path == NULL && xp_temp_link(f->fd, f->folder, &f->tmp_path) != 0) {

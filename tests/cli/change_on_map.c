@@ -9,7 +9,9 @@
  *   XPACK_TEST_TRUNCATE_ON_WRITE=FILE  truncates FILE to 65536 bytes at the process's first pwrite, after
  *                                     everything read before writing (export's check of the cache) has read
  *                                     it whole: bytes written from its mapping past the new end then fail
- *                                     with EFAULT rather than raise SIGBUS (cli_truncated_input). */
+ *                                     with EFAULT rather than raise SIGBUS (cli_truncated_input);
+ *   XPACK_TEST_MKFIFO_ON_WRITE=PATH    makes a FIFO at PATH at the first pwrite: something that appears at
+ *                                     the output while the command works (cli_changed_output). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdio.h>
@@ -66,24 +68,26 @@ void* mmap64(void* addr, size_t length, int prot, int flags, int fd, off_t offse
 
 typedef ssize_t (*pwrite_fn)(int, const void*, size_t, off_t);
 
-static void truncate_before_first_write(void) {
+static void change_before_first_write(void) {
   static int done;
-  const char* target = getenv("XPACK_TEST_TRUNCATE_ON_WRITE");
-  if (target == NULL || done) return;
+  const char* truncated = getenv("XPACK_TEST_TRUNCATE_ON_WRITE");
+  const char* fifo = getenv("XPACK_TEST_MKFIFO_ON_WRITE");
+  if (done) return;
   done = 1;
-  change("change_on_map: truncate", truncate(target, 65536) != 0);
+  if (truncated != NULL) change("change_on_map: truncate", truncate(truncated, 65536) != 0);
+  if (fifo != NULL) change("change_on_map: mkfifo", mkfifo(fifo, 0600) != 0);
 }
 
 ssize_t pwrite(int fd, const void* bytes, size_t n, off_t offset) {
   static pwrite_fn real;
   if (real == NULL) real = (pwrite_fn)dlsym(RTLD_NEXT, "pwrite");
-  truncate_before_first_write();
+  change_before_first_write();
   return real(fd, bytes, n, offset);
 }
 
 ssize_t pwrite64(int fd, const void* bytes, size_t n, off_t offset) {
   static pwrite_fn real;
   if (real == NULL) real = (pwrite_fn)dlsym(RTLD_NEXT, "pwrite64");
-  truncate_before_first_write();
+  change_before_first_write();
   return real(fd, bytes, n, offset);
 }

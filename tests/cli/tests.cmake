@@ -3,7 +3,7 @@ add_test(NAME cli_options COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/cli.sh $<TARGET
 add_test(NAME cli_progress
          COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/progress.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>)
 # change_on_map: a test-only LD_PRELOAD shim that truncates an input, or renames another file over it, the
-# moment the command first maps it.
+# moment the command first maps it; or truncates an input, or makes a FIFO at the output, at its first write.
 add_library(xpack-test-change-on-map MODULE ${CMAKE_CURRENT_LIST_DIR}/change_on_map.c)
 target_link_libraries(xpack-test-change-on-map PRIVATE ${CMAKE_DL_LIBS})
 add_test(NAME cli_truncated_input
@@ -23,3 +23,7 @@ add_test(NAME cli_short_vtables
 add_test(NAME cli_setup_deps_lock
          COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/setup_deps_lock.sh ${PROJECT_SOURCE_DIR} ${XNNPACK_PREFIX})
 set_tests_properties(cli_setup_deps_lock PROPERTIES SKIP_RETURN_CODE 77)
+# A FIFO that appears at the output while the command works is refused at the rename, not replaced.
+add_test(NAME cli_changed_output
+         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/changed_output.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>
+                 $<TARGET_FILE:xpack-test-change-on-map>)

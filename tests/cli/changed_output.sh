@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Something that appears at the output while a command works (a FIFO, made by the LD_PRELOAD shim
+# change_on_map.c at the command's first write) is refused at the rename as it would have been before the
+# work: exit 2 naming what is there, the FIFO left as it is, no temporary file left. For pack, pack --zstd,
+# inflate and export.
+#   changed_output.sh XPACK GENMODEL SHIM
+set -euo pipefail
+XPACK=$1 GEN=$2 SHIM=$3
+fail() { echo "FAIL: $*" >&2; exit 1; }
+d=$(mktemp -d); trap 'rm -rf "$d"' EXIT
+cd "$d"
+"$GEN" llm -o m.pte --size 1M > /dev/null
+"$XPACK" -q pack m.pte -o c.xpc && "$XPACK" -q pack m.pte -o z.xpc --zstd=1
+mkdir out
+for cmd in "pack m.pte -o out/o" "pack m.pte --zstd=1 -o out/o" "inflate z.xpc out/o" "export --executorch c.xpc out/o"; do
+  rc=0
+  # shellcheck disable=SC2086
+  XPACK_TEST_MKFIFO_ON_WRITE=out/o LD_PRELOAD=$SHIM "$XPACK" -q $cmd > /dev/null 2> err.txt || rc=$?
+  [ -p out/o ] || fail "$cmd: the FIFO that appeared at the output was replaced: $(ls -l out)"
+  [ $rc = 2 ] && grep -q "out/o: the output is a FIFO" err.txt || fail "$cmd: exit $rc: $(cat err.txt)"
+  [ "$(ls -A out)" = o ] || fail "$cmd: left $(ls -A out)"
+  echo "$cmd with a FIFO appearing at the output: exit 2, $(cat err.txt)"
+  rm out/o
+done
