@@ -10,13 +10,15 @@
 
 static int in_file(uint64_t offset, uint64_t n, uint64_t size) { return offset <= size && n <= size - offset; }
 
-/* A NUL-terminated string at `offset` of a byte table [t, t + count). */
+/* The string at `offset` of the STRS table [t, t + count) as FORMAT.md 5.4 lays it out: u32 length L, L bytes,
+ * one zero byte, all inside the table. (Read once as a NUL-terminated string at the offset: every repaired
+ * entry then got a wrong key hash, and the fuzzers never reached the paths of an entry found.) */
 static int table_string(const uint8_t* t, uint64_t count, uint32_t offset, const char** s, size_t* len) {
-  if (offset >= count) return -1;
-  const uint8_t* nul = memchr(t + offset, 0, (size_t)(count - offset));
-  if (nul == NULL) return -1;
-  *s = (const char*)(t + offset);
-  *len = (size_t)(nul - (t + offset));
+  if ((uint64_t)offset + 4 > count) return -1;
+  const uint64_t n = xp_le32(t + offset);
+  if (n + 5 > count - offset || t[offset + 4 + n] != 0) return -1;
+  *s = (const char*)(t + offset + 4);
+  *len = (size_t)n;
   return 0;
 }
 

@@ -15,3 +15,10 @@ add_test(NAME fuzz_all
                  --genmodel "$<$<TARGET_EXISTS:xpack-genmodel>:$<TARGET_FILE:xpack-genmodel>>"
                  --xnnpack "${XNNPACK_PREFIX}")
 set_tests_properties(fuzz_all PROPERTIES TIMEOUT 600 SKIP_RETURN_CODE 77)
+# The fuzzers' checksum repair leaves a sound file unchanged (else the fuzzers stop at a checksum it gets wrong).
+add_executable(repair_noop ${_fuzz_dir}/repair_noop.c ${_fuzz_dir}/cache_repair.c)
+target_include_directories(repair_noop PRIVATE ${PROJECT_SOURCE_DIR}/libpack ${PROJECT_SOURCE_DIR}/format)
+target_link_libraries(repair_noop PRIVATE xpack_cachefile xpack_xxhash)
+set_target_properties(repair_noop PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+add_test(NAME fuzz_repair_noop
+         COMMAND bash ${_fuzz_dir}/repair_noop.sh $<TARGET_FILE:repair_noop> $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>)
