@@ -129,6 +129,7 @@ static void not_found_why(run_misses* m, const miss_record* r, char* why, size_t
   size_t seeds_len = 0, same_bias = 0, other_bias = 0;
   const char* another_bias = NULL;
   uint32_t held_by = UINT32_MAX; /* the family of the first entry holding this weight under another seed */
+  int same_key = 0;              /* an entry has this very key, yet the look-up did not find it */
   for (uint64_t i = lo; i < m->entry_count; i++) {
     xpack_file_entry e;
     xpack_file_get_entry(m->file, m->by_kernel[i], &e);
@@ -139,6 +140,7 @@ static void not_found_why(run_misses* m, const miss_record* r, char* why, size_t
       if (another_bias == NULL) another_bias = e.bias ? e.bias : "(none)";
       continue;
     }
+    if (e.seed == r->seed) same_key = 1;
     if (held_by == UINT32_MAX) held_by = e.family;
     if (same_bias++ < 3 && seeds_len + 12 < sizeof seeds) {
       seeds_len += (size_t)snprintf(seeds + seeds_len, sizeof seeds - seeds_len, "%s0x%08" PRIx32,
@@ -148,7 +150,10 @@ static void not_found_why(run_misses* m, const miss_record* r, char* why, size_t
   /* Tile sizes are part of XNNPACK's seed: a CPU whose kernels pack a family otherwise keys its weights
    * otherwise too, so its look-ups find nothing rather than reach the family's refusal. */
   xpack_cache_family_info family;
-  if (same_bias > 0 && held_by < xpack_cache_family_count(m->cache) &&
+  if (same_key) {
+    snprintf(why, size, "not found: the cache has an entry with this very key that look-ups cannot reach (its key "
+             "hash or its place in the order is wrong: `xpack verify %s` names it)", m->cache_path);
+  } else if (same_bias > 0 && held_by < xpack_cache_family_count(m->cache) &&
       xpack_cache_family(m->cache, held_by, &family, NULL) == XPACK_OK && family.refusal != XPACK_FAMILY_SERVED) {
     snprintf(why, size,
              "not found: the cache holds this weight under seed %s%s, not 0x%08" PRIx32 ", in its packing family "

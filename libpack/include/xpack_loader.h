@@ -214,7 +214,9 @@ typedef struct xpack_stats {
                                    crafted file, or a key XNNPACK sizes differently here) */
   uint64_t refused_unsized;     /* refusals: no size was bound for the key (xpack_cache_bind_size) */
   uint64_t heap_fallbacks;      /* packed weights living in heap memory owned by the loader */
-  uint64_t heap_fallback_bytes;
+  uint64_t heap_fallback_bytes; /* XNNPACK's packing of every weight that missed, kept until xpack_cache_close
+                                   (XNNPACK says nothing when a runtime is deleted): an app that creates runtimes
+                                   again and again with misses grows by them each time */
   uint64_t served_bytes;        /* bytes of packed weights served from the file (counted per hit) */
 } xpack_stats;
 

@@ -15,7 +15,8 @@
  *
  * Both functions write their output atomically: a temporary file beside out_path, fsync, rename over
  * out_path, fsync of the directory. On any error out_path is left as it was and no temporary file
- * remains. in_path and out_path may name the same file.
+ * remains. in_path and out_path may not name the same file, by any path or link: XPACK_ERR_ARG, as writing
+ * it would destroy the input.
  */
 #ifndef XPACK_TRANSPORT_H
 #define XPACK_TRANSPORT_H

@@ -48,7 +48,7 @@ static void fb_push(fb_builder* b, const void* p, size_t n) {
 }
 
 static void fb_pad(fb_builder* b, size_t n) {
-  if (!fb_reserve(b, n)) return;
+  if (n == 0 || !fb_reserve(b, n)) return; /* no buffer may exist yet: memset(NULL, 0, 0) is undefined */
   b->head -= n;
   memset(b->buf + b->head, 0, n);
 }

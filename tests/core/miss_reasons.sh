@@ -2,8 +2,9 @@
 # `xpack run --cache` names each missed weight and says why it missed. A cache holding every weight of a
 # program under other seeds (reseed_cache: as if packed for other operator parameters or by another XNNPACK)
 # misses each one; each miss names the seed the cache holds it under. Without -v a run names a few misses and
-# says how many it left out; with -v, all. Outputs stay those of a run without a cache.
-XPACK=$1; GEN=$2; RESEED=$3
+# says how many it left out; with -v, all. Outputs stay those of a run without a cache. An entry whose key hash
+# no longer matches its key (re-sealed) is named as an entry with this very key that look-ups cannot reach.
+XPACK=$1; GEN=$2; RESEED=$3; TAMPER=$4
 . "$(dirname "$0")/lib.sh"
 d=$(mktemp -d); trap 'rm -rf "$d"' EXIT
 cd "$d"
@@ -37,4 +38,14 @@ assert f"{left_out} more missed look-up{'s' if left_out != 1 else ''} not named 
 every = re.findall(r"^  missed: kernel ", open("v.txt").read(), re.M)
 assert len(every) == c["misses"], (len(every), c["misses"])
 print(f"  {c['misses']} misses, each named with the seed the cache holds the weight under; 8 named without -v")
+PY
+cp llm.xpc hash.xpc && "$TAMPER" hash.xpc key-hash || fail "xpc_tamper key-hash"
+"$XPACK" run llm.pte --cache hash.xpc --json > h.json || fail "run with a wrong key hash"
+python3 - <<'PY'
+import json
+h = json.load(open("h.json"))
+missed = [m for d in h["delegates_detail"] for m in d["missed"]]
+assert missed and all(m["reason"] == "not_found" and "look-ups cannot reach" in m["why"] and "xpack verify" in m["why"]
+                      for m in missed), missed
+print(f"  a wrong key hash: {len(missed)} miss(es), named as an entry of this very key look-ups cannot reach")
 PY

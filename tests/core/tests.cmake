@@ -81,7 +81,7 @@ add_executable(reseed_cache ${CMAKE_CURRENT_LIST_DIR}/reseed_cache.c)
 target_link_libraries(reseed_cache PRIVATE xpack_pack)
 add_test(NAME core_miss_reasons
          COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/miss_reasons.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>
-                 $<TARGET_FILE:reseed_cache>)
+                 $<TARGET_FILE:reseed_cache> $<TARGET_FILE:xpc_tamper>)
 
 # Another CPU for real: natively packed caches run in qemu-user with a CPU model without AVX.
 add_test(NAME core_qemu_families

@@ -108,7 +108,7 @@ static uint8_t* record(uint32_t tag, uint64_t index) {
 
 static int usage(void) {
   return die("usage: xpc_tamper FILE probe INDEX | probe-keys INDEX | as-1.2 | no-probe-keys | name INDEX | build-id | "
-             "no-family | dup-key | unused-region | prov-program-size | prov-kind | entry-flags | family-flags | "
+             "no-family | dup-key | key-hash | unused-region | prov-program-size | prov-kind | entry-flags | family-flags | "
              "family-order | family-dup | reserved | page-alignment | huge-alignment | move-region INDEX | "
              "region-size INDEX | region-at-end INDEX | region-bytes INDEX");
 }
@@ -138,6 +138,11 @@ static int break_rule(const char* what, const char* arg) {
     else xp_put64(p0 + XPC_P_PROGRAM_HASH, 1); /* a program's hash for no program */
     reseal(XPC_TAG_PROVENANCE);
     return 0;
+  }
+  if (strcmp(what, "key-hash") == 0) { /* entry 0 keeps its key, but its hash no longer matches it */
+    if (e0 == NULL) return die("needs an entry");
+    xp_put64(e0 + XPC_E_KEY_HASH, xp_le64(e0 + XPC_E_KEY_HASH) ^ 1);
+    return reseal_entries();
   }
   if (strcmp(what, "entry-flags") == 0) {
     if (e0 == NULL) return die("needs an entry");
