@@ -50,11 +50,10 @@ static double median(const double* values, int n) {
   return n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
 }
 
-/* `xpack pack` into dir/bench.xpc, in a child, once per repetition (each run replaces the file atomically):
+/* `xpack pack` into path (the cache bench_tmp_create named, in dir), in a child, once per repetition (each run replaces the file atomically):
  * the median wall time and peak RSS are the pack figures. After each, the disk's floor: a file of the
  * cache's size written beside it. */
-static int pack_cache(bench_run* run, const char* dir, char* path, size_t path_size) {
-  snprintf(path, path_size, "%s/bench.xpc", dir);
+static int pack_cache(bench_run* run, const char* dir, char* path) {
   char* argv[BENCH_MAX_ARGS];
   int argc = 0;
   argv[argc++] = "xpack";
@@ -92,20 +91,22 @@ static int pack_cache(bench_run* run, const char* dir, char* path, size_t path_s
 }
 
 static int read_cache_facts(bench_run* run) {
-  xpack_file* f;
   xpack_error err;
+  /* The variants open the cache with the loader: what it will not open (the transport form among others) is
+   * refused here, in its words, before anything is measured. */
+  xpack_cache* opened;
+  if (xpack_cache_open(run->cache_path, 0, &opened, &err) != XPACK_OK) {
+    cli_error("%s", err.message);
+    return cli_exit_for_status(err.status);
+  }
+  xpack_cache_close(opened);
+  xpack_file* f;
   if (xpack_file_open(run->cache_path, &f, &err) != XPACK_OK) {
     cli_error("%s", err.message);
     return cli_exit_for_status(err.status);
   }
   xpack_file_info info;
   xpack_file_get_info(f, &info);
-  if (info.flags & 1) { /* the transport form: no variant could map it, as the loader refuses it */
-    cli_error("%s: this is the compressed transport form; run `xpack inflate %s OUT.xpc` to make it mappable",
-              run->cache_path, run->cache_path);
-    xpack_file_close(f);
-    return XPACK_EXIT_BAD_INPUT;
-  }
   run->cache_file_bytes = info.file_size;
   run->packed_bytes = info.stored_bytes;
   run->referenced_bytes = info.referenced_bytes;
@@ -347,7 +348,7 @@ int cmd_bench(int argc, char** argv) {
       rc = XPACK_EXIT_FAILED;
     } else {
       if (!o.keep) bench_tmp_remove_on_signals();
-      rc = pack_cache(run, dir, packed_path, sizeof packed_path);
+      rc = pack_cache(run, dir, packed_path);
       run->cache_path = packed_path;
     }
   }

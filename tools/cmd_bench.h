@@ -129,7 +129,6 @@ void bench_tmp_remove(int keep_cache);
 /* Has SIGINT, SIGTERM, SIGHUP and SIGQUIT end the running child, remove the folder, then end the process. */
 void bench_tmp_remove_on_signals(void);
 
-
 /* This process's I/O so far: major faults (getrusage), read(2)-family calls and bytes fetched from storage
  * (/proc/self/io syscr and read_bytes; 0 where there is no /proc). */
 typedef struct bench_io {

@@ -5,8 +5,8 @@
  * regular file. A symbolic link to a regular file is replaced itself (the file it pointed to stays as it
  * was), as rename(2) does; one to anything else is refused as what it points to would be. A symbolic link in
  * /proc, or a path whose links lead to one (/proc/self/fd/N, /dev/stdout, /dev/fd/N), names a process's
- * descriptor: refused, since the rename would replace the link and write nothing where it leads. So is "-", which is no file. The
- * inputs' files are spared by the clean-up of killed writers' files (temp_files.h). */
+ * descriptor: refused, since the rename would replace the link and write nothing where it leads. So is "-",
+ * which is no file. The inputs' files are spared by the clean-up of killed writers' files (temp_files.h). */
 #ifndef XPACK_SRC_OUTPUT_CHECK_H
 #define XPACK_SRC_OUTPUT_CHECK_H
 

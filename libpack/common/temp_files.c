@@ -111,9 +111,9 @@ static void remove_leftovers(const char* folder) {
     int fd = openat(dfd, e->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) continue;
     struct stat locked, named;
-    if (fstat(fd, &locked) == 0 && S_ISREG(locked.st_mode) && may_remove(&locked) && flock(fd, LOCK_EX | LOCK_NB) == 0 &&
-        fstatat(dfd, e->d_name, &named, AT_SYMLINK_NOFOLLOW) == 0 && named.st_dev == locked.st_dev &&
-        named.st_ino == locked.st_ino) {
+    if (fstat(fd, &locked) == 0 && S_ISREG(locked.st_mode) && may_remove(&locked) &&
+        flock(fd, LOCK_EX | LOCK_NB) == 0 && fstatat(dfd, e->d_name, &named, AT_SYMLINK_NOFOLLOW) == 0 &&
+        named.st_dev == locked.st_dev && named.st_ino == locked.st_ino) {
       unlinkat(dfd, e->d_name, 0);
     }
     close(fd);

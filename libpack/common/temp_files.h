@@ -8,9 +8,9 @@
  * as long as its writer has it open; the kernel drops that lock when the process ends, however it ends.
  * Creating a temporary file removes files of that exact form (the ".xpack-" marker, six letters or
  * digits, ".tmp") in the same folder that are regular and that nobody holds locked: leftovers of killed
- * writers, except this process's inputs (xp_temp_spare). Nothing else is ever removed, whatever its name looks
- * like. The environment variable
- * XPACK_TEST_NAMED_TEMP (any value) makes every temporary file a named one, for tests of that path. */
+ * writers, except this process's inputs (xp_temp_spare). Nothing else is ever removed, whatever its name
+ * looks like. The environment variable XPACK_TEST_NAMED_TEMP (any value) makes every temporary file a named
+ * one, for tests of that path. */
 #ifndef XPACK_SRC_TEMP_FILES_H
 #define XPACK_SRC_TEMP_FILES_H
 
