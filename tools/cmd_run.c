@@ -3,14 +3,14 @@
  * JSON: {"cache": path|null, "cache_refused": reason|null,
  *        "programs": [{"file", "built_from": bool, "message"?}] (with --cache: model identity check),
  *        "delegates": N, "lookups": N, "hits": N, "misses": N,
- *        "heap_fallback_bytes": N, "failed": N, "refused_probe": N, "refused_no_family": N, "refused_mismatch": N,
- *        "refused_size": N, "refused_unsized": N,
+ *        "heap_fallback_bytes": N, "misses_reused": N, "failed": N, "refused_probe": N, "refused_no_family": N,
+ *        "refused_mismatch": N, "refused_size": N, "refused_unsized": N,
  *        "families": [{"name", "status": "served"|"refused", "reason": code|null, "message": text|null,
  *                      "packed_probe", "local_probe", "packed_keys", "local_keys": "16 hex", "hits",
  *                      "refused"}] (with --cache),
  *        "packed_on_cpu": INFO "cpu" of the cache|null, "this_cpu": text (with --cache),
  *        "delegates_detail": [{"file", "method", "index", "create_ms", "first_inference_ms", "lookups", "hits",
- *                              "misses", "heap_fallback_bytes", "output_xxh3": ["16 hex", ...],
+ *                              "misses", "misses_reused", "heap_fallback_bytes", "output_xxh3": ["16 hex", ...],
  *                              "missed": [{"reason", "seed", "kernel", "bias", "family", "why"}] (with --cache),
  *                              "error"?}]} */
 #include <stdio.h>
@@ -55,7 +55,7 @@ static int run_one(void* context, const xpack_model_set* set, const xpack_delega
     if (st == XPACK_ERR_BAD_INPUT || st == XPACK_ERR_IO) job->bad_input = 1;
   }
   const uint64_t lookups = after.lookups - before.lookups, hits = after.hits - before.hits,
-                 misses = after.misses - before.misses,
+                 misses = after.misses - before.misses, reused = after.misses_reused - before.misses_reused,
                  heap = after.heap_fallback_bytes - before.heap_fallback_bytes;
   if (job->as_json) {
     json* j = job->j;
@@ -68,6 +68,7 @@ static int run_one(void* context, const xpack_model_set* set, const xpack_delega
     json_key(j, "lookups"); json_uint(j, lookups);
     json_key(j, "hits"); json_uint(j, hits);
     json_key(j, "misses"); json_uint(j, misses);
+    json_key(j, "misses_reused"); json_uint(j, reused);
     json_key(j, "heap_fallback_bytes"); json_uint(j, heap);
     json_key(j, "output_xxh3"); json_array(j);
     for (size_t i = 0; i < r.num_outputs; i++) json_hex64(j, r.output_hash[i]);
@@ -320,6 +321,7 @@ int cmd_run(int argc, char** argv) {
     json_key(&j, "hits"); json_uint(&j, s.hits);
     json_key(&j, "misses"); json_uint(&j, s.misses);
     json_key(&j, "heap_fallback_bytes"); json_uint(&j, s.heap_fallback_bytes);
+    json_key(&j, "misses_reused"); json_uint(&j, s.misses_reused);
     json_key(&j, "misses_unbound"); json_uint(&j, s.misses_unbound);
     json_key(&j, "misses_not_found"); json_uint(&j, s.misses_not_found);
     json_key(&j, "misses_refused"); json_uint(&j, s.misses_refused);
@@ -336,11 +338,12 @@ int cmd_run(int argc, char** argv) {
     run_misses_print_left_out(job.misses, cli_out());
     if (job.cache) {
       fprintf(cli_out(), "cache %s: %llu look-ups, %llu hits (%llu after XNNPACK packed anyway), %llu misses (%llu unbound, %llu not "
-              "found, %llu refused), %llu heap-fallback bytes\n",
+              "found, %llu refused; %llu answered with an earlier miss's packing), %llu heap-fallback bytes\n",
               cache_path, (unsigned long long)s.lookups, (unsigned long long)s.hits,
              (unsigned long long)s.hits_after_packing, (unsigned long long)s.misses,
              (unsigned long long)s.misses_unbound, (unsigned long long)s.misses_not_found,
-             (unsigned long long)s.misses_refused, (unsigned long long)s.heap_fallback_bytes);
+             (unsigned long long)s.misses_refused, (unsigned long long)s.misses_reused,
+             (unsigned long long)s.heap_fallback_bytes);
       report_cpus(cache_path, report_families(job.cache, NULL), NULL);
       if (s.refused_no_family > 0) {
         fprintf(cli_out(), "%llu look-up%s refused: the entry names no packing family (a format 1.0 cache: pack it again)\n",

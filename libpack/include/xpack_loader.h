@@ -199,7 +199,7 @@ typedef struct xpack_stats {
   uint64_t hits;                /* answered from the file */
   uint64_t hits_after_packing;  /* of hits: XNNPACK had packed anyway (it does so for some operators);
                                    the freshly packed copy was compared with the file and released */
-  uint64_t misses;              /* packed by XNNPACK into heap memory */
+  uint64_t misses;              /* not answered from the file: packed by XNNPACK into heap memory, or reused */
   uint64_t misses_unbound;      /* of misses: the kernel or bias pointer was never bound */
   uint64_t misses_not_found;    /* of misses: no entry for this key */
   uint64_t misses_refused;      /* of misses: an entry exists but was refused (see refusal counters) */
@@ -215,9 +215,14 @@ typedef struct xpack_stats {
   uint64_t refused_unsized;     /* refusals: no size was bound for the key (xpack_cache_bind_size) */
   uint64_t heap_fallbacks;      /* packed weights living in heap memory owned by the loader */
   uint64_t heap_fallback_bytes; /* XNNPACK's packing of every weight that missed, kept until xpack_cache_close
-                                   (XNNPACK says nothing when a runtime is deleted): an app that creates runtimes
-                                   again and again with misses grows by them each time */
+                                   (XNNPACK says nothing when a runtime is deleted), once per key: a later miss of
+                                   the same key is answered with it (misses_reused), so an app that creates
+                                   runtimes again and again grows only by weights it never packed before */
   uint64_t served_bytes;        /* bytes of packed weights served from the file (counted per hit) */
+  uint64_t misses_reused;       /* of misses, whatever their reason: answered with the heap fallback of an earlier
+                                   miss of the same key (seed, kernel and bias identity, and the size XNNPACK reads
+                                   for it), so XNNPACK packed nothing; a key that is not named (misses_unbound) or
+                                   not sized (refused_unsized) is never reused */
 } xpack_stats;
 
 /* A consistent-enough snapshot of the counters (each read atomically); zeroes for a NULL cache. */

@@ -11,6 +11,7 @@
 #include "loader/bindings.h"
 #include "loader/cache_families.h"
 #include "loader/heap_pool.h"
+#include "loader/kept_weights.h"
 #include "loader/pending_keys.h"
 #include "loader/residency.h"
 #include "xpack_loader.h"
@@ -31,11 +32,12 @@ struct xpack_cache {
   void* on_miss_context;
   xp_bindings bindings;
   xp_heap_pool heap;
+  xp_kept_weights kept; /* the heap pool's kept weights by key */
   xp_pending_keys pending;
   xp_cache_families families;
   _Atomic uint64_t lookups, hits, hits_after_packing, misses, misses_unbound, misses_not_found, misses_refused,
       refused_incompatible, refused_corrupt, refused_mismatch, refused_probe, refused_no_family, refused_size,
-      refused_unsized, served_bytes;
+      refused_unsized, served_bytes, misses_reused;
 };
 
 #define BUMP(c, field) atomic_fetch_add_explicit(&(c)->field, 1, memory_order_relaxed)

@@ -119,10 +119,12 @@ void xp_heap_release(xp_heap_pool* pool, const void* ptr) {
         free(b->ptr);
       }
     }
-    /* Keep indices of kept blocks stable: the slot stays, empty. */
+    /* Keep indices of kept blocks stable: the slot stays, empty, unless it is the last (XNNPACK packs and
+     * releases one block after another, so that the list would otherwise grow by every block ever reserved). */
     b->ptr = NULL;
     b->size = 0;
     b->capacity = 0;
+    while (pool->count > 0 && pool->blocks[pool->count - 1].ptr == NULL) pool->count--;
   }
   pthread_mutex_unlock(&pool->lock);
 }

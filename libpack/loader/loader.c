@@ -254,6 +254,7 @@ xpack_status xpack_cache_open_limits(const char* path, unsigned flags, const xpa
   if ((flags & XPACK_OPEN_PROBE_EARLY) && c->refusal[0] == 0) (void)xp_families_probe_early(&c->families, &c->view);
   xp_bindings_init(&c->bindings);
   xp_heap_init(&c->heap, xp_target_xnn_alignment());
+  xp_kept_init(&c->kept);
   xp_pending_init(&c->pending);
   xp_cache_provider_init(c);
   *out = c;
@@ -285,6 +286,7 @@ void xpack_cache_close(xpack_cache* c) {
     return;
   }
   xp_bindings_destroy(&c->bindings);
+  xp_kept_destroy(&c->kept);
   xp_heap_destroy(&c->heap);
   xp_pending_destroy(&c->pending);
   xp_families_destroy(&c->families);

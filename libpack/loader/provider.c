@@ -1,5 +1,6 @@
 /* XNNPACK's weights-cache provider over an open cache: look-ups answered from the mapping, XNNPACK's own
- * packing kept in heap memory on a miss, every answer counted. */
+ * packing kept in heap memory on a miss (once per key: a later miss of the key is answered with it), every
+ * answer counted. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -92,6 +93,40 @@ static void count_miss(xpack_cache* c, answer a, const struct xnn_weights_cache_
   c->on_miss(c->on_miss_context, &miss);
 }
 
+/* The heap offset of the weight kept for an earlier miss of this key (kept_weights.h), if it is what XNNPACK reads
+ * now: for a look-up, the size bound for the key (or any size under XPACK_OPEN_TRUST_SIZES, as for the file's
+ * regions); for an insert, the very bytes XNNPACK just packed. SIZE_MAX otherwise. */
+static size_t kept_answer(xpack_cache* c, uint32_t seed, const xp_key_identities* ids, const void* packed,
+                          size_t packed_size) {
+  size_t size = 0;
+  const size_t offset = xp_kept_find(&c->kept, seed, ids, &size);
+  if (offset == SIZE_MAX) return SIZE_MAX;
+  if (packed != NULL) {
+    const void* kept = xp_heap_addr(&c->heap, offset);
+    if (kept == NULL || size != packed_size || memcmp(kept, packed, size) != 0) return SIZE_MAX;
+  } else if (ids->has_size ? ids->size != size : !c->trust_sizes) {
+    return SIZE_MAX;
+  }
+  BUMP(c, misses_reused);
+  return offset;
+}
+
+/* What XNNPACK packed for a miss: the packing kept for an earlier miss of the key when it holds the same bytes
+ * (ptr then goes back), else ptr's bytes kept and recorded under the key. ids NULL: the key is not named. */
+static size_t keep_packed(xpack_cache* c, const struct xnn_weights_cache_look_up_key* key,
+                          const xp_key_identities* ids, void* ptr, size_t size) {
+  if (ids != NULL) {
+    const size_t reused = kept_answer(c, key->seed, ids, ptr, size);
+    if (reused != SIZE_MAX) {
+      xp_heap_release(&c->heap, ptr);
+      return reused;
+    }
+  }
+  const size_t offset = xp_heap_keep_bytes(&c->heap, ptr, size);
+  if (ids != NULL && offset != SIZE_MAX) xp_kept_add(&c->kept, key->seed, ids, offset, size);
+  return offset;
+}
+
 static size_t provider_look_up(void* context, const struct xnn_weights_cache_look_up_key* key) {
   xpack_cache* c = context;
   BUMP(c, lookups);
@@ -106,6 +141,10 @@ static size_t provider_look_up(void* context, const struct xnn_weights_cache_loo
     return (size_t)region.offset;
   }
   count_miss(c, a, key, &facts);
+  if (facts.named) {
+    const size_t kept = kept_answer(c, key->seed, &facts.ids, NULL, 0);
+    if (kept != SIZE_MAX) return kept;
+  }
   xp_pending_add(&c->pending, key);
   return SIZE_MAX;
 }
@@ -122,7 +161,9 @@ static size_t provider_look_up_or_insert(void* context, const struct xnn_weights
     return provider_look_up(context, key);
   }
   if (xp_pending_take(&c->pending, key)) { /* the insert after our own miss: already counted */
-    return xp_heap_keep_bytes(&c->heap, ptr, size);
+    xp_key_identities ids;
+    const int named = xp_bindings_resolve_key(&c->bindings, key->seed, key->kernel, key->bias, &ids) == 0;
+    return keep_packed(c, key, named ? &ids : NULL, ptr, size);
   }
   /* XNNPACK packed without asking first (depthwise convolution, deconvolution, ...). Serve the file's copy
    * only if it is exactly what XNNPACK just produced: a free end-to-end check. */
@@ -144,7 +185,7 @@ static size_t provider_look_up_or_insert(void* context, const struct xnn_weights
     a = XPACK_MISS_MISMATCH; /* facts.family is the entry's: find set it before serving */
   }
   count_miss(c, a, key, &facts);
-  return xp_heap_keep_bytes(&c->heap, ptr, size);
+  return keep_packed(c, key, facts.named ? &facts.ids : NULL, ptr, size);
 }
 
 static bool provider_is_finalized(void* context) { return true; }

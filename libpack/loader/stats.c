@@ -26,6 +26,7 @@ void xpack_cache_stats(const xpack_cache* cc, xpack_stats* out) {
   out->refused_size = LOAD(c, refused_size);
   out->refused_unsized = LOAD(c, refused_unsized);
   out->served_bytes = LOAD(c, served_bytes);
+  out->misses_reused = LOAD(c, misses_reused);
   if (c->skipped) return;
   pthread_mutex_lock(&c->heap.lock);
   out->heap_fallbacks = c->heap.kept_count;

@@ -152,6 +152,88 @@ static void skip_cold_api(const char* path) {
   xpack_cache_close(c);
 }
 
+/* A miss's packing is kept once per key: a later miss of the same key (seed, identities, and the size XNNPACK reads;
+ * or, for an insert without a look-up, the same bytes) is answered with it, whatever pointers carry the
+ * identities; a key that is unnamed, unsized or of another size is packed again. */
+static void reuse_after_miss(const char* path) {
+  static float kernel[16], bias[4], same_kernel[16], other[16];
+  static float unbound[4];
+  xpack_error err;
+  xpack_cache* c = NULL;
+  EXPECT(xpack_cache_open(path, 0, &c, &err) == XPACK_OK && xpack_cache_refusal(c) == NULL);
+  struct xnn_weights_cache_provider* p = xpack_cache_provider(c);
+  EXPECT(xpack_cache_bind(c, kernel, "A.w", 3, NULL) == XPACK_OK);
+  EXPECT(xpack_cache_bind(c, bias, "A.b", 3, NULL) == XPACK_OK);
+  EXPECT(xpack_cache_bind(c, same_kernel, "A.w", 3, NULL) == XPACK_OK);
+  EXPECT(xpack_cache_bind(c, other, "B.w", 3, NULL) == XPACK_OK);
+  const struct xnn_weights_cache_look_up_key k8 = {.seed = 8, .kernel = kernel, .bias = bias}; /* the file: seed 7 */
+  const struct xnn_weights_cache_look_up_key k8_same = {.seed = 8, .kernel = same_kernel, .bias = bias};
+  const struct xnn_weights_cache_look_up_key k8_nobias = {.seed = 8, .kernel = kernel, .bias = NULL};
+  EXPECT(xpack_cache_bind_size(c, &k8, 128, NULL) == XPACK_OK);
+  EXPECT(xpack_cache_bind_size(c, &k8_same, 128, NULL) == XPACK_OK);
+  EXPECT(xpack_cache_bind_size(c, &k8_nobias, 128, NULL) == XPACK_OK);
+  xpack_stats s;
+  const size_t first = pack_like_xnnpack(p, &k8, 128, 0x5A, 1);
+  EXPECT(first != SIZE_MAX && ((unsigned char*)p->offset_to_addr(p->context, first))[127] == 0x5A);
+  /* the next runtime: answered with that packing, nothing reserved */
+  EXPECT(p->look_up(p->context, &k8) == first);
+  EXPECT(pack_like_xnnpack(p, &k8_same, 128, 0x00, 1) == first); /* another pointer, the same identity */
+  xpack_cache_stats(c, &s);
+  EXPECT(s.misses == 3 && s.misses_not_found == 3 && s.misses_reused == 2 && s.heap_fallbacks == 1 &&
+         s.heap_fallback_bytes == 128);
+  /* no bias is another key than this bias */
+  const size_t nobias = pack_like_xnnpack(p, &k8_nobias, 128, 0x5B, 1);
+  EXPECT(nobias != first && nobias != SIZE_MAX);
+  EXPECT(p->look_up(p->context, &k8_nobias) == nobias);
+  /* another size bound for the key: XNNPACK would read other bytes than were kept; packed again */
+  EXPECT(xpack_cache_bind_size(c, &k8, 64, NULL) == XPACK_OK);
+  EXPECT(p->look_up(p->context, &k8) == SIZE_MAX);
+  const size_t sized64 = p->look_up_or_insert(p->context, &k8, p->reserve_space(p->context, 64), 64);
+  EXPECT(sized64 != first && sized64 != SIZE_MAX);
+  EXPECT(xpack_cache_bind_size(c, &k8, 128, NULL) == XPACK_OK);
+  EXPECT(p->look_up(p->context, &k8) == first); /* the first packing of the key stays the kept one */
+  /* rebound to another identity: another key */
+  EXPECT(xpack_cache_bind(c, kernel, "Z.w", 3, NULL) == XPACK_OK);
+  EXPECT(xpack_cache_bind_size(c, &k8, 128, NULL) == XPACK_OK);
+  EXPECT(p->look_up(p->context, &k8) == SIZE_MAX);
+  EXPECT(p->look_up_or_insert(p->context, &k8, p->reserve_space(p->context, 128), 128) != first);
+  xpack_cache_stats(c, &s);
+  const uint64_t kept = s.heap_fallbacks, reused = s.misses_reused;
+  EXPECT(kept == 4 && reused == 4);
+  /* an unnamed key is packed and kept again each time; an unsized one is packed again each time (a look-up is
+   * never answered without the size XNNPACK reads), and its insert keeps one copy of the same bytes */
+  const struct xnn_weights_cache_look_up_key ku = {.seed = 1, .kernel = unbound, .bias = NULL};
+  const struct xnn_weights_cache_look_up_key unsized = {.seed = 11, .kernel = other, .bias = NULL};
+  size_t unsized_first = SIZE_MAX;
+  for (int i = 0; i < 2; i++) {
+    EXPECT(pack_like_xnnpack(p, &ku, 64, 0x11, 1) != SIZE_MAX);
+    EXPECT(p->look_up(p->context, &unsized) == SIZE_MAX);
+    unsigned char* packed = p->reserve_space(p->context, 64);
+    memset(packed, 0x12, 64);
+    const size_t u = p->look_up_or_insert(p->context, &unsized, packed, 64);
+    if (i == 0) unsized_first = u;
+    EXPECT(u == unsized_first && u != SIZE_MAX);
+  }
+  xpack_cache_stats(c, &s);
+  EXPECT(s.heap_fallbacks == kept + 3 && s.misses_reused == reused + 1);
+  /* an insert without a look-up (deconvolution): the same bytes again are answered with the kept copy, and
+   * XNNPACK's fresh copy goes back; other bytes are kept apart */
+  const struct xnn_weights_cache_look_up_key kd = {.seed = 12, .kernel = other, .bias = NULL};
+  const size_t d1 = pack_like_xnnpack(p, &kd, 256, 0x77, 0);
+  EXPECT(pack_like_xnnpack(p, &kd, 256, 0x77, 0) == d1);
+  const size_t d3 = pack_like_xnnpack(p, &kd, 256, 0x78, 0);
+  EXPECT(d3 != d1 && ((unsigned char*)p->offset_to_addr(p->context, d3))[255] == 0x78);
+  EXPECT(((unsigned char*)p->offset_to_addr(p->context, d1))[255] == 0x77);
+  xpack_cache_stats(c, &s);
+  EXPECT(s.heap_fallbacks == kept + 5 && s.misses_reused == reused + 2);
+  if (failures) {
+    fprintf(stderr, "reuse: misses %llu reused %llu heap %llu/%llu\n", (unsigned long long)s.misses,
+            (unsigned long long)s.misses_reused, (unsigned long long)s.heap_fallbacks,
+            (unsigned long long)s.heap_fallback_bytes);
+  }
+  xpack_cache_close(c);
+}
+
 int main(void) {
   if (xnn_initialize(NULL) != xnn_status_success) return 1;
   char path[] = "/tmp/xpack-quirks-XXXXXX";
@@ -319,6 +401,8 @@ int main(void) {
             (unsigned long long)s.heap_fallback_bytes);
   }
   xpack_cache_close(c);
+
+  reuse_after_miss(path);
 
   /* ---- the same file skipped as small (XPACK_OPEN_SKIP_SMALL): no cache at all ---- */
   struct stat st;

@@ -82,6 +82,10 @@ target_link_libraries(reseed_cache PRIVATE xpack_pack)
 add_test(NAME core_miss_reasons
          COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/miss_reasons.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>
                  $<TARGET_FILE:reseed_cache> $<TARGET_FILE:xpc_tamper>)
+# Runtimes created again and again over a cache that misses: each missed weight is packed and kept once.
+add_test(NAME core_repeat_runtimes
+         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/repeat_runtimes.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-subgraphs>
+                 $<TARGET_FILE:xpc_tamper> $<TARGET_FILE:reseed_cache>)
 
 # Another CPU for real: natively packed caches run in qemu-user with a CPU model without AVX.
 add_test(NAME core_qemu_families

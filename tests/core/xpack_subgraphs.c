@@ -162,7 +162,7 @@ static void bind_all(xpack_cache* cache) {
 
 static int run(int argc, char** argv) {
   const char* cache_path = NULL;
-  int threads = 0;
+  int threads = 0, repeat = 1; /* repeat: every graph defined, created and run that many times over one cache */
   const char* only = NULL;
   unsigned flags = XPACK_OPEN_TRUST_SIZES; /* subgraphs defined by hand: nothing sizes their weights */
   for (int i = 0; i < argc; i++) {
@@ -171,8 +171,10 @@ static int run(int argc, char** argv) {
     else if (strcmp(argv[i], "--read") == 0) flags |= XPACK_OPEN_READ;
     else if (strcmp(argv[i], "--probe-early") == 0) flags |= XPACK_OPEN_PROBE_EARLY;
     else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) threads = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--repeat") == 0 && i + 1 < argc) repeat = atoi(argv[++i]);
     else return 2;
   }
+  if (repeat < 1) return 2;
   xpack_cache* cache = NULL;
   if (cache_path) {
     xpack_error err;
@@ -201,7 +203,8 @@ static int run(int argc, char** argv) {
     if (!agree) rc = 1;
     free(wk);
   } else {
-    for (size_t i = 0; i < demo_graph_count(); i++) {
+    for (size_t k = 0; k < (size_t)repeat * demo_graph_count(); k++) {
+      const size_t i = k % demo_graph_count();
       if (only && strcmp(only, demo_graph_name(i)) != 0) continue;
       char line[1024] = {0};
       if (run_graph(i, cache, 0, line, sizeof line) != 0) {
@@ -216,13 +219,13 @@ static int run(int argc, char** argv) {
     xpack_cache_stats(cache, &s);
     printf("stats lookups %llu hits %llu hits_after_packing %llu misses %llu misses_unbound %llu misses_not_found %llu "
            "misses_refused %llu refused_incompatible %llu refused_corrupt %llu refused_mismatch %llu refused_probe %llu "
-           "refused_no_family %llu heap_fallbacks %llu heap_fallback_bytes %llu served_bytes %llu\n",
+           "refused_no_family %llu heap_fallbacks %llu heap_fallback_bytes %llu served_bytes %llu misses_reused %llu\n",
            (unsigned long long)s.lookups, (unsigned long long)s.hits, (unsigned long long)s.hits_after_packing,
            (unsigned long long)s.misses, (unsigned long long)s.misses_unbound, (unsigned long long)s.misses_not_found,
            (unsigned long long)s.misses_refused, (unsigned long long)s.refused_incompatible,
            (unsigned long long)s.refused_corrupt, (unsigned long long)s.refused_mismatch,
            (unsigned long long)s.refused_probe, (unsigned long long)s.refused_no_family, (unsigned long long)s.heap_fallbacks, (unsigned long long)s.heap_fallback_bytes,
-           (unsigned long long)s.served_bytes);
+           (unsigned long long)s.served_bytes, (unsigned long long)s.misses_reused);
     for (uint32_t i = 0; i < xpack_cache_family_count(cache); i++) {
       xpack_cache_family_info f;
       if (xpack_cache_family(cache, i, &f, NULL) != XPACK_OK) continue;
@@ -242,7 +245,8 @@ int main(int argc, char** argv) {
   int rc = 2;
   if (argc == 3 && strcmp(argv[1], "pack") == 0) rc = pack(argv[2]);
   else if (argc >= 2 && strcmp(argv[1], "run") == 0) rc = run(argc - 2, argv + 2);
-  if (rc == 2) fprintf(stderr, "usage: xpack-subgraphs pack OUT.xpc | run [--cache FILE] [--read] [--probe-early] [--only NAME]\n");
+  if (rc == 2) fprintf(stderr, "usage: xpack-subgraphs pack OUT.xpc | run [--cache FILE] [--read] [--probe-early] [--only NAME] "
+                               "[--threads N | --repeat N]\n");
   demo_free_weights();
   return rc;
 }

@@ -10,6 +10,7 @@
 #     (tampered build identifier), a probe that packs differently (tampered probe), a damaged region
 #     (XPACK_OPEN_CHECK_REGIONS), a region whose size lies, deconvolution bytes that differ from the file's,
 #     another program's cache;
+#   - methods loaded three times over with a cache that serves nothing: each missed weight packed and kept once;
 #   - one cache per class of CPU: the adapter keeps the one this CPU serves (xpack_et_adapter_attach_best).
 # Environment: XPACK, XPACK_GENMODEL, XPACK_BUILD_DIR (the xpack build to install), XPC_TAMPER,
 # XNNPACK_PREFIX, XPACK_ET_VERSION. Exit 0/1/77.
@@ -89,6 +90,24 @@ refused another_xnnpack_build "$work/llm.base" "$work/bid.xpc" refused_incompati
 [ "$(xf "$work/another_xnnpack_build.run" hits)" = 0 ] || fail "a file of another XNNPACK build was served"
 cp "$work/llm.xpc" "$work/probe.xpc"; "$XPC_TAMPER" "$work/probe.xpc" probe 0 > /dev/null || fail tamper
 refused probe_differs "$work/llm.base" "$work/probe.xpc" refused_probe
+# Methods loaded again and again (an app loading the model at each session) with a cache that serves nothing:
+# XNNPACK's packing of each missed weight is kept once, every later load is answered with it (misses_reused),
+# and the loader holds after three loads what it held after one; outputs of every load as without a cache.
+"$HX" "$P" --input-scale 0.1 --no-weight-cache --loads 3 > "$work/llm3.base" 2>&1 || fail "no-cache run with --loads 3"
+run_xp "$work/reload.run" "$work/bid.xpc" --loads 3
+once=$work/another_xnnpack_build.run thrice=$work/reload.run
+echo "loads_3: $(summary "$thrice") reused=$(xf "$thrice" misses_reused) kept=$(xf "$thrice" heap_fallbacks)" \
+  "($(xf "$thrice" heap_fallback_bytes) bytes; after one load: $(xf "$once" heap_fallbacks), $(xf "$once" heap_fallback_bytes) bytes)"
+[ "$(xf "$thrice" misses)" = $(( 3 * $(xf "$once" misses) )) ] && [ "$(xf "$thrice" heap_fallbacks)" -gt 0 ] ||
+  fail "loads_3: expected three times the misses of one load"
+[ "$(xf "$thrice" heap_fallbacks)" = "$(xf "$once" heap_fallbacks)" ] &&
+  [ "$(xf "$thrice" heap_fallback_bytes)" = "$(xf "$once" heap_fallback_bytes)" ] ||
+  fail "loads_3: the heap fallbacks grew with the loads"
+[ $(( $(xf "$thrice" misses) - $(xf "$thrice" misses_reused) )) = "$(xf "$thrice" heap_fallbacks)" ] ||
+  fail "loads_3: a miss after the first of its key was not reused"
+outputs_once=$(grep -c '^output' "$work/llm.base")
+same "$thrice" "$work/llm3.base" && [ "$(grep -c '^output' "$thrice")" = $((3 * outputs_once)) ] ||
+  fail "loads_3: outputs differ from no cache"
 cp "$work/llm.xpc" "$work/region.xpc"
 size=$(stat -c %s "$work/region.xpc")
 printf '\xa5' | dd of="$work/region.xpc" bs=1 seek=$((size / 3)) conv=notrunc 2>/dev/null

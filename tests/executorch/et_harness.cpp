@@ -464,7 +464,8 @@ double now_ms() {
 int usage() {
   fprintf(stderr,
           "usage: et_harness PROGRAM.pte [--data W.ptd] [--method M] [--no-weight-cache] [--cache-file PATH]\n"
-          "                  [--no-execute] [--hold-ms N] [--input-scale S] [--pre-init] [--verbose]\n");
+          "                  [--no-execute] [--hold-ms N] [--input-scale S] [--pre-init] [--loads N] [--verbose]\n"
+          "                  [--xpack-cache FILE ...] [--xpack-flags N]\n");
   return 2;
 }
 
@@ -486,6 +487,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> only_methods;
   bool weight_cache = true, execute = true;
   long hold_ms = 0;
+  int loads = 1;
   bool pre_init = false;
   std::vector<const char*> xpack_cache_paths;  // every --xpack-cache: one cache per class of CPU
   unsigned xpack_flags = 0;  // xpack_cache_open flags, e.g. 16 = XPACK_OPEN_CHECK_REGIONS
@@ -501,6 +503,7 @@ int main(int argc, char** argv) {
     else if (a == "--hold-ms" && i + 1 < argc) hold_ms = atol(argv[++i]);
     else if (a == "--input-scale" && i + 1 < argc) g_input_scale = atof(argv[++i]);
     else if (a == "--pre-init") pre_init = true;
+    else if (a == "--loads" && i + 1 < argc && atoi(argv[i + 1]) > 0) loads = atoi(argv[++i]);
     else if (a == "--xpack-cache" && i + 1 < argc) xpack_cache_paths.push_back(argv[++i]);
     else if (a == "--xpack-flags" && i + 1 < argc) xpack_flags = (unsigned)strtoul(argv[++i], nullptr, 0);
     else if (a[0] != '-' && !pte) pte = argv[i];
@@ -649,112 +652,116 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  // Load every method first (as an app does at start), then execute each: methods sharing weights
-  // share the backend's cache entries while all are loaded.
-  std::vector<Loaded> loaded(names.size());
-  std::vector<Counters> per(names.size());
-  for (size_t m = 0; m < names.size(); ++m) {
-    const char* name = names[m].c_str();
-    auto meta = program->method_meta(name);
-    if (!meta.ok()) return 1;
-    for (size_t b = 0; b < meta->num_backends(); ++b) {
-      auto bn = meta->get_backend_name(b);
-      if (bn.ok() && strcmp(*bn, "XnnpackBackend") != 0) {
-        printf("skip method=%s reason=backend-%s\n", name, *bn);
-        fprintf(stderr, "et_harness: %s uses the %s backend, not built here\n", name, *bn);
-        return 77;
-      }
-    }
-    Loaded& L = loaded[m];
-    L.method_alloc.reset(new HeapAllocator());
-    L.temp_alloc.reset(new HeapAllocator());
-    for (size_t b = 0; b < meta->num_memory_planned_buffers(); ++b)
-      L.planned.emplace_back((size_t)meta->memory_planned_buffer_size(b).get());
-    for (auto& buf : L.planned) L.spans.push_back({buf.data(), buf.size()});
-    L.hier.reset(new HierarchicalAllocator({L.spans.data(), L.spans.size()}));
-    L.mm.reset(new MemoryManager(L.method_alloc.get(), L.hier.get(), L.temp_alloc.get()));
-    g_current_method = &per[m];
-    const double harness_before = g_harness_ms;
-    double t0 = now_ms();
-    auto method = program->load_method(name, L.mm.get(), nullptr, data_map.get(), &options);
-    double t1 = now_ms() - (g_harness_ms - harness_before);  // the harness's own reading, not ExecuTorch's
-    g_current_method = nullptr;
-    if (!method.ok()) {
-      if (method.error() == Error::OperatorMissing) {
-        printf("skip method=%s reason=operator-missing\n", name);
-        fprintf(stderr,
-                "et_harness: %s: needs kernels outside XNNPACK that this harness does not register "
-                "(see 'Missing operator' above; tests/executorch/portable_kernels.cpp)\n", name);
-        return 77;
-      }
-      fprintf(stderr, "et_harness: load_method(%s) failed (error 0x%x)\n", name, (unsigned)method.error());
-      return 1;
-    }
-    L.method.reset(new Method(std::move(method.get())));
-    printf("method name=%s load_ms=%.3f lookups=%" PRIu64 " hits=%" PRIu64 " from_file=%" PRIu64
-           " packed=%" PRIu64 "\n", name, t1 - t0, per[m].lookups, per[m].hits, per[m].from_file,
-           per[m].packed);
-  }
-
-  if (execute) {
+  // --loads N: every method loaded and executed N times over, each load after the methods of the one before are
+  // destroyed (their XNNPACK runtimes deleted), as an app that loads the model at each session.
+  for (int load = 0; load < loads; ++load) {
+    // Load every method first (as an app does at start), then execute each: methods sharing weights
+    // share the backend's cache entries while all are loaded.
+    std::vector<Loaded> loaded(names.size());
+    std::vector<Counters> per(names.size());
     for (size_t m = 0; m < names.size(); ++m) {
       const char* name = names[m].c_str();
-      Method& method = *loaded[m].method;
       auto meta = program->method_meta(name);
-      std::vector<std::vector<uint8_t>> in_bufs(meta->num_inputs());
-      std::vector<std::vector<TensorImpl::SizesType>> in_sizes(meta->num_inputs());
-      std::vector<std::vector<TensorImpl::DimOrderType>> in_dims(meta->num_inputs());
-      std::vector<std::unique_ptr<TensorImpl>> impls(meta->num_inputs());
-      for (size_t i = 0; i < meta->num_inputs(); ++i) {
-        auto tag = meta->input_tag(i);
-        if (!tag.ok()) return 1;
-        if (*tag != Tag::Tensor) {
-          fprintf(stderr, "et_harness: %s input %zu is not a tensor (tag %d): not supported\n", name, i, (int)*tag);
-          printf("skip method=%s reason=non-tensor-input\n", name);
+      if (!meta.ok()) return 1;
+      for (size_t b = 0; b < meta->num_backends(); ++b) {
+        auto bn = meta->get_backend_name(b);
+        if (bn.ok() && strcmp(*bn, "XnnpackBackend") != 0) {
+          printf("skip method=%s reason=backend-%s\n", name, *bn);
+          fprintf(stderr, "et_harness: %s uses the %s backend, not built here\n", name, *bn);
           return 77;
-        }
-        auto info = meta->input_tensor_meta(i);
-        size_t es = element_size(info->scalar_type());
-        if (es == 0) {
-          fprintf(stderr, "et_harness: %s input %zu has an unsupported dtype %d\n", name, i, (int)info->scalar_type());
-          return 77;
-        }
-        size_t n = 1;
-        for (int32_t d : info->sizes()) { in_sizes[i].push_back(d); n *= (size_t)d; }
-        for (uint8_t d : info->dim_order()) in_dims[i].push_back(d);
-        in_bufs[i].assign(n * es + 1, 0);
-        fill(in_bufs[i].data(), n, info->scalar_type(), seed_of(name, i));
-        impls[i].reset(new TensorImpl(info->scalar_type(), (ssize_t)in_sizes[i].size(), in_sizes[i].data(),
-                                      in_bufs[i].data(), in_dims[i].data()));
-        Error e = method.set_input(EValue(Tensor(impls[i].get())), i);
-        if (e != Error::Ok) {
-          fprintf(stderr, "et_harness: set_input(%s, %zu) failed (0x%x)\n", name, i, (unsigned)e);
-          return 1;
         }
       }
-      const double exec_t0 = now_ms();
-      Error e = method.execute();
-      const double exec_ms = now_ms() - exec_t0;
-      if (e != Error::Ok) {
-        fprintf(stderr, "et_harness: execute(%s) failed (0x%x)\n", name, (unsigned)e);
+      Loaded& L = loaded[m];
+      L.method_alloc.reset(new HeapAllocator());
+      L.temp_alloc.reset(new HeapAllocator());
+      for (size_t b = 0; b < meta->num_memory_planned_buffers(); ++b)
+        L.planned.emplace_back((size_t)meta->memory_planned_buffer_size(b).get());
+      for (auto& buf : L.planned) L.spans.push_back({buf.data(), buf.size()});
+      L.hier.reset(new HierarchicalAllocator({L.spans.data(), L.spans.size()}));
+      L.mm.reset(new MemoryManager(L.method_alloc.get(), L.hier.get(), L.temp_alloc.get()));
+      g_current_method = &per[m];
+      const double harness_before = g_harness_ms;
+      double t0 = now_ms();
+      auto method = program->load_method(name, L.mm.get(), nullptr, data_map.get(), &options);
+      double t1 = now_ms() - (g_harness_ms - harness_before);  // the harness's own reading, not ExecuTorch's
+      g_current_method = nullptr;
+      if (!method.ok()) {
+        if (method.error() == Error::OperatorMissing) {
+          printf("skip method=%s reason=operator-missing\n", name);
+          fprintf(stderr,
+                  "et_harness: %s: needs kernels outside XNNPACK that this harness does not register "
+                  "(see 'Missing operator' above; tests/executorch/portable_kernels.cpp)\n", name);
+          return 77;
+        }
+        fprintf(stderr, "et_harness: load_method(%s) failed (error 0x%x)\n", name, (unsigned)method.error());
         return 1;
       }
-      printf("execute method=%s ms=%.3f\n", name, exec_ms);
-      for (size_t o = 0; o < method.outputs_size(); ++o) {
-        const EValue& v = method.get_output(o);
-        if (v.isTensor()) {
-          const Tensor& t = v.toTensor();
-          // Non-finite values make a bit comparison weak (every NaN may look alike): count them.
-          size_t nonfinite = 0;
-          if (t.scalar_type() == ScalarType::Float) {
-            const float* f = t.const_data_ptr<float>();
-            for (ssize_t i = 0; i < t.numel(); ++i) nonfinite += !std::isfinite(f[i]);
+      L.method.reset(new Method(std::move(method.get())));
+      printf("method name=%s load_ms=%.3f lookups=%" PRIu64 " hits=%" PRIu64 " from_file=%" PRIu64
+             " packed=%" PRIu64 "\n", name, t1 - t0, per[m].lookups, per[m].hits, per[m].from_file,
+             per[m].packed);
+    }
+
+    if (execute) {
+      for (size_t m = 0; m < names.size(); ++m) {
+        const char* name = names[m].c_str();
+        Method& method = *loaded[m].method;
+        auto meta = program->method_meta(name);
+        std::vector<std::vector<uint8_t>> in_bufs(meta->num_inputs());
+        std::vector<std::vector<TensorImpl::SizesType>> in_sizes(meta->num_inputs());
+        std::vector<std::vector<TensorImpl::DimOrderType>> in_dims(meta->num_inputs());
+        std::vector<std::unique_ptr<TensorImpl>> impls(meta->num_inputs());
+        for (size_t i = 0; i < meta->num_inputs(); ++i) {
+          auto tag = meta->input_tag(i);
+          if (!tag.ok()) return 1;
+          if (*tag != Tag::Tensor) {
+            fprintf(stderr, "et_harness: %s input %zu is not a tensor (tag %d): not supported\n", name, i, (int)*tag);
+            printf("skip method=%s reason=non-tensor-input\n", name);
+            return 77;
           }
-          printf("output method=%s index=%zu dtype=%d bytes=%zu xxh3=%016" PRIx64 " nonfinite=%zu\n", name, o,
-                 (int)t.scalar_type(), (size_t)t.nbytes(), (uint64_t)XXH3_64bits(t.const_data_ptr(), t.nbytes()),
-                 nonfinite);
-        } else {
-          printf("output method=%s index=%zu tag=%d\n", name, o, (int)v.tag);
+          auto info = meta->input_tensor_meta(i);
+          size_t es = element_size(info->scalar_type());
+          if (es == 0) {
+            fprintf(stderr, "et_harness: %s input %zu has an unsupported dtype %d\n", name, i, (int)info->scalar_type());
+            return 77;
+          }
+          size_t n = 1;
+          for (int32_t d : info->sizes()) { in_sizes[i].push_back(d); n *= (size_t)d; }
+          for (uint8_t d : info->dim_order()) in_dims[i].push_back(d);
+          in_bufs[i].assign(n * es + 1, 0);
+          fill(in_bufs[i].data(), n, info->scalar_type(), seed_of(name, i));
+          impls[i].reset(new TensorImpl(info->scalar_type(), (ssize_t)in_sizes[i].size(), in_sizes[i].data(),
+                                        in_bufs[i].data(), in_dims[i].data()));
+          Error e = method.set_input(EValue(Tensor(impls[i].get())), i);
+          if (e != Error::Ok) {
+            fprintf(stderr, "et_harness: set_input(%s, %zu) failed (0x%x)\n", name, i, (unsigned)e);
+            return 1;
+          }
+        }
+        const double exec_t0 = now_ms();
+        Error e = method.execute();
+        const double exec_ms = now_ms() - exec_t0;
+        if (e != Error::Ok) {
+          fprintf(stderr, "et_harness: execute(%s) failed (0x%x)\n", name, (unsigned)e);
+          return 1;
+        }
+        printf("execute method=%s ms=%.3f\n", name, exec_ms);
+        for (size_t o = 0; o < method.outputs_size(); ++o) {
+          const EValue& v = method.get_output(o);
+          if (v.isTensor()) {
+            const Tensor& t = v.toTensor();
+            // Non-finite values make a bit comparison weak (every NaN may look alike): count them.
+            size_t nonfinite = 0;
+            if (t.scalar_type() == ScalarType::Float) {
+              const float* f = t.const_data_ptr<float>();
+              for (ssize_t i = 0; i < t.numel(); ++i) nonfinite += !std::isfinite(f[i]);
+            }
+            printf("output method=%s index=%zu dtype=%d bytes=%zu xxh3=%016" PRIx64 " nonfinite=%zu\n", name, o,
+                   (int)t.scalar_type(), (size_t)t.nbytes(), (uint64_t)XXH3_64bits(t.const_data_ptr(), t.nbytes()),
+                   nonfinite);
+          } else {
+            printf("output method=%s index=%zu tag=%d\n", name, o, (int)v.tag);
+          }
         }
       }
     }
@@ -777,10 +784,11 @@ int main(int argc, char** argv) {
     printf("xpack attach_ms=%.3f lookups=%" PRIu64 " hits=%" PRIu64 " hits_after_packing=%" PRIu64 " misses=%" PRIu64
            " misses_unbound=%" PRIu64 " misses_not_found=%" PRIu64 " refused_incompatible=%" PRIu64
            " refused_corrupt=%" PRIu64 " refused_mismatch=%" PRIu64 " refused_probe=%" PRIu64
-           " refused_size=%" PRIu64 " refused_unsized=%" PRIu64 " refusal=%s\n",
+           " refused_size=%" PRIu64 " refused_unsized=%" PRIu64 " misses_reused=%" PRIu64 " heap_fallbacks=%" PRIu64
+           " heap_fallback_bytes=%" PRIu64 " refusal=%s\n",
            attach_ms, xs.lookups, xs.hits, xs.hits_after_packing, xs.misses, xs.misses_unbound, xs.misses_not_found,
            xs.refused_incompatible, xs.refused_corrupt, xs.refused_mismatch, xs.refused_probe, xs.refused_size,
-           xs.refused_unsized, refusal ? "yes" : "none");
+           xs.refused_unsized, xs.misses_reused, xs.heap_fallbacks, xs.heap_fallback_bytes, refusal ? "yes" : "none");
     if (refusal) printf("xpack refusal: %s\n", refusal);
   }
 #endif
