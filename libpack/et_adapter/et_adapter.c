@@ -27,6 +27,9 @@ static void release(void) {
   g_opening = NULL;
 }
 
+static xpack_status attach_opened(const void* pte, size_t pte_size, const void* const* ptds, const size_t* ptd_sizes,
+                                  size_t ptd_count, xpack_error* err);
+
 static xpack_status size_delegate(size_t method, size_t delegate, xpack_error* err) {
   xpack_et_xnn_graph* graph = NULL;
   xpack_status st = xpack_et_xnn_graph_open(g_program, method, delegate, &graph, err);
@@ -59,6 +62,23 @@ xpack_status xpack_et_adapter_attach_best(const char* const* cache_paths, size_t
   xpack_status st =
       xpack_cache_open_best_limits(cache_paths, cache_count, flags, &limits, &g_opening, chosen, candidates, err);
   if (st != XPACK_OK) return st;
+  return attach_opened(pte, pte_size, ptds, ptd_sizes, ptd_count, err);
+}
+
+xpack_status xpack_et_adapter_attach_cache(xpack_cache* cache, const void* pte, size_t pte_size,
+                                           const void* const* ptds, const size_t* ptd_sizes, size_t ptd_count,
+                                           xpack_error* err) {
+  if (g_cache) return xp_fail(err, XPACK_ERR_ARG, "xpack_et_adapter_attach_cache: already attached");
+  if (!cache || !pte || (ptd_count && (!ptds || !ptd_sizes)))
+    return xp_fail(err, XPACK_ERR_ARG, "xpack_et_adapter_attach_cache: NULL cache, program or data");
+  g_opening = cache;
+  return attach_opened(pte, pte_size, ptds, ptd_sizes, ptd_count, err);
+}
+
+/* Binds, sizes and probes g_opening for the program; on failure closes it. */
+static xpack_status attach_opened(const void* pte, size_t pte_size, const void* const* ptds, const size_t* ptd_sizes,
+                                  size_t ptd_count, xpack_error* err) {
+  xpack_status st = XPACK_OK;
   if (xpack_cache_entry_count(g_opening) == 0) { /* skipped unread (XPACK_OPEN_SKIP_SMALL or _COLD): nothing to find */
     g_cache = g_opening;
     return XPACK_OK;

@@ -136,6 +136,21 @@ xpack_status xpack_cache_open(const char* path, unsigned flags, xpack_cache** ou
 xpack_status xpack_cache_open_limits(const char* path, unsigned flags, const xpack_open_limits* limits,
                                      xpack_cache** out, xpack_error* err);
 
+/* xpack_cache_open_limits for a cache stored inside another file: the `size` bytes at `offset` of the regular
+ * file open as `fd`, e.g. an app's asset stored uncompressed in its APK (Android's AAsset_openFileDescriptor64
+ * gives the descriptor, offset and length). `name` names the cache in messages (e.g.
+ * "base.apk:assets/model.xpc"); offsets in them count from the cache's first byte. The caller keeps fd and may
+ * close it once this returns: the mapping, and the descriptor a file skipped as cold keeps for its warm-up,
+ * are the loader's own. Every flag and limit acts as for a file of its own. The cache is mapped in place when
+ * its offset is a multiple of XNNPACK's alignment (xpack_xnn_alignment); otherwise XNNPACK could not be served
+ * from the mapping, and the bytes are read into memory as with XPACK_OPEN_READ (store the asset at an offset
+ * that is a multiple of the page size: its pages are then shared and mapped as a file's own).
+ * Errors: XPACK_ERR_ARG (NULL out or name, a negative fd, unknown flags), XPACK_ERR_IO (fd is not a regular
+ * file, a failed read or map), XPACK_ERR_TRUNCATED (the range ends past the file, or is shorter than a header
+ * and footer), and those of xpack_cache_open. */
+xpack_status xpack_cache_open_fd(int fd, uint64_t offset, uint64_t size, const char* name, unsigned flags,
+                                 const xpack_open_limits* limits, xpack_cache** out, xpack_error* err);
+
 /* Unmaps the file and frees every heap fallback; for a file skipped as cold, calls xpack_cache_warm_up
  * first if the app has not. Every XNNPACK runtime created with the provider must have been deleted first.
  * NULL is ignored. */

@@ -21,6 +21,8 @@ struct xpack_cache {
   uint8_t* base;
   uint64_t size;
   int mapped;
+  uint64_t map_delta; /* mapped: bytes of the mapping before base (a cache inside another file, at an offset
+                         that is not on a page: xpack_cache_open_fd) */
   int check_regions; /* XPACK_OPEN_CHECK_REGIONS */
   int trust_sizes;   /* XPACK_OPEN_TRUST_SIZES */
   int skipped;       /* XPACK_OPEN_SKIP_SMALL or _SKIP_COLD: the file was never read (base NULL, size its size)

@@ -15,6 +15,7 @@
 #include "common/file_map.h"
 #include "common/target.h"
 #include "loader/cache_state.h"
+#include "loader/open_steps.h"
 #include "xpc_format.h"
 
 static xpack_status read_whole_file(xpack_cache* c, const char* path, xpack_error* err) {
@@ -83,16 +84,21 @@ static xpack_status load_file(xpack_cache* c, const char* path, unsigned flags, 
  * (the entries table too, for all but the largest files). */
 #define XP_METADATA_TAIL_BYTES (64u * 1024u)
 
+/* madvise on the pages holding the cache's bytes [offset, offset + size), of a mapped cache. */
+static void advise(xpack_cache* c, uint64_t offset, uint64_t size, int advice) {
+  xp_advise_range(c->base - c->map_delta, c->size + c->map_delta, c->map_delta + offset, size, advice);
+}
+
 /* No read-around anywhere (MADV_RANDOM), and the tail of the file requested now (MADV_WILLNEED), so that the
  * header's page and the tail are two small reads in flight together. */
 static void advise_metadata_first(xpack_cache* c) {
-  xp_advise_range(c->base, c->size, 0, c->size, MADV_RANDOM);
-  xp_advise_range(c->base, c->size, c->size - XP_METADATA_TAIL_BYTES, XP_METADATA_TAIL_BYTES, MADV_WILLNEED);
+  advise(c, 0, c->size, MADV_RANDOM);
+  advise(c, c->size - XP_METADATA_TAIL_BYTES, XP_METADATA_TAIL_BYTES, MADV_WILLNEED);
 }
 
-static void unload_file(xpack_cache* c) {
+void xp_cache_unload(xpack_cache* c) {
   if (c->mapped) {
-    xp_file_map map = {c->base, c->size};
+    xp_file_map map = {c->base - c->map_delta, c->size + c->map_delta};
     xp_unmap_file(&map);
   } else {
     free(c->base);
@@ -129,7 +135,7 @@ _Static_assert(sizeof kSkippedSmall <= sizeof ((xpack_cache*)0)->refusal, "the r
 _Static_assert(sizeof kSkippedCold <= sizeof ((xpack_cache*)0)->refusal, "the reason fits");
 
 /* why: one of the constants above, NUL included in why_size. */
-static void skip(xpack_cache* c, uint64_t size, const char* why, size_t why_size) {
+static void skip_because(xpack_cache* c, uint64_t size, const char* why, size_t why_size) {
   c->skipped = 1;
   c->size = size;
   memcpy(c->refusal, why, why_size);
@@ -163,32 +169,38 @@ static void skip_under_limit(xpack_cache* c, uint64_t size, const char* flag, ui
   refusal_append(c, rest);
 }
 
+void xp_cache_skip_small(xpack_cache* c, uint64_t size, uint64_t limit) {
+  if (limit == XPACK_SMALL_CACHE_BYTES) skip_because(c, size, kSkippedSmall, sizeof kSkippedSmall);
+  else skip_under_limit(c, size, "XPACK_OPEN_SKIP_SMALL", limit, "");
+}
+
+void xp_cache_skip_cold(xpack_cache* c, uint64_t size, uint64_t limit, const xp_residency_check* check) {
+  c->cold = *check;
+  if (limit == XPACK_COLD_CACHE_BYTES) skip_because(c, size, kSkippedCold, sizeof kSkippedCold);
+  else {
+    skip_under_limit(c, size, "XPACK_OPEN_SKIP_COLD", limit,
+                     " that is not in the page cache; xpack_cache_warm_up reads it for the next open");
+  }
+}
+
 /* XPACK_OPEN_SKIP_SMALL from the file's size alone (one stat), XPACK_OPEN_SKIP_COLD from its size and its
  * residency (residency.h): neither reads the file, so that a cold file costs no read from storage.
  * Anything else, errors included, is left to the normal open; *resident_map is then the mapping the residency
  * check made of a file it found wholly in the page cache, or NULL. */
-static int skip_unread(xpack_cache* c, const char* path, unsigned flags, uint64_t small_limit, uint64_t cold_limit,
+static int skip_unread(xpack_cache* c, const char* path, unsigned flags, const xp_open_limits_resolved* limits,
                        void** resident_map) {
   struct stat st;
   if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
   const uint64_t size = (uint64_t)st.st_size;
   if (size < XPC_HEADER_SIZE + XPC_FOOTER_SIZE) return 0;
-  if ((flags & XPACK_OPEN_SKIP_SMALL) && size < small_limit) {
-    if (small_limit == XPACK_SMALL_CACHE_BYTES) skip(c, size, kSkippedSmall, sizeof kSkippedSmall);
-    else skip_under_limit(c, size, "XPACK_OPEN_SKIP_SMALL", small_limit, "");
+  if ((flags & XPACK_OPEN_SKIP_SMALL) && size < limits->small) {
+    xp_cache_skip_small(c, size, limits->small);
     return 1;
   }
-  if ((flags & XPACK_OPEN_SKIP_COLD) && size < cold_limit) {
+  if ((flags & XPACK_OPEN_SKIP_COLD) && size < limits->cold) {
     xp_residency_check check;
     switch (xp_residency_ask(path, st.st_dev, st.st_ino, size, &check)) {
-      case XP_NOT_RESIDENT:
-        c->cold = check;
-        if (cold_limit == XPACK_COLD_CACHE_BYTES) skip(c, size, kSkippedCold, sizeof kSkippedCold);
-        else {
-          skip_under_limit(c, size, "XPACK_OPEN_SKIP_COLD", cold_limit,
-                           " that is not in the page cache; xpack_cache_warm_up reads it for the next open");
-        }
-        return 1;
+      case XP_NOT_RESIDENT: xp_cache_skip_cold(c, size, limits->cold, &check); return 1;
       case XP_RESIDENT:
         c->size = size;
         *resident_map = check.resident; /* the open goes on with this mapping rather than making another */
@@ -203,52 +215,76 @@ xpack_status xpack_cache_open(const char* path, unsigned flags, xpack_cache** ou
   return xpack_cache_open_limits(path, flags, NULL, out, err);
 }
 
-xpack_status xpack_cache_open_limits(const char* path, unsigned flags, const xpack_open_limits* limits,
-                                     xpack_cache** out, xpack_error* err) {
-  const uint64_t small_limit = limits && limits->small_cache_bytes ? limits->small_cache_bytes : XPACK_SMALL_CACHE_BYTES;
-  const uint64_t cold_limit = limits && limits->cold_cache_bytes ? limits->cold_cache_bytes : XPACK_COLD_CACHE_BYTES;
+xp_open_limits_resolved xp_open_limits_resolve(const xpack_open_limits* limits) {
+  return (xp_open_limits_resolved){
+      .small = limits && limits->small_cache_bytes ? limits->small_cache_bytes : XPACK_SMALL_CACHE_BYTES,
+      .cold = limits && limits->cold_cache_bytes ? limits->cold_cache_bytes : XPACK_COLD_CACHE_BYTES,
+  };
+}
+
+int xp_open_flags_known(unsigned flags) {
   const unsigned known =
       XPACK_OPEN_READ | XPACK_OPEN_STRICT | XPACK_OPEN_SEQUENTIAL | XPACK_OPEN_WILLNEED | XPACK_OPEN_CHECK_REGIONS |
       XPACK_OPEN_PROBE_EARLY | XPACK_OPEN_TRUST_SIZES | XPACK_OPEN_SKIP_SMALL | XPACK_OPEN_SKIP_COLD;
-  if (path == NULL || out == NULL || (flags & ~known) != 0) {
-    return xp_fail(err, XPACK_ERR_ARG, "xpack_cache_open: NULL path or output, or unknown flags");
-  }
-  *out = NULL;
+  return (flags & ~known) == 0;
+}
+
+xpack_cache* xp_cache_new(unsigned flags) {
   xpack_cache* c = calloc(1, sizeof *c);
-  if (c == NULL) return xp_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", path);
+  if (c == NULL) return NULL;
   c->cold.fd = -1;
   c->check_regions = (flags & XPACK_OPEN_CHECK_REGIONS) != 0;
   c->trust_sizes = (flags & XPACK_OPEN_TRUST_SIZES) != 0;
+  return c;
+}
+
+xpack_status xpack_cache_open_limits(const char* path, unsigned flags, const xpack_open_limits* limits,
+                                     xpack_cache** out, xpack_error* err) {
+  if (path == NULL || out == NULL || !xp_open_flags_known(flags)) {
+    return xp_fail(err, XPACK_ERR_ARG, "xpack_cache_open: NULL path or output, or unknown flags");
+  }
+  *out = NULL;
+  const xp_open_limits_resolved sizes = xp_open_limits_resolve(limits);
+  xpack_cache* c = xp_cache_new(flags);
+  if (c == NULL) return xp_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", path);
   /* A skipped cache is no cache: no provider (xpack_cache_provider is NULL), no state behind one, nothing
    * touched but this file's code, so that skipping costs the stat and little else. */
   void* resident_map = NULL;
   if ((flags & (XPACK_OPEN_SKIP_SMALL | XPACK_OPEN_SKIP_COLD)) &&
-      skip_unread(c, path, flags, small_limit, cold_limit, &resident_map)) {
+      skip_unread(c, path, flags, &sizes, &resident_map)) {
     *out = c;
     return XPACK_OK;
   }
   xpack_status st = load_file(c, path, flags, resident_map, err);
-  const int metadata_first = st == XPACK_OK && c->mapped && (flags & (XPACK_OPEN_SEQUENTIAL | XPACK_OPEN_WILLNEED)) == 0 &&
-                             c->size >= XP_METADATA_FIRST_MIN_BYTES;
-  if (metadata_first) advise_metadata_first(c);
-  if (st == XPACK_OK) st = xp_view_open(&c->view, c->base, c->size, path, 0, err);
-  /* Look-ups and XNNPACK read the rest in large runs: the kernel's read-around serves that best. */
-  if (metadata_first) xp_advise_range(c->base, c->size, 0, c->size, MADV_NORMAL);
-  if (st == XPACK_OK) {
-    check_compatibility(c);
-    if (c->refusal[0] != 0 && (flags & XPACK_OPEN_STRICT)) {
-      st = xp_fail(err, XPACK_ERR_INCOMPATIBLE, "%s: %s", path, c->refusal);
-    }
-  }
   if (st != XPACK_OK) {
-    unload_file(c);
+    xp_cache_unload(c);
     free(c);
     return st;
   }
-  if (xp_families_init(&c->families, (uint32_t)c->view.families.count) != 0) {
-    unload_file(c);
+  return xp_cache_finish_open(c, path, flags, out, err);
+}
+
+xpack_status xp_cache_finish_open(xpack_cache* c, const char* name, unsigned flags, xpack_cache** out,
+                                  xpack_error* err) {
+  const int metadata_first =
+      c->mapped && (flags & (XPACK_OPEN_SEQUENTIAL | XPACK_OPEN_WILLNEED)) == 0 && c->size >= XP_METADATA_FIRST_MIN_BYTES;
+  if (metadata_first) advise_metadata_first(c);
+  xpack_status st = xp_view_open(&c->view, c->base, c->size, name, 0, err);
+  /* Look-ups and XNNPACK read the rest in large runs: the kernel's read-around serves that best. */
+  if (metadata_first) advise(c, 0, c->size, MADV_NORMAL);
+  if (st == XPACK_OK) {
+    check_compatibility(c);
+    if (c->refusal[0] != 0 && (flags & XPACK_OPEN_STRICT)) {
+      st = xp_fail(err, XPACK_ERR_INCOMPATIBLE, "%s: %s", name, c->refusal);
+    }
+  }
+  if (st == XPACK_OK && xp_families_init(&c->families, (uint32_t)c->view.families.count) != 0) {
+    st = xp_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", name);
+  }
+  if (st != XPACK_OK) {
+    xp_cache_unload(c);
     free(c);
-    return xp_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", path);
+    return st;
   }
   /* A failure to start the thread only means the families are decided on first need. */
   if ((flags & XPACK_OPEN_PROBE_EARLY) && c->refusal[0] == 0) (void)xp_families_probe_early(&c->families, &c->view);
@@ -269,7 +305,7 @@ void xpack_cache_prefetch(xpack_cache* c) {
   /* Data areas are written and read whole, so its two ends tell a cold one from a warm one; asking for every
    * page would cost as much as the advice does on a warm file. */
   if (xp_page_resident(data) && xp_page_resident(data + size - 1)) return;
-  xp_advise_range(c->base, c->size, c->view.data_offset, size, MADV_WILLNEED);
+  advise(c, c->view.data_offset, size, MADV_WILLNEED);
 }
 
 void xpack_cache_warm_up(xpack_cache* c) {
@@ -290,7 +326,7 @@ void xpack_cache_close(xpack_cache* c) {
   xp_heap_destroy(&c->heap);
   xp_pending_destroy(&c->pending);
   xp_families_destroy(&c->families);
-  unload_file(c);
+  xp_cache_unload(c);
   free(c);
 }
 

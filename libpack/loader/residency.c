@@ -32,15 +32,16 @@ struct xp_cachestat {
 
 static uint64_t pages_of(uint64_t size, uint64_t page) { return (size + page - 1) / page; }
 
-/* 1 resident, 0 not, -1 the kernel cannot say (no cachestat: too old, compiled out, or refused by a filter). */
-static int cachestat_resident(int fd, uint64_t size, uint64_t page) {
+/* Whether bytes [offset, offset + size) of fd are in the page cache: 1 resident, 0 not, -1 the kernel cannot
+ * say (no cachestat: too old, compiled out, or refused by a filter). */
+static int cachestat_resident(int fd, uint64_t offset, uint64_t size, uint64_t page) {
 #ifdef XP_HAVE_CACHESTAT
-  struct xp_cachestat_range range = {0, size};
+  struct xp_cachestat_range range = {offset, size};
   struct xp_cachestat stat = {0};
   if (syscall(SYS_cachestat, fd, &range, &stat, 0) != 0) return -1;
-  return stat.nr_cache >= pages_of(size, page);
+  return stat.nr_cache >= pages_of(offset % page + size, page);
 #else
-  (void)fd, (void)size, (void)page;
+  (void)fd, (void)offset, (void)size, (void)page;
   return -1;
 #endif
 }
@@ -79,7 +80,7 @@ xp_residency xp_residency_ask(const char* path, dev_t dev, ino_t ino, uint64_t s
   /* O_NONBLOCK: a FIFO put there since the caller's stat must not hang the open. */
   const int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) return XP_RESIDENCY_UNKNOWN;
-  int resident = cachestat_resident(fd, size, (uint64_t)page);
+  int resident = cachestat_resident(fd, 0, size, (uint64_t)page);
   void* map = NULL;
   if (resident != 0) { /* resident, or unknown: the mapping serves the file, or mincore asks on it */
     map = map_if_same(fd, dev, ino, size);
@@ -99,9 +100,28 @@ xp_residency xp_residency_ask(const char* path, dev_t dev, ino_t ino, uint64_t s
   return XP_NOT_RESIDENT;
 }
 
+xp_residency xp_residency_ask_range(int fd, uint64_t offset, uint64_t size, xp_residency_check* out) {
+  *out = (xp_residency_check){.fd = -1, .resident = NULL};
+  const long page = sysconf(_SC_PAGESIZE);
+  if (page <= 0 || size == 0) return XP_RESIDENCY_UNKNOWN;
+  int resident = cachestat_resident(fd, offset, size, (uint64_t)page);
+  if (resident < 0) { /* the pages that hold the range, mapped to ask mincore; the caller checked the file's size */
+    const uint64_t start = offset / (uint64_t)page * (uint64_t)page, length = offset - start + size;
+    void* map = mmap(NULL, (size_t)length, PROT_READ, MAP_SHARED, fd, (off_t)start);
+    if (map == MAP_FAILED) return XP_RESIDENCY_UNKNOWN;
+    resident = mincore_resident(map, length, (uint64_t)page);
+    munmap(map, (size_t)length);
+  }
+  if (resident) return XP_RESIDENT;
+  out->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  if (out->fd < 0) return XP_RESIDENCY_UNKNOWN;
+  out->offset = offset;
+  return XP_NOT_RESIDENT;
+}
+
 void xp_residency_warm(xp_residency_check* check, uint64_t size) {
   if (check->fd < 0) return;
-  (void)posix_fadvise(check->fd, 0, (off_t)size, POSIX_FADV_WILLNEED);
+  (void)posix_fadvise(check->fd, (off_t)check->offset, (off_t)size, POSIX_FADV_WILLNEED);
   close(check->fd);
   check->fd = -1;
 }

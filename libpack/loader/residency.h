@@ -14,7 +14,8 @@ typedef enum xp_residency {
 } xp_residency;
 
 typedef struct xp_residency_check {
-  int fd;         /* the file, opened read-only; -1 when unknown. The caller owns it. */
+  int fd;          /* the file, opened read-only; -1 when unknown. The caller owns it. */
+  uint64_t offset; /* where the cache starts in it (xp_residency_ask_range), else 0 */
   void* resident; /* XP_RESIDENT: a read-only MAP_SHARED mapping of the whole file (size bytes), checked to
                      be the regular file of that size the caller's stat saw; the caller owns it. Else NULL. */
 } xp_residency_check;
@@ -26,8 +27,14 @@ typedef struct xp_residency_check {
  * question itself counts as not resident. */
 xp_residency xp_residency_ask(const char* path, dev_t dev, ino_t ino, uint64_t size, xp_residency_check* out);
 
+/* As xp_residency_ask for the size bytes at offset of the regular file open as fd (a cache stored inside another
+ * file), which the caller keeps: on XP_NOT_RESIDENT out->fd is a duplicate of fd; XP_RESIDENT maps nothing
+ * (out->resident NULL). */
+xp_residency xp_residency_ask_range(int fd, uint64_t offset, uint64_t size, xp_residency_check* out);
+
 /* Asks the kernel to read the file of a XP_NOT_RESIDENT check into the page cache in the background
- * (posix_fadvise WILLNEED: it queues the reads and returns), then closes its descriptor. */
+ * (posix_fadvise WILLNEED: it queues the reads and returns), size bytes from check->offset, then closes its
+ * descriptor. */
 void xp_residency_warm(xp_residency_check* check, uint64_t size);
 
 /* Whether the page of a file mapping that holds `address` is in the page cache (mincore of that page): one

@@ -87,6 +87,14 @@ add_test(NAME core_repeat_runtimes
          COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/repeat_runtimes.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-subgraphs>
                  $<TARGET_FILE:xpc_tamper> $<TARGET_FILE:reseed_cache>)
 
+# A cache inside another file (an APK's asset), opened by descriptor, offset and size.
+add_executable(open_fd ${CMAKE_CURRENT_LIST_DIR}/open_fd.c ${PROJECT_SOURCE_DIR}/bench/page_cache.c)
+target_include_directories(open_fd PRIVATE ${PROJECT_SOURCE_DIR}/bench)
+target_link_libraries(open_fd PRIVATE xpack_pack)
+add_test(NAME core_open_fd
+         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/open_fd.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-subgraphs>
+                 $<TARGET_FILE:open_fd>)
+
 # Another CPU for real: natively packed caches run in qemu-user with a CPU model without AVX.
 add_test(NAME core_qemu_families
          COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/qemu_families.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>

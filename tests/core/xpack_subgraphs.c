@@ -2,13 +2,16 @@
  * without one and prints every output's XXH3-64 and the loader's counters. Tests compare two processes.
  *
  *   xpack-subgraphs pack OUT.xpc
- *   xpack-subgraphs run [--cache FILE] [--read] [--probe-early] [--only NAME]
+ *   xpack-subgraphs run [--cache FILE [--cache-at OFFSET SIZE]] [--read] [--probe-early] [--only NAME]
+ *   (--cache-at: the cache is the SIZE bytes at OFFSET of FILE, opened with xpack_cache_open_fd)
  */
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <xxhash.h>
 
 #include "loader/xnn_compat.h"
@@ -162,6 +165,8 @@ static void bind_all(xpack_cache* cache) {
 
 static int run(int argc, char** argv) {
   const char* cache_path = NULL;
+  unsigned long long at_offset = 0, at_size = 0;
+  int cache_at = 0;
   int threads = 0, repeat = 1; /* repeat: every graph defined, created and run that many times over one cache */
   const char* only = NULL;
   unsigned flags = XPACK_OPEN_TRUST_SIZES; /* subgraphs defined by hand: nothing sizes their weights */
@@ -172,13 +177,27 @@ static int run(int argc, char** argv) {
     else if (strcmp(argv[i], "--probe-early") == 0) flags |= XPACK_OPEN_PROBE_EARLY;
     else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) threads = atoi(argv[++i]);
     else if (strcmp(argv[i], "--repeat") == 0 && i + 1 < argc) repeat = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--cache-at") == 0 && i + 2 < argc) {
+      at_offset = strtoull(argv[++i], NULL, 0);
+      at_size = strtoull(argv[++i], NULL, 0);
+      cache_at = 1;
+    }
     else return 2;
   }
   if (repeat < 1) return 2;
   xpack_cache* cache = NULL;
   if (cache_path) {
     xpack_error err;
-    if (xpack_cache_open(cache_path, flags, &cache, &err) != XPACK_OK) {
+    xpack_status opened;
+    if (cache_at) {
+      const int fd = open(cache_path, O_RDONLY | O_CLOEXEC);
+      opened = fd < 0 ? xpack_cache_open(cache_path, flags, &cache, &err) /* its error names the file */
+                      : xpack_cache_open_fd(fd, at_offset, at_size, cache_path, flags, NULL, &cache, &err);
+      if (fd >= 0) close(fd); /* the loader keeps what it needs */
+    } else {
+      opened = xpack_cache_open(cache_path, flags, &cache, &err);
+    }
+    if (opened != XPACK_OK) {
       fprintf(stderr, "xpack-subgraphs: %s\n", err.message);
       return 3;
     }

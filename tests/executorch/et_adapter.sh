@@ -11,7 +11,9 @@
 #     (XPACK_OPEN_CHECK_REGIONS), a region whose size lies, deconvolution bytes that differ from the file's,
 #     another program's cache;
 #   - methods loaded three times over with a cache that serves nothing: each missed weight packed and kept once;
-#   - one cache per class of CPU: the adapter keeps the one this CPU serves (xpack_et_adapter_attach_best).
+#   - one cache per class of CPU: the adapter keeps the one this CPU serves (xpack_et_adapter_attach_best);
+#   - a cache stored inside an APK, opened by descriptor and offset and attached: every look-up hits in the
+#     APK's own mapping, outputs identical.
 # Environment: XPACK, XPACK_GENMODEL, XPACK_BUILD_DIR (the xpack build to install), XPC_TAMPER,
 # XNNPACK_PREFIX, XPACK_ET_VERSION. Exit 0/1/77.
 set -uo pipefail
@@ -75,6 +77,30 @@ for f in conv linear129 qint8_linear small_cnn dwconv_inblob_2024; do
   [ -f "$real/$f.pte" ] && { prog "real_$f" "$real/$f.pte"; check_served "real_$f"; }
 done
 [ $served -ge 8 ] || fail "only $served programs served"
+
+echo "== a cache inside an APK (stored asset), opened by descriptor and attached (xpack_et_adapter_attach_cache)"
+prog llm gen llm --size 4M
+apk_offset=$(python3 - "$work/app.apk" "$work/llm.xpc" <<'PY'
+import sys, zipfile
+out, cache = sys.argv[1], sys.argv[2]
+with zipfile.ZipFile(out, "w") as z:  # as Android packs an asset it must not compress, page-aligned
+    z.writestr("classes.dex", bytes(range(256)) * 7)
+    name = "assets/model.xpc"
+    pad = -(z.fp.tell() + 30 + len(name) + 4) % 4096
+    info = zipfile.ZipInfo(name)
+    info.extra = b"\xff\xff" + pad.to_bytes(2, "little") + b"\0" * pad
+    z.writestr(info, open(cache, "rb").read())
+with zipfile.ZipFile(out) as z, open(out, "rb") as f:
+    i = z.getinfo("assets/model.xpc")
+    f.seek(i.header_offset + 26)
+    print(i.header_offset + 30 + int.from_bytes(f.read(2), "little") + int.from_bytes(f.read(2), "little"))
+PY
+) || fail "building the APK"
+run_xp "$work/apk.run" "$work/app.apk" --xpack-cache-at "$apk_offset" "$(stat -c %s "$work/llm.xpc")"
+echo "apk (cache at offset $apk_offset): $(summary "$work/apk.run")"
+[ "$(xf "$work/apk.run" misses)" = 0 ] && [ "$(xf "$work/apk.run" hits)" = "$(xf "$work/apk.run" lookups)" ] &&
+  [ "$(tf "$work/apk.run" from_file)" -gt 0 ] || fail "apk: not every look-up was served from the APK's mapping"
+same "$work/apk.run" "$work/llm.base" || fail "apk: outputs differ from no cache"
 
 echo "== refusals inside ExecuTorch (outputs must equal no cache)"
 prog llm gen llm --size 4M

@@ -465,7 +465,7 @@ int usage() {
   fprintf(stderr,
           "usage: et_harness PROGRAM.pte [--data W.ptd] [--method M] [--no-weight-cache] [--cache-file PATH]\n"
           "                  [--no-execute] [--hold-ms N] [--input-scale S] [--pre-init] [--loads N] [--verbose]\n"
-          "                  [--xpack-cache FILE ...] [--xpack-flags N]\n");
+          "                  [--xpack-cache FILE ... [--xpack-cache-at OFFSET SIZE]] [--xpack-flags N]\n");
   return 2;
 }
 
@@ -492,6 +492,10 @@ int main(int argc, char** argv) {
   std::vector<const char*> xpack_cache_paths;  // every --xpack-cache: one cache per class of CPU
   unsigned xpack_flags = 0;  // xpack_cache_open flags, e.g. 16 = XPACK_OPEN_CHECK_REGIONS
   double attach_ms = 0;      // how long xpack_et_adapter_attach took
+  // --xpack-cache-at OFFSET SIZE: the one --xpack-cache file holds the cache at OFFSET (an APK's asset), opened
+  // by descriptor (xpack_cache_open_fd) and handed to xpack_et_adapter_attach_cache
+  bool xpack_at = false;
+  unsigned long long xpack_at_offset = 0, xpack_at_size = 0;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--data" && i + 1 < argc) ptd = argv[++i];
@@ -506,6 +510,11 @@ int main(int argc, char** argv) {
     else if (a == "--loads" && i + 1 < argc && atoi(argv[i + 1]) > 0) loads = atoi(argv[++i]);
     else if (a == "--xpack-cache" && i + 1 < argc) xpack_cache_paths.push_back(argv[++i]);
     else if (a == "--xpack-flags" && i + 1 < argc) xpack_flags = (unsigned)strtoul(argv[++i], nullptr, 0);
+    else if (a == "--xpack-cache-at" && i + 2 < argc) {
+      xpack_at_offset = strtoull(argv[++i], nullptr, 0);
+      xpack_at_size = strtoull(argv[++i], nullptr, 0);
+      xpack_at = true;
+    }
     else if (a[0] != '-' && !pte) pte = argv[i];
     else return usage();
   }
@@ -600,7 +609,20 @@ int main(int argc, char** argv) {
     xpack_status attached;
     size_t chosen = 0;
     std::vector<xpack_cache_candidate> candidates(xpack_cache_paths.size());
-    if (xpack_cache_paths.size() == 1) {  // the one-file call, as most apps make it
+    if (xpack_at && xpack_cache_paths.size() == 1) {  // as an Android app opens an asset of its APK
+      const int fd = open(xpack_cache_paths[0], O_RDONLY | O_CLOEXEC);
+      const xpack_open_limits limits = {XPACK_ET_ADAPTER_SMALL_CACHE_BYTES, 0};
+      ::xpack_cache* opened = nullptr;  // ::, as main names a flag xpack_cache
+      attached = fd < 0 ? XPACK_ERR_IO
+                        : xpack_cache_open_fd(fd, xpack_at_offset, xpack_at_size, xpack_cache_paths[0], xpack_flags,
+                                              &limits, &opened, &xerr);
+      if (fd < 0) snprintf(xerr.message, sizeof xerr.message, "%s: cannot open", xpack_cache_paths[0]);
+      if (fd >= 0) close(fd);
+      if (attached == XPACK_OK) {
+        attached = xpack_et_adapter_attach_cache(opened, pte_map, pte_size, data_map ? &ptd_base : nullptr,
+                                                 data_map ? &ptd_size : nullptr, data_map ? 1 : 0, &xerr);
+      }
+    } else if (xpack_cache_paths.size() == 1) {  // the one-file call, as most apps make it
       attached = xpack_et_adapter_attach(xpack_cache_paths[0], xpack_flags, pte_map, pte_size, data_map ? &ptd_base : nullptr,
                                          data_map ? &ptd_size : nullptr, data_map ? 1 : 0, &xerr);
     } else {
@@ -653,11 +675,14 @@ int main(int argc, char** argv) {
   }
 
   // --loads N: every method loaded and executed N times over, each load after the methods of the one before are
-  // destroyed (their XNNPACK runtimes deleted), as an app that loads the model at each session.
+  // destroyed (their XNNPACK runtimes deleted), as an app that loads the model at each session. The last load's
+  // methods live until the process ends, as with one load (ExecuTorch's own cache file is written when they go).
+  std::vector<Loaded> loaded;
   for (int load = 0; load < loads; ++load) {
     // Load every method first (as an app does at start), then execute each: methods sharing weights
     // share the backend's cache entries while all are loaded.
-    std::vector<Loaded> loaded(names.size());
+    loaded.clear();
+    loaded.resize(names.size());
     std::vector<Counters> per(names.size());
     for (size_t m = 0; m < names.size(); ++m) {
       const char* name = names[m].c_str();
