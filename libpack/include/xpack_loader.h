@@ -362,6 +362,21 @@ xpack_status xpack_cache_open_best_limits(const char* const* paths, size_t count
                                           const xpack_open_limits* limits, xpack_cache** out, size_t* chosen,
                                           xpack_cache_candidate* candidates, xpack_error* err);
 
+/* One candidate of xpack_cache_open_best_fd: a cache stored inside an open file, as xpack_cache_open_fd takes it. */
+typedef struct xpack_cache_range {
+  int fd;
+  uint64_t offset, size;
+  const char* name; /* in messages */
+} xpack_cache_range;
+
+/* xpack_cache_open_best over caches stored inside open files (one asset per class of CPU in an APK), each
+ * opened as xpack_cache_open_fd opens it with `limits` (NULL: the defaults); candidates[i] is what was found of
+ * ranges[i]. The caller keeps the descriptors. Errors: XPACK_ERR_ARG (NULL ranges, out or chosen, count 0),
+ * and when no range opens, the first one's error (a NULL name or a bad descriptor is such an error). */
+xpack_status xpack_cache_open_best_fd(const xpack_cache_range* ranges, size_t count, unsigned flags,
+                                      const xpack_open_limits* limits, xpack_cache** out, size_t* chosen,
+                                      xpack_cache_candidate* candidates, xpack_error* err);
+
 /* File facts, for tools and messages (0 for a NULL cache). */
 uint64_t xpack_cache_entry_count(const xpack_cache* cache);
 uint64_t xpack_cache_file_size(const xpack_cache* cache);

@@ -24,6 +24,22 @@ xpack_status xpack_cache_open_best(const char* const* paths, size_t count, unsig
   return xpack_cache_open_best_limits(paths, count, flags, NULL, out, chosen, candidates, err);
 }
 
+/* Where the candidates are: paths, or ranges of open files. */
+typedef struct candidates_at {
+  const char* const* paths;
+  const xpack_cache_range* ranges;
+} candidates_at;
+
+static xpack_status open_candidate(const candidates_at* at, size_t i, unsigned flags, const xpack_open_limits* limits,
+                                   xpack_cache** out, xpack_error* err) {
+  if (at->paths) return xpack_cache_open_limits(at->paths[i], flags, limits, out, err);
+  const xpack_cache_range* r = &at->ranges[i];
+  return xpack_cache_open_fd(r->fd, r->offset, r->size, r->name, flags, limits, out, err);
+}
+
+static xpack_status choose(const candidates_at* at, size_t count, unsigned flags, const xpack_open_limits* limits,
+                           xpack_cache** out, size_t* chosen, xpack_cache_candidate* candidates, xpack_error* err);
+
 xpack_status xpack_cache_open_best_limits(const char* const* paths, size_t count, unsigned flags,
                                           const xpack_open_limits* limits, xpack_cache** out, size_t* chosen,
                                           xpack_cache_candidate* candidates, xpack_error* err) {
@@ -33,6 +49,22 @@ xpack_status xpack_cache_open_best_limits(const char* const* paths, size_t count
   for (size_t i = 0; i < count; i++) {
     if (paths[i] == NULL) return xp_fail(err, XPACK_ERR_ARG, "xpack_cache_open_best: path %zu is NULL", i);
   }
+  const candidates_at at = {paths, NULL};
+  return choose(&at, count, flags, limits, out, chosen, candidates, err);
+}
+
+xpack_status xpack_cache_open_best_fd(const xpack_cache_range* ranges, size_t count, unsigned flags,
+                                      const xpack_open_limits* limits, xpack_cache** out, size_t* chosen,
+                                      xpack_cache_candidate* candidates, xpack_error* err) {
+  if (ranges == NULL || out == NULL || chosen == NULL || count == 0) {
+    return xp_fail(err, XPACK_ERR_ARG, "xpack_cache_open_best_fd: NULL ranges, output or chosen, or no range");
+  }
+  const candidates_at at = {NULL, ranges};
+  return choose(&at, count, flags, limits, out, chosen, candidates, err);
+}
+
+static xpack_status choose(const candidates_at* at, size_t count, unsigned flags, const xpack_open_limits* limits,
+                           xpack_cache** out, size_t* chosen, xpack_cache_candidate* candidates, xpack_error* err) {
   *out = NULL;
   if (candidates) memset(candidates, 0, count * sizeof *candidates);
   xpack_cache* best = NULL;
@@ -43,7 +75,7 @@ xpack_status xpack_cache_open_best_limits(const char* const* paths, size_t count
     xpack_cache* c = NULL;
     xpack_error open_error = {XPACK_OK, ""};
     if (candidates) candidates[i].tried = 1;
-    if (xpack_cache_open_limits(paths[i], flags, limits, &c, &open_error) != XPACK_OK) {
+    if (open_candidate(at, i, flags, limits, &c, &open_error) != XPACK_OK) {
       if (candidates) candidates[i].open_error = open_error;
       if (first_error.status == XPACK_OK) first_error = open_error;
       continue;

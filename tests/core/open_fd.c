@@ -3,7 +3,8 @@
  * at once; XPACK_OPEN_SKIP_SMALL and XPACK_OPEN_SKIP_COLD judge the range, not the file, and the warm-up reads
  * the range; bad descriptors and ranges are refused naming the cache and what was expected.
  *
- *   open_fd OUTER OFFSET SIZE  (the cache is the SIZE bytes at OFFSET of OUTER) */
+ *   open_fd OUTER OFFSET SIZE OTHER  (the cache is the SIZE bytes at OFFSET of OUTER; another XNNPACK build's
+ *                                      copy of it, refused whole here, lies at OTHER) */
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -42,13 +43,14 @@ static xpack_cache* open_at(const char* outer, uint64_t offset, uint64_t size, u
 }
 
 int main(int argc, char** argv) {
-  if (argc != 4) {
-    fprintf(stderr, "usage: open_fd OUTER OFFSET SIZE\n");
+  if (argc != 5) {
+    fprintf(stderr, "usage: open_fd OUTER OFFSET SIZE OTHER\n");
     return 2;
   }
   if (xnn_initialize(NULL) != xnn_status_success) return 1;
   const char* outer = argv[1];
   const uint64_t offset = strtoull(argv[2], NULL, 0), size = strtoull(argv[3], NULL, 0);
+  const uint64_t other = strtoull(argv[4], NULL, 0);
   xpack_status st;
   xpack_error err;
 
@@ -99,6 +101,29 @@ int main(int argc, char** argv) {
                (long long)bench_resident_range(outer, offset, size), (unsigned long long)size);
     xpack_cache_close(c);
   }
+
+  /* One cache per class of CPU in the APK: the one this process serves is kept */
+  const int fd = open(outer, O_RDONLY | O_CLOEXEC);
+  const xpack_cache_range ranges[] = {
+      {fd, UINT64_MAX - 1, size, "past-the-end"}, {fd, other, size, "other-build"}, {fd, offset, size, "this-build"}};
+  xpack_cache_candidate found[3];
+  size_t chosen = 9;
+  EXPECT(xpack_cache_open_best_fd(ranges, 3, XPACK_OPEN_PROBE_EARLY, NULL, &c, &chosen, found, &err) == XPACK_OK);
+  EXPECT(chosen == 2 && xpack_cache_refusal(c) == NULL && xpack_cache_entry_count(c) == entries);
+  EXPECT(found[0].tried && found[0].open_error.status == XPACK_ERR_TRUNCATED &&
+         strstr(found[0].open_error.message, "past-the-end"));
+  EXPECT(found[1].tried && found[1].open_error.status == XPACK_OK && found[1].refused_whole &&
+         found[1].entries_served == 0);
+  EXPECT(found[2].tried && found[2].entries_served == entries && !found[2].refused_whole);
+  xpack_cache_close(c);
+  const xpack_cache_range first_served[] = {ranges[2], ranges[1]};
+  EXPECT(xpack_cache_open_best_fd(first_served, 2, 0, NULL, &c, &chosen, found, &err) == XPACK_OK && chosen == 0 &&
+         !found[1].tried); /* served whole: the rest is not opened */
+  xpack_cache_close(c);
+  EXPECT(xpack_cache_open_best_fd(ranges, 1, 0, NULL, &c, &chosen, NULL, &err) == XPACK_ERR_TRUNCATED &&
+         c == NULL && strstr(err.message, "past-the-end"));
+  EXPECT(xpack_cache_open_best_fd(NULL, 1, 0, NULL, &c, &chosen, NULL, &err) == XPACK_ERR_ARG);
+  close(fd);
 
   /* Refused, naming the cache and what was expected */
   const int64_t outer_size = bench_file_size(outer);

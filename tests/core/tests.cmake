@@ -93,7 +93,7 @@ target_include_directories(open_fd PRIVATE ${PROJECT_SOURCE_DIR}/bench)
 target_link_libraries(open_fd PRIVATE xpack_pack)
 add_test(NAME core_open_fd
          COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/open_fd.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-subgraphs>
-                 $<TARGET_FILE:open_fd>)
+                 $<TARGET_FILE:open_fd> $<TARGET_FILE:xpc_tamper>)
 
 # Another CPU for real: natively packed caches run in qemu-user with a CPU model without AVX.
 add_test(NAME core_qemu_families
