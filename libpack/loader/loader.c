@@ -18,30 +18,40 @@
 #include "loader/open_steps.h"
 #include "xpc_format.h"
 
+xpack_status xp_cache_read(xpack_cache* c, int fd, uint64_t offset, const char* name, xpack_error* err) {
+  void* buf = NULL;
+  if (c->size > SIZE_MAX || posix_memalign(&buf, 16384, c->size ? (size_t)c->size : 1) != 0) {
+    return xp_fail(err, XPACK_ERR_NOMEM, "%s: cannot allocate %llu bytes to read the %s", name,
+                   (unsigned long long)c->size, offset ? "cache" : "file");
+  }
+  for (uint64_t done = 0; done < c->size;) {
+    const ssize_t n = pread(fd, (uint8_t*)buf + done, (size_t)(c->size - done), (off_t)(offset + done));
+    if (n <= 0) {
+      if (n < 0 && errno == EINTR) continue;
+      const int e = errno;
+      free(buf);
+      if (offset == 0) {
+        return xp_fail(err, XPACK_ERR_IO, "%s: read failed at offset %llu: %s", name, (unsigned long long)done,
+                       n < 0 ? strerror(e) : "file shrank while reading");
+      }
+      return xp_fail(err, XPACK_ERR_IO, "%s: read failed at offset %llu of the cache (%llu of the file): %s", name,
+                     (unsigned long long)done, (unsigned long long)(offset + done),
+                     n < 0 ? strerror(e) : "the file shrank while reading");
+    }
+    done += (uint64_t)n;
+  }
+  c->base = buf;
+  c->mapped = 0;
+  return XPACK_OK;
+}
+
 static xpack_status read_whole_file(xpack_cache* c, const char* path, xpack_error* err) {
   int fd;
   xpack_status st = xp_open_regular(path, &fd, &c->size, NULL, err);
   if (st != XPACK_OK) return st;
-  void* buf = NULL;
-  if (posix_memalign(&buf, 16384, c->size ? (size_t)c->size : 1) != 0) {
-    close(fd);
-    return xp_fail(err, XPACK_ERR_NOMEM, "%s: cannot allocate %llu bytes to read the file", path,
-                   (unsigned long long)c->size);
-  }
-  for (uint64_t done = 0; done < c->size;) {
-    ssize_t n = pread(fd, (uint8_t*)buf + done, (size_t)(c->size - done), (off_t)done);
-    if (n <= 0) {
-      if (n < 0 && errno == EINTR) continue;
-      free(buf);
-      close(fd);
-      return xp_fail(err, XPACK_ERR_IO, "%s: read failed at offset %llu: %s", path, (unsigned long long)done,
-                     n < 0 ? strerror(errno) : "file shrank while reading");
-    }
-    done += (uint64_t)n;
-  }
+  st = xp_cache_read(c, fd, 0, path, err);
   close(fd);
-  c->base = buf;
-  return XPACK_OK;
+  return st;
 }
 
 /* resident_map: a mapping of the whole file already made (XPACK_OPEN_SKIP_COLD found it in the page cache),

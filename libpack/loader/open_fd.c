@@ -15,29 +15,6 @@
 #include "xpack_loader.h"
 #include "xpc_format.h"
 
-static xpack_status read_range(xpack_cache* c, int fd, uint64_t offset, const char* name, xpack_error* err) {
-  void* buf = NULL;
-  if (c->size > SIZE_MAX || posix_memalign(&buf, 16384, (size_t)c->size) != 0) {
-    return xp_fail(err, XPACK_ERR_NOMEM, "%s: cannot allocate %llu bytes to read the cache", name,
-                   (unsigned long long)c->size);
-  }
-  for (uint64_t done = 0; done < c->size;) {
-    const ssize_t n = pread(fd, (uint8_t*)buf + done, (size_t)(c->size - done), (off_t)(offset + done));
-    if (n <= 0) {
-      if (n < 0 && errno == EINTR) continue;
-      const int e = errno;
-      free(buf);
-      return xp_fail(err, XPACK_ERR_IO, "%s: read failed at offset %llu of the cache (%llu of the file): %s", name,
-                     (unsigned long long)done, (unsigned long long)(offset + done),
-                     n < 0 ? strerror(e) : "the file shrank while reading");
-    }
-    done += (uint64_t)n;
-  }
-  c->base = buf;
-  c->mapped = 0;
-  return XPACK_OK;
-}
-
 /* Maps the pages that hold the range; base is then offset's byte in them. Leaves c unmapped (and returns
  * XPACK_OK) when the bytes would not lie on XNNPACK's alignment, for the caller to read them instead. */
 static xpack_status map_range(xpack_cache* c, int fd, uint64_t offset, unsigned flags, const char* name,
@@ -106,7 +83,7 @@ xpack_status xpack_cache_open_fd(int fd, uint64_t offset, uint64_t size, const c
     }
   }
   xpack_status st_load = (flags & XPACK_OPEN_READ) ? XPACK_OK : map_range(c, fd, offset, flags, name, err);
-  if (st_load == XPACK_OK && !c->mapped) st_load = read_range(c, fd, offset, name, err);
+  if (st_load == XPACK_OK && !c->mapped) st_load = xp_cache_read(c, fd, offset, name, err);
   if (st_load != XPACK_OK) {
     xp_cache_unload(c);
     free(c);

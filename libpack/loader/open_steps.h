@@ -32,6 +32,10 @@ void xp_cache_skip_cold(xpack_cache* c, uint64_t size, uint64_t limit, const xp_
 xpack_status xp_cache_finish_open(xpack_cache* c, const char* name, unsigned flags, xpack_cache** out,
                                   xpack_error* err);
 
+/* Reads c->size bytes at offset of fd into an aligned heap buffer that becomes c->base (name in messages;
+ * offsets in them count from offset). Errors: XPACK_ERR_NOMEM, XPACK_ERR_IO. */
+xpack_status xp_cache_read(xpack_cache* c, int fd, uint64_t offset, const char* name, xpack_error* err);
+
 /* Unmaps or frees c's bytes (nothing else). */
 void xp_cache_unload(xpack_cache* c);
 
