@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli_cache_source.h"
 #include "cli_common.h"
 #include "commands.h"
 #include "json.h"
@@ -231,17 +232,27 @@ int cmd_dump(int argc, char** argv) {
     cli_error("dump: missing FILE (usage: xpack dump FILE [--json])");
     return XPACK_EXIT_USAGE;
   }
-  xpack_file* f;
-  xpack_error err;
-  xpack_status st = xpack_file_open(path, &f, &err);
-  if (st != XPACK_OK) {
-    cli_error("%s", err.message);
-    return cli_exit_for_status(st);
+  cli_cache_source source;
+  rc = cli_cache_source_open("dump", path, &source);
+  const char* unusable = rc == 0 ? cli_cache_source_unusable(&source) : NULL;
+  if (unusable) {
+    cli_line(stderr, "%s: dump: %s: %s", g_program, path, unusable);
+    rc = XPACK_EXIT_BAD_INPUT;
   }
-  xpack_file_info info;
-  xpack_file_get_info(f, &info);
-  if (as_json) dump_json(f, &info, path);
-  else dump_text(f, &info, path);
+  xpack_file* f = NULL;
+  xpack_error err;
+  xpack_status st = rc == 0 ? cli_cache_source_open_file(&source, &f, &err) : XPACK_OK;
+  if (rc == 0 && st != XPACK_OK) {
+    cli_error("%s", err.message);
+    rc = cli_exit_for_status(st);
+  }
+  if (rc == 0) {
+    xpack_file_info info;
+    xpack_file_get_info(f, &info);
+    if (as_json) dump_json(f, &info, path);
+    else dump_text(f, &info, path);
+  }
   xpack_file_close(f);
-  return XPACK_EXIT_OK;
+  cli_cache_source_close(&source);
+  return rc;
 }

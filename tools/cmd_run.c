@@ -16,7 +16,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <fcntl.h>
+#include <unistd.h>
 
+#include "cli_cache_source.h"
 #include "cli_common.h"
 #include "commands.h"
 #include "json.h"
@@ -157,10 +161,11 @@ static uint32_t report_families(xpack_cache* cache, json* j) {
 
 /* The CPU that packed the cache (its INFO "cpu", format 1.2) and this one: in the JSON always, in the text when
  * families were refused as packed otherwise here, since then the two CPUs are what someone looks at next. */
-static void report_cpus(const char* cache_path, uint32_t packed_otherwise, json* j) {
+static void report_cpus(const cli_cache_source* source, uint32_t packed_otherwise, json* j) {
   if (j == NULL && packed_otherwise == 0) return;
   xpack_file* file = NULL;
-  const char* packed_on = xpack_file_open(cache_path, &file, NULL) == XPACK_OK ? xpack_file_info_value(file, "cpu") : NULL;
+  const char* packed_on =
+      cli_cache_source_open_file(source, &file, NULL) == XPACK_OK ? xpack_file_info_value(file, "cpu") : NULL;
   char here[XPACK_CPU_DESCRIPTION_SIZE];
   xpack_describe_this_cpu(here, sizeof here);
   if (j) {
@@ -212,6 +217,65 @@ static void report_candidates(const char* const* paths, size_t count, size_t cho
     }
   }
   if (j) json_end_array(j);
+}
+
+static void close_sources(cli_cache_source* sources, size_t count) {
+  for (size_t i = 0; i < count; i++) cli_cache_source_close(&sources[i]);
+}
+
+/* Opens the --cache files as an app would: one with xpack_cache_open, several with xpack_cache_open_best; an
+ * archive's member where it lies (xpack_cache_open_fd, or xpack_cache_open_best_fd over every candidate, files
+ * included, when any is a member). Returns 0 (the sources then open until the caller closes them), or an exit
+ * code after printing why (every source closed). */
+static int open_caches(const char* const* paths, size_t count, unsigned flags, cli_cache_source* sources,
+                       xpack_cache** cache, size_t* chosen, xpack_cache_candidate* candidates) {
+  *cache = NULL;
+  *chosen = 0;
+  int rc = 0, members = 0;
+  size_t opened = 0;
+  for (; opened < count && rc == 0; opened++) {
+    rc = cli_cache_source_open("run", paths[opened], &sources[opened]);
+    const char* unusable = rc == 0 ? cli_cache_source_unusable(&sources[opened]) : NULL;
+    if (unusable) {
+      cli_line(stderr, "%s: run: %s: %s", g_program, paths[opened], unusable);
+      rc = XPACK_EXIT_BAD_INPUT;
+    }
+    members += sources[opened].archive != NULL;
+  }
+  if (rc != 0 || count == 0) {
+    close_sources(sources, opened);
+    return rc;
+  }
+  xpack_error err;
+  xpack_status st;
+  if (count == 1) {
+    st = cli_cache_source_open_cache(&sources[0], flags, cache, &err);
+  } else if (members == 0) {
+    st = xpack_cache_open_best(paths, count, flags, cache, chosen, candidates, &err);
+  } else {
+    xpack_cache_range ranges[RUN_MAX_CACHES];
+    int fds[RUN_MAX_CACHES];
+    for (size_t i = 0; i < count; i++) {
+      const cli_cache_source* s = &sources[i];
+      struct stat info;
+      fds[i] = s->archive ? -1 : open(paths[i], O_RDONLY | O_CLOEXEC); /* a missing file: its candidate says so */
+      ranges[i] = (xpack_cache_range){s->archive ? s->fd : fds[i], s->where.data_offset,
+                                      s->archive ? s->where.stored_size
+                                      : fds[i] >= 0 && fstat(fds[i], &info) == 0 ? (uint64_t)info.st_size : 0,
+                                      paths[i]};
+    }
+    st = xpack_cache_open_best_fd(ranges, count, flags, NULL, cache, chosen, candidates, &err);
+    for (size_t i = 0; i < count; i++) {
+      if (fds[i] >= 0) close(fds[i]); /* the loader keeps what it needs of a file */
+    }
+  }
+  if (st != XPACK_OK) {
+    if (count == 1) cli_error("%s", err.message);
+    else cli_error("no --cache file opens; the first: %s", err.message);
+    close_sources(sources, count);
+    return cli_exit_for_status(err.status);
+  }
+  return 0;
 }
 
 /* --method NAME names a method of the given programs: one that none has is a usage error (exit 2) that lists
@@ -266,23 +330,15 @@ int cmd_run(int argc, char** argv) {
     else if (strcmp(argv[i], "--skip-cold") == 0) open_flags |= XPACK_OPEN_SKIP_COLD;
   }
   /* The cache first: its probes then run on their own thread while the programs are opened and replayed. */
-  xpack_error err;
+  cli_cache_source sources[RUN_MAX_CACHES];
   xpack_cache_candidate candidates[RUN_MAX_CACHES];
   size_t chosen = 0;
-  if (candidate_count == 1 && xpack_cache_open(cache_path, open_flags, &job.cache, &err) != XPACK_OK) {
-    cli_error("%s", err.message);
-    return cli_exit_for_status(err.status);
-  }
-  if (candidate_count > 1) {
-    if (xpack_cache_open_best(candidate_paths, candidate_count, open_flags, &job.cache, &chosen, candidates, &err) !=
-        XPACK_OK) {
-      cli_error("no --cache file opens; the first: %s", err.message);
-      return cli_exit_for_status(err.status);
-    }
-    cache_path = candidate_paths[chosen];
-  }
+  rc = open_caches(candidate_paths, candidate_count, open_flags, sources, &job.cache, &chosen, candidates);
+  if (rc != 0) return rc;
+  const cli_cache_source* source = candidate_count ? &sources[chosen] : NULL;
+  cache_path = source ? source->arg : NULL;
   xpack_cache_prefetch(job.cache); /* as an app: a small cold cache is read while the programs load */
-  job.misses = run_misses_start(job.cache, cache_path);
+  job.misses = run_misses_start(job.cache, source);
   xpack_model_set set;
   /* With a cache, a full hit needs none of the raw weights: they are read only if XNNPACK packs after all.
    * A cache refused whole (known at open) serves nothing: XNNPACK reads them all. */
@@ -294,6 +350,7 @@ int cmd_run(int argc, char** argv) {
     xpack_model_set_close(&set);
     run_misses_finish(job.misses);
     xpack_cache_close(job.cache);
+    close_sources(sources, candidate_count);
     return rc;
   }
   if (refusal && !job.as_json) cli_line(stderr, "cache refused, XNNPACK packs everything: %s", refusal);
@@ -330,7 +387,7 @@ int cmd_run(int argc, char** argv) {
     json_key(&j, "refused_mismatch"); json_uint(&j, s.refused_mismatch);
     json_key(&j, "refused_size"); json_uint(&j, s.refused_size);
     json_key(&j, "refused_unsized"); json_uint(&j, s.refused_unsized);
-    if (job.cache) report_cpus(cache_path, report_families(job.cache, &j), &j);
+    if (job.cache) report_cpus(source, report_families(job.cache, &j), &j);
     json_end_object(&j);
     json_finish(&j);
   } else {
@@ -344,7 +401,7 @@ int cmd_run(int argc, char** argv) {
              (unsigned long long)s.misses_unbound, (unsigned long long)s.misses_not_found,
              (unsigned long long)s.misses_refused, (unsigned long long)s.misses_reused,
              (unsigned long long)s.heap_fallback_bytes);
-      report_cpus(cache_path, report_families(job.cache, NULL), NULL);
+      report_cpus(source, report_families(job.cache, NULL), NULL);
       if (s.refused_no_family > 0) {
         fprintf(cli_out(), "%llu look-up%s refused: the entry names no packing family (a format 1.0 cache: pack it again)\n",
                 (unsigned long long)s.refused_no_family, s.refused_no_family == 1 ? "" : "s");
@@ -362,6 +419,7 @@ int cmd_run(int argc, char** argv) {
   }
   run_misses_finish(job.misses);
   xpack_cache_close(job.cache);
+  close_sources(sources, candidate_count);
   xpack_model_set_close(&set);
   if (rc) return rc;
   if (job.bad_input) return XPACK_EXIT_BAD_INPUT;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_cache_source.h"
 #include "cli_common.h"
 #include "commands.h"
 #include "json.h"
@@ -56,6 +57,52 @@ static void print_model_json(json* j, const model_verdict* m) {
   json_end_object(j);
 }
 
+/* Where an archive's member lies and whether the loader maps it there, which the cache's own XNNPACK alignment
+ * decides (cache_read: the cache was read whole and sound, so that alignment can be taken from it). */
+static void report_archive(const cli_cache_source* s, int cache_read, json* j) {
+  uint32_t alignment = 0, page = 0;
+  xpack_file* f = NULL;
+  if (cache_read && cli_cache_source_open_file(s, &f, NULL) == XPACK_OK) {
+    xpack_file_info info;
+    xpack_file_get_info(f, &info);
+    alignment = info.xnn_alignment;
+    page = info.page_alignment;
+  }
+  xpack_file_close(f);
+  const int mappable = alignment != 0 && cli_cache_source_mappable(s, alignment);
+  if (j) {
+    json_key(j, "archive"); json_object(j);
+    json_key(j, "path"); json_string(j, s->archive);
+    json_key(j, "member"); json_string(j, s->member);
+    json_key(j, "data_offset"); json_uint(j, s->where.data_offset);
+    json_key(j, "stored_size"); json_uint(j, s->where.stored_size);
+    json_key(j, "stored"); json_bool(j, s->where.method == XPACK_ARCHIVE_STORED);
+    json_key(j, "method"); json_uint(j, s->where.method);
+    json_key(j, "mapped_in_place");
+    if (alignment) json_bool(j, mappable);
+    else json_null(j);
+    json_key(j, "page_aligned");
+    if (page) json_bool(j, s->where.data_offset % page == 0);
+    else json_null(j);
+    json_end_object(j);
+    return;
+  }
+  if (alignment == 0) return; /* the problems above say why */
+  if (mappable) {
+    cli_line(cli_out(), "%s: member of %s at offset %llu: the loader maps it where it lies%s", s->arg, s->archive,
+             (unsigned long long)s->where.data_offset,
+             s->where.data_offset % page == 0 ? " (page-aligned: its pages are shared with every process mapping the archive)"
+                                              : "");
+  } else {
+    cli_line(cli_out(),
+             "%s: note: member of %s at offset %llu, not a multiple of the cache's XNNPACK alignment (%u): the loader "
+             "reads its %llu bytes into the app's memory instead of mapping them; place it at a multiple of %u (4096 "
+             "shares its pages)",
+             s->arg, s->archive, (unsigned long long)s->where.data_offset, alignment,
+             (unsigned long long)s->where.stored_size, alignment);
+  }
+}
+
 static const cli_option kOptions[] = {{"--json", 0, 0}, {"--model", 1, 0}, {"--data", 1, 0}};
 static const cli_options kVerifyOptions = {"verify", kOptions, sizeof kOptions / sizeof kOptions[0]};
 
@@ -95,6 +142,12 @@ int cmd_verify(int argc, char** argv) {
     cli_error("verify: --data needs --model");
     return XPACK_EXIT_USAGE;
   }
+  cli_cache_source source;
+  rc = cli_cache_source_open("verify", path, &source);
+  if (rc != 0) {
+    cli_cache_source_close(&source);
+    return rc;
+  }
   json j;
   json_init(&j, cli_out());
   report r = {as_json, &j};
@@ -106,16 +159,27 @@ int cmd_verify(int argc, char** argv) {
   uint64_t problems = 0;
   xpack_error err;
   cli_file_identity identity;
-  cli_file_identity_take(path, &identity);
-  xpack_status st = xpack_verify_file(path, on_problem, &r, &problems, &err);
+  const char* const file_path = source.archive ? source.archive : path; /* the file the checks open */
+  cli_file_identity_take(file_path, &identity);
+  const char* unusable = cli_cache_source_unusable(&source);
+  xpack_status st = XPACK_OK;
+  if (unusable) {
+    on_problem(&r, path, unusable);
+    problems = 1;
+  } else {
+    st = cli_cache_source_verify(&source, on_problem, &r, &problems, &err);
+  }
   model_verdict model;
   const int model_checked = st == XPACK_OK && problems == 0 && with_model;
   if (model_checked) {
     xpack_model_set set;
     rc = model_args_open(&set, model_argc, model_argv, &kVerifyOptions, XPACK_MODEL_SET_HASH_PROGRAMS);
-    if (rc == 0) rc = verify_against_model(path, &set, on_problem, &r, &problems, &model);
+    if (rc == 0) rc = verify_against_model(&source, &set, on_problem, &r, &problems, &model);
     xpack_model_set_close(&set);
-    if (rc != 0) return rc; /* the models could not be read: an error, no report (cli_out) */
+    if (rc != 0) { /* the models could not be read: an error, no report (cli_out) */
+      cli_cache_source_close(&source);
+      return rc;
+    }
   }
   if (st == XPACK_OK && !as_json) {
     if (problems == 0) fprintf(cli_out(), "%s: sound\n", path);
@@ -128,8 +192,9 @@ int cmd_verify(int argc, char** argv) {
     if (model_checked) print_model_json(&j, &model);
     else json_null(&j);
   }
+  if (source.archive) report_archive(&source, !unusable && st == XPACK_OK && problems == 0, as_json ? &j : NULL);
   machine_verdict machine = {0};
-  if (st == XPACK_OK) verify_for_this_machine(path, as_json ? &j : NULL, &machine);
+  if (st == XPACK_OK && !unusable) verify_for_this_machine(&source, as_json ? &j : NULL, &machine);
   const int refused_here = machine.checked && machine.entries_refused > 0;
   if (as_json) {
     json_key(&j, "served_here"); json_bool(&j, machine.checked && !refused_here);
@@ -141,11 +206,13 @@ int cmd_verify(int argc, char** argv) {
   }
   if (st == XPACK_ERR_IO || st == XPACK_ERR_NOMEM) {
     cli_error("%s", err.message);
+    cli_cache_source_close(&source);
     return cli_exit_for_status(st);
   }
   /* Each check opened the file by name: they are one report only if they saw one file. */
-  if (!cli_file_identity_still(path, &identity, "verify", "its checks may have seen different files, so nothing is reported")) {
-    return XPACK_EXIT_FAILED;
-  }
+  const int one_file = cli_file_identity_still(file_path, &identity, "verify",
+                                               "its checks may have seen different files, so nothing is reported");
+  cli_cache_source_close(&source);
+  if (!one_file) return XPACK_EXIT_FAILED;
   return (st == XPACK_OK && problems == 0 && !refused_here) ? XPACK_EXIT_OK : XPACK_EXIT_CHECK_FAILED;
 }

@@ -19,6 +19,7 @@ typedef struct miss_record {
 
 struct run_misses {
   xpack_cache* cache;
+  const cli_cache_source* source; /* the chosen cache */
   const char* cache_path;
   miss_record* records;
   size_t count, capacity;
@@ -64,12 +65,13 @@ static void on_miss(void* context, const xpack_miss* miss) {
   m->records[m->count++] = r;
 }
 
-run_misses* run_misses_start(xpack_cache* cache, const char* cache_path) {
+run_misses* run_misses_start(xpack_cache* cache, const cli_cache_source* source) {
   if (cache == NULL) return NULL;
   run_misses* m = calloc(1, sizeof *m);
   if (m == NULL) return NULL;
   m->cache = cache;
-  m->cache_path = cache_path;
+  m->source = source;
+  m->cache_path = source ? source->arg : NULL;
   xpack_cache_on_miss(cache, on_miss, m);
   return m;
 }
@@ -96,7 +98,7 @@ static int load_hints(run_misses* m) {
   if (m->hints_tried) return m->by_kernel != NULL;
   m->hints_tried = 1;
   xpack_error err;
-  if (xpack_file_open(m->cache_path, &m->file, &err) != XPACK_OK) return 0;
+  if (cli_cache_source_open_file(m->source, &m->file, &err) != XPACK_OK) return 0;
   xpack_file_info info;
   xpack_file_get_info(m->file, &info);
   m->entry_count = info.entry_count;

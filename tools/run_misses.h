@@ -5,14 +5,15 @@
 
 #include <stdio.h>
 
+#include "cli_cache_source.h"
 #include "json.h"
 #include "xpack.h"
 
 typedef struct run_misses run_misses;
 
-/* Starts collecting cache's misses (xpack_cache_on_miss). cache_path names the file for the hints, which read
- * it as an xpack_file. NULL when cache is NULL or out of memory: every other function then does nothing. */
-run_misses* run_misses_start(xpack_cache* cache, const char* cache_path);
+/* Starts collecting cache's misses (xpack_cache_on_miss). source names the cache for the hints, which read
+ * it as an xpack_file; it must outlive the collection. NULL when cache is NULL or out of memory: every other function then does nothing. */
+run_misses* run_misses_start(xpack_cache* cache, const cli_cache_source* source);
 
 /* Forgets the misses collected so far: call it before each delegate. */
 void run_misses_clear(run_misses* m);

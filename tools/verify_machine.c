@@ -22,12 +22,14 @@ static void report_unchecked(const char* path, json* j, const xpack_error* err) 
   }
 }
 
-void verify_for_this_machine(const char* path, json* j, machine_verdict* out) {
+void verify_for_this_machine(const cli_cache_source* source, json* j, machine_verdict* out) {
   memset(out, 0, sizeof *out);
+  const char* path = source->arg;
   xpack_cache* cache = NULL;
   xpack_file* file = NULL;
   xpack_error err;
-  if (xpack_cache_open(path, 0, &cache, &err) != XPACK_OK || xpack_file_open(path, &file, &err) != XPACK_OK) {
+  if (cli_cache_source_open_cache(source, 0, &cache, &err) != XPACK_OK ||
+      cli_cache_source_open_file(source, &file, &err) != XPACK_OK) {
     report_unchecked(path, j, &err);
     xpack_cache_close(cache);
     return;

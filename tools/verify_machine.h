@@ -6,6 +6,7 @@
 
 #include <stdint.h>
 
+#include "cli_cache_source.h"
 #include "json.h"
 
 typedef struct machine_verdict {
@@ -15,8 +16,8 @@ typedef struct machine_verdict {
   uint64_t families_refused; /* families refused here */
 } machine_verdict;
 
-/* Checks `path` for this machine and reports it: as text on stdout, or as the members "machine": {...}
+/* Checks the cache `source` names for this machine and reports it: as text on stdout, or as the members "machine": {...}
  * of the open JSON object j (j == NULL: text). */
-void verify_for_this_machine(const char* path, json* j, machine_verdict* out);
+void verify_for_this_machine(const cli_cache_source* source, json* j, machine_verdict* out);
 
 #endif

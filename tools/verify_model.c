@@ -100,9 +100,10 @@ static void note_nothing_compared(const xpack_file* fresh, const xpack_model_set
   cli_line(stderr, "note: --model: nothing compared: %s", why);
 }
 
-int verify_against_model(const char* cache_path, const xpack_model_set* set, xpack_problem_fn fn, void* context,
+int verify_against_model(const cli_cache_source* source, const xpack_model_set* set, xpack_problem_fn fn, void* context,
                          uint64_t* problems, model_verdict* out) {
   memset(out, 0, sizeof *out);
+  const char* cache_path = source->arg;
   compare_job job = {NULL, fn, context, problems, out};
   /* The re-pack has no name at any moment, in $TMPDIR (or /tmp): however this process ends, it leaves
    * nothing behind. */
@@ -128,7 +129,7 @@ int verify_against_model(const char* cache_path, const xpack_model_set* set, xpa
   const uint64_t problems_before_compare = *problems;
   xpack_file *fresh = NULL, *cache = NULL;
   xpack_file_info cache_info = {0};
-  if (xpack_file_open_fd(fresh_fd, &fresh, &err) == XPACK_OK && xpack_file_open(cache_path, &cache, &err) == XPACK_OK) {
+  if (xpack_file_open_fd(fresh_fd, &fresh, &err) == XPACK_OK && cli_cache_source_open_file(source, &cache, &err) == XPACK_OK) {
     xpack_file_get_info(cache, &cache_info);
     /* Frames are not packed bytes: compare after `xpack inflate` (the run below reports the refusal). */
     if (!(cache_info.flags & 1)) compare_entries(fresh, cache, &job);
@@ -146,7 +147,7 @@ int verify_against_model(const char* cache_path, const xpack_model_set* set, xpa
     return 0;
   }
 
-  if (xpack_cache_open(cache_path, 0, &job.cache, &err) != XPACK_OK) {
+  if (cli_cache_source_open_cache(source, 0, &job.cache, &err) != XPACK_OK) {
     report(&job, cache_path, err.message);
     return 0;
   }

@@ -3,6 +3,7 @@
 #ifndef XPACK_TOOLS_VERIFY_MODEL_H
 #define XPACK_TOOLS_VERIFY_MODEL_H
 
+#include "cli_cache_source.h"
 #include "xpack_pipeline.h"
 #include "xpack.h"
 
@@ -20,7 +21,7 @@ typedef struct model_verdict {
  * then runs every delegate with and without the cache comparing outputs bit for bit. Each difference is
  * reported through fn, and *out says what was covered. Returns 0 when the comparison ran (problems counted
  * in *problems), else an exit code. */
-int verify_against_model(const char* cache_path, const xpack_model_set* set, xpack_problem_fn fn, void* context,
+int verify_against_model(const cli_cache_source* source, const xpack_model_set* set, xpack_problem_fn fn, void* context,
                          uint64_t* problems, model_verdict* out);
 
 #endif

@@ -38,19 +38,22 @@ static const command kCommands[] = {
      "--skip-small does what an app passing XPACK_OPEN_SKIP_SMALL gets: a cache file under 128 KiB is skipped\n"
      "unread and XNNPACK packs everything, as without a cache. --skip-cold does what XPACK_OPEN_SKIP_COLD gets:\n"
      "a cache file under 1 MiB that is not wholly in the page cache is skipped unread the same way, and read\n"
-     "into the page cache in the background once the run is over, for the next one."},
+     "into the page cache in the background once the run is over, for the next one.\n"
+     "A cache inside an APK or zip is named ARCHIVE!/MEMBER (app.apk!/assets/model.xpc) and opened where it lies."},
     {"inspect", cmd_inspect, "xpack inspect MODEL.pte [--data FILE.ptd ...] [--json]",
      "Methods, delegates (backend, location, size), XNNPACK node counts by type, datatypes, constants (identity,\n"
      "size, where they live), and what xpack can and cannot replay."},
     {"dump", cmd_dump, "xpack dump FILE [--json]",
      "Prints every field of a cache file: format version, target, XNNPACK build identifier, the input files it was\n"
      "built from, every region (offset, size, XXH3-64) and every entry (seed, kernel and bias identities, region),\n"
-     "with totals and the bytes deduplication saved."},
+     "with totals and the bytes deduplication saved. FILE may be ARCHIVE!/MEMBER, a cache inside an APK or zip."},
     {"verify", cmd_verify, "xpack verify FILE [--model MODEL.pte ... [--data FILE.ptd ...]] [--json]",
      "Checks structure, bounds and every checksum (metadata, each table, each region, each entry).\n"
      "With --model, also re-packs the model with this machine's XNNPACK and compares every packed weight with the\n"
      "cache byte for byte, then runs every delegate with and without the cache comparing outputs bit for bit.\n"
-     "Prints one line per problem naming where it is; exit 0 when the file is sound, 1 when it is not."},
+     "Prints one line per problem naming where it is; exit 0 when the file is sound, 1 when it is not.\n"
+     "FILE may be ARCHIVE!/MEMBER (app.apk!/assets/model.xpc): a cache inside an APK or zip, checked where it lies,\n"
+     "with whether it is stored uncompressed (else no app can open it) and whether the loader maps it in place."},
     {"bench", cmd_bench,
      "xpack bench MODEL.pte [MODEL2.pte ...] [--data FILE.ptd ...] [--reps N] [--cache FILE] [--readahead]\n"
      "            [--variants LIST] [--serve-small] [--serve-cold] [--probe-late]\n"

@@ -35,16 +35,31 @@ static xpack_status check_identity_sharing(const xp_view* v, const char* path, x
   return XPACK_OK;
 }
 
+/* Opens the view over the mapping f->map from its byte f->delta on, size bytes. */
+static xpack_status open_view(xp_file* f, uint64_t size, const char* name, int allow_transport, xpack_error* err) {
+  /* An empty file maps to no memory; the view still needs a base to report "not an xpack cache". */
+  static const uint8_t kEmpty[1];
+  xpack_status st = xp_view_open(&f->view, f->map.data ? f->map.data + f->delta : kEmpty, size, name, allow_transport, err);
+  if (st == XPACK_OK) st = check_identity_sharing(&f->view, name, err);
+  if (st != XPACK_OK) xp_file_close(f);
+  return st;
+}
+
 xpack_status xp_file_open(xp_file* f, const char* path, int allow_transport, xpack_error* err) {
   memset(f, 0, sizeof *f);
   xpack_status st = xp_map_file(path, &f->map, err);
   if (st != XPACK_OK) return st;
-  /* An empty file maps to no memory; the view still needs a base to report "not an xpack cache". */
-  static const uint8_t kEmpty[1];
-  st = xp_view_open(&f->view, f->map.data ? f->map.data : kEmpty, f->map.size, path, allow_transport, err);
-  if (st == XPACK_OK) st = check_identity_sharing(&f->view, path, err);
-  if (st != XPACK_OK) xp_file_close(f);
-  return st;
+  return open_view(f, f->map.size, path, allow_transport, err);
+}
+
+xpack_status xp_file_open_range(xp_file* f, int fd, uint64_t offset, uint64_t size, const char* name,
+                                int allow_transport, xpack_error* err) {
+  memset(f, 0, sizeof *f);
+  xpack_status s = xp_check_range(fd, offset, size, name, err);
+  if (s != XPACK_OK) return s;
+  s = xp_map_range(fd, offset, size, name, &f->map, &f->delta, err);
+  if (s != XPACK_OK) return s;
+  return open_view(f, size, name, allow_transport, err);
 }
 
 int xp_file_is_mapped(const xp_file* f) { return f->map.data != NULL; }

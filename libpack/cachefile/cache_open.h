@@ -10,7 +10,8 @@
 
 typedef struct xp_file {
   xp_file_map map;
-  xp_view view; /* over map; valid until xp_file_close */
+  xp_view view; /* over map (from its byte `delta` on); valid until xp_file_close */
+  uint64_t delta;
 } xp_file;
 
 /* Entries name their identities by STRS offset and a writer stores each string once, so any number of
@@ -26,6 +27,12 @@ typedef struct xp_file {
  * Errors: XPACK_ERR_IO (the mapping), then those of xp_view_open, then XPACK_ERR_UNSUPPORTED when the
  * entries name more than XP_IDENTITY_BYTES_PER_STRS_BYTE times the bytes of STRS. */
 xpack_status xp_file_open(xp_file* f, const char* path, int allow_transport, xpack_error* err);
+
+/* As xp_file_open, on the bytes [offset, offset + size) of the open file fd (a cache stored inside another
+ * file, e.g. an archive's member), named `name` in messages; fd stays the caller's. Errors: XPACK_ERR_IO (fd
+ * is not a regular file), XPACK_ERR_TRUNCATED (the range ends past the file), then those of xp_file_open. */
+xpack_status xp_file_open_range(xp_file* f, int fd, uint64_t offset, uint64_t size, const char* name,
+                                int allow_transport, xpack_error* err);
 
 /* Whether the view is over a file mapping (an empty file has none), so that its pages may be released. */
 int xp_file_is_mapped(const xp_file* f);

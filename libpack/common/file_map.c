@@ -146,6 +146,42 @@ void xp_advise_range(const void* mapping, uint64_t mapping_size, uint64_t offset
   (void)madvise((uint8_t*)mapping + start, (size_t)(end - start), advice);
 }
 
+xpack_status xp_check_range(int fd, uint64_t offset, uint64_t size, const char* name, xpack_error* err) {
+  struct stat st;
+  if (fstat(fd, &st) != 0) return xp_fail(err, XPACK_ERR_IO, "%s: cannot stat the descriptor: %s", name, strerror(errno));
+  if (!S_ISREG(st.st_mode)) {
+    return xp_fail(err, XPACK_ERR_IO, "%s: the descriptor is %s, not a regular file: expected a file holding the cache",
+                   name, xp_file_kind(st.st_mode));
+  }
+  const uint64_t file_size = (uint64_t)st.st_size;
+  if (offset > file_size || size > file_size - offset) {
+    return xp_fail(err, XPACK_ERR_TRUNCATED,
+                   "%s: the cache's %llu bytes at offset %llu end past the file's %llu bytes: expected a range inside it",
+                   name, (unsigned long long)size, (unsigned long long)offset, (unsigned long long)file_size);
+  }
+  return XPACK_OK;
+}
+
+xpack_status xp_map_range(int fd, uint64_t offset, uint64_t size, const char* name, xp_file_map* out, uint64_t* delta,
+                          xpack_error* err) {
+  out->data = NULL;
+  out->size = 0;
+  const long page = sysconf(_SC_PAGESIZE);
+  *delta = page > 0 ? offset % (uint64_t)page : 0;
+  if (size == 0) return XPACK_OK;
+  if (size > (uint64_t)SIZE_MAX - *delta) {
+    return xp_fail(err, XPACK_ERR_NOMEM, "%s: too large to map (%llu bytes)", name, (unsigned long long)size);
+  }
+  void* m = mmap(NULL, (size_t)(size + *delta), PROT_READ, MAP_SHARED, fd, (off_t)(offset - *delta));
+  if (m == MAP_FAILED) {
+    const int e = errno;
+    return xp_fail(err, e == ENOMEM ? XPACK_ERR_NOMEM : XPACK_ERR_IO, "%s: mmap of %llu bytes at offset %llu failed: %s",
+                   name, (unsigned long long)size, (unsigned long long)offset, strerror(e));
+  }
+  xp_adopt_mapping(name, m, size + *delta, out);
+  return XPACK_OK;
+}
+
 void xp_unmap_file(xp_file_map* map) {
   if (map->data != NULL) {
     forget_mapping(map->data);

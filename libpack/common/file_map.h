@@ -37,6 +37,18 @@ xpack_status xp_map_file(const char* path, xp_file_map* out, xpack_error* err);
 #define XP_MAP_WILLNEED 0x2u
 xpack_status xp_map_file_advised(const char* path, unsigned advice, xp_file_map* out, xpack_error* err);
 void xp_unmap_file(xp_file_map* map);
+/* Checks that fd is a regular file holding the range [offset, offset + size) (a cache stored inside another
+ * file, named `name` in messages). Errors: XPACK_ERR_IO (fstat fails, not a regular file), XPACK_ERR_TRUNCATED
+ * (the range ends past the file). */
+xpack_status xp_check_range(int fd, uint64_t offset, uint64_t size, const char* name, xpack_error* err);
+
+/* Maps the pages of the open file fd that hold its bytes [offset, offset + size) (a cache stored inside another
+ * file), read-only and shared, registered for SIGBUS reports under name; *delta is offset's distance from the
+ * first page mapped, so the bytes start at out->data + *delta; released with xp_unmap_file. The caller has
+ * checked that the range lies inside the file; size 0 maps nothing. Errors: XPACK_ERR_IO, XPACK_ERR_NOMEM
+ * (out of address space). */
+xpack_status xp_map_range(int fd, uint64_t offset, uint64_t size, const char* name, xp_file_map* out, uint64_t* delta,
+                          xpack_error* err);
 /* Takes over a read-only mapping of the whole of path (size bytes) made elsewhere, as xp_map_file would have
  * made it: registered for SIGBUS reports, released with xp_unmap_file. */
 void xp_adopt_mapping(const char* path, const void* data, uint64_t size, xp_file_map* out);

@@ -8,6 +8,7 @@
  *   - verification (xpack_verify_file): every bound and checksum, one report per problem.
  * The runtime side (serving a cache to XNNPACK) is xpack_loader.h, included here.
  * The transport form (zstd regions, for downloads) is xpack_transport.h, included here.
+ * Caches stored inside zip archives (APK assets) are found with xpack_archive.h, included here.
  * ExecuTorch program reading lives in xpack_executorch.h.
  */
 #ifndef XPACK_H
@@ -17,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "xpack_archive.h"
 #include "xpack_family.h"
 #include "xpack_loader.h"
 #include "xpack_status.h"
@@ -173,6 +175,12 @@ xpack_status xpack_file_open(const char* path, xpack_file** out, xpack_error* er
  * fd stays the caller's; the mapping holds the file until xpack_file_close. Messages name the file as
  * "/proc/self/fd/N" ("/dev/fd/N" without /proc). Errors: as xpack_file_open. */
 xpack_status xpack_file_open_fd(int fd, xpack_file** out, xpack_error* err);
+/* As xpack_file_open, on the cache stored as the bytes [offset, offset + size) of the open file fd (an archive's
+ * member: xpack_archive.h), mapped in place; name in messages. fd stays the caller's; the mapping holds the
+ * bytes until xpack_file_close. Errors: XPACK_ERR_ARG (negative fd, NULL name or output), XPACK_ERR_IO (fd is
+ * not a regular file), XPACK_ERR_TRUNCATED (the range ends past the file), then as xpack_file_open. */
+xpack_status xpack_file_open_range(int fd, uint64_t offset, uint64_t size, const char* name, xpack_file** out,
+                                   xpack_error* err);
 /* Unmaps the file and frees f. NULL is ignored. */
 void xpack_file_close(xpack_file* f);
 
@@ -259,6 +267,13 @@ typedef void (*xpack_problem_fn)(void* context, const char* where, const char* w
  * path. */
 xpack_status xpack_verify_file(const char* path, xpack_problem_fn fn, void* context, uint64_t* problem_count,
                                xpack_error* err);
+/* As xpack_verify_file, on the cache stored as the bytes [offset, offset + size) of the open file fd (an
+ * archive's member: xpack_archive.h), named `name` in reports and messages; fd stays the caller's. A range that
+ * does not lie inside the file is returned as XPACK_ERR_TRUNCATED (XPACK_ERR_IO when fd is not a regular file)
+ * without a report: it is the caller's account of where the cache lies. Errors: those, XPACK_ERR_ARG (a
+ * negative fd, a NULL name), and as xpack_verify_file. */
+xpack_status xpack_verify_range(int fd, uint64_t offset, uint64_t size, const char* name, xpack_problem_fn fn,
+                                void* context, uint64_t* problem_count, xpack_error* err);
 
 /* ============================== ExecuTorch interop ============================== */
 

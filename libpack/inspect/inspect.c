@@ -43,6 +43,23 @@ xpack_status xpack_file_open_fd(int fd, xpack_file** out, xpack_error* err) {
   return xpack_file_open(path, out, err);
 }
 
+xpack_status xpack_file_open_range(int fd, uint64_t offset, uint64_t size, const char* name, xpack_file** out,
+                                   xpack_error* err) {
+  if (fd < 0 || name == NULL || out == NULL) {
+    return xp_fail(err, XPACK_ERR_ARG, "xpack_file_open_range: negative fd, or NULL name or output");
+  }
+  *out = NULL;
+  xpack_file* f = calloc(1, sizeof *f);
+  if (f == NULL) return xp_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", name);
+  xpack_status st = xp_file_open_range(&f->file, fd, offset, size, name, 1, err);
+  if (st != XPACK_OK) {
+    free(f);
+    return st;
+  }
+  *out = f;
+  return XPACK_OK;
+}
+
 void xpack_file_close(xpack_file* f) {
   if (f == NULL) return;
   xp_file_close(&f->file);

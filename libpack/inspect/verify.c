@@ -7,6 +7,8 @@
 
 #include "cachefile/cache_checks.h"
 #include "cachefile/cache_open.h"
+#include "common/error.h"
+#include "common/file_map.h"
 #include "transport/transport.h"
 #include "xpack.h"
 #include "xpc_format.h"
@@ -43,23 +45,41 @@ static void check_region_bytes(void* context, xp_checker* c, uint64_t index, con
   if (!xp_region_bytes_match(v, r, what, sizeof what)) xp_problem(c, where, r->offset, "%s", what);
 }
 
+/* The checks after an open (status st, from xp_file_open or xp_file_open_range) of the file named name. */
+static xpack_status verify_opened(xp_file* file, xpack_status st, const char* name, xpack_problem_fn fn, void* context,
+                                  uint64_t* problem_count, xpack_error* err) {
+  if (st != XPACK_OK) {
+    if (st != XPACK_ERR_IO) { /* the file was read: what is wrong with it is its one problem */
+      if (fn) fn(context, name, err ? err->message : xpack_status_name(st));
+      if (problem_count) *problem_count = 1;
+    }
+    return st;
+  }
+  uint64_t problems = xp_verify_view(&file->view, fn, context);
+  if (problem_count) *problem_count = problems;
+  xp_file_close(file);
+  return XPACK_OK;
+}
+
 xpack_status xpack_verify_file(const char* path, xpack_problem_fn fn, void* context, uint64_t* problem_count,
                                xpack_error* err) {
   if (problem_count) *problem_count = 0;
   if (path == NULL) return xp_fail(err, XPACK_ERR_ARG, "xpack_verify_file: NULL path");
   xp_file file;
   xpack_status st = xp_file_open(&file, path, 1, err);
-  if (st != XPACK_OK) {
-    if (st != XPACK_ERR_IO) { /* the file was read: what is wrong with it is its one problem */
-      if (fn) fn(context, path, err ? err->message : xpack_status_name(st));
-      if (problem_count) *problem_count = 1;
-    }
-    return st;
-  }
-  uint64_t problems = xp_verify_view(&file.view, fn, context);
-  if (problem_count) *problem_count = problems;
-  xp_file_close(&file);
-  return XPACK_OK;
+  return verify_opened(&file, st, path, fn, context, problem_count, err);
+}
+
+xpack_status xpack_verify_range(int fd, uint64_t offset, uint64_t size, const char* name, xpack_problem_fn fn,
+                                void* context, uint64_t* problem_count, xpack_error* err) {
+  if (problem_count) *problem_count = 0;
+  if (fd < 0 || name == NULL) return xp_fail(err, XPACK_ERR_ARG, "xpack_verify_range: negative fd or NULL name");
+  /* A range that does not fit its file is the caller's account of where the cache lies, not the cache's fault. */
+  xpack_status st = xp_check_range(fd, offset, size, name, err);
+  if (st != XPACK_OK) return st;
+  xp_file file;
+  st = xp_file_open_range(&file, fd, offset, size, name, 1, err);
+  return verify_opened(&file, st, name, fn, context, problem_count, err);
 }
 
 uint64_t xp_verify_view(const xp_view* v, xpack_problem_fn fn, void* context) {

@@ -20,19 +20,14 @@
 static xpack_status map_range(xpack_cache* c, int fd, uint64_t offset, unsigned flags, const char* name,
                               xpack_error* err) {
   const long page = sysconf(_SC_PAGESIZE);
-  const uint64_t delta = page > 0 ? offset % (uint64_t)page : 0;
-  if (page <= 0 || delta % xp_target_xnn_alignment() != 0 || c->size + delta > SIZE_MAX) return XPACK_OK;
-  void* m = mmap(NULL, (size_t)(c->size + delta), PROT_READ, MAP_SHARED, fd, (off_t)(offset - delta));
-  if (m == MAP_FAILED) {
-    const int e = errno;
-    return xp_fail(err, e == ENOMEM ? XPACK_ERR_NOMEM : XPACK_ERR_IO, "%s: mmap of %llu bytes at offset %llu failed: %s",
-                   name, (unsigned long long)c->size, (unsigned long long)offset, strerror(e));
-  }
+  if (page <= 0 || offset % (uint64_t)page % xp_target_xnn_alignment() != 0) return XPACK_OK;
   xp_file_map map;
-  xp_adopt_mapping(name, m, c->size + delta, &map); /* a SIGBUS in it is reported naming the cache */
-  if (flags & XPACK_OPEN_SEQUENTIAL) madvise(m, (size_t)(c->size + delta), MADV_SEQUENTIAL);
-  if (flags & XPACK_OPEN_WILLNEED) madvise(m, (size_t)(c->size + delta), MADV_WILLNEED);
-  c->base = (uint8_t*)m + delta;
+  uint64_t delta;
+  xpack_status st = xp_map_range(fd, offset, c->size, name, &map, &delta, err); /* a SIGBUS names the cache */
+  if (st != XPACK_OK) return st;
+  if (flags & XPACK_OPEN_SEQUENTIAL) madvise((void*)map.data, (size_t)map.size, MADV_SEQUENTIAL);
+  if (flags & XPACK_OPEN_WILLNEED) madvise((void*)map.data, (size_t)map.size, MADV_WILLNEED);
+  c->base = (uint8_t*)map.data + delta;
   c->map_delta = delta;
   c->mapped = 1;
   return XPACK_OK;
@@ -48,18 +43,8 @@ xpack_status xpack_cache_open_fd(int fd, uint64_t offset, uint64_t size, const c
                                   : "unknown flags");
   }
   *out = NULL;
-  struct stat st;
-  if (fstat(fd, &st) != 0) return xp_fail(err, XPACK_ERR_IO, "%s: cannot stat the descriptor: %s", name, strerror(errno));
-  if (!S_ISREG(st.st_mode)) {
-    return xp_fail(err, XPACK_ERR_IO, "%s: the descriptor is %s, not a regular file: expected a file holding the cache",
-                   name, xp_file_kind(st.st_mode));
-  }
-  const uint64_t file_size = (uint64_t)st.st_size;
-  if (offset > file_size || size > file_size - offset) {
-    return xp_fail(err, XPACK_ERR_TRUNCATED,
-                   "%s: the cache's %llu bytes at offset %llu end past the file's %llu bytes: expected a range inside it",
-                   name, (unsigned long long)size, (unsigned long long)offset, (unsigned long long)file_size);
-  }
+  const xpack_status range = xp_check_range(fd, offset, size, name, err);
+  if (range != XPACK_OK) return range;
   if (size < XPC_HEADER_SIZE + XPC_FOOTER_SIZE) {
     return xp_fail(err, size == 0 ? XPACK_ERR_NOT_XPACK : XPACK_ERR_TRUNCATED,
                    "%s: %llu bytes is too short for an xpack cache (at least %d)", name, (unsigned long long)size,

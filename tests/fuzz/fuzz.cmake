@@ -14,7 +14,7 @@ add_test(NAME fuzz_all
                  --et-dump "$<$<TARGET_EXISTS:et_dump>:$<TARGET_FILE:et_dump>>"
                  --genmodel "$<$<TARGET_EXISTS:xpack-genmodel>:$<TARGET_FILE:xpack-genmodel>>"
                  --xnnpack "${XNNPACK_PREFIX}")
-set_tests_properties(fuzz_all PROPERTIES TIMEOUT 600 SKIP_RETURN_CODE 77)
+set_tests_properties(fuzz_all PROPERTIES TIMEOUT 900 SKIP_RETURN_CODE 77)
 # The fuzzers' checksum repair leaves a sound file unchanged (else the fuzzers stop at a checksum it gets wrong).
 add_executable(repair_noop ${_fuzz_dir}/repair_noop.c ${_fuzz_dir}/cache_repair.c)
 target_include_directories(repair_noop PRIVATE ${PROJECT_SOURCE_DIR}/libpack ${PROJECT_SOURCE_DIR}/format)

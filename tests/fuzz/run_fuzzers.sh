@@ -11,7 +11,7 @@
 #   --et-dump    tests/et's et_dump: `--blobs DIR model.pte` cuts XNNPACK delegate blobs out (seeds)
 #   --genmodel   the fixture generator: generated .pte/.ptd seeds
 #   --xnnpack    XNNPACK's install prefix: builds fuzz_replay (replay and run through the real XNNPACK)
-#   --only NAME  run one fuzzer (pte, xnngraph, cache, inflate or replay)
+#   --only NAME  run one fuzzer (pte, xnngraph, cache, inflate, archive or replay)
 # Environment: XPACK_FUZZ_SECONDS (per fuzzer, default 60), CC_FUZZ (default clang),
 #              XPACK_FUZZ_ARGS (extra libFuzzer flags, e.g. "-jobs=4 -workers=4").
 # Exit: 0 clean, 1 a fuzzer found something (or the build failed), 77 skipped (no clang).
@@ -53,7 +53,7 @@ cmake --build "$work/build" >"$work/build.log" 2>&1 || { cat "$work/build.log"; 
 # ---- seeds (remade every run) and corpora (kept: they grow across runs) ----
 seeds=$work/seeds
 rm -rf "$seeds"
-names="pte xnngraph cache inflate"
+names="pte xnngraph cache inflate archive"
 [ -x "$work/build/fuzz_replay" ] && [ -n "$xnnpack" ] && names="$names replay"
 for d in $names; do mkdir -p "$seeds/$d" "$work/corpus/$d"; done
 mkdir -p "$work/artifacts"
@@ -105,6 +105,14 @@ if [ -n "$xpack" ] && [ -x "$xpack" ]; then
   [ -f "$real/small_cnn.pte" ] &&
     "$xpack" -q pack "$real/small_cnn.pte" --page-size 16384 -o "$seeds/cache/small_cnn_16k.xpc" >/dev/null 2>&1
 fi
+# Archives holding a cache as an APK holds it (stored at several alignments, deflated, Zip64, with other
+# members) and the hostile variants of tests/archive/make_archives.py, around the smallest cache made above.
+small_cache=$(ls -S "$seeds/cache"/*.xpc 2>/dev/null | tail -n 1)
+if [ -n "$small_cache" ] && command -v python3 >/dev/null 2>&1; then
+  python3 "$here/../archive/make_archives.py" "$small_cache" "$seeds/archive" >/dev/null ||
+    echo "note: make_archives.py failed: archive seeds are the caches alone"
+fi
+[ -n "$small_cache" ] && cp "$small_cache" "$seeds/archive/"
 # Real programs as cache seeds too (wrong magic: they exercise the first checks).
 for f in "${small_real[@]:0:3}"; do cp "$f" "$seeds/cache/"; done
 for d in $names; do

@@ -1,0 +1,98 @@
+"""Zip archives holding a cache, as an app bundle (APK) holds its assets, and hostile variants of them.
+
+make_archives.py CACHE OUTDIR: writes OUTDIR/NAME.apk for each case below and prints one line per archive,
+"NAME DATA_OFFSET" (the cache member's data offset, or - when it has none that can be computed), so that the
+test can check what xpack reports against what Python's zipfile wrote. Each hostile case changes one record
+of a sound archive, as a crafted file would."""
+import struct
+import sys
+import warnings
+import zipfile
+
+cache_path, out = sys.argv[1], sys.argv[2]
+cache = open(cache_path, "rb").read()
+MEMBER = "assets/model.xpc"
+
+
+def write(path, align=None, shift=0, deflate=False, zip64=False, extra_members=(), comment=b""):
+    """An archive with a manifest, a stored dex and the cache; align/shift place the cache's bytes as zipalign
+    does (padding the local header's extra field); returns the cache's data offset."""
+    saved = zipfile.ZIP64_LIMIT
+    if zip64:
+        zipfile.ZIP64_LIMIT = 0  # every record in its Zip64 form, as a writer of a > 4 GiB bundle does
+    try:
+        with zipfile.ZipFile(path, "w", allowZip64=True) as z:
+            z.writestr("AndroidManifest.xml", b"<manifest/>" * 50, compress_type=zipfile.ZIP_DEFLATED)
+            z.writestr("classes.dex", bytes(range(256)) * 13, compress_type=zipfile.ZIP_STORED)
+            for name, data, method in extra_members:
+                z.writestr(name, data, compress_type=method)
+            info = zipfile.ZipInfo(MEMBER)
+            info.compress_type = zipfile.ZIP_DEFLATED if deflate else zipfile.ZIP_STORED
+            if align:
+                header_end = z.fp.tell() + 30 + len(MEMBER)
+                pad = (-(header_end + 4) % align + shift) % align
+                info.extra = b"\xff\xff" + pad.to_bytes(2, "little") + b"\0" * pad
+            z.writestr(info, cache)
+            z.comment = comment
+    finally:
+        zipfile.ZIP64_LIMIT = saved
+    with zipfile.ZipFile(path) as z, open(path, "rb") as f:
+        i = z.getinfo(MEMBER)
+        f.seek(i.header_offset + 26)
+        n, m = struct.unpack("<HH", f.read(4))
+        return i.header_offset + 30 + n + m
+
+
+def records(data):
+    """Offsets of the end record, of the central directory and of the cache's central and local records."""
+    end = data.rindex(b"PK\x05\x06")
+    central = struct.unpack_from("<I", data, end + 16)[0]
+    at = central
+    while True:
+        assert data[at:at + 4] == b"PK\x01\x02"
+        n, m, k = struct.unpack_from("<HHH", data, at + 28)
+        if data[at + 46:at + 46 + n] == MEMBER.encode():
+            local = struct.unpack_from("<I", data, at + 42)[0]
+            return end, central, at, local
+        at += 46 + n + m + k
+
+
+def hostile(name, change):
+    path = f"{out}/{name}.apk"
+    write(path, align=4096)
+    data = bytearray(open(path, "rb").read())
+    change(data, *records(data))
+    open(path, "wb").write(bytes(data))
+    print(name, "-")
+
+
+cases = {"page": (4096, 0), "xnn": (4096, 64), "agp": (4096, 4)}  # agp: Android Studio's 4-byte alignment
+for name, (align, shift) in cases.items():
+    print(name, write(f"{out}/{name}.apk", align, shift))
+print("deflated", write(f"{out}/deflated.apk", deflate=True))
+print("zip64", write(f"{out}/zip64.apk", align=4096, zip64=True))
+print("others", write(f"{out}/others.apk", align=4096, extra_members=[
+    ("assets/old.xpc", cache, zipfile.ZIP_DEFLATED), ("assets/renamed.bin", cache, zipfile.ZIP_STORED)]))
+
+# Two members of the cache's name (the second not a cache): Android's reader refuses such an archive.
+path = f"{out}/duplicate.apk"
+with zipfile.ZipFile(path, "w") as z:
+    warnings.simplefilter("ignore")  # zipfile warns of the duplicate name, and writes it
+    z.writestr(MEMBER, cache, compress_type=zipfile.ZIP_STORED)
+    z.writestr(MEMBER, b"not the cache", compress_type=zipfile.ZIP_STORED)
+print("duplicate", "-")
+
+hostile("count", lambda d, end, central, rec, local: struct.pack_into("<HH", d, end + 8, 60000, 60000))
+hostile("central_past_end", lambda d, end, central, rec, local: struct.pack_into("<I", d, end + 16, len(d) - 10))
+hostile("local_method", lambda d, end, central, rec, local: struct.pack_into("<H", d, local + 8, 8))
+hostile("local_name", lambda d, end, central, rec, local: d.__setitem__(slice(local + 30, local + 31), b"X"))
+hostile("local_signature", lambda d, end, central, rec, local: d.__setitem__(slice(local, local + 4), b"PK\x09\x09"))
+hostile("encrypted", lambda d, end, central, rec, local: struct.pack_into("<H", d, rec + 8, 1))
+hostile("sizes_differ", lambda d, end, central, rec, local: struct.pack_into("<I", d, rec + 24, len(cache) + 1))
+hostile("past_central", lambda d, end, central, rec, local: struct.pack_into("<II", d, rec + 20, 1 << 30, 1 << 30))
+hostile("local_offset", lambda d, end, central, rec, local: struct.pack_into("<I", d, rec + 42, central - 10))
+hostile("name_length", lambda d, end, central, rec, local: struct.pack_into("<H", d, rec + 28, 65535))
+hostile("zip64_marked", lambda d, end, central, rec, local: struct.pack_into("<I", d, rec + 24, 0xFFFFFFFF))
+hostile("multi_disk", lambda d, end, central, rec, local: struct.pack_into("<H", d, end + 4, 1))
+hostile("no_end", lambda d, end, central, rec, local: d.__setitem__(slice(end, end + 4), b"PK\x00\x00"))
+hostile("truncated", lambda d, end, central, rec, local: d.__delitem__(slice(len(d) // 2, len(d))))
