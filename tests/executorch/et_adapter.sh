@@ -11,7 +11,8 @@
 #     (XPACK_OPEN_CHECK_REGIONS), a region whose size lies, deconvolution bytes that differ from the file's,
 #     another program's cache;
 #   - methods loaded three times over with a cache that serves nothing: each missed weight packed and kept once;
-#   - one cache per class of CPU: the adapter keeps the one this CPU serves (xpack_et_adapter_attach_best);
+#   - one cache per class of CPU: the adapter keeps the one this CPU serves (xpack_et_adapter_attach_best), also
+#     as assets of one APK (xpack_archive_find, xpack_cache_open_best_fd, xpack_et_adapter_attach_cache);
 #   - a cache stored inside an APK, opened by descriptor and offset and attached: every look-up hits in the
 #     APK's own mapping, outputs identical.
 # Environment: XPACK, XPACK_GENMODEL, XPACK_BUILD_DIR (the xpack build to install), XPC_TAMPER,
@@ -172,6 +173,29 @@ if "$HX" "$P" --input-scale 0.1 --xpack-cache "$work/missing.xpc" --xpack-cache 
   fail "choose: attach succeeded with no file that opens"
 fi
 grep -q "xpack adapter: .*missing.xpc" "$work/choose_fail.run" || fail "choose: the error does not name the first file: $(cat "$work/choose_fail.run")"
+# The same bundle as assets of one APK, as an Android app ships it: each asset found as AAsset_openFileDescriptor64
+# gives it (descriptor, offset, size; xpack_archive_find), the one this CPU serves kept by xpack_cache_open_best_fd,
+# attached (xpack_et_adapter_attach_cache), every look-up answered inside the APK's mapping.
+python3 - "$work/bundle.apk" "$work/bid.xpc" "$work/probe.xpc" "$work/llm.xpc" <<'PY' || fail "building the bundle APK"
+import os, sys, zipfile
+with zipfile.ZipFile(sys.argv[1], "w") as z:
+    z.writestr("classes.dex", bytes(range(256)) * 7)
+    for path in sys.argv[2:]:  # stored, page-aligned, as zipalign places them
+        name = "assets/" + os.path.basename(path)
+        pad = -(z.fp.tell() + 30 + len(name) + 4) % 4096
+        info = zipfile.ZipInfo(name)
+        info.extra = b"\xff\xff" + pad.to_bytes(2, "little") + b"\0" * pad
+        z.writestr(info, open(path, "rb").read())
+PY
+run_xp "$work/bundle.run" "$work/bundle.apk" --xpack-asset assets/bid.xpc --xpack-asset assets/probe.xpc \
+  --xpack-asset assets/llm.xpc
+echo "bundle: $(grep '^xpack chosen' "$work/bundle.run"); $(summary "$work/bundle.run")"
+grep -q "^xpack chosen=2 of 3: $work/bundle.apk!/assets/llm.xpc\$" "$work/bundle.run" || fail "bundle: the served asset was not kept"
+[ "$(cand "$work/bundle.run" 0 refused_whole)" = 1 ] && [ "$(cand "$work/bundle.run" 1 entries_served)" -lt "$(cand "$work/bundle.run" 1 entries)" ] ||
+  fail "bundle: the other build's asset and the asset whose probe differs are not reported so"
+[ "$(xf "$work/bundle.run" misses)" = 0 ] && [ "$(xf "$work/bundle.run" hits)" = "$(xf "$work/bundle.run" lookups)" ] &&
+  [ "$(tf "$work/bundle.run" from_file)" -gt 0 ] || fail "bundle: not every look-up was served from the APK's mapping"
+same "$work/bundle.run" "$work/llm.base" || fail "bundle: outputs differ from no cache"
 # Deconvolution packs before asking: bytes that differ from the file's are refused (stock ExecuTorch's own
 # file crashed here: et_serve_gen_deconv).
 prog deconv gen deconv

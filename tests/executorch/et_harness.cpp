@@ -12,6 +12,11 @@
 // xpack_et_adapter_attach took (opening the cache, binding, sizing, probing: part of what the app waits for).
 // Given several times, the caches of several classes of CPU: xpack_et_adapter_attach_best keeps one, and lines
 // "xpack chosen=K of N: PATH" and "xpack candidate I: ..." say which and what it found of each.
+// --xpack-cache-at OFFSET SIZE: the one --xpack-cache file holds the cache at OFFSET (an APK's asset), opened by
+// descriptor (xpack_cache_open_fd) and attached (xpack_et_adapter_attach_cache). --xpack-asset MEMBER, given
+// once per class of CPU: the one --xpack-cache file is an APK holding each MEMBER, found as Android's
+// AAsset_openFileDescriptor64 gives it (xpack_archive_find: descriptor, offset, size), the one this CPU serves
+// kept by xpack_cache_open_best_fd and attached; the "xpack chosen" line then names the member.
 // --pre-init initializes XNNPACK and ExecuTorch's threadpool before the first load_method, so that its
 // time is the program's own (without it, the first load_method of a process also pays for them), and
 // waits 50 ms for the pool's threads to stop spinning.
@@ -58,6 +63,7 @@
 #include <xnnpack.h>
 #include <xxhash.h>
 #ifdef XPACK_ET_ADAPTER
+#include "xpack.h"
 #include "xpack_et_adapter.h"
 #endif
 
@@ -465,9 +471,22 @@ int usage() {
   fprintf(stderr,
           "usage: et_harness PROGRAM.pte [--data W.ptd] [--method M] [--no-weight-cache] [--cache-file PATH]\n"
           "                  [--no-execute] [--hold-ms N] [--input-scale S] [--pre-init] [--loads N] [--verbose]\n"
-          "                  [--xpack-cache FILE ... [--xpack-cache-at OFFSET SIZE]] [--xpack-flags N]\n");
+          "                  [--xpack-cache FILE ... [--xpack-cache-at OFFSET SIZE | --xpack-asset MEMBER ...]]\n"
+          "                  [--xpack-flags N]\n");
   return 2;
 }
+
+#ifdef XPACK_ET_ADAPTER
+// What xpack_cache_open_best(_fd) found of each candidate: "xpack candidate I: ..." lines.
+void print_candidates(const std::vector<xpack_cache_candidate>& candidates) {
+  for (size_t i = 0; i < candidates.size(); i++) {
+    const xpack_cache_candidate& c = candidates[i];
+    printf("xpack candidate %zu: tried=%d opened=%d refused_whole=%d entries=%" PRIu64 " entries_served=%" PRIu64
+           "%s%s\n", i, c.tried, c.tried && c.open_error.status == XPACK_OK, c.refused_whole, c.entries,
+           c.entries_served, c.open_error.status == XPACK_OK ? "" : " error=", c.open_error.message);
+  }
+}
+#endif
 
 // One loaded method with everything it points into.
 struct Loaded {
@@ -496,6 +515,7 @@ int main(int argc, char** argv) {
   // by descriptor (xpack_cache_open_fd) and handed to xpack_et_adapter_attach_cache
   bool xpack_at = false;
   unsigned long long xpack_at_offset = 0, xpack_at_size = 0;
+  std::vector<const char*> xpack_assets;  // --xpack-asset: members of the one --xpack-cache file (an APK)
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--data" && i + 1 < argc) ptd = argv[++i];
@@ -515,6 +535,7 @@ int main(int argc, char** argv) {
       xpack_at_size = strtoull(argv[++i], nullptr, 0);
       xpack_at = true;
     }
+    else if (a == "--xpack-asset" && i + 1 < argc) xpack_assets.push_back(argv[++i]);
     else if (a[0] != '-' && !pte) pte = argv[i];
     else return usage();
   }
@@ -622,6 +643,35 @@ int main(int argc, char** argv) {
         attached = xpack_et_adapter_attach_cache(opened, pte_map, pte_size, data_map ? &ptd_base : nullptr,
                                                  data_map ? &ptd_size : nullptr, data_map ? 1 : 0, &xerr);
       }
+    } else if (!xpack_assets.empty() && xpack_cache_paths.size() == 1) {  // one asset per class of CPU in an APK
+      const int fd = open(xpack_cache_paths[0], O_RDONLY | O_CLOEXEC);
+      const xpack_open_limits limits = {XPACK_ET_ADAPTER_SMALL_CACHE_BYTES, 0};
+      std::vector<xpack_cache_range> ranges;
+      std::vector<std::string> names;
+      attached = fd < 0 ? XPACK_ERR_IO : XPACK_OK;
+      if (fd < 0) snprintf(xerr.message, sizeof xerr.message, "%s: cannot open", xpack_cache_paths[0]);
+      for (const char* member : xpack_assets) names.push_back(std::string(xpack_cache_paths[0]) + "!/" + member);
+      for (size_t i = 0; attached == XPACK_OK && i < xpack_assets.size(); i++) {
+        xpack_archive_member found;
+        attached = xpack_archive_find(fd, xpack_cache_paths[0], xpack_assets[i], &found, &xerr);
+        ranges.push_back({fd, found.data_offset, found.stored_size, names[i].c_str()});
+      }
+      candidates.resize(ranges.size());
+      ::xpack_cache* opened = nullptr;
+      if (attached == XPACK_OK) {
+        attached = xpack_cache_open_best_fd(ranges.data(), ranges.size(), xpack_flags, &limits, &opened, &chosen,
+                                            candidates.data(), &xerr);
+      }
+      if (attached == XPACK_OK) {
+        attached = xpack_et_adapter_attach_cache(opened, pte_map, pte_size, data_map ? &ptd_base : nullptr,
+                                                 data_map ? &ptd_size : nullptr, data_map ? 1 : 0, &xerr);
+      }
+      if (fd >= 0) close(fd);  // the loader keeps its own mapping
+      if (attached == XPACK_OK) {
+        printf("xpack chosen=%zu of %zu: %s\n", chosen, names.size(), names[chosen].c_str());
+        print_candidates(candidates);
+      }
+      chosen = 0;  // the APK: from_file counts hits inside its mapping
     } else if (xpack_cache_paths.size() == 1) {  // the one-file call, as most apps make it
       attached = xpack_et_adapter_attach(xpack_cache_paths[0], xpack_flags, pte_map, pte_size, data_map ? &ptd_base : nullptr,
                                          data_map ? &ptd_size : nullptr, data_map ? 1 : 0, &xerr);
@@ -637,12 +687,7 @@ int main(int argc, char** argv) {
     attach_ms = now_ms() - attach_t0;
     if (xpack_cache_paths.size() > 1) {
       printf("xpack chosen=%zu of %zu: %s\n", chosen, xpack_cache_paths.size(), xpack_cache_paths[chosen]);
-      for (size_t i = 0; i < candidates.size(); i++) {
-        const xpack_cache_candidate& c = candidates[i];
-        printf("xpack candidate %zu: tried=%d opened=%d refused_whole=%d entries=%" PRIu64 " entries_served=%" PRIu64
-               "%s%s\n", i, c.tried, c.tried && c.open_error.status == XPACK_OK, c.refused_whole, c.entries,
-               c.entries_served, c.open_error.status == XPACK_OK ? "" : " error=", c.open_error.message);
-      }
+      print_candidates(candidates);
     }
     g_cache_file = xpack_cache_paths[chosen];  // from_file: hits inside the .xpc's mapping
     weight_cache = false;        // ExecuTorch's own cache stays off
