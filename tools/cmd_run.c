@@ -13,11 +13,12 @@
  *                              "misses", "misses_reused", "heap_fallback_bytes", "output_xxh3": ["16 hex", ...],
  *                              "missed": [{"reason", "seed", "kernel", "bias", "family", "why"}] (with --cache),
  *                              "error"?}]} */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 #include "cli_cache_source.h"
@@ -258,7 +259,15 @@ static int open_caches(const char* const* paths, size_t count, unsigned flags, c
     for (size_t i = 0; i < count; i++) {
       const cli_cache_source* s = &sources[i];
       struct stat info;
-      fds[i] = s->archive ? -1 : open(paths[i], O_RDONLY | O_CLOEXEC); /* a missing file: its candidate says so */
+      fds[i] = s->archive ? -1 : open(paths[i], O_RDONLY | O_CLOEXEC);
+      if (!s->archive && fds[i] < 0) { /* the range form has no path to pass over: say so here */
+        cli_error("run: %s: cannot open: %s", paths[i], strerror(errno));
+        for (size_t k = 0; k < i; k++) {
+          if (fds[k] >= 0) close(fds[k]);
+        }
+        close_sources(sources, count);
+        return XPACK_EXIT_BAD_INPUT;
+      }
       ranges[i] = (xpack_cache_range){s->archive ? s->fd : fds[i], s->where.data_offset,
                                       s->archive ? s->where.stored_size
                                       : fds[i] >= 0 && fstat(fds[i], &info) == 0 ? (uint64_t)info.st_size : 0,

@@ -103,14 +103,19 @@ static xpack_status read_end(archive* a, xpack_error* err) {
   const uint16_t disk = xp_le16(e + 4), central_disk = xp_le16(e + 6);
   const uint16_t disk_count = xp_le16(e + 8), count = xp_le16(e + 10);
   const uint32_t central_size = xp_le32(e + 12), central_offset = xp_le32(e + 16);
-  const int has_locator = end >= ZIP64_LOCATOR_SIZE && xp_le32(tail + end - ZIP64_LOCATOR_SIZE) == ZIP64_LOCATOR_SIGNATURE;
-  uint64_t locator_z64_end = 0;
-  uint32_t locator_disks = 0;
-  if (has_locator) {
-    locator_z64_end = xp_le64(tail + end - ZIP64_LOCATOR_SIZE + 8);
-    locator_disks = xp_le32(tail + end - ZIP64_LOCATOR_SIZE + 16);
+  /* The Zip64 locator right before the end record: in the tail read, or (behind a comment of nearly 64 KiB)
+   * read on its own. */
+  uint8_t locator[ZIP64_LOCATOR_SIZE] = {0};
+  if (end >= ZIP64_LOCATOR_SIZE) {
+    memcpy(locator, tail + end - ZIP64_LOCATOR_SIZE, ZIP64_LOCATOR_SIZE);
+  } else if (end_at >= ZIP64_LOCATOR_SIZE) {
+    st = read_at(a, end_at - ZIP64_LOCATOR_SIZE, locator, sizeof locator, "the bytes before the end record", err);
   }
   free(tail);
+  if (st != XPACK_OK) return st;
+  const int has_locator = xp_le32(locator) == ZIP64_LOCATOR_SIGNATURE;
+  const uint64_t locator_z64_end = xp_le64(locator + 8);
+  const uint32_t locator_disks = xp_le32(locator + 16);
   uint64_t limit = end_at; /* the central directory lies before this */
   if (!has_locator) {
     if (count == ZIP64_MARK16 || central_size == ZIP64_MARK32 || central_offset == ZIP64_MARK32) {

@@ -19,7 +19,7 @@ entries=$("$XPACK" dump --json model.xpc | python3 -c 'import json,sys; print(le
 alignment=$("$XPACK" dump --json model.xpc | python3 -c 'import json,sys; print(json.load(sys.stdin)["xnn_alignment"])')
 
 # The library's members against zipfile's, for every sound archive.
-for name in page xnn agp deflated zip64 others; do
+for name in page xnn agp deflated zip64 zip64_comment others; do
   "$MEMBERS" apk/$name.apk > members.txt || fail "$name: archive_members"
   python3 - apk/$name.apk members.txt <<'PY' || fail "$name: the members differ from zipfile's"
 import struct, sys, zipfile
@@ -37,14 +37,14 @@ with zipfile.ZipFile(path) as z, open(path, "rb") as f:
         assert s == want, (s, want)
 PY
 done
-echo "  archive_members agrees with zipfile on 6 archives (Zip64 included)"
+echo "  archive_members agrees with zipfile on 7 archives (Zip64 included, also behind a 64 KiB comment)"
 "$MEMBERS" --api apk/xnn.apk assets/model.xpc > /dev/null || fail "the API's promises"
 echo "  xpack_archive_find/each, xpack_file_open_range and xpack_verify_range keep their promises"
 
 # Stored members: verify sound, says where the member lies and whether the loader maps it there; run hits every
 # look-up with outputs identical to no cache; dump sees the cache's entries.
 while read -r name offset; do
-  case $name in page|xnn|agp|zip64|others) ;; *) continue ;; esac
+  case $name in page|xnn|agp|zip64|zip64_comment|others) ;; *) continue ;; esac
   member="apk/$name.apk!/assets/model.xpc"
   "$XPACK" verify --json "$member" > v.json || fail "$name: verify"
   python3 - v.json "$offset" "$alignment" <<'PY' || fail "$name: verify's report"
@@ -74,6 +74,8 @@ verify_model_covers vm.json > /dev/null || fail "verify --model of a member"
 "$XPACK" run model.pte --cache "apk/agp.apk!/assets/model.xpc" --cache model.xpc --json > best.json || fail "run, two caches"
 compare_runs nocache.json best.json > /dev/null || fail "run, two caches"
 python3 -c 'import json; c = json.load(open("best.json"))["cache_candidates"]; assert c[0]["state"] == "chosen", c'
+set +e; "$XPACK" run model.pte --cache "apk/agp.apk!/assets/model.xpc" --cache missing.xpc > out.txt 2> err.txt; rc=$?; set -e
+[ $rc = 3 ] && [ ! -s out.txt ] && grep -q "run: missing.xpc: cannot open" err.txt || fail "run, a member and a missing file: exit $rc, $(cat err.txt)"
 echo "  verify --model through a member; run --cache MEMBER --cache FILE chooses the member, every look-up hits"
 
 # A compressed member: verify reports it as the cache's one problem (exit 1); run and dump cannot open it.
@@ -128,6 +130,8 @@ expect_refusal local_offset 'leaves no room for a 30-byte header'
 expect_refusal name_length 'run past the central directory.s end'
 expect_refusal zip64_marked 'no Zip64 extra field gives its value'
 expect_refusal multi_disk 'split over several disks'
+expect_refusal zip64_locator 'Zip64 locator at offset [0-9]*: Zip64 end record at [0-9]*'
+expect_refusal zip64_end 'no Zip64 end record signature'
 expect_refusal no_end 'no end of central directory record'
 expect_refusal truncated 'no end of central directory record'
-echo "  15 hostile archives: exit 3 from verify, dump and run, each naming the record, stdout empty, input untouched"
+echo "  17 hostile archives: exit 3 from verify, dump and run, each naming the record, stdout empty, input untouched"

@@ -36,6 +36,11 @@ def write(path, align=None, shift=0, deflate=False, zip64=False, extra_members=(
             z.comment = comment
     finally:
         zipfile.ZIP64_LIMIT = saved
+    if zip64:  # the end record's own fields marked, as a writer of a > 4 GiB bundle leaves them: only Zip64 tells
+        data = bytearray(open(path, "rb").read())
+        end = data.rindex(b"PK\x05\x06", 0, len(data) - len(comment))
+        struct.pack_into("<HHII", data, end + 8, 0xFFFF, 0xFFFF, 0xFFFFFFFF, 0xFFFFFFFF)
+        open(path, "wb").write(bytes(data))
     with zipfile.ZipFile(path) as z, open(path, "rb") as f:
         i = z.getinfo(MEMBER)
         f.seek(i.header_offset + 26)
@@ -71,6 +76,8 @@ for name, (align, shift) in cases.items():
     print(name, write(f"{out}/{name}.apk", align, shift))
 print("deflated", write(f"{out}/deflated.apk", deflate=True))
 print("zip64", write(f"{out}/zip64.apk", align=4096, zip64=True))
+# A comment as long as a zip allows: the Zip64 locator lies before the last 65,557 bytes the end is looked for in.
+print("zip64_comment", write(f"{out}/zip64_comment.apk", align=4096, zip64=True, comment=b"c" * 65535))
 print("others", write(f"{out}/others.apk", align=4096, extra_members=[
     ("assets/old.xpc", cache, zipfile.ZIP_DEFLATED), ("assets/renamed.bin", cache, zipfile.ZIP_STORED)]))
 
@@ -93,6 +100,19 @@ hostile("past_central", lambda d, end, central, rec, local: struct.pack_into("<I
 hostile("local_offset", lambda d, end, central, rec, local: struct.pack_into("<I", d, rec + 42, central - 10))
 hostile("name_length", lambda d, end, central, rec, local: struct.pack_into("<H", d, rec + 28, 65535))
 hostile("zip64_marked", lambda d, end, central, rec, local: struct.pack_into("<I", d, rec + 24, 0xFFFFFFFF))
+def zip64_hostile(name, change):
+    path = f"{out}/{name}.apk"
+    write(path, align=4096, zip64=True)
+    data = bytearray(open(path, "rb").read())
+    locator = data.rindex(b"PK\x06\x07")
+    change(data, locator)
+    open(path, "wb").write(bytes(data))
+    print(name, "-")
+
+
+zip64_hostile("zip64_locator", lambda d, locator: struct.pack_into("<Q", d, locator + 8, locator - 8))
+zip64_hostile("zip64_end", lambda d, locator: d.__setitem__(slice(struct.unpack_from("<Q", d, locator + 8)[0],
+                                                                  struct.unpack_from("<Q", d, locator + 8)[0] + 4), b"PK\0\0"))
 hostile("multi_disk", lambda d, end, central, rec, local: struct.pack_into("<H", d, end + 4, 1))
 hostile("no_end", lambda d, end, central, rec, local: d.__setitem__(slice(end, end + 4), b"PK\x00\x00"))
 hostile("truncated", lambda d, end, central, rec, local: d.__delitem__(slice(len(d) // 2, len(d))))
