@@ -39,7 +39,7 @@ static int list_cache(void* context, const char* name, size_t length, const xpac
 
 /* A file that is a zip archive (an APK) given where a cache is expected: name its caches. */
 static int refuse_whole_archive(const char* command, const char* path) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) return 0;
   uint8_t magic[4] = {0};
   const int zip = pread(fd, magic, sizeof magic, 0) == (ssize_t)sizeof magic && memcmp(magic, "PK\3\4", 4) == 0;
@@ -79,7 +79,7 @@ int cli_cache_source_open(const char* command, const char* arg, cli_cache_source
     }
     out->archive = archive;
     out->member = at + strlen(SEPARATOR);
-    out->fd = open(archive, O_RDONLY | O_CLOEXEC);
+    out->fd = open(archive, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY); /* a FIFO swapped in: no wait */
     if (out->fd < 0) {
       cli_error("%s: %s: cannot open: %s", command, archive, strerror(errno));
       return XPACK_EXIT_BAD_INPUT;
