@@ -3,6 +3,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cli_cache_source.h"
 #include "cli_common.h"
 #include "commands.h"
 #include "json.h"
@@ -34,11 +35,26 @@ int cmd_inflate(int argc, char** argv) {
     cli_error("inflate: missing %s (usage: xpack inflate IN OUT [--json])", npaths == 0 ? "IN and OUT" : "OUT");
     return XPACK_EXIT_USAGE;
   }
+  /* IN may be a member of an APK (ARCHIVE!/MEMBER): inflated from where it lies, as an app does at install. */
+  cli_cache_source source;
+  rc = cli_cache_source_open("inflate", paths[0], &source);
+  const char* unusable = rc == 0 ? cli_cache_source_unusable(&source) : NULL;
+  if (unusable) {
+    cli_line(stderr, "%s: inflate: %s: %s", g_program, paths[0], unusable);
+    rc = XPACK_EXIT_BAD_INPUT;
+  }
+  if (rc != 0) {
+    cli_cache_source_close(&source);
+    return rc;
+  }
   xpack_transport_stats stats;
   xpack_error err;
   double start = seconds_now();
-  xpack_status st = xpack_inflate_file(paths[0], paths[1], &stats, &err);
+  xpack_status st = source.archive ? xpack_inflate_range(source.fd, source.where.data_offset, source.where.stored_size,
+                                                         paths[0], paths[1], &stats, &err)
+                                   : xpack_inflate_file(paths[0], paths[1], &stats, &err);
   double seconds = seconds_now() - start;
+  cli_cache_source_close(&source);
   if (st != XPACK_OK) {
     cli_error("%s", err.message);
     /* Messages start with the file they are about: an I/O error on OUT is "could not complete" (4). */

@@ -152,3 +152,16 @@ xpack_status xp_check_output(const char* out_path, const char* const* inputs, si
   }
   return check_output_place(out_path, err);
 }
+
+xpack_status xp_check_output_not_fd(const char* out_path, int input_fd, const char* input_name, xpack_error* err) {
+  struct stat in, target;
+  const int have_input = fstat(input_fd, &in) == 0;
+  if (have_input) xp_temp_spare(in.st_dev, in.st_ino); /* read, not written: never taken by a clean-up */
+  xpack_status st = xp_check_output(out_path, NULL, 0, err);
+  if (st != XPACK_OK) return st;
+  if (have_input && stat(out_path, &target) == 0 && in.st_dev == target.st_dev && in.st_ino == target.st_ino) {
+    return xp_fail(err, XPACK_ERR_ARG, "%s: the output is the file holding the input %s: writing it would destroy it",
+                   out_path, input_name);
+  }
+  return XPACK_OK;
+}

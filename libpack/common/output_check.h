@@ -27,4 +27,8 @@
  * a read-only file system). */
 xpack_status xp_check_output(const char* out_path, const char* const* inputs, size_t input_count, xpack_error* err);
 
+/* As xp_check_output for an input read from the open file input_fd (a cache inside an archive, named
+ * input_name): out_path may not be that file. Errors: as xp_check_output. */
+xpack_status xp_check_output_not_fd(const char* out_path, int input_fd, const char* input_name, xpack_error* err);
+
 #endif

@@ -7,13 +7,13 @@
  * install time on the device.
  *
  * Two libraries provide this header's functions:
- *   xpack_inflate  both functions. Depends on libpack's common base and cache-file view (xpack_common,
+ *   xpack_inflate  every function here. Depends on libpack's common base and cache-file view (xpack_common,
  *                  xpack_cachefile), zstd and xxHash; not on the loader, XNNPACK or the packer, so an app
  *                  can link it for install-time use (a program that calls only xpack_inflate_file links
  *                  only zstd's decompressor).
  *   xpack_pack     everything, this included.
  *
- * Both functions write their output atomically: a temporary file beside out_path, fsync, rename over
+ * Every function writes its output atomically: a temporary file beside out_path, fsync, rename over
  * out_path, fsync of the directory. On any error out_path is left as it was and no temporary file
  * remains. in_path and out_path may not name the same file, by any path or link: XPACK_ERR_ARG, as writing
  * it would destroy the input.
@@ -82,6 +82,15 @@ xpack_status xpack_compress_file_threads(const char* in_path, const char* out_pa
  * bad input the statuses of xpack_file_open or XPACK_ERR_CORRUPT naming the region and its offset. */
 xpack_status xpack_inflate_file(const char* in_path, const char* out_path, xpack_transport_stats* stats,
                                 xpack_error* err);
+
+/* As xpack_inflate_file, with the transport-form cache stored as the bytes [offset, offset + size) of the
+ * open file fd: an app bundle's asset, with the descriptor, offset and length Android's
+ * AAsset_openFileDescriptor64 gives (the asset stored, not compressed again: zstd frames do not shrink).
+ * name names the input in messages ("base.apk!/assets/model.xpc"); fd stays the caller's. out_path may not be
+ * fd's own file (XPACK_ERR_ARG). Errors: as xpack_inflate_file, XPACK_ERR_ARG also for a negative fd or a NULL
+ * name, XPACK_ERR_TRUNCATED for a range that ends past the file, XPACK_ERR_IO when fd is not a regular file. */
+xpack_status xpack_inflate_range(int fd, uint64_t offset, uint64_t size, const char* name, const char* out_path,
+                                 xpack_transport_stats* stats, xpack_error* err);
 
 #ifdef __cplusplus
 }

@@ -78,3 +78,12 @@ xpack_status xpack_inflate_file(const char* in_path, const char* out_path, xpack
   if (in_path == NULL || out_path == NULL) return xp_fail(err, XPACK_ERR_ARG, "xpack_inflate_file: NULL path");
   return xp_transport_convert_file(in_path, out_path, 1, ALREADY_MAPPABLE, inflate_view, NULL, stats, err);
 }
+
+xpack_status xpack_inflate_range(int fd, uint64_t offset, uint64_t size, const char* name, const char* out_path,
+                                 xpack_transport_stats* stats, xpack_error* err) {
+  if (fd < 0 || name == NULL || out_path == NULL) {
+    return xp_fail(err, XPACK_ERR_ARG, "xpack_inflate_range: negative fd, or NULL name or output path");
+  }
+  return xp_transport_convert_range(fd, offset, size, name, out_path, 1, ALREADY_MAPPABLE, inflate_view, NULL, stats,
+                                    err);
+}

@@ -68,5 +68,10 @@ xp_transport_sink xp_transport_safe_file_sink(xp_safe_file* f);
 xpack_status xp_transport_convert_file(const char* in_path, const char* out_path, int input_is_transport,
                                        const char* wrong_form, xp_transport_convert_fn convert, void* context,
                                        xpack_transport_stats* stats, xpack_error* err);
+/* As xp_transport_convert_file, with the input the bytes [offset, offset + size) of the open file fd (a cache
+ * stored inside an archive), named `name`; out_path may not be fd's own file. */
+xpack_status xp_transport_convert_range(int fd, uint64_t offset, uint64_t size, const char* name, const char* out_path,
+                                        int input_is_transport, const char* wrong_form, xp_transport_convert_fn convert,
+                                        void* context, xpack_transport_stats* stats, xpack_error* err);
 
 #endif

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Caches inside zip archives, as an app bundle (APK) holds its assets: `xpack verify`, `dump` and `run` open
+# Caches inside zip archives, as an app bundle (APK) holds its assets: `xpack verify`, `dump`, `run` and `inflate` open
 # ARCHIVE!/MEMBER where it lies, and say what the device will find (stored or compressed, mapped in place or
 # read into memory); a whole archive given as a cache names the caches inside it; every hostile archive of
 # make_archives.py is refused with exit 3 and a message naming the archive and the record, stdout empty, the
@@ -77,6 +77,24 @@ python3 -c 'import json; c = json.load(open("best.json"))["cache_candidates"]; a
 set +e; "$XPACK" run model.pte --cache "apk/agp.apk!/assets/model.xpc" --cache missing.xpc > out.txt 2> err.txt; rc=$?; set -e
 [ $rc = 3 ] && [ ! -s out.txt ] && grep -q "run: missing.xpc: cannot open" err.txt || fail "run, a member and a missing file: exit $rc, $(cat err.txt)"
 echo "  verify --model through a member; run --cache MEMBER --cache FILE chooses the member, every look-up hits"
+
+# The transport form shipped as an asset, inflated from where it lies (xpack_inflate_range), as an app does at
+# install: the very file `pack` writes without --zstd; the archive itself is refused as the output.
+"$XPACK" -q pack model.pte --zstd -o model.z.xpc
+python3 - apk/transport.apk model.z.xpc <<'PY'
+import sys, zipfile
+with zipfile.ZipFile(sys.argv[1], "w") as z:
+    z.writestr("classes.dex", bytes(range(256)) * 13, compress_type=zipfile.ZIP_DEFLATED)
+    z.write(sys.argv[2], "assets/model.z.xpc", compress_type=zipfile.ZIP_STORED)
+PY
+"$XPACK" inflate "apk/transport.apk!/assets/model.z.xpc" inflated.xpc > /dev/null || fail "inflate of a member"
+cmp -s inflated.xpc model.xpc || fail "inflate of a member: not the file pack writes"
+before=$(sha256sum apk/transport.apk)
+set +e; "$XPACK" inflate "apk/transport.apk!/assets/model.z.xpc" apk/transport.apk > out.txt 2> err.txt; rc=$?; set -e
+[ $rc = 2 ] && grep -q "the output is the file holding the input" err.txt && [ "$before" = "$(sha256sum apk/transport.apk)" ] ||
+  fail "inflate into its own archive: exit $rc, $(cat err.txt)"
+[ "$(status_of "$XPACK" inflate "apk/deflated.apk!/assets/model.xpc" x.xpc)" = 3 ] && [ ! -e x.xpc ] || fail "inflate of a deflated member"
+echo "  a transport-form member inflated where it lies: the file pack writes; its own archive refused as the output"
 
 # A compressed member: verify reports it as the cache's one problem (exit 1); run and dump cannot open it.
 member="apk/deflated.apk!/assets/model.xpc"

@@ -3,7 +3,8 @@
  * gives for it; for tests/archive/archive.sh to compare with what Python's zipfile wrote. Exit 0, or 3 with
  * the library's message on stderr.
  * archive_members --api ARCHIVE MEMBER: the promises of xpack_archive.h and of the range opens of xpack.h
- * (xpack_file_open_range, xpack_verify_range) for bad arguments and ranges; MEMBER must be a sound cache. */
+ * (xpack_file_open_range, xpack_verify_range) and of xpack_inflate_range for bad arguments and ranges; MEMBER
+ * must be a sound cache in the mappable form. */
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -91,6 +92,13 @@ static int api_checks(const char* archive, const char* member) {
                             &err) != XPACK_OK);
   EXPECT(problems == 1 && count == 1);
   EXPECT(xpack_verify_range(-1, 0, 0, "member", NULL, NULL, NULL, &err) == XPACK_ERR_ARG);
+  EXPECT(xpack_inflate_range(-1, 0, 0, "member", "out.xpc", NULL, &err) == XPACK_ERR_ARG);
+  EXPECT(xpack_inflate_range(fd, 0, 0, NULL, "out.xpc", NULL, &err) == XPACK_ERR_ARG);
+  /* The member is in the mappable form: nothing to inflate, nothing written. */
+  EXPECT(xpack_inflate_range(fd, found.data_offset, found.stored_size, "member", "never.xpc", NULL, &err) ==
+             XPACK_ERR_ARG &&
+         access("never.xpc", F_OK) != 0);
+  EXPECT(xpack_inflate_range(fd, (uint64_t)archive_size, 64, "member", "never.xpc", NULL, &err) == XPACK_ERR_TRUNCATED);
   close(folder);
   close(fd);
   if (g_failures == 0) printf("api: every promise kept\n");
