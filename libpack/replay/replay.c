@@ -46,6 +46,7 @@ xpack_status xp_replay_check_graph_values(xp_replay_state* s, xpack_error* err) 
   for (size_t i = 0; st == XPACK_OK && i < s->graph->value_count; i++) {
     st = xp_replay_check_value(s, &s->graph->values[i], err);
   }
+  if (st == XPACK_OK) st = xp_replay_shapes_init(s, err);
   return st;
 }
 
@@ -54,6 +55,7 @@ xpack_status xp_replay_check_node(xp_replay_state* s, const xpack_et_xnn_node* n
   if (st == XPACK_OK) st = xp_replay_check_elementwise(s, node, err);
   if (st == XPACK_OK) st = xp_replay_check_dynamic_quant(s, node, err);
   if (st == XPACK_OK) st = xp_replay_check_flags(s, node, err);
+  if (st == XPACK_OK) xp_replay_shapes_note_node(s, node); /* for the checks of the nodes after it */
   return st;
 }
 
@@ -70,6 +72,8 @@ void xp_replay_free_tables(xp_replay_state* s) {
   free(s->value_info);
   free(s->value_use);
   free(s->converted_from);
+  free(s->shapes);
+  s->shapes = NULL;
   s->ids = NULL;
   s->value_info = NULL;
   s->value_use = NULL;

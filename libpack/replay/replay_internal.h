@@ -21,6 +21,13 @@ typedef struct xp_replay_id_pair {
   uint32_t defined;    /* XNNPACK's id */
 } xp_replay_id_pair;
 
+/* A value's shape as XNNPACK will give it at reshape (replay_shapes.c). */
+typedef struct xp_replay_shape {
+  uint8_t known;
+  uint8_t num_dims;
+  uint32_t dims[XNN_MAX_TENSOR_DIMS];
+} xp_replay_shape;
+
 typedef struct xp_replay_state {
   const xpack_et_xnn_graph* graph;
   const xpack_et_named_sources* sources;
@@ -39,6 +46,7 @@ typedef struct xp_replay_state {
   xp_replay_scratch* scratch;
   unsigned char* value_use; /* by value index: RP_VALUE_* bits (xp_replay_find_value_uses, xp_replay_check_node_ids) */
   int16_t* converted_from;   /* by value index: the datatype a Convert node makes it from, or 0 (xp_replay_find_value_uses) */
+  xp_replay_shape* shapes;   /* by value index: what XNNPACK's reshape will make of it, where known (replay_shapes.c) */
 } xp_replay_state;
 
 enum {
@@ -90,6 +98,18 @@ xpack_status xp_replay_check_graph_values(xp_replay_state* s, xpack_error* err);
 /* Every check of one node before it is defined; nodes are checked in graph order (a node may read only what
  * an earlier node or the graph's inputs and constants provide). */
 xpack_status xp_replay_check_node(xp_replay_state* s, const xpack_et_xnn_node* node, xpack_error* err);
+/* The shapes XNNPACK gives values at reshape (replay_shapes.c). init: external inputs and constants as declared,
+ * every computed value unknown (XPACK_ERR_NOMEM only); note_node: the output of a node, from its inputs, for the
+ * nodes a decoder puts before a deconvolution (shape-preserving unary, elementwise binary, convolutions, pooling,
+ * transpose, resize, pad, concatenate, reshape) and fully-connected layers; unknown for others. shape_of: NULL when unknown. */
+xpack_status xp_replay_shapes_init(xp_replay_state* s, xpack_error* err);
+void xp_replay_shapes_note_node(xp_replay_state* s, const xpack_et_xnn_node* node);
+const xp_replay_shape* xp_replay_shape_of(const xp_replay_state* s, uint32_t serialized);
+/* XNNPACK's output size of a deconvolution along one dim: stride x (in - 1) + adjustment + dilated kernel, less
+ * the padding, and 0 when the padding takes it all. */
+uint64_t xp_replay_deconv_output(uint64_t in, uint64_t padding, uint64_t adjustment, uint64_t kernel, uint64_t dilation,
+                                 uint64_t stride);
+
 void xp_replay_free_scratch(xp_replay_scratch* block);
 /* Frees the look-up tables a replay builds while it checks and defines (ids, value info and uses). */
 void xp_replay_free_tables(xp_replay_state* s);

@@ -246,6 +246,43 @@ static void deconv_padding(const char* path) {
   close_graph(&o);
 }
 
+/* The same through a value a node computes: a transpose's output declared 26,214 wide while XNNPACK makes it as
+ * wide as the program's input, and a padding the declared width allows but the real one does not (found by
+ * fuzz_replay: XNNPACK 4ea82e5 wrote past its indirection buffer in reshape). The check goes by the width
+ * XNNPACK will use. */
+static void deconv_declared_width(const char* path) {
+  opened o;
+  if (open_graph(path, &o) != 0) { failures++; return; }
+  xpack_et_xnn_node* deconv = node_of_type(&o, XPACK_ET_XNN_CONV_TRANSPOSE2D);
+  const xpack_et_xnn_value* in = deconv ? xpack_et_xnn_graph_find_value(o.graph, deconv->u.conv.input1_id) : NULL;
+  EXPECT_MSG(in != NULL && in->num_dims == 4 && !(in->flags & XPACK_ET_XNN_VALUE_FLAG_EXTERNAL_INPUT),
+             "%s: expected a deconvolution reading a computed 4-D value", path);
+  if (in && in->num_dims == 4) {
+    const uint32_t real_width = in->dims[2];
+    ((uint32_t*)in->dims)[2] = 26214;
+    /* The full output of the real width, all of it padded away; the declared width leaves plenty. */
+    deconv->u.conv.padding_left = deconv->u.conv.subsampling_width * (real_width - 1) + deconv->u.conv.adjustment_width +
+                                  deconv->u.conv.kernel_width - deconv->u.conv.padding_right;
+    expect_refused(&o, "leaves no output (its input's width is", "a deconvolution's computed input declared wider");
+  }
+  close_graph(&o);
+}
+
+/* A static reshape's new shape made one wider in its last dim, the value it writes still declared as before: the
+ * fully-connected layer reading it would get more input channels than its filter has, which XNNPACK does not
+ * check. Refused by the shape XNNPACK computes, not the declared one. */
+static void fully_connected_computed_input(const char* path) {
+  opened o;
+  if (open_graph(path, &o) != 0) { failures++; return; }
+  xpack_et_xnn_node* reshape = node_of_type(&o, XPACK_ET_XNN_STATIC_RESHAPE);
+  EXPECT_MSG(reshape != NULL && reshape->u.reshape.new_shape.count > 0, "%s: no static reshape", path);
+  if (reshape && reshape->u.reshape.new_shape.count > 0) {
+    ((uint32_t*)reshape->u.reshape.new_shape.data)[reshape->u.reshape.new_shape.count - 1] += 1;
+    expect_refused(&o, "as XNNPACK computes it (declared", "a reshape's new shape one wider than its output declares");
+  }
+  close_graph(&o);
+}
+
 /* Fully-connected flags 0 -> 1 (XNN_FLAG_TRANSPOSE_WEIGHTS) on a non-square filter: XNNPACK took the
  * channels from the other dims and read the bias past its end (found by fuzz_replay); the input's channels
  * no longer match either. A filter dim doubled: XNNPACK packed twice the constant's bytes. The input's last
@@ -357,6 +394,8 @@ int main(int argc, char** argv) {
   fully_connected(argv[3]);
   node_flags(argv[3]);
   deconv_padding(argv[2]);
+  deconv_declared_width(argv[2]);
+  fully_connected_computed_input(argv[1]);
   dynamic_datatype(argv[4]);
   convert_dims(argv[4]);
   convert_source(argv[4]);
