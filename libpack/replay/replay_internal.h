@@ -101,7 +101,7 @@ xpack_status xp_replay_check_node(xp_replay_state* s, const xpack_et_xnn_node* n
 /* The shapes XNNPACK gives values at reshape (replay_shapes.c). init: external inputs and constants as declared,
  * every computed value unknown (XPACK_ERR_NOMEM only); note_node: the output of a node, from its inputs, for the
  * nodes a decoder puts before a deconvolution (shape-preserving unary, elementwise binary, convolutions, pooling,
- * transpose, resize, pad, concatenate, reshape) and fully-connected layers; unknown for others. shape_of: NULL when unknown. */
+ * transpose, resize, pad, concatenate, slice, reshape) and fully-connected layers; unknown for others. shape_of: NULL when unknown. */
 xpack_status xp_replay_shapes_init(xp_replay_state* s, xpack_error* err);
 void xp_replay_shapes_note_node(xp_replay_state* s, const xpack_et_xnn_node* node);
 const xp_replay_shape* xp_replay_shape_of(const xp_replay_state* s, uint32_t serialized);

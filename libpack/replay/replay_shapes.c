@@ -213,6 +213,18 @@ static int output_shape(const xp_replay_state* s, const xpack_et_xnn_node* n, ui
     out->dims[c->axis] = (uint32_t)along;
     return 1;
   }
+  if (n->layout == XPACK_ET_XNN_LAYOUT_STATIC_SLICE) {
+    const __typeof__(u->slice)* sl = &u->slice;
+    *output = sl->output_id;
+    const xp_replay_shape* in = xp_replay_shape_of(s, sl->input_id);
+    if (in == NULL || sl->sizes.count != in->num_dims) return 0;
+    out->num_dims = in->num_dims;
+    for (uint32_t d = 0; d < sl->sizes.count; d++) {
+      if (sl->sizes.data[d] == 0) return 0; /* a size some XNNPACK versions read as "to the end" */
+      out->dims[d] = sl->sizes.data[d];
+    }
+    return 1;
+  }
   if (n->layout == XPACK_ET_XNN_LAYOUT_STATIC_RESHAPE) {
     const __typeof__(u->reshape)* r = &u->reshape;
     *output = r->output_id;
