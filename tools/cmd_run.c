@@ -259,7 +259,7 @@ static int open_caches(const char* const* paths, size_t count, unsigned flags, c
     for (size_t i = 0; i < count; i++) {
       const cli_cache_source* s = &sources[i];
       struct stat info;
-      fds[i] = s->archive ? -1 : open(paths[i], O_RDONLY | O_CLOEXEC);
+      fds[i] = s->archive ? -1 : open(paths[i], O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* a FIFO: refused, not waited on */
       if (!s->archive && fds[i] < 0) { /* the range form has no path to pass over: say so here */
         cli_error("run: %s: cannot open: %s", paths[i], strerror(errno));
         for (size_t k = 0; k < i; k++) {

@@ -74,9 +74,13 @@ verify_model_covers vm.json > /dev/null || fail "verify --model of a member"
 "$XPACK" run model.pte --cache "apk/agp.apk!/assets/model.xpc" --cache model.xpc --json > best.json || fail "run, two caches"
 compare_runs nocache.json best.json > /dev/null || fail "run, two caches"
 python3 -c 'import json; c = json.load(open("best.json"))["cache_candidates"]; assert c[0]["state"] == "chosen", c'
+mkfifo fifo.xpc # never waited on: passed over as not a regular file
+timeout 60 "$XPACK" run model.pte --cache fifo.xpc --cache "apk/agp.apk!/assets/model.xpc" --json > fifo.json ||
+  fail "run, a FIFO and a member"
+python3 -c 'import json; c = json.load(open("fifo.json"))["cache_candidates"]; assert c[0]["state"] == "not opened" and "FIFO" in c[0]["message"] and c[1]["state"] == "chosen", c'
 set +e; "$XPACK" run model.pte --cache "apk/agp.apk!/assets/model.xpc" --cache missing.xpc > out.txt 2> err.txt; rc=$?; set -e
 [ $rc = 3 ] && [ ! -s out.txt ] && grep -q "run: missing.xpc: cannot open" err.txt || fail "run, a member and a missing file: exit $rc, $(cat err.txt)"
-echo "  verify --model through a member; run --cache MEMBER --cache FILE chooses the member, every look-up hits"
+echo "  verify --model through a member; run --cache MEMBER --cache FILE chooses the member, every look-up hits; a FIFO passed over"
 
 # The transport form shipped as an asset, inflated from where it lies (xpack_inflate_range), as an app does at
 # install: the very file `pack` writes without --zstd; the archive itself is refused as the output.
