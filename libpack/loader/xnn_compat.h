@@ -29,4 +29,12 @@
 #define XPACK_XNN_HAS_BF16_FULLY_CONNECTED 0
 #endif
 
+#if defined(XNN_FLAG_TENSORFLOW_RESHAPE_2D)
+/* A fully-connected node with this flag flattens its input to 2-D (4ea82e5); the XNNPACKs ExecuTorch 1.x pins
+ * dropped the flag, and their fully-connected output is always the input's dims with the last one replaced. */
+#define XPACK_XNN_FC_RESHAPE_2D_FLAG XNN_FLAG_TENSORFLOW_RESHAPE_2D
+#else
+#define XPACK_XNN_FC_RESHAPE_2D_FLAG 0u
+#endif
+
 #endif /* XPACK_XNN_COMPAT_H */

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "common/error.h"
+#include "loader/xnn_compat.h"
 #include "replay/replay_internal.h"
 
 static int is_static_or_input(const xpack_et_xnn_value* v) {
@@ -129,7 +130,7 @@ static int output_shape(const xp_replay_state* s, const xpack_et_xnn_node* n, ui
     const __typeof__(u->fully_connected)* f = &u->fully_connected;
     *output = f->output_id;
     const xp_replay_shape *in = xp_replay_shape_of(s, f->input1_id), *w = xp_replay_shape_of(s, f->filter_id);
-    if (in == NULL || w == NULL || in->num_dims == 0 || w->num_dims != 2 || (f->flags & XNN_FLAG_TENSORFLOW_RESHAPE_2D)) {
+    if (in == NULL || w == NULL || in->num_dims == 0 || w->num_dims != 2 || (f->flags & XPACK_XNN_FC_RESHAPE_2D_FLAG)) {
       return 0;
     }
     *out = *in; /* the input's dims, the last one the filter's output channels */
