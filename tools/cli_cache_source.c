@@ -64,9 +64,8 @@ int cli_cache_source_open(const char* command, const char* arg, cli_cache_source
   memset(out, 0, sizeof *out);
   out->arg = arg;
   out->fd = -1;
-  if (is_regular_file(arg) || strstr(arg, SEPARATOR) == NULL) {
-    return is_regular_file(arg) ? refuse_whole_archive(command, arg) : 0; /* a missing file: the open says so */
-  }
+  if (is_regular_file(arg)) return refuse_whole_archive(command, arg);
+  if (strstr(arg, SEPARATOR) == NULL) return 0; /* a missing file: the command's open says so */
   for (const char* at = strstr(arg, SEPARATOR); at != NULL; at = strstr(at + 1, SEPARATOR)) {
     char* archive = strndup(arg, (size_t)(at - arg));
     if (archive == NULL) {
