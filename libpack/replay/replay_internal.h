@@ -99,12 +99,16 @@ xpack_status xp_replay_check_graph_values(xp_replay_state* s, xpack_error* err);
  * an earlier node or the graph's inputs and constants provide). */
 xpack_status xp_replay_check_node(xp_replay_state* s, const xpack_et_xnn_node* node, xpack_error* err);
 /* The shapes XNNPACK gives values at reshape (replay_shapes.c). init: external inputs and constants as declared,
- * every computed value unknown (XPACK_ERR_NOMEM only); note_node: the output of a node, from its inputs, for the
- * nodes a decoder puts before a deconvolution (shape-preserving unary, elementwise binary, convolutions, pooling,
- * transpose, resize, pad, concatenate, slice, reshape) and fully-connected layers; unknown for others. shape_of: NULL when unknown. */
+ * every computed value unknown (XPACK_ERR_NOMEM only); note_node: the outputs of a node, from its inputs' shapes;
+ * shape_of: NULL when unknown. */
 xpack_status xp_replay_shapes_init(xp_replay_state* s, xpack_error* err);
 void xp_replay_shapes_note_node(xp_replay_state* s, const xpack_et_xnn_node* node);
 const xp_replay_shape* xp_replay_shape_of(const xp_replay_state* s, uint32_t serialized);
+/* The shape XNNPACK's reshape gives node n's output (*output: its serialized id; XNN_INVALID_VALUE_ID for a node
+ * without one) from the shapes of its inputs: 1 and *out, or 0 when an input is unknown or XNNPACK's reshape
+ * would refuse them (replay_shape_rules.c). An argmax pooling's index output takes the shape of its value output. */
+int xp_replay_node_output_shape(const xp_replay_state* s, const xpack_et_xnn_node* n, uint32_t* output,
+                                xp_replay_shape* out);
 /* XNNPACK's output size of a deconvolution along one dim: stride x (in - 1) + adjustment + dilated kernel, less
  * the padding, and 0 when the padding takes it all. */
 uint64_t xp_replay_deconv_output(uint64_t in, uint64_t padding, uint64_t adjustment, uint64_t kernel, uint64_t dilation,
