@@ -113,17 +113,28 @@ static void conv_case(one_node* t, int type) {
   c->output_id = add_output(t, 4);
 }
 
+/* A pooling window of more than one element (XNNPACK refuses 1x1), with SAME padding or a small explicit one:
+ * for the pooling and argmax pooling nodes, whose fields have the same names. */
+#define RANDOM_POOLING_WINDOW(p)                                                                   \
+  do {                                                                                             \
+    do (p)->pooling_height = pick(1, 3), (p)->pooling_width = pick(1, 3);                          \
+    while ((p)->pooling_height * (p)->pooling_width == 1);                                         \
+    if (pick(0, 3) == 0) {                                                                         \
+      (p)->flags = XNN_FLAG_TENSORFLOW_SAME_PADDING;                                               \
+    } else {                                                                                       \
+      (p)->padding_top = pick(0, 1), (p)->padding_bottom = pick(0, 1);                             \
+      (p)->padding_left = pick(0, 1), (p)->padding_right = pick(0, 1);                             \
+    }                                                                                              \
+  } while (0)
+
 static void pooling_case(one_node* t, int type) {
   start(t, type);
   __typeof__(t->node.u.pooling)* p = &t->node.u.pooling;
   uint32_t in[4] = {1, pick(1, 10), pick(1, 10), pick(1, 3)};
-  do p->pooling_height = pick(1, 3), p->pooling_width = pick(1, 3);
-  while (p->pooling_height * p->pooling_width == 1);
+  RANDOM_POOLING_WINDOW(p);
   p->stride_height = pick(1, 3), p->stride_width = pick(1, 3);
   p->dilation_height = p->dilation_width = 1;
   if (type == XPACK_ET_XNN_MAX_POOLING_2D) p->dilation_height = pick(1, 2), p->dilation_width = pick(1, 2);
-  if (pick(0, 3) == 0) p->flags = XNN_FLAG_TENSORFLOW_SAME_PADDING;
-  else p->padding_top = pick(0, 1), p->padding_bottom = pick(0, 1), p->padding_left = pick(0, 1), p->padding_right = pick(0, 1);
   p->input_id = add_input(t, 4, in);
   p->output_id = add_output(t, 4);
 }
@@ -132,10 +143,7 @@ static void argmax_case(one_node* t, int type) {
   start(t, type);
   __typeof__(t->node.u.argmax_pooling)* p = &t->node.u.argmax_pooling;
   uint32_t in[4] = {1, pick(1, 10), pick(1, 10), pick(1, 3)};
-  do p->pooling_height = pick(1, 3), p->pooling_width = pick(1, 3);
-  while (p->pooling_height * p->pooling_width == 1);
-  if (pick(0, 3) == 0) p->flags = XNN_FLAG_TENSORFLOW_SAME_PADDING;
-  else p->padding_top = pick(0, 1), p->padding_bottom = pick(0, 1), p->padding_left = pick(0, 1), p->padding_right = pick(0, 1);
+  RANDOM_POOLING_WINDOW(p);
   p->input_id = add_input(t, 4, in);
   p->output_value_id = add_output(t, 4);
   p->output_index_id = add_output(t, 4);
