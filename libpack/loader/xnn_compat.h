@@ -2,7 +2,7 @@
  *
  * XNNPACK has no version macro, so the public flags each one added tell them apart:
  * XNN_FLAG_FP32_STATIC_BIASES is defined by the XNNPACKs that ExecuTorch 1.x pins (1adaa7c7, 92a7ad50)
- * and not by Debian's 4ea82e5 (ExecuTorch 0.5-0.6). An XNNPACK between them (ExecuTorch 0.7-1.2, built
+ * and not by Debian's 4ea82e5 (ExecuTorch 0.5-0.6); XNN_VALUE_FLAG_PACK_TO_FP16 by 92a7ad50 only. An XNNPACK between them (ExecuTorch 0.7-1.2, built
  * with tools/setup-deps.sh --xnnpack-source) may be misjudged; neither way serves a wrong byte: a
  * family XNNPACK does not cache only costs a warning at pack time, and weights xpack does not record
  * are packed by XNNPACK as without a cache. */
@@ -27,6 +27,15 @@
 #define XPACK_XNN_HAS_BF16_FULLY_CONNECTED 1
 #else
 #define XPACK_XNN_HAS_BF16_FULLY_CONNECTED 0
+#endif
+
+#if defined(XNN_VALUE_FLAG_PACK_TO_FP16)
+#define XPACK_XNN_SAME_PADDING_UNSIGNED 0
+#else
+/* 4ea82e5 and 1adaa7c7 compute a convolution's and an average pooling's TensorFlow SAME padding without
+ * saturating at 0 (replay_window_checks.c); 92a7ad50, the first of xpack's builds to define
+ * XNN_VALUE_FLAG_PACK_TO_FP16, saturates it. */
+#define XPACK_XNN_SAME_PADDING_UNSIGNED 1
 #endif
 
 #if defined(XNN_FLAG_TENSORFLOW_RESHAPE_2D)

@@ -55,6 +55,7 @@ xpack_status xp_replay_check_node(xp_replay_state* s, const xpack_et_xnn_node* n
   if (st == XPACK_OK) st = xp_replay_check_elementwise(s, node, err);
   if (st == XPACK_OK) st = xp_replay_check_dynamic_quant(s, node, err);
   if (st == XPACK_OK) st = xp_replay_check_flags(s, node, err);
+  if (st == XPACK_OK) st = xp_replay_check_window(s, node, err);
   if (st == XPACK_OK) xp_replay_shapes_note_node(s, node); /* for the checks of the nodes after it */
   return st;
 }

@@ -156,40 +156,6 @@ static xpack_status check_bias(const xp_replay_state* s, const xpack_et_xnn_node
   return XPACK_OK;
 }
 
-/* XNNPACK 4ea82e5 splits a deconvolution into stride x stride sub-convolutions, each starting at an output
- * offset below the stride, and sizes each as (output - offset) / stride without checking that the output
- * reaches the offset: an output narrower than stride - 1 (or empty: XNNPACK saturates it at 0 when the padding
- * takes it all) makes that a huge unsigned number, and its indirection set-up writes out of bounds in reshape
- * (found by fuzz_replay). The input's size is the one XNNPACK will use (replay_shapes.c); where the replay cannot
- * follow it, the smallest an input can be, 1. */
-static xpack_status check_deconv_output(const xp_replay_state* s, const xpack_et_xnn_node* n, xpack_error* err) {
-  const __typeof__(n->u.conv)* c = &n->u.conv;
-  const xp_replay_shape* in = xp_replay_shape_of(s, c->input1_id);
-  const int known = in != NULL && in->num_dims == 4;
-  const uint64_t in_size[2] = {known ? in->dims[1] : 1, known ? in->dims[2] : 1};
-  const uint64_t stride[2] = {c->subsampling_height, c->subsampling_width};
-  const uint64_t kernel[2] = {c->kernel_height, c->kernel_width};
-  const uint64_t dilation[2] = {c->dilation_height, c->dilation_width};
-  const uint64_t adjustment[2] = {c->adjustment_height, c->adjustment_width};
-  const uint64_t padding[2] = {(uint64_t)c->padding_top + c->padding_bottom, (uint64_t)c->padding_left + c->padding_right};
-  for (int d = 0; d < 2; d++) {
-    const uint64_t out = xp_replay_deconv_output(in_size[d], padding[d], adjustment[d], kernel[d], dilation[d], stride[d]);
-    const uint64_t least = stride[d] > 2 ? stride[d] - 1 : 1;
-    if (out >= least) continue;
-    char size[96];
-    snprintf(size, sizeof size, known ? "its input's %s is %" PRIu64 : "its input's %s (computed by a node the replay "
-             "does not follow) may be %" PRIu64, d ? "width" : "height", in_size[d]);
-    if (out == 0) {
-      return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: node %u (%s): %s padding %" PRIu64 " leaves no output (%s)",
-                     s->graph->name, n->index, n->type_name, d ? "horizontal" : "vertical", padding[d], size);
-    }
-    return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: node %u (%s): %s padding %" PRIu64 " leaves an output of %" PRIu64
-                   ", less than the %" PRIu64 " XNNPACK needs with stride %" PRIu64 " (%s)", s->graph->name, n->index,
-                   n->type_name, d ? "horizontal" : "vertical", padding[d], out, least, stride[d], size);
-  }
-  return XPACK_OK;
-}
-
 /* Filter layout is OHWI for convolution and deconvolution ([groups x group_output_channels, kh, kw,
  * group_input_channels]) and 1HWO for depthwise ([1, kh, kw, groups x multiplier]); XNNPACK packs
  * exactly that many elements from the filter's bytes, so the node's arithmetic must match the dims. */
@@ -219,10 +185,6 @@ xpack_status xp_replay_check_conv(const xp_replay_state* s, const xpack_et_xnn_n
                    "node's groups %" PRIu64 ", group_input_channels %" PRIu64 ", group_output_channels %" PRIu64
                    " and kernel %ux%u (expected %s)", s->graph->name, n->index, n->type_name, w->index, groups, gic,
                       goc, (unsigned)c->kernel_height, (unsigned)c->kernel_width, layout);
-  }
-  if (n->type == XPACK_ET_XNN_CONV_TRANSPOSE2D) {
-    const xpack_status st = check_deconv_output(s, n, err);
-    if (st != XPACK_OK) return st;
   }
   return check_bias(s, n, c->bias_id, n->type == XPACK_ET_XNN_DEPTHWISE_CONV2D ? expect[3] : expect[0], err);
 }

@@ -76,6 +76,10 @@ xpack_status xp_replay_check_value(const xp_replay_state* s, const xpack_et_xnn_
 xpack_status xp_replay_check_constant_size(const xp_replay_state* s, const xpack_et_xnn_value* value, size_t constant_size,
                                            xpack_error* err);
 xpack_status xp_replay_check_conv(const xp_replay_state* s, const xpack_et_xnn_node* node, xpack_error* err);
+/* A window node's paddings against the input shape XNNPACK will give it (replay_window_checks.c): a deconvolution's
+ * output at least max(1, stride - 1); over XNNPACK 4ea82e5 and 1adaa7c7, TensorFlow SAME padding not below 0.
+ * BAD_INPUT. */
+xpack_status xp_replay_check_window(const xp_replay_state* s, const xpack_et_xnn_node* node, xpack_error* err);
 xpack_status xp_replay_check_fully_connected(const xp_replay_state* s, const xpack_et_xnn_node* node, xpack_error* err);
 /* Allocates s->value_use and s->converted_from and marks what input_ids, output_ids and the nodes' inputs
  * say of each value. XPACK_ERR_NOMEM only. */

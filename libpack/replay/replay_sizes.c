@@ -277,7 +277,8 @@ xpack_status xpack_replay_size_weights(const xpack_et_xnn_graph* graph, const xp
     const sized_node* twin = described ? find_sized(&done, &g) : NULL;
     if (twin != NULL && (twin->shareable || !twin->reported)) {
       if (twin->reported) {
-        const struct xnn_weights_cache_look_up_key key = {twin->seed, constant_data(&s, ids[1]), constant_data(&s, ids[2])};
+        const struct xnn_weights_cache_look_up_key key = {
+            .seed = twin->seed, .kernel = constant_data(&s, ids[1]), .bias = constant_data(&s, ids[2])};
         report(context, &key, twin->size);
       }
       continue;

@@ -422,9 +422,11 @@ static void describe(char* buf, size_t size, const xp_replay_shape* s) {
 }
 
 /* The replay's own checks of the node: what it refuses never reaches XNNPACK (a deconvolution whose padding
- * leaves too small an output makes XNNPACK 4ea82e5 divide by zero or write past a buffer in reshape). */
+ * leaves too small an output makes XNNPACK 4ea82e5 divide by zero or write past a buffer in reshape; an average
+ * pooling's SAME padding below 0 makes it ask for ~100 GB). */
 static int replay_accepts(const xp_replay_state* s, const xpack_et_xnn_node* n) {
   xpack_error err;
+  if (xp_replay_check_window(s, n, &err) != XPACK_OK) return 0;
   if (n->layout == XPACK_ET_XNN_LAYOUT_CONV) return xp_replay_check_conv(s, n, &err) == XPACK_OK;
   if (n->layout == XPACK_ET_XNN_LAYOUT_FULLY_CONNECTED) return xp_replay_check_fully_connected(s, n, &err) == XPACK_OK;
   return 1;
@@ -471,6 +473,38 @@ static int compare(const one_node* t, uint32_t case_number, uint32_t* refused) {
   return compared;
 }
 
+/* A 9x9 average pooling, window 2, stride 3, SAME padding: (3 - 1) x 3 + 2 = 8 < 9, a padding of -1. Over 4ea82e5
+ * and 1adaa7c7 the replay refuses it, naming the node and the numbers; over the XNNPACKs that saturate it, it is served and
+ * its shape agrees. */
+static void same_padding_below_zero(void) {
+  one_node t;
+  start(&t, XPACK_ET_XNN_AVG_POOLING_2D);
+  __typeof__(t.node.u.pooling)* p = &t.node.u.pooling;
+  const uint32_t in[4] = {1, 9, 9, 2};
+  p->pooling_height = p->pooling_width = 2;
+  p->stride_height = p->stride_width = 3;
+  p->flags = XNN_FLAG_TENSORFLOW_SAME_PADDING;
+  p->input_id = add_input(&t, 4, in);
+  p->output_id = add_output(&t, 4);
+  xp_replay_state s;
+  memset(&s, 0, sizeof s);
+  s.graph = &t.graph.pub;
+  xpack_error err;
+  EXPECT(xp_replay_shapes_init(&s, &err) == XPACK_OK);
+  const xpack_status st = xp_replay_check_window(&s, &t.node, &err);
+#if XPACK_XNN_SAME_PADDING_UNSIGNED
+  EXPECT_MSG(st == XPACK_ERR_BAD_INPUT && strstr(err.message, "node 0 (AvgPooling2d): TensorFlow SAME padding over an "
+                                                              "input height of 9 with stride 3 and a window of 2 "
+                                                              "needs a padding of 8 - 9, below 0") != NULL,
+             "SAME padding below 0: %s", st ? err.message : "accepted");
+#else
+  EXPECT_MSG(st == XPACK_OK, "SAME padding saturated at 0 by this XNNPACK: %s", err.message);
+  uint32_t refused = 0;
+  EXPECT_MSG(compare(&t, 0, &refused) == 1, "SAME padding saturated at 0: XNNPACK's shape was not compared");
+#endif
+  free(s.shapes);
+}
+
 typedef void (*case_fn)(one_node*, int);
 static const struct {
   int type;
@@ -512,6 +546,7 @@ int main(int argc, char** argv) {
     EXPECT_MSG(compared * 4 >= cases, "%s: too few cases XNNPACK accepted to compare (%u)",
                xpack_et_xnn_node_type_name(kinds[k].type), compared);
   }
+  same_padding_below_zero();
   if (failures) {
     fprintf(stderr, "%d check(s) failed\n", failures);
     return 1;
