@@ -2,7 +2,7 @@
  *
  * XNNPACK takes the shape of an external input and of a constant from its definition, and the shape of every
  * value a node computes from that node's reshape, whatever the file declares for it. A check whose safety rests
- * on a computed value's size (a deconvolution's input: replay_checks.c) must use the size XNNPACK will use: a
+ * on a computed value's size (a deconvolution's input: replay_window_checks.c) must use the size XNNPACK will use: a
  * crafted file declared a transpose's output 26,214 wide while XNNPACK made it 8 wide, the deconvolution's
  * padding passed the check on the declared width, and XNNPACK 4ea82e5 wrote past its indirection buffer
  * (fuzz_replay). Every node ExecuTorch's XNNPACK backend serializes is followed (replay_shape_rules.c); a value is
