@@ -1,11 +1,11 @@
 /* What differs between the XNNPACK builds xpack supports (cmake/xnnpack_pins.txt), in one place.
  *
- * XNNPACK has no version macro, so the public flags each one added tell them apart:
- * XNN_FLAG_FP32_STATIC_BIASES is defined by the XNNPACKs that ExecuTorch 1.x pins (1adaa7c7, 92a7ad50)
- * and not by Debian's 4ea82e5 (ExecuTorch 0.5-0.6); XNN_VALUE_FLAG_PACK_TO_FP16 by 92a7ad50 only. An XNNPACK between them (ExecuTorch 0.7-1.2, built
- * with tools/setup-deps.sh --xnnpack-source) may be misjudged; neither way serves a wrong byte: a
- * family XNNPACK does not cache only costs a warning at pack time, and weights xpack does not record
- * are packed by XNNPACK as without a cache. */
+ * XNNPACK has no version macro, so the public flags each one added tell them apart: XNN_FLAG_FP32_STATIC_BIASES
+ * is defined by the XNNPACKs that ExecuTorch 1.x pins (1adaa7c7, 92a7ad50) and not by Debian's 4ea82e5
+ * (ExecuTorch 0.5-0.6); XNN_VALUE_FLAG_PACK_TO_FP16 by 92a7ad50 only. An XNNPACK between them (ExecuTorch
+ * 0.7-1.2, built with tools/setup-deps.sh --xnnpack-source) may be misjudged; neither way serves a wrong byte: a
+ * family XNNPACK does not cache only costs a warning at pack time, and weights xpack does not record are packed
+ * by XNNPACK as without a cache. */
 #ifndef XPACK_XNN_COMPAT_H
 #define XPACK_XNN_COMPAT_H
 

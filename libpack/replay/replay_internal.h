@@ -117,6 +117,20 @@ int xp_replay_node_output_shape(const xp_replay_state* s, const xpack_et_xnn_nod
  * the padding, and 0 when the padding takes it all. */
 uint64_t xp_replay_deconv_output(uint64_t in, uint64_t padding, uint64_t adjustment, uint64_t kernel, uint64_t dilation,
                                  uint64_t stride);
+/* The extent of a window of `kernel` taps `dilation` apart (XNNPACK's effective kernel); 0 for no taps. */
+uint64_t xp_replay_window_extent(uint64_t kernel, uint64_t dilation);
+/* A 2-D window node (convolution, depthwise, deconvolution, max, average and argmax pooling) as XNNPACK's reshape
+ * reads it, along height [0] and width [1] (replay_shape_rules.c). */
+typedef struct xp_replay_window {
+  uint32_t input_id, output_id; /* serialized ids; argmax pooling: its value output */
+  int deconv, same_padding, argmax; /* argmax: XNNPACK's argmax pooling, whose stride is its window */
+  uint64_t padding[2], kernel[2], stride[2], dilation[2], adjustment[2];
+  uint64_t channels; /* of the output; 0: the input's */
+} xp_replay_window;
+/* 1 and *w for a window node, 0 for any other node. */
+int xp_replay_window_of(const xpack_et_xnn_node* n, xp_replay_window* w);
+/* XNNPACK's output size along d over an input of `in` (the window's stride and kernel along d not 0). */
+uint64_t xp_replay_window_dim(const xp_replay_window* w, int d, uint64_t in);
 
 void xp_replay_free_scratch(xp_replay_scratch* block);
 /* Frees the look-up tables a replay builds while it checks and defines (ids, value info and uses). */

@@ -7,26 +7,73 @@
 #include "loader/xnn_compat.h"
 #include "replay/replay_internal.h"
 
+uint64_t xp_replay_window_extent(uint64_t kernel, uint64_t dilation) {
+  return kernel ? (kernel - 1) * dilation + 1 : 0;
+}
+
 /* XNNPACK's output size of a convolution or pooling window over `in` (padding already added). */
 static uint64_t window_output(uint64_t padded, uint64_t kernel, uint64_t dilation, uint64_t stride) {
-  const uint64_t effective = kernel ? (kernel - 1) * (dilation ? dilation : 1) + 1 : 0;
+  const uint64_t effective = xp_replay_window_extent(kernel, dilation ? dilation : 1);
   return (padded > effective ? padded - effective : 0) / stride + 1;
 }
 
 uint64_t xp_replay_deconv_output(uint64_t in, uint64_t padding, uint64_t adjustment, uint64_t kernel, uint64_t dilation,
                                  uint64_t stride) {
-  const uint64_t full = stride * (in ? in - 1 : 0) + adjustment + (kernel ? (kernel - 1) * dilation + 1 : 0);
+  const uint64_t full = stride * (in ? in - 1 : 0) + adjustment + xp_replay_window_extent(kernel, dilation);
   return full > padding ? full - padding : 0;
 }
 
-/* The parameters of a 2-D window node, along height [0] and width [1]. */
-typedef struct window {
-  int deconv, same_padding, argmax; /* argmax: XNNPACK's argmax pooling, whose stride is its window */
-  uint64_t padding[2], kernel[2], stride[2], dilation[2], adjustment[2];
-  uint64_t channels; /* of the output; 0: the input's */
-} window;
+int xp_replay_window_of(const xpack_et_xnn_node* n, xp_replay_window* w) {
+  memset(w, 0, sizeof *w);
+  if (n->layout == XPACK_ET_XNN_LAYOUT_CONV) {
+    const __typeof__(n->u.conv)* c = &n->u.conv;
+    const int deconv = n->type == XPACK_ET_XNN_CONV_TRANSPOSE2D;
+    *w = (xp_replay_window){
+        .input_id = c->input1_id,
+        .output_id = c->output_id,
+        .deconv = deconv,
+        .same_padding = (c->flags & XNN_FLAG_TENSORFLOW_SAME_PADDING) != 0,
+        .padding = {(uint64_t)c->padding_top + c->padding_bottom, (uint64_t)c->padding_left + c->padding_right},
+        .kernel = {c->kernel_height, c->kernel_width},
+        .stride = {c->subsampling_height, c->subsampling_width},
+        .dilation = {c->dilation_height, c->dilation_width},
+        .adjustment = {deconv ? c->adjustment_height : 0, deconv ? c->adjustment_width : 0},
+        .channels = (uint64_t)c->groups * c->group_output_channels,
+    };
+    return 1;
+  }
+  if (n->layout == XPACK_ET_XNN_LAYOUT_POOLING) {
+    const __typeof__(n->u.pooling)* p = &n->u.pooling;
+    const int dilated = n->type == XPACK_ET_XNN_MAX_POOLING_2D;
+    *w = (xp_replay_window){
+        .input_id = p->input_id,
+        .output_id = p->output_id,
+        .same_padding = (p->flags & XNN_FLAG_TENSORFLOW_SAME_PADDING) != 0,
+        .padding = {(uint64_t)p->padding_top + p->padding_bottom, (uint64_t)p->padding_left + p->padding_right},
+        .kernel = {p->pooling_height, p->pooling_width},
+        .stride = {p->stride_height, p->stride_width},
+        .dilation = {dilated ? p->dilation_height : 1, dilated ? p->dilation_width : 1},
+    };
+    return 1;
+  }
+  if (n->layout == XPACK_ET_XNN_LAYOUT_ARGMAX_POOLING) {
+    const __typeof__(n->u.argmax_pooling)* p = &n->u.argmax_pooling;
+    *w = (xp_replay_window){
+        .input_id = p->input_id,
+        .output_id = p->output_value_id, /* the index output takes the same shape: xp_replay_shapes_note_node */
+        .argmax = 1,
+        .same_padding = (p->flags & XNN_FLAG_TENSORFLOW_SAME_PADDING) != 0,
+        .padding = {(uint64_t)p->padding_top + p->padding_bottom, (uint64_t)p->padding_left + p->padding_right},
+        .kernel = {p->pooling_height, p->pooling_width},
+        .stride = {p->pooling_height, p->pooling_width},
+        .dilation = {1, 1},
+    };
+    return 1;
+  }
+  return 0;
+}
 
-static uint64_t window_dim(const window* w, int d, uint64_t in) {
+uint64_t xp_replay_window_dim(const xp_replay_window* w, int d, uint64_t in) {
   if (w->same_padding) return (in + w->stride[d] - 1) / w->stride[d]; /* TensorFlow SAME: ceil(in / stride) */
   if (w->deconv) return xp_replay_deconv_output(in, w->padding[d], w->adjustment[d], w->kernel[d], w->dilation[d],
                                                 w->stride[d]);
@@ -35,10 +82,10 @@ static uint64_t window_dim(const window* w, int d, uint64_t in) {
 }
 
 /* NHWC output of a 2-D window node; 0 when unknown. */
-static int spatial(const xp_replay_shape* in, const window* w, xp_replay_shape* out) {
+static int spatial(const xp_replay_shape* in, const xp_replay_window* w, xp_replay_shape* out) {
   if (in->num_dims != 4 || w->stride[0] == 0 || w->stride[1] == 0 || w->kernel[0] == 0 || w->kernel[1] == 0) return 0;
   if (w->deconv && w->same_padding) return 0; /* no XNNPACK here defines it */
-  const uint64_t h = window_dim(w, 0, in->dims[1]), wd = window_dim(w, 1, in->dims[2]);
+  const uint64_t h = xp_replay_window_dim(w, 0, in->dims[1]), wd = xp_replay_window_dim(w, 1, in->dims[2]);
   if (h > UINT32_MAX || wd > UINT32_MAX || w->channels > UINT32_MAX) return 0;
   *out = *in;
   out->dims[1] = (uint32_t)h;
@@ -194,57 +241,14 @@ static int binary_output(const xp_replay_state* s, const xpack_et_xnn_node* n, u
   return is_binary_elementwise(n->type) && broadcast(x, y, out);
 }
 
-static int conv_output(const xp_replay_state* s, const xpack_et_xnn_node* n, uint32_t* output, xp_replay_shape* out) {
-  const __typeof__(n->u.conv)* c = &n->u.conv;
-  *output = c->output_id;
-  const xp_replay_shape* in = xp_replay_shape_of(s, c->input1_id);
-  if (in == NULL) return 0;
-  const int deconv = n->type == XPACK_ET_XNN_CONV_TRANSPOSE2D;
-  const window w = {
-      .deconv = deconv,
-      .same_padding = (c->flags & XNN_FLAG_TENSORFLOW_SAME_PADDING) != 0,
-      .padding = {(uint64_t)c->padding_top + c->padding_bottom, (uint64_t)c->padding_left + c->padding_right},
-      .kernel = {c->kernel_height, c->kernel_width},
-      .stride = {c->subsampling_height, c->subsampling_width},
-      .dilation = {c->dilation_height, c->dilation_width},
-      .adjustment = {deconv ? c->adjustment_height : 0, deconv ? c->adjustment_width : 0},
-      .channels = (uint64_t)c->groups * c->group_output_channels,
-  };
-  return spatial(in, &w, out);
-}
-
-static int pooling_output(const xp_replay_state* s, const xpack_et_xnn_node* n, uint32_t* output,
-                          xp_replay_shape* out) {
-  const __typeof__(n->u.pooling)* p = &n->u.pooling;
-  *output = p->output_id;
-  const xp_replay_shape* in = xp_replay_shape_of(s, p->input_id);
-  if (in == NULL) return 0;
-  const int dilated = n->type == XPACK_ET_XNN_MAX_POOLING_2D;
-  const window w = {
-      .same_padding = (p->flags & XNN_FLAG_TENSORFLOW_SAME_PADDING) != 0,
-      .padding = {(uint64_t)p->padding_top + p->padding_bottom, (uint64_t)p->padding_left + p->padding_right},
-      .kernel = {p->pooling_height, p->pooling_width},
-      .stride = {p->stride_height, p->stride_width},
-      .dilation = {dilated ? p->dilation_height : 1, dilated ? p->dilation_width : 1},
-  };
-  return spatial(in, &w, out);
-}
-
-static int argmax_pooling_output(const xp_replay_state* s, const xpack_et_xnn_node* n, uint32_t* output,
-                                 xp_replay_shape* out) {
-  const __typeof__(n->u.argmax_pooling)* p = &n->u.argmax_pooling;
-  *output = p->output_value_id; /* the index output takes the same shape: xp_replay_shapes_note_node */
-  const xp_replay_shape* in = xp_replay_shape_of(s, p->input_id);
-  if (in == NULL) return 0;
-  const window w = {
-      .argmax = 1,
-      .same_padding = (p->flags & XNN_FLAG_TENSORFLOW_SAME_PADDING) != 0,
-      .padding = {(uint64_t)p->padding_top + p->padding_bottom, (uint64_t)p->padding_left + p->padding_right},
-      .kernel = {p->pooling_height, p->pooling_width},
-      .stride = {p->pooling_height, p->pooling_width},
-      .dilation = {1, 1},
-  };
-  return spatial(in, &w, out);
+/* Convolution, deconvolution and pooling of every kind. */
+static int window_node_output(const xp_replay_state* s, const xpack_et_xnn_node* n, uint32_t* output,
+                              xp_replay_shape* out) {
+  xp_replay_window w;
+  if (!xp_replay_window_of(n, &w)) return 0;
+  *output = w.output_id;
+  const xp_replay_shape* in = xp_replay_shape_of(s, w.input_id);
+  return in != NULL && spatial(in, &w, out);
 }
 
 static int transpose_output(const xp_replay_state* s, const xpack_et_xnn_node* n, uint32_t* output,
@@ -338,9 +342,9 @@ int xp_replay_node_output_shape(const xp_replay_state* s, const xpack_et_xnn_nod
     case XPACK_ET_XNN_LAYOUT_ELU:
     case XPACK_ET_XNN_LAYOUT_LEAKY_RELU: return unary_output(s, n, output, out);
     case XPACK_ET_XNN_LAYOUT_BINARY: return binary_output(s, n, output, out);
-    case XPACK_ET_XNN_LAYOUT_CONV: return conv_output(s, n, output, out);
-    case XPACK_ET_XNN_LAYOUT_POOLING: return pooling_output(s, n, output, out);
-    case XPACK_ET_XNN_LAYOUT_ARGMAX_POOLING: return argmax_pooling_output(s, n, output, out);
+    case XPACK_ET_XNN_LAYOUT_CONV:
+    case XPACK_ET_XNN_LAYOUT_POOLING:
+    case XPACK_ET_XNN_LAYOUT_ARGMAX_POOLING: return window_node_output(s, n, output, out);
     case XPACK_ET_XNN_LAYOUT_FULLY_CONNECTED: {
       const __typeof__(u->fully_connected)* f = &u->fully_connected;
       *output = f->output_id;
