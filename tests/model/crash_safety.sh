@@ -3,7 +3,8 @@
 # After every kill the target holds either the previous complete file or the new complete file (or nothing,
 # only when there was nothing before), `xpack verify` passes on it, and it equals a complete pack output
 # byte for byte (packing is deterministic). A killed pack leaves no temporary file: it has no name until the
-# instant before the rename (O_TMPFILE). Where a file system refuses O_TMPFILE (XPACK_TEST_NAMED_TEMP takes
+# instant before the rename (O_TMPFILE), and a kill in the microseconds between that link and the rename leaves
+# at most one, which the next pack into the folder removes. Where a file system refuses O_TMPFILE (XPACK_TEST_NAMED_TEMP takes
 # that path here) a killed pack's named temporary file is removed by the next pack into that folder, and
 # only that: a locked one (whose writer still runs) and files of other forms stay.
 #   crash_safety.sh XPACK XPACK-GENMODEL [ROUNDS]
@@ -35,7 +36,7 @@ writing_size() {
   done
   echo "$size"
 }
-before_rename=0 after_rename=0 finished=0 absent_rounds=0 leftover_max=0
+before_rename=0 after_rename=0 finished=0 absent_rounds=0 leftover_max=0 left_rounds=0
 RANDOM=12345
 for round in $(seq 0 $((ROUNDS - 1))); do
   if [ $((round % 4)) = 3 ]; then rm -f target.xpc; had=absent; absent_rounds=$((absent_rounds + 1))
@@ -83,11 +84,39 @@ for round in $(seq 0 $((ROUNDS - 1))); do
   elif [ "$state" = new ]; then after_rename=$((after_rename + 1))
   else before_rename=$((before_rename + 1)); fi
   left=$(temps); [ "$left" -gt "$leftover_max" ] && leftover_max=$left
+  [ "$left" = 0 ] || left_rounds=$((left_rounds + 1))
   echo "  round $round: target was $had, killed $how (exit $st): target is $state; temporary files present: $left"
 done
 echo "crash_safety: rounds=$ROUNDS (target absent before: $absent_rounds) killed_before_rename=$before_rename" \
-  "killed_after_rename=$after_rename finished_before_the_kill=$finished max_temporary_files_left=$leftover_max"
-[ "$leftover_max" = 0 ] || fail "killed packs left temporary files: $(ls -A)"
+  "killed_after_rename=$after_rename finished_before_the_kill=$finished max_temporary_files_left=$leftover_max" \
+  "rounds_leaving_one=$left_rounds"
+# SIGKILL cannot be blocked, and a file without a name cannot be renamed over the target: a kill that lands
+# between naming the file and the rename leaves that one name. Never more than one (each pack removes the
+# earlier ones before it writes), and the next complete pack removes it.
+[ "$leftover_max" -le 1 ] || fail "killed packs left $leftover_max temporary files: $(ls -A)"
+"$XPACK" pack small.pte -o other.xpc > /dev/null
+[ "$(temps)" = 0 ] || fail "a complete pack did not remove the temporary files killed packs left: $(ls -A)"
+rm other.xpc
+
+# That window on purpose: strace holds the rename for 60 s (only the rename: the pack is otherwise unchanged),
+# the pack is killed once its file has a name, and exactly that one file is left, which the next pack removes.
+if strace -o /dev/null -e inject=rename:delay_enter=1 true 2> /dev/null; then
+  cp previous.xpc target.xpc
+  strace -f -o /dev/null -e inject=rename:delay_enter=60000000 "$XPACK" pack small.pte -o target.xpc > /dev/null 2>&1 &
+  tracer=$!
+  for _ in $(seq 600); do [ "$(temps)" -ge 1 ] && break; sleep 0.1; done
+  [ "$(temps)" = 1 ] || fail "a pack held before its rename has no named temporary file: $(ls -A)"
+  pkill -KILL -P "$tracer" || fail "no pack process under strace"
+  wait "$tracer" 2> /dev/null || true
+  cmp -s target.xpc previous.xpc || fail "a pack killed before its rename changed the target"
+  [ "$(temps)" = 1 ] || fail "a pack killed between naming its file and the rename left $(temps) temporary files"
+  "$XPACK" pack small.pte -o other.xpc > /dev/null
+  [ "$(temps)" = 0 ] || fail "the next pack did not remove a killed pack's named temporary file: $(ls -A)"
+  rm other.xpc
+  echo "  killed between naming its file and the rename: one temporary file, removed by the next pack"
+else
+  echo "  strace cannot delay a system call here: the kill between naming and rename was not forced"
+fi
 
 # Named temporary files: a killed pack's is removed by the next pack into the folder; one of the same form
 # but locked (as a running writer's is) stays, and so do files named like the temporary files of earlier
