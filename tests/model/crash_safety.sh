@@ -98,11 +98,11 @@ echo "crash_safety: rounds=$ROUNDS (target absent before: $absent_rounds) killed
 [ "$(temps)" = 0 ] || fail "a complete pack did not remove the temporary files killed packs left: $(ls -A)"
 rm other.xpc
 
-# That window on purpose: strace holds the rename for 60 s (only the rename: the pack is otherwise unchanged),
+# That window on purpose: strace holds the rename for 5 s (only the rename: the pack is otherwise unchanged),
 # the pack is killed once its file has a name, and exactly that one file is left, which the next pack removes.
 if strace -o /dev/null -e inject=rename:delay_enter=1 true 2> /dev/null; then
   cp previous.xpc target.xpc
-  strace -f -o /dev/null -e inject=rename:delay_enter=60000000 "$XPACK" pack small.pte -o target.xpc > /dev/null 2>&1 &
+  strace -f -o /dev/null -e inject=rename:delay_enter=5000000 "$XPACK" pack small.pte -o target.xpc > /dev/null 2>&1 &
   tracer=$!
   for _ in $(seq 600); do [ "$(temps)" -ge 1 ] && break; sleep 0.1; done
   [ "$(temps)" = 1 ] || fail "a pack held before its rename has no named temporary file: $(ls -A)"
