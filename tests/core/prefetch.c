@@ -39,13 +39,18 @@ static int write_cache(const char* path, size_t bytes) {
   return 0;
 }
 
-/* Polls for up to 5 s: the prefetch only queues the reads. */
-static int data_area_becomes_resident(const char* path, const xpack_file_info* info) {
-  for (int i = 0; i < 500; i++) {
-    if (bench_resident_range(path, info->data_offset, info->data_size) == (int64_t)info->data_size) return 1;
-    nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+/* The most of the data area resident at any poll, for up to 5 s or until all of it is: the prefetch only
+ * queues the reads. Nothing else reads the file, but the kernel may reclaim pages nobody touched: some VMs
+ * (proactive reclaim, seen on CI's) took 9 of 512 prefetched pages back within the poll. So "read in the
+ * background" is: at least 3/4 of it at some poll, where without the prefetch none would be. */
+static int64_t data_area_peak_resident(const char* path, const xpack_file_info* info) {
+  int64_t peak = 0;
+  for (int i = 0; i < 500 && peak < (int64_t)info->data_size; i++) {
+    const int64_t now = bench_resident_range(path, info->data_offset, info->data_size);
+    if (now > peak) peak = now;
+    if (peak < (int64_t)info->data_size) nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
   }
-  return 0;
+  return peak;
 }
 
 /* Opens a cold copy of path (dropped from the page cache) as an app would and prefetches it. Returns 0, 1 when
@@ -97,9 +102,13 @@ int main(void) {
     return 77;
   }
   EXPECT(st == 0 && xpack_cache_refusal(c) == NULL && xpack_cache_entry_count(c) == 1);
-  EXPECT_MSG(data_area_becomes_resident(small, &small_info), "%lld of %llu bytes of the data area resident",
-             (long long)bench_resident_range(small, small_info.data_offset, small_info.data_size),
-             (unsigned long long)small_info.data_size);
+  const int64_t peak = data_area_peak_resident(small, &small_info);
+  EXPECT_MSG(peak >= (int64_t)(small_info.data_size / 4 * 3), "at most %lld of %llu bytes of the data area resident",
+             (long long)peak, (unsigned long long)small_info.data_size);
+  if (peak < (int64_t)small_info.data_size) {
+    printf("prefetch: %lld of %llu bytes of the data area resident at most (the kernel reclaims untouched pages)\n",
+           (long long)peak, (unsigned long long)small_info.data_size);
+  }
   xpack_cache_prefetch(c); /* warm now: nothing to ask */
   xpack_cache_close(c);
 
