@@ -213,11 +213,15 @@ for c in "inspect fifo.pte" "pack fifo.pte -o f.xpc" "run fifo.pte" "verify fifo
   grep -q "fifo.pte: a FIFO" err.txt || fail "$c: the error does not name the FIFO: $(cat err.txt)"
   [ -e f.xpc ] && fail "$c: wrote an output"
 done
-"$GEN" llm --size 96M -o big.pte > /dev/null
-set +e; (ulimit -v 60000; "$XPACK" inspect big.pte > /dev/null 2> err.txt); s=$?; set -e
-[ "$s" = 4 ] || fail "inspect of a 100 MB program within 60 MB of address space exits $s, not 4: $(cat err.txt)"
-grep -q "big.pte: mmap of .* failed" err.txt || fail "the failed mapping is not named: $(cat err.txt)"
-rm -f big.pte
+if [ -z "${XPACK_TEST_SANITIZED:-}" ]; then   # ASan cannot run within 60 MB of address space
+  "$GEN" llm --size 96M -o big.pte > /dev/null
+  set +e; (ulimit -v 60000; "$XPACK" inspect big.pte > /dev/null 2> err.txt); s=$?; set -e
+  [ "$s" = 4 ] || fail "inspect of a 100 MB program within 60 MB of address space exits $s, not 4: $(cat err.txt)"
+  grep -q "big.pte: mmap of .* failed" err.txt || fail "the failed mapping is not named: $(cat err.txt)"
+  rm -f big.pte
+else
+  echo "  a mapping the address space cannot hold: not checked in a sanitized build"
+fi
 # Names from files reach the terminal defused: a program whose method name is an escape sequence (OSC, BEL,
 # and the C1 control CSI in UTF-8) gets '?' for each control character in every text report and message
 # (once written raw: a crafted program could retitle the terminal or rewrite what xpack printed); --json
