@@ -10,7 +10,8 @@
 # Environment: BUILD_DIR (default ./build), XNNPACK_PREFIX (use an existing XNNPACK), XPACK_SKIP_APT=1,
 #   XPACK_XNNPACK_PIN (same as --pin), XPACK_TARGET_ARCH (same as --arch), XPACK_HOST_XPACK (an xpack of this
 #   machine, for the cross tests: it must refuse an aarch64 cache), XPACK_OTHER_XNNPACK_XPACK (an xpack built with another XNNPACK, for
-#   the test model_cross_xnnpack; skipped without it).
+#   the test model_cross_xnnpack; skipped without it), XPACK_CTEST_ARGS (more ctest arguments for `test`, e.g.
+#   "-LE format_matrix").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -77,7 +78,8 @@ case "$mode" in
     "$xpack" run "$out/llm.pte" --cache "$out/llm.xpc"
     ;;
   test)
-    ctest --test-dir "$build" --output-on-failure -j"$(nproc)"
+    # shellcheck disable=SC2086 # XPACK_CTEST_ARGS is a list of arguments
+    ctest --test-dir "$build" --output-on-failure -j"$(nproc)" ${XPACK_CTEST_ARGS:-}
     ;;
   *) usage ;;
 esac

@@ -11,13 +11,13 @@
 #   --et-dump    tests/et's et_dump: `--blobs DIR model.pte` cuts XNNPACK delegate blobs out (seeds)
 #   --genmodel   the fixture generator: generated .pte/.ptd seeds
 #   --xnnpack    XNNPACK's install prefix: builds fuzz_replay (replay and run through the real XNNPACK)
-#   --only NAME  run one fuzzer (pte, xnngraph, cache, inflate, archive or replay)
+#   --only NAME  run one fuzzer (pte, xnngraph, cache, inflate, archive or replay); XPACK_FUZZ_ONLY=NAME too
 # Environment: XPACK_FUZZ_SECONDS (per fuzzer, default 60), CC_FUZZ (default clang),
 #              XPACK_FUZZ_ARGS (extra libFuzzer flags, e.g. "-jobs=4 -workers=4").
 # Exit: 0 clean, 1 a fuzzer found something (or the build failed), 77 skipped (no clang).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-work="" real="" xpack="" subgraphs="" et_dump="" genmodel="" xnnpack="" only=""
+work="" real="" xpack="" subgraphs="" et_dump="" genmodel="" xnnpack="" only=${XPACK_FUZZ_ONLY:-}
 while [ $# -gt 0 ]; do
   case "$1" in
     --work) work=$2; shift 2 ;;
