@@ -33,6 +33,27 @@ for m in (m for d in json.load(open(sys.argv[1]))["delegates_detail"] for m in d
 d=$(mktemp -d); trap 'rm -rf "$d"' EXIT
 cd "$d"
 
+# each FUNCTION ITEM...: FUNCTION ITEM for every item, as many at once as this machine has cores (every item
+# writes files of its own), each one's output printed after all, in order; fails if any did. Under qemu one
+# CPU's work takes minutes, and run one after another this test was most of its CI stage (669 s, the other core
+# idle).
+each() {
+  local fn=$1 i=0 k failed=""; shift
+  for item in "$@"; do
+    # errexit stays on inside the item (a status tested with `if` or `||` would turn it off there)
+    { set +e; (set -e; "$fn" "$item") > "each.$i.log" 2>&1; echo $? > "each.$i.status"; } &
+    i=$((i + 1))
+    while [ "$(jobs -rp | wc -l)" -ge "$(nproc)" ]; do sleep 0.2; done
+  done
+  wait
+  for ((k = 0; k < i; k++)); do
+    cat "each.$k.log"
+    [ "$(cat "each.$k.status")" = 0 ] || failed="$failed $k"
+  done
+  rm -f each.*.log each.*.status
+  [ -z "$failed" ] || fail "$fn failed for item(s)$failed of: $*"
+}
+
 programs=()
 on max "$GEN" llm --size 2M -o llm.pte > /dev/null || fail "genmodel llm"
 on max "$GEN" qd8-qc8w -o qd8.pte > /dev/null || fail "genmodel qd8-qc8w"
@@ -60,13 +81,15 @@ served() {
   echo "$cpu: $p: $hits of $lookups look-ups hit, outputs identical"
 }
 
-for cpu in "${CPUS[@]}"; do
+pack_and_serve_as() {
+  local cpu=$1 p
   for p in "${programs[@]}"; do
     on "$cpu" "$XPACK" pack "$p" -o "${p%.pte}.$cpu.xpc" > /dev/null 2> "${p%.pte}.$cpu.pack.err" ||
       { cat "${p%.pte}.$cpu.pack.err"; fail "$cpu: pack $p"; }
     served "$cpu" "$p" "${p%.pte}.$cpu.xpc"
   done
-done
+}
+each pack_and_serve_as "${CPUS[@]}"
 # Each cache's header says aarch64, and its INFO "cpu" names the CPU it was packed on, as
 # tools/qemu-aarch64-device.sh presents the model to the program: every core with the MIDR the emulated CPU
 # itself reports (read with mrs under qemu 7.2).
@@ -86,7 +109,8 @@ for cpu in "${CPUS[@]}"; do
 done
 
 # Across CPUs: each cache on every other CPU, against that CPU's run without a cache (made by served above).
-for packed_as in "${CPUS[@]}"; do
+served_elsewhere() {
+  local packed_as=$1 cpu p base r cpus unexplained
   for cpu in "${CPUS[@]}"; do
     [ "$cpu" = "$packed_as" ] && continue
     for p in "${programs[@]}"; do
@@ -110,11 +134,13 @@ for packed_as in "${CPUS[@]}"; do
         "families refused as packed or keyed otherwise on this CPU: $(probe_refusals "$r"); outputs identical"
     done
   done
-done
+}
+each served_elsewhere "${CPUS[@]}"
 
 # An app bundle holding one cache per CPU model, its own CPU's last: on every CPU, `run` with all of them
 # (xpack_cache_open_best) keeps one this CPU serves whole, so that every look-up hits.
-for cpu in "${CPUS[@]}"; do
+bundle_on() {
+  local cpu=$1 p packed_as caches r
   for p in "${programs[@]}"; do
     caches=()
     for packed_as in "${CPUS[@]}"; do [ "$packed_as" = "$cpu" ] || caches+=(--cache "${p%.pte}.$packed_as.xpc"); done
@@ -127,7 +153,8 @@ for cpu in "${CPUS[@]}"; do
       fail "$cpu: $p with every CPU's cache: kept $(json_value "$r" cache), $(json_value "$r" hits) of $(json_value "$r" lookups) hit"
     echo "$cpu: $p with every CPU's cache: kept $(json_value "$r" cache), every look-up hits"
   done
-done
+}
+each bundle_on "${CPUS[@]}"
 
 if [ -n "${XPACK_HOST_XPACK:-}" ]; then
   "$XPACK_HOST_XPACK" run llm.pte --cache "llm.${CPUS[0]}.xpc" --json > host.json || fail "$(uname -m) xpack: run with an aarch64 cache"
