@@ -56,7 +56,7 @@ static xpack_status write_metadata(xpack_writer* w, uint64_t* string_offset, xp_
   }
   const size_t build_id_size = xnn_experimental_get_build_identifier_size();
   /* family_rank[i]: the FAMI index of w->families[i] once sorted by name. */
-  memcpy(families, w->families, w->family_count * sizeof *families);
+  if (w->family_count > 0) memcpy(families, w->families, w->family_count * sizeof *families); /* NULL when 0 */
   sort_writer = w;
   qsort(families, w->family_count, sizeof *families, compare_families);
   for (size_t i = 0; i < w->family_count; i++) {
@@ -83,7 +83,7 @@ static xpack_status write_metadata(xpack_writer* w, uint64_t* string_offset, xp_
     xp_put_region(regions + i * XPC_REGION_SIZE, &(xp_region){r->offset, r->size, r->size, r->hash64});
   }
 
-  memcpy(sorted, w->entries, w->entry_count * sizeof *sorted);
+  if (w->entry_count > 0) memcpy(sorted, w->entries, w->entry_count * sizeof *sorted); /* NULL when 0 */
   sort_writer = w;
   qsort(sorted, w->entry_count, sizeof *sorted, compare_entries);
   uint8_t* entries = xp_metadata_table(&m, XPC_TAG_ENTRIES);

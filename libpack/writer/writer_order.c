@@ -78,7 +78,7 @@ xpack_status xp_writer_canonical_regions(xpack_writer* w, xpack_error* err) {
     fresh = XP_SAFE_FILE_NONE;
   }
   for (size_t i = 0; i < w->entry_count; i++) w->entries[i].region = new_index[w->entries[i].region];
-  memcpy(w->regions, placed, w->region_count * sizeof *placed);
+  if (w->region_count > 0) memcpy(w->regions, placed, w->region_count * sizeof *placed); /* both NULL when 0 */
   w->data_end = end;
 done:
   xp_safe_abort(&fresh);
