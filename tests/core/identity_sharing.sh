@@ -8,8 +8,7 @@
 XPACK=$1; CRAFT=$2
 . "$(dirname "$0")/lib.sh"
 d=$(mktemp -d); trap 'rm -rf "$d"' EXIT
-# XPACK_TEST_SANITIZED (a sanitized build, tests/CMakeLists.txt): ASan cannot run under the bound; the checks run without it.
-[ -n "${XPACK_TEST_SANITIZED:-}" ] || ulimit -v $((1024 * 1024)) # KiB: 1 GiB, half of what the unfixed dump held
+bound_address_space $((1024 * 1024)) # KiB: 1 GiB, half of what the unfixed dump held
 
 # tool | exit expected | output file that must not exist ("" for none) | command...
 expect_refusal() {

@@ -7,8 +7,7 @@
 XPACK=$1; CRAFT=$2
 . "$(dirname "$0")/lib.sh"
 d=$(mktemp -d); trap 'rm -rf "$d"' EXIT
-# XPACK_TEST_SANITIZED (a sanitized build, tests/CMakeLists.txt): ASan cannot run under the bound; the checks run without it.
-[ -n "${XPACK_TEST_SANITIZED:-}" ] || ulimit -v $((1024 * 1024)) # KiB: 1 GiB
+bound_address_space $((1024 * 1024)) # KiB: 1 GiB
 
 # name | file: verify must exit 1, in time, naming the overlap of region 1
 expect_overlaps() {
