@@ -142,13 +142,8 @@ target_link_libraries(hostile_graphs PRIVATE xpack_pack)
 add_test(NAME core_hostile_graphs
          COMMAND bash -c "d=$(mktemp -d) && trap 'rm -rf $d' EXIT && $<TARGET_FILE:xpack-genmodel> conv -o $d/conv.pte && $<TARGET_FILE:xpack-genmodel> deconv -o $d/deconv.pte && $<TARGET_FILE:xpack-genmodel> fp16 -o $d/fc.pte && $<TARGET_FILE:xpack-genmodel> qd8-qc8w -o $d/dq.pte && $<TARGET_FILE:xpack-genmodel> bmm -o $d/bmm.pte && $<TARGET_FILE:hostile_graphs> $d/conv.pte $d/deconv.pte $d/fc.pte $d/dq.pte $d/bmm.pte")
 
-# The shapes the replay predicts for computed values (its deconvolution check rests on them) against XNNPACK's
-# own reshape, on random one-node graphs of every node kind it follows.
-add_executable(shape_rules ${CMAKE_CURRENT_LIST_DIR}/shape_rules.c)
-target_include_directories(shape_rules PRIVATE ${PROJECT_SOURCE_DIR}/libpack)
-target_link_libraries(shape_rules PRIVATE xpack_pack)
-set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/shape_rules.c PROPERTIES COMPILE_OPTIONS "-Wno-deprecated-declarations")
-add_test(NAME core_shape_rules COMMAND shape_rules)
+include(${CMAKE_CURRENT_LIST_DIR}/shape_rules.cmake)
+xpack_add_shape_rules_test(core_shape_rules)
 
 # The shared check set's callback contract: verify collects every planted fault, a stopping callback and
 # compress get the first only.

@@ -27,6 +27,11 @@ add_test(NAME cross_arm64_devices
 set_tests_properties(cross_arm64_devices PROPERTIES LABELS cross
   ENVIRONMENT "XPACK_EMULATOR=${_xpack_emulator};XPACK_REAL_TESTDATA=${XPACK_REAL_TESTDATA};XPACK_HOST_XPACK=${XPACK_HOST_XPACK}")
 
+# The replay's shape predictions against this XNNPACK's reshape, run as the target's CPU (max).
+include(${PROJECT_SOURCE_DIR}/tests/core/shape_rules.cmake)
+xpack_add_shape_rules_test(cross_shape_rules)
+set_tests_properties(cross_shape_rules PROPERTIES LABELS cross)
+
 # Stock ExecuTorch for aarch64 (the runtime of tests/executorch, cross-built over the same XNNPACK) serving
 # `xpack export --executorch` files packed as a Cortex-A76, on a Cortex-A76: tests/executorch/et_serve.sh
 # with xpack, xpack-genmodel and et_harness all under qemu as that CPU. Skip (77) without ../shared/vendor.
