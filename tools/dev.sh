@@ -7,6 +7,10 @@
 #                       needs ../shared/vendor), in build-NAME unless BUILD_DIR says otherwise
 #   ... --arch aarch64  cross-built for 64-bit Arm Linux (with a pin), in build-NAME-aarch64; its tests run
 #                       xpack under qemu-aarch64 as the CPUs of phones (tests/cross)
+#   ... --sanitize      built with ASan and UBSan (-DXPACK_SANITIZE=ON), in build-sanitize (build-NAME-sanitize
+#                       with a pin); tests run with ASAN_OPTIONS=detect_leaks=0 and UBSAN_OPTIONS=halt_on_error=1
+#                       unless those are set (the test tools are not leak-clean). Not with --arch: qemu-user does
+#                       not run an ASan binary.
 # Environment: BUILD_DIR (default ./build), XNNPACK_PREFIX (use an existing XNNPACK), XPACK_SKIP_APT=1,
 #   XPACK_XNNPACK_PIN (same as --pin), XPACK_TARGET_ARCH (same as --arch), XPACK_HOST_XPACK (an xpack of this
 #   machine, for the cross tests: it must refuse an aarch64 cache), XPACK_OTHER_XNNPACK_XPACK (an xpack built with another XNNPACK, for
@@ -19,19 +23,22 @@ mode=${1:-test}
 [ $# -gt 0 ] && shift
 pin=${XPACK_XNNPACK_PIN:-}
 arch=${XPACK_TARGET_ARCH:-$(uname -m)}
-usage() { echo "usage: tools/dev.sh demo|test|build [--pin NAME] [--arch aarch64]" >&2; exit 2; }
+sanitize=OFF
+usage() { echo "usage: tools/dev.sh demo|test|build [--pin NAME] [--arch aarch64] [--sanitize]" >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --pin) pin=${2:?--pin needs a name (tools/setup-deps.sh --list-pins)}; shift 2 ;;
     --pin=*) pin=${1#--pin=}; shift ;;
     --arch) arch=${2:?--arch needs a name}; shift 2 ;;
     --arch=*) arch=${1#--arch=}; shift ;;
+    --sanitize) sanitize=ON; shift ;;
     *) usage ;;
   esac
 done
 cross=0; [ "$arch" = "$(uname -m)" ] || cross=1
 [ $cross = 0 ] || [ "$mode" != demo ] || { echo "dev: demo runs on this machine's architecture only" >&2; exit 2; }
-build=${BUILD_DIR:-$root/build${pin:+-$pin}$([ $cross = 0 ] || echo "-$arch")}
+[ $cross = 0 ] || [ $sanitize = OFF ] || { echo "dev: --sanitize builds for this machine only (qemu-user does not run ASan)" >&2; exit 2; }
+build=${BUILD_DIR:-$root/build${pin:+-$pin}$([ $cross = 0 ] || echo "-$arch")$([ $sanitize = OFF ] || echo "-sanitize")}
 
 prefix_line=$(XPACK_XNNPACK_PIN="$pin" XPACK_TARGET_ARCH="$arch" tools/setup-deps.sh | tail -n 1)
 export XNNPACK_PREFIX=${prefix_line#XNNPACK_PREFIX=}
@@ -45,7 +52,7 @@ if [ $cross = 1 ]; then
     -DXPACK_HOST_XPACK="${XPACK_HOST_XPACK:-}")
 fi
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DXNNPACK_PREFIX="$XNNPACK_PREFIX" \
-  -DXPACK_OTHER_XNNPACK_XPACK="${XPACK_OTHER_XNNPACK_XPACK:-}" "${target_args[@]}" \
+  -DXPACK_OTHER_XNNPACK_XPACK="${XPACK_OTHER_XNNPACK_XPACK:-}" -DXPACK_SANITIZE=$sanitize "${target_args[@]}" \
   > "$build/configure.log" 2>&1 || { cat "$build/configure.log"; exit 1; }
 ninja -C "$build" > "$build/build.log" 2>&1 || { tail -n 60 "$build/build.log"; exit 1; }
 if [ $cross = 1 ]; then
@@ -78,6 +85,9 @@ case "$mode" in
     "$xpack" run "$out/llm.pte" --cache "$out/llm.xpc"
     ;;
   test)
+    if [ $sanitize = ON ]; then
+      export ASAN_OPTIONS=${ASAN_OPTIONS-detect_leaks=0} UBSAN_OPTIONS=${UBSAN_OPTIONS-halt_on_error=1:print_stacktrace=1}
+    fi
     # shellcheck disable=SC2086 # XPACK_CTEST_ARGS is a list of arguments
     ctest --test-dir "$build" --output-on-failure -j"$(nproc)" ${XPACK_CTEST_ARGS:-}
     ;;
