@@ -25,8 +25,8 @@ target_link_libraries(et_unit_test PRIVATE xpack_et)
 add_test(NAME et_unit COMMAND et_unit_test)
 
 # `xpack inspect` end to end on every real file, usage errors, and generated .pte/.ptd pairs (when the
-# generator is built). Needs python3 for JSON; skips (77) without the real folder.
-find_package(Python3 COMPONENTS Interpreter QUIET)
+# generator is built). Needs python3 for JSON (found by tests/CMakeLists.txt); skips (77) without the real
+# folder.
 if(Python3_Interpreter_FOUND AND TARGET xpack)
   add_test(NAME et_inspect
            COMMAND ${Python3_EXECUTABLE} ${_et_dir}/inspect_test.py $<TARGET_FILE:xpack> ${XPACK_REAL_TESTDATA}

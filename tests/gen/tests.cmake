@@ -1,11 +1,10 @@
 # Tests of the fixture generator (xpack-genmodel). Included from tests/CMakeLists.txt.
-# They need python3 and flatc (decoding with format/*.fbs); tests comparing with real exports skip
-# (return code 77) when ${XPACK_REAL_TESTDATA} is absent.
+# They need python3 (found by tests/CMakeLists.txt) and flatc (decoding with format/*.fbs); tests comparing
+# with real exports skip (return code 77) when ${XPACK_REAL_TESTDATA} is absent.
 if(NOT TARGET xpack-genmodel)
   add_subdirectory(${PROJECT_SOURCE_DIR}/testdata/gen ${CMAKE_BINARY_DIR}/testdata-gen)
 endif()
 
-find_package(Python3 COMPONENTS Interpreter)
 find_program(XPACK_FLATC flatc)
 find_program(XPACK_SHA256SUM sha256sum)
 if(NOT Python3_Interpreter_FOUND OR NOT XPACK_FLATC OR NOT XPACK_SHA256SUM)
