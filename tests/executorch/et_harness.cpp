@@ -239,6 +239,7 @@ xnn_status proxy_delete_cache(void* ctx) {
 }
 
 Counters* g_current_method = nullptr;
+std::vector<std::unique_ptr<Proxy>> g_proxies;  // every proxy made, freed at exit (guarded by load_method's thread)
 // Time the harness itself spends inside load_method (reading /proc/self/maps for each runtime created with a
 // cache: about 45 us each here, 0.55 ms over img_dec_small_q8's 12 delegates), taken out of load_ms, which is
 // ExecuTorch's alone. Written only by the thread that calls load_method (the wrapper runs on it).
@@ -259,7 +260,8 @@ extern "C" enum xnn_status __wrap_xnn_create_runtime_v4(xnn_subgraph_t subgraph,
   // Only runtimes ExecuTorch creates in load_method are counted (not, say, xpack's probe runtimes).
   if (cache == nullptr || g_current_method == nullptr)
     return __real_xnn_create_runtime_v4(subgraph, cache, workspace, threadpool, flags, runtime_out);
-  Proxy* p = new Proxy();  // lives as long as the process (see Proxy)
+  g_proxies.push_back(std::make_unique<Proxy>());  // lives as long as the process (see Proxy)
+  Proxy* p = g_proxies.back().get();
   p->real = cache;
   p->method = g_current_method;
   const double maps_t0 = now_ms();

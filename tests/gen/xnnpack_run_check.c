@@ -119,5 +119,7 @@ int main(int argc, char** argv) {
       for (int i = 0; i < ne; i++) free(bufs[i]);
       xpack_et_xnn_graph_free(g);
     }
+  xpack_et_ptd_close(ptd);
+  xpack_et_program_close(prog);
   return bad;
 }

@@ -67,6 +67,19 @@ static record* add_record(et_cache* c) {
   return &c->records[c->count++];
 }
 
+/* Frees what the cache owns: names, the weights XNNPACK packed into it, the bindings, the file's mapping. */
+static void release(et_cache* c) {
+  for (size_t i = 0; i < c->count; i++) {
+    free(c->records[i].name);
+    if (!c->records[i].from_file) free(c->records[i].data);
+  }
+  free(c->records);
+  for (size_t i = 0; i < c->binding_count; i++) free(c->bindings[i].name);
+  free(c->bindings);
+  if (c->map != NULL && c->map != MAP_FAILED) munmap(c->map, c->map_size);
+  *c = (et_cache){0};
+}
+
 /* ExecuTorch's load: footer, magic, version, index_start, then every record inside the data. */
 static int load(et_cache* c, const char* path) {
   int fd = open(path, O_RDONLY);
@@ -220,6 +233,7 @@ static size_t look_up_or_insert(void* context, const struct xnn_weights_cache_lo
   if (found != SIZE_MAX) {
     if (size == c->records[found].size && memcmp(ptr, c->records[found].data, size) == 0) {
       c->hits_after_packing++;
+      free(ptr); /* XNNPACK reads the stored copy (offset_to_addr) from here on */
       return found;
     }
     return SIZE_MAX;
@@ -303,12 +317,16 @@ int main(int argc, char** argv) {
   }
   if (xnn_initialize(NULL) != xnn_status_success) return 1;
   et_cache cache = {0};
-  if (load(&cache, file) != 0) return 1;
+  if (load(&cache, file) != 0) {
+    release(&cache);
+    return 1;
+  }
   size_t loaded = cache.count;
   xpack_model_set set;
   int rc = open_models(&set, argc, argv);
   if (rc) {
     xpack_model_set_close(&set);
+    release(&cache);
     return rc;
   }
   struct xnn_weights_cache_provider provider = {.context = &cache,
@@ -327,5 +345,6 @@ int main(int argc, char** argv) {
          (unsigned long long)cache.hits_after_packing, (unsigned long long)cache.packed);
   int ok = ctx.failures == 0 && ctx.delegates > 0 && cache.packed == 0 && cache.hits + cache.hits_after_packing > 0;
   if (!ok) printf("FAIL: %d failures, %llu weights packed\n", ctx.failures, (unsigned long long)cache.packed);
+  release(&cache);
   return ok ? 0 : 1;
 }
