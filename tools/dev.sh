@@ -8,9 +8,9 @@
 #   ... --arch aarch64  cross-built for 64-bit Arm Linux (with a pin), in build-NAME-aarch64; its tests run
 #                       xpack under qemu-aarch64 as the CPUs of phones (tests/cross)
 #   ... --sanitize      built with ASan and UBSan (-DXPACK_SANITIZE=ON), in build-sanitize (build-NAME-sanitize
-#                       with a pin); tests run with ASAN_OPTIONS=detect_leaks=0 and UBSAN_OPTIONS=halt_on_error=1
-#                       unless those are set (the test tools are not leak-clean). Not with --arch: qemu-user does
-#                       not run an ASan binary.
+#                       with a pin); tests run with ASAN_OPTIONS=detect_leaks=1:print_stacktrace=1 and
+#                       UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 unless those are set, so that a leak or
+#                       undefined behaviour fails the test. Not with --arch: qemu-user does not run an ASan binary.
 # Environment: BUILD_DIR (default ./build), XNNPACK_PREFIX (use an existing XNNPACK), XPACK_SKIP_APT=1,
 #   XPACK_XNNPACK_PIN (same as --pin), XPACK_TARGET_ARCH (same as --arch), XPACK_HOST_XPACK (an xpack of this
 #   machine, for the cross tests: it must refuse an aarch64 cache), XPACK_OTHER_XNNPACK_XPACK (an xpack built with another XNNPACK, for
@@ -86,7 +86,7 @@ case "$mode" in
     ;;
   test)
     if [ $sanitize = ON ]; then
-      export ASAN_OPTIONS=${ASAN_OPTIONS-detect_leaks=0} UBSAN_OPTIONS=${UBSAN_OPTIONS-halt_on_error=1:print_stacktrace=1}
+      export ASAN_OPTIONS=${ASAN_OPTIONS-detect_leaks=1:print_stacktrace=1} UBSAN_OPTIONS=${UBSAN_OPTIONS-halt_on_error=1:print_stacktrace=1}
     fi
     # shellcheck disable=SC2086 # XPACK_CTEST_ARGS is a list of arguments
     ctest --test-dir "$build" --output-on-failure -j"$(nproc)" ${XPACK_CTEST_ARGS:-}
