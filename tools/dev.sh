@@ -8,7 +8,7 @@
 #   ... --arch aarch64  cross-built for 64-bit Arm Linux (with a pin), in build-NAME-aarch64; its tests run
 #                       xpack under qemu-aarch64 as the CPUs of phones (tests/cross)
 #   ... --sanitize      built with ASan and UBSan (-DXPACK_SANITIZE=ON), in build-sanitize (build-NAME-sanitize
-#                       with a pin); tests run with ASAN_OPTIONS=detect_leaks=1:print_stacktrace=1 and
+#                       with a pin); tests run with ASAN_OPTIONS=detect_leaks=1 and
 #                       UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 unless those are set, so that a leak or
 #                       undefined behaviour fails the test. Not with --arch: qemu-user does not run an ASan binary.
 # Environment: BUILD_DIR (default ./build), XNNPACK_PREFIX (use an existing XNNPACK), XPACK_SKIP_APT=1,
@@ -86,7 +86,7 @@ case "$mode" in
     ;;
   test)
     if [ $sanitize = ON ]; then
-      export ASAN_OPTIONS=${ASAN_OPTIONS-detect_leaks=1:print_stacktrace=1} UBSAN_OPTIONS=${UBSAN_OPTIONS-halt_on_error=1:print_stacktrace=1}
+      export ASAN_OPTIONS=${ASAN_OPTIONS-detect_leaks=1} UBSAN_OPTIONS=${UBSAN_OPTIONS-halt_on_error=1:print_stacktrace=1}
     fi
     # shellcheck disable=SC2086 # XPACK_CTEST_ARGS is a list of arguments
     ctest --test-dir "$build" --output-on-failure -j"$(nproc)" ${XPACK_CTEST_ARGS:-}
