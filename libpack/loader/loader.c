@@ -240,8 +240,11 @@ int xp_open_flags_known(unsigned flags) {
 }
 
 xpack_cache* xp_cache_new(unsigned flags) {
-  xpack_cache* c = calloc(1, sizeof *c);
+  /* malloc, not calloc: a process has called malloc long before, and with glibc's lazy binding the first call
+   * of a function it has not called costs microseconds, a skipped cache's whole open (docs/BENCHMARKS.md). */
+  xpack_cache* c = malloc(sizeof *c);
   if (c == NULL) return NULL;
+  *c = (xpack_cache){0};
   c->cold.fd = -1;
   c->check_regions = (flags & XPACK_OPEN_CHECK_REGIONS) != 0;
   c->trust_sizes = (flags & XPACK_OPEN_TRUST_SIZES) != 0;
