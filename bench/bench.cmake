@@ -5,3 +5,6 @@ target_link_libraries(xpack-bench-open PRIVATE xpack_pack)
 # Count every allocation libpack makes during an open.
 target_link_options(xpack-bench-open PRIVATE
   "LINKER:--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=posix_memalign,--wrap=aligned_alloc")
+# What skipping a small cache costs the first time in a fresh process, against a stat (docs/BENCHMARKS.md).
+add_executable(xpack-bench-skip ${CMAKE_CURRENT_LIST_DIR}/skip_cost.c)
+target_link_libraries(xpack-bench-skip PRIVATE xpack_loader)

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # xpack bench end to end on a tiny generated model: every required key, sane values, hits in every cache
 # variant, outputs identical across variants (the tool itself fails otherwise); usage errors; xpack-bench-open
-# allocates nothing per entry; size_scaling.sh and report.py work on the smallest sizes. No timing asserted.
+# allocates nothing per entry; size_scaling.sh and report.py work on the smallest sizes;
+# xpack-bench-skip runs every case and refuses a cache it would not skip. No timing asserted.
 set -euo pipefail
-XPACK=$1; GEN=$2; OPEN=$3
+XPACK=$1; GEN=$2; OPEN=$3; SKIP=$4
 HERE=$(cd "$(dirname "$0")" && pwd)
 fail() { echo "FAIL: $*" >&2; exit 1; }
 d=$(mktemp -d); trap 'rm -rf "$d"' EXIT
@@ -194,4 +195,13 @@ if /usr/bin/python3 -c 'import matplotlib' 2> /dev/null; then
 else
   echo "  (python3-matplotlib absent: plot.py not checked; bench/run_all.sh installs it)"
 fi
+# xpack-bench-skip: every case runs and is printed; a cache that would not be skipped is refused, not measured.
+"$GEN" conv -o conv.pte > /dev/null && "$XPACK" -q pack conv.pte -o conv.xpc 2> /dev/null || fail "packing conv"
+"$SKIP" conv.xpc --reps 2 > skip.txt || fail "xpack-bench-skip: $(cat skip.txt)"
+for c in stat skip stat_bound skip_bound code_fault; do
+  grep -Eq "^$c +[0-9.]+ +[0-9.]+ +[0-9.]+$" skip.txt || fail "xpack-bench-skip printed no $c row: $(cat skip.txt)"
+done
+"$GEN" llm --size 1M -o skip_big.pte > /dev/null && "$XPACK" -q pack skip_big.pte -o skip_big.xpc 2> /dev/null || fail "packing llm"
+"$SKIP" skip_big.xpc --reps 1 > /dev/null 2> skip.err && fail "xpack-bench-skip measured a cache it does not skip"
+grep -q "was opened, not skipped" skip.err || fail "xpack-bench-skip on a large cache: $(cat skip.err)"
 echo "bench smoke: all checks passed"
