@@ -28,7 +28,11 @@ int main(int argc, char** argv) {
   xnn_initialize(NULL);
   if (xpack_et_program_open(argv[1], &prog, &err)) { printf("open: %s\n", err.message); return 1; }
   xpack_et_ptd* ptd = NULL;
-  if (argc > 2 && xpack_et_ptd_open(argv[2], &ptd, &err)) { printf("ptd: %s\n", err.message); return 1; }
+  if (argc > 2 && xpack_et_ptd_open(argv[2], &ptd, &err)) {
+    printf("ptd: %s\n", err.message);
+    xpack_et_program_close(prog);
+    return 1;
+  }
   const xpack_et_ptd* ptds[1] = {ptd};
   xpack_et_named_sources src = {prog, ptds, ptd ? 1 : 0};
   S = &src;
@@ -38,7 +42,12 @@ int main(int argc, char** argv) {
     for (size_t d = 0; d < info->methods[m].delegate_count; d++) {
       xpack_et_xnn_graph* g;
       if (xpack_et_xnn_graph_open(prog, m, d, &g, &err)) { printf("graph: %s\n", err.message); bad = 1; continue; }
-      if (g->value_count > 4096) { printf("graph too large for this check\n"); return 1; }
+      if (g->value_count > 4096) {
+        printf("graph too large for this check\n");
+        xpack_et_xnn_graph_free(g);
+        bad = 1;
+        continue;
+      }
       xnn_subgraph_t sg;
       uint32_t next = 0;
       for (size_t i = 0; i < g->value_count; i++) if (g->values[i].flags) next++;

@@ -236,6 +236,7 @@ static size_t look_up_or_insert(void* context, const struct xnn_weights_cache_lo
       free(ptr); /* XNNPACK reads the stored copy (offset_to_addr) from here on */
       return found;
     }
+    free(ptr); /* refused: no record holds it, and XNNPACK never reads ptr again after this call */
     return SIZE_MAX;
   }
   c->packed++;
