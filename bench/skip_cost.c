@@ -82,6 +82,7 @@ static int run_case(int which, const char* cache_path) {
   const long faults = minor_faults() - faults_before;
   if (cache != NULL && xpack_cache_entry_count(cache) != 0) {
     fprintf(stderr, "xpack-bench-skip: %s was opened, not skipped: give a cache under 128 KiB\n", cache_path);
+    xpack_cache_close(cache);
     return 1;
   }
   xpack_cache_close(cache);
@@ -143,12 +144,14 @@ int main(int argc, char** argv) {
   const ssize_t self_len = readlink("/proc/self/exe", self, sizeof self - 1);
   if (self_len <= 0) return 3;
   self[self_len] = 0;
+  /* us[case][rep], then faults[case][rep]: one block */
+  double* table = calloc(2 * CASE_COUNT * (size_t)reps, sizeof *table);
+  if (table == NULL) return 3;
   double* us[CASE_COUNT];
   double* faults[CASE_COUNT];
   for (int c = 0; c < CASE_COUNT; c++) {
-    us[c] = calloc((size_t)reps, sizeof *us[c]);
-    faults[c] = calloc((size_t)reps, sizeof *faults[c]);
-    if (us[c] == NULL || faults[c] == NULL) return 3;
+    us[c] = table + (size_t)c * (size_t)reps;
+    faults[c] = table + (size_t)(CASE_COUNT + c) * (size_t)reps;
   }
   srand(17);
   for (int r = 0; r < reps; r++) {
@@ -163,6 +166,7 @@ int main(int argc, char** argv) {
       long f = 0;
       if (run_child(self, order[i], argv[1], &us[order[i]][r], &f) != 0) {
         fprintf(stderr, "xpack-bench-skip: the %s case failed\n", kCaseNames[order[i]]);
+        free(table);
         return 1;
       }
       faults[order[i]][r] = (double)f;
@@ -177,5 +181,6 @@ int main(int argc, char** argv) {
     const double base = c == CASE_SKIP_BOUND || c == CASE_STAT_BOUND ? medians[CASE_STAT_BOUND] : medians[CASE_STAT];
     printf("%-11s %10.2f %8.2f %12.1f\n", kCaseNames[c], medians[c], medians[c] / base, median(faults[c], reps));
   }
+  free(table);
   return 0;
 }
