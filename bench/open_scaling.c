@@ -17,11 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <time.h>
 #include <unistd.h>
 #include <xnnpack.h>
 
 #include "page_cache.h"
+#include "timing.h"
 #include "xpack.h"
 
 /* ---- allocation counting ---- */
@@ -62,12 +62,6 @@ void* __wrap_aligned_alloc(size_t alignment, size_t n) {
 }
 
 /* ---- synthetic caches ---- */
-
-static double now_us(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
 
 /* Writes `entries` entries of `payload` bytes each (distinct bytes, so none is deduplicated). */
 static int write_cache(const char* path, size_t entries, size_t payload) {
@@ -124,11 +118,6 @@ static int write_cache(const char* path, size_t entries, size_t payload) {
   return 0;
 }
 
-static int compare_doubles(const void* a, const void* b) {
-  double x = *(const double*)a, y = *(const double*)b;
-  return (x > y) - (x < y);
-}
-
 typedef struct point {
   size_t entries, payload;
   unsigned long long file_bytes;
@@ -152,7 +141,7 @@ typedef struct cold_open {
 } cold_open;
 
 static int by_time(const void* a, const void* b) {
-  return compare_doubles(&((const cold_open*)a)->us, &((const cold_open*)b)->us);
+  return bench_compare_doubles(&((const cold_open*)a)->us, &((const cold_open*)b)->us);
 }
 
 /* Opens `path` cold `reps` times (each after dropping it from the page cache) and keeps the median open's time,
@@ -168,9 +157,9 @@ static int measure_cold(const char* path, int reps, point* out) {
     xpack_error err;
     xpack_cache* c;
     const long f0 = major_faults();
-    const double t0 = now_us();
+    const double t0 = bench_now_us();
     xpack_status st = xpack_cache_open(path, 0, &c, &err);
-    runs[r].us = now_us() - t0;
+    runs[r].us = bench_now_us() - t0;
     runs[r].major_faults = major_faults() - f0;
     if (st != XPACK_OK) {
       fprintf(stderr, "xpack-bench-open: %s\n", err.message);
@@ -202,9 +191,9 @@ static int measure(const char* dir, size_t entries, size_t payload, int reps, in
   for (int r = 0; r < reps; r++) {
     const unsigned long before = g_allocations;
     const unsigned long long bytes_before = g_allocated_bytes;
-    const double t0 = now_us();
+    const double t0 = bench_now_us();
     xpack_status st = xpack_cache_open(path, 0, &c, &err);
-    t[r] = now_us() - t0;
+    t[r] = bench_now_us() - t0;
     if (st != XPACK_OK) {
       fprintf(stderr, "xpack-bench-open: %s\n", err.message);
       free(t);
@@ -229,10 +218,9 @@ static int measure(const char* dir, size_t entries, size_t payload, int reps, in
     unlink(path);
     return -1;
   }
-  qsort(t, (size_t)reps, sizeof *t, compare_doubles);
   out->entries = entries;
   out->payload = payload;
-  out->median_us = reps % 2 ? t[reps / 2] : (t[reps / 2 - 1] + t[reps / 2]) / 2;
+  out->median_us = bench_median(t, reps); /* sorts t */
   out->min_us = t[0];
   free(t);
   unlink(path);

@@ -23,19 +23,13 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "timing.h"
 #include "xpack_loader.h"
 
 enum { CASE_STAT, CASE_SKIP, CASE_STAT_BOUND, CASE_SKIP_BOUND, CASE_CODE_FAULT, CASE_COUNT };
 static const char* const kCaseNames[CASE_COUNT] = {"stat", "skip", "stat_bound", "skip_bound", "code_fault"};
-
-static double now_us(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
-}
 
 static long minor_faults(void) {
   struct rusage u;
@@ -48,7 +42,7 @@ static int run_case(int which, const char* cache_path) {
   struct stat st;
   xpack_cache* cache = NULL;
   xpack_error err;
-  (void)now_us(); /* the clock's own first call (its vDSO pages) outside the timed span */
+  (void)bench_now_us(); /* the clock's own first call (its vDSO pages) outside the timed span */
   (void)minor_faults();
   /* An app's heap is in use long before it opens a cache: blocks kept and blocks freed. (A lone malloc and free
    * would give the memory back to the kernel, and the next malloc would fetch fresh pages.) */
@@ -61,7 +55,7 @@ static int run_case(int which, const char* cache_path) {
   if (far >= (uintptr_t)etext) far = (uintptr_t)&run_case + ((uintptr_t)etext - (uintptr_t)&run_case) / 2;
   volatile const unsigned char* text = (const unsigned char*)far;
   const long faults_before = minor_faults();
-  const double start = now_us();
+  const double start = bench_now_us();
   switch (which) {
     case CASE_STAT:
     case CASE_STAT_BOUND:
@@ -78,7 +72,7 @@ static int run_case(int which, const char* cache_path) {
       (void)*text;
       break;
   }
-  const double elapsed = now_us() - start;
+  const double elapsed = bench_now_us() - start;
   const long faults = minor_faults() - faults_before;
   if (cache != NULL && xpack_cache_entry_count(cache) != 0) {
     fprintf(stderr, "xpack-bench-skip: %s was opened, not skipped: give a cache under 128 KiB\n", cache_path);
@@ -122,16 +116,6 @@ static int run_child(const char* self, int which, const char* cache_path, double
   return sscanf(line, "%lf %ld", us, faults) == 2 ? 0 : -1;
 }
 
-static int compare_doubles(const void* a, const void* b) {
-  const double x = *(const double*)a, y = *(const double*)b;
-  return (x > y) - (x < y);
-}
-
-static double median(double* values, int count) {
-  qsort(values, (size_t)count, sizeof *values, compare_doubles);
-  return count % 2 ? values[count / 2] : (values[count / 2 - 1] + values[count / 2]) / 2;
-}
-
 int main(int argc, char** argv) {
   if (argc == 4 && strcmp(argv[1], "--case") == 0) return run_case(atoi(argv[2]), argv[3]);
   int reps = 41;
@@ -173,13 +157,13 @@ int main(int argc, char** argv) {
     }
   }
   double medians[CASE_COUNT];
-  for (int c = 0; c < CASE_COUNT; c++) medians[c] = median(us[c], reps);
+  for (int c = 0; c < CASE_COUNT; c++) medians[c] = bench_median(us[c], reps);
   printf("first call in a fresh process, medians of %d (%s); x base: against the stat of the same row's kind\n", reps,
          argv[1]);
   printf("%-11s %10s %8s %12s\n", "case", "us", "x base", "minor faults");
   for (int c = 0; c < CASE_COUNT; c++) {
     const double base = c == CASE_SKIP_BOUND || c == CASE_STAT_BOUND ? medians[CASE_STAT_BOUND] : medians[CASE_STAT];
-    printf("%-11s %10.2f %8.2f %12.1f\n", kCaseNames[c], medians[c], medians[c] / base, median(faults[c], reps));
+    printf("%-11s %10.2f %8.2f %12.1f\n", kCaseNames[c], medians[c], medians[c] / base, bench_median(faults[c], reps));
   }
   free(table);
   return 0;
