@@ -1,4 +1,4 @@
-/* Clock and medians for the bench programs in this folder (xpack-bench-open, xpack-bench-skip). libc only. */
+/* Clock and medians for the bench programs (xpack-bench-open, xpack-bench-skip) and `xpack bench`. libc only. */
 #ifndef XPACK_BENCH_TIMING_H
 #define XPACK_BENCH_TIMING_H
 

@@ -18,6 +18,7 @@
 #include "cmd_bench.h"
 #include "commands.h"
 #include "json.h"
+#include "timing.h"
 #include "xpack.h"
 
 #define BENCH_MAX_FILES 64 /* programs, and .ptd files, each */
@@ -38,16 +39,11 @@ static void add_file_args(const bench_run* run, char** argv, int* argc) {
   }
 }
 
-static int compare_doubles(const void* a, const void* b) {
-  double x = *(const double*)a, y = *(const double*)b;
-  return (x > y) - (x < y);
-}
-
+/* The median of values[0..n), which stay in their order (the samples keep their repetitions' order). */
 static double median(const double* values, int n) {
   double sorted[BENCH_MAX_REPS];
   memcpy(sorted, values, (size_t)n * sizeof *sorted);
-  qsort(sorted, (size_t)n, sizeof *sorted, compare_doubles);
-  return n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+  return bench_median(sorted, n);
 }
 
 /* `xpack pack` into path (the cache bench_tmp_create named, in dir), in a child, once per repetition (each run replaces the file atomically):

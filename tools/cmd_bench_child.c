@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <time.h>
 
 #include "cli_common.h"
 #include "cmd_bench.h"
+#include "timing.h"
 #include "json.h"
 #include "model_args.h"
 #include "xpack.h"
@@ -37,11 +37,7 @@ typedef struct child {
   double size_ms; /* xpack_replay_size_weights, summed over the delegates */
 } child;
 
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
+static double now_ms(void) { return bench_now_us() / 1e3; }
 
 static void fail(child* c, const char* message) {
   if (c->failed++ == 0) snprintf(c->error, sizeof c->error, "%s", message);

@@ -8,11 +8,7 @@
 #include <stdlib.h>
 
 #include "cmd_bench.h"
-
-static int compare_doubles(const void* a, const void* b) {
-  const double x = *(const double*)a, y = *(const double*)b;
-  return (x > y) - (x < y);
-}
+#include "timing.h"
 
 /* P(X <= k) for X ~ Binomial(n, 1/2). */
 static double binomial_half_cdf(size_t n, size_t k) {
@@ -34,7 +30,7 @@ int bench_paired_load_ttfi(const bench_run* run, bench_variant variant, bench_va
   const size_t n = a->count;
   double d[BENCH_MAX_REPS];
   for (size_t i = 0; i < n; i++) d[i] = a->samples[i].load_ttfi_ms - b->samples[i].load_ttfi_ms;
-  qsort(d, n, sizeof d[0], compare_doubles);
+  qsort(d, n, sizeof d[0], bench_compare_doubles);
   /* The interval [d(k), d(n+1-k)] (1-based order statistics) misses the median with probability
    * 2 P(X <= k-1): the widest k that keeps that at or under 5 %, else (under 6 pairs) the whole range. */
   size_t k = 1;

@@ -9,19 +9,15 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli_common.h"
 #include "cmd_bench.h"
+#include "timing.h"
 
 volatile pid_t g_bench_running_child;
 
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
+static double now_ms(void) { return bench_now_us() / 1e3; }
 
 int bench_spawn(char* const* argv, bench_child_run* out) {
   memset(out, 0, sizeof *out);

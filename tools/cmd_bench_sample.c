@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cmd_bench.h"
+#include "timing.h"
 #include "xpack.h"
 
 const char* const kBenchVariantNames[BENCH_VARIANT_COUNT] = {
@@ -190,11 +191,6 @@ void bench_sample_free(bench_sample* s) {
   s->output_xxh3 = s->error = s->cache_refused = NULL;
 }
 
-static int compare_doubles(const void* a, const void* b) {
-  double x = *(const double*)a, y = *(const double*)b;
-  return (x > y) - (x < y);
-}
-
 void bench_sample_median(const bench_sample* samples, size_t n, bench_sample* out) {
   memset(out, 0, sizeof *out);
   if (n == 0) return;
@@ -212,9 +208,7 @@ void bench_sample_median(const bench_sample* samples, size_t n, bench_sample* ou
         values[i] = (double)u;
       }
     }
-    qsort(values, n, sizeof *values, compare_doubles);
-    /* Even counts: the mean of the two middle values. */
-    const double m = n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+    const double m = bench_median(values, (int)n);
     char* slot = (char*)out + kFields[f].offset;
     if (kFields[f].kind == FIELD_DOUBLE) {
       memcpy(slot, &m, sizeof m);
