@@ -2,7 +2,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "common/file_map.h"
 
@@ -19,7 +18,11 @@ xpack_status xp_et_map_file(const char* path, xp_et_map* out, xpack_error* err) 
 }
 
 void xp_et_map_release(xp_et_map* map) {
-  if (map->mapping) munmap(map->mapping, map->mapping_size);
+  if (map->mapping) {
+    /* Through file_map.c, which named the mapping for SIGBUS reports and forgets it here. */
+    xp_file_map owned = {map->mapping, map->mapping_size};
+    xp_unmap_file(&owned);
+  }
   memset(map, 0, sizeof *map);
 }
 

@@ -10,7 +10,7 @@
 typedef struct xp_et_map {
   const uint8_t* data; /* NULL for an empty file */
   size_t size;
-  void* mapping;       /* what to munmap; NULL when borrowed or empty */
+  void* mapping;       /* what xp_et_map_release unmaps (xp_unmap_file); NULL when borrowed or empty */
   size_t mapping_size;
   int read_on_demand;  /* advised MADV_RANDOM (XPACK_ET_OPEN_WEIGHTS_ON_DEMAND): xpack_et_read_ahead applies */
 } xp_et_map;

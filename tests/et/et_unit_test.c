@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "common/file_map.h"
+#include "et/et_map.h"
 #include "et/flatbuf.h"
 #include "et_test_util.h"
 #include "xpack_executorch.h"
@@ -348,6 +349,28 @@ static void test_mapped_file_at(void) {
   const uint8_t* data = map.data;
   xp_unmap_file(&map);
   EXPECT_MSG(xpack_mapped_file_at(data, NULL) == NULL, "forgotten once unmapped");
+
+  /* The readers' mappings (xp_et_map) too, every time: a stale record would name the wrong file for whatever is
+   * mapped there next, and records that are never freed would fill the table after a few hundred opens. */
+  for (int round = 0; round < 300; round++) {
+    xp_et_map program;
+    if (xp_et_map_file(path, &program, &err) != XPACK_OK) {
+      EXPECT_MSG(0, "xp_et_map_file: %s", err.message);
+      break;
+    }
+    named = xpack_mapped_file_at(program.data + 7, &offset);
+    if (named == NULL || strcmp(named, path) != 0 || offset != 7) {
+      EXPECT_MSG(0, "round %d: a reader's mapping named %s at %llu", round, named ? named : "NULL", offset);
+      xp_et_map_release(&program);
+      break;
+    }
+    data = program.data;
+    xp_et_map_release(&program);
+    if (xpack_mapped_file_at(data, NULL) != NULL) {
+      EXPECT_MSG(0, "round %d: a reader's mapping still named once released", round);
+      break;
+    }
+  }
   unlink(path);
 }
 
