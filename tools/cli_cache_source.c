@@ -19,37 +19,56 @@ static int is_regular_file(const char* path) {
   return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-/* The members of an archive that look like caches, for a hint. */
+/* Members of an archive picked for a hint, by name. */
 typedef struct listing {
   char text[512];
   size_t count;
 } listing;
 
-static int list_cache(void* context, const char* name, size_t length, const xpack_archive_member* m) {
-  listing* l = context;
-  const int named_xpc = length >= 4 && memcmp(name + length - 4, ".xpc", 4) == 0;
-  if (!m->looks_like_cache && !named_xpc) return 0;
+static void list_member(listing* l, const char* name, size_t length, const char* remark) {
   if (l->count++ < LISTED_MAX) {
     const size_t used = strlen(l->text);
     snprintf(l->text + used, sizeof l->text - used, "%s%.*s%s", l->count == 1 ? "" : ", ", (int)(length < 80 ? length : 80),
-             name, m->method == XPACK_ARCHIVE_STORED ? "" : " (compressed)");
+             name, remark);
+  }
+}
+
+static int ends_with(const char* name, size_t length, const char* suffix) {
+  const size_t n = strlen(suffix);
+  return length >= n && memcmp(name + length - n, suffix, n) == 0;
+}
+
+static int list_cache(void* context, const char* name, size_t length, const xpack_archive_member* m) {
+  if (m->looks_like_cache || ends_with(name, length, ".xpc")) {
+    list_member(context, name, length, m->method == XPACK_ARCHIVE_STORED ? "" : " (compressed)");
   }
   return 0;
 }
 
-/* A file that is a zip archive (an APK) given where a cache is expected: name its caches. */
-static int refuse_whole_archive(const char* command, const char* path) {
+static int list_model(void* context, const char* name, size_t length, const xpack_archive_member* m) {
+  if (ends_with(name, length, ".pte") || ends_with(name, length, ".ptd")) {
+    list_member(context, name, length, m->method == XPACK_ARCHIVE_STORED ? "" : " (compressed)");
+  }
+  return 0;
+}
+
+/* Whether path is a zip archive this reads (a file given where a cache or a program is expected), with the
+ * members `pick` lists in *l. */
+static int is_archive(const char* path, xpack_archive_member_fn pick, listing* l) {
   int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) return 0;
   uint8_t magic[4] = {0};
   const int zip = pread(fd, magic, sizeof magic, 0) == (ssize_t)sizeof magic && memcmp(magic, "PK\3\4", 4) == 0;
-  listing l = {{0}, 0};
   xpack_error err;
-  if (!zip || xpack_archive_each(fd, path, list_cache, &l, &err) != XPACK_OK) {
-    close(fd);
-    return 0; /* not an archive this reads: the command's own open says what it is */
-  }
+  const int archive = zip && xpack_archive_each(fd, path, pick, l, &err) == XPACK_OK;
   close(fd);
+  return archive; /* otherwise the command's own open says what the file is */
+}
+
+/* A zip archive (an APK) given where a cache is expected: name its caches. */
+static int refuse_whole_archive(const char* command, const char* path) {
+  listing l = {{0}, 0};
+  if (!is_archive(path, list_cache, &l)) return 0;
   if (l.count == 0) {
     cli_error("%s: %s is a zip archive and holds no cache (no member named *.xpc or starting with a cache's magic)",
               command, path);
@@ -60,11 +79,18 @@ static int refuse_whole_archive(const char* command, const char* path) {
   return XPACK_EXIT_BAD_INPUT;
 }
 
-int cli_cache_source_open(const char* command, const char* arg, cli_cache_source* out) {
-  memset(out, 0, sizeof *out);
-  out->arg = arg;
-  out->fd = -1;
-  if (is_regular_file(arg)) return refuse_whole_archive(command, arg);
+/* A zip archive given where a program or weight file is expected: name what it holds. */
+static int refuse_archive_as_model(const char* command, const char* path) {
+  listing l = {{0}, 0};
+  if (!is_archive(path, list_model, &l)) return 0;
+  cli_error("%s: %s is a zip archive, not a program: name a program inside it as %s!/MEMBER%s%s%s", command, path, path,
+            l.count ? "; it holds " : " (it holds no member named *.pte or *.ptd)", l.text,
+            l.count > LISTED_MAX ? ", ..." : "");
+  return XPACK_EXIT_BAD_INPUT;
+}
+
+/* arg as ARCHIVE!/MEMBER, when no file has its name. */
+static int resolve_member(const char* command, const char* arg, cli_cache_source* out) {
   if (strstr(arg, SEPARATOR) == NULL) return 0; /* a missing file: the command's open says so */
   for (const char* at = strstr(arg, SEPARATOR); at != NULL; at = strstr(at + 1, SEPARATOR)) {
     char* archive = strndup(arg, (size_t)(at - arg));
@@ -92,6 +118,27 @@ int cli_cache_source_open(const char* command, const char* arg, cli_cache_source
     return 0;
   }
   return 0; /* no prefix is a file: the open reports the path as missing */
+}
+
+int cli_cache_source_open(const char* command, const char* arg, cli_cache_source* out) {
+  memset(out, 0, sizeof *out);
+  out->arg = arg;
+  out->fd = -1;
+  if (is_regular_file(arg)) return refuse_whole_archive(command, arg);
+  return resolve_member(command, arg, out);
+}
+
+int cli_model_source_open(const char* command, const char* arg, cli_cache_source* out) {
+  memset(out, 0, sizeof *out);
+  out->arg = arg;
+  out->fd = -1;
+  if (is_regular_file(arg)) return refuse_archive_as_model(command, arg);
+  const int rc = resolve_member(command, arg, out);
+  if (rc != 0 || out->archive == NULL || out->where.method == XPACK_ARCHIVE_STORED) return rc;
+  cli_error("%s: %s: the member is stored compressed (zip method %u): xpack reads a program or weight file inside an "
+            "archive only where it lies, stored as it is; extract it first (unzip -p '%s' '%s' > FILE)",
+            command, arg, (unsigned)out->where.method, out->archive, out->member);
+  return XPACK_EXIT_BAD_INPUT;
 }
 
 void cli_cache_source_close(cli_cache_source* s) {

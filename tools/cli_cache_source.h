@@ -1,7 +1,8 @@
-/* A cache named on the command line: a file, or a member of a zip archive (an APK's asset) written as
- * ARCHIVE!/MEMBER, the form Android's own tools use for a file inside an APK ("base.apk!/assets/model.xpc").
- * verify, dump and run open caches through it, so that each opens an archive's member where it lies, as an
- * app does with xpack_cache_open_fd, rather than a copy. */
+/* A cache (or a program) named on the command line: a file, or a member of a zip archive (an APK's asset)
+ * written as ARCHIVE!/MEMBER, the form Android's own tools use for a file inside an APK
+ * ("base.apk!/assets/model.xpc"). verify, dump and run open caches through it, so that each opens an archive's
+ * member where it lies, as an app does with xpack_cache_open_fd, rather than a copy; the commands that read
+ * programs find them the same way (model_args.c). */
 #ifndef XPACK_TOOLS_CLI_CACHE_SOURCE_H
 #define XPACK_TOOLS_CLI_CACHE_SOURCE_H
 
@@ -24,6 +25,10 @@ typedef struct cli_cache_source {
  * does not read as a zip archive, a member it does not hold. A member stored compressed is resolved
  * (cli_cache_source_unusable says why it cannot be opened). *out is always safe to close. */
 int cli_cache_source_open(const char* command, const char* arg, cli_cache_source* out);
+/* The same for a program or weight file (pack, run, inspect, verify --model): a file that is a zip archive is
+ * taken as given (the reader says what it is), and a member stored compressed is refused (XPACK_EXIT_BAD_INPUT,
+ * saying how to extract it): the readers parse a member where it lies. */
+int cli_model_source_open(const char* command, const char* arg, cli_cache_source* out);
 void cli_cache_source_close(cli_cache_source* s);
 
 /* Why no loader can open the member where it lies (stored compressed: no descriptor reaches its bytes), or

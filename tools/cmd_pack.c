@@ -178,7 +178,9 @@ int cmd_pack(int argc, char** argv) {
   rc = model_args_open(&set, argc, argv, &kPackOptions, XPACK_MODEL_SET_HASH_PROGRAMS);
   char* default_path = NULL;
   if (rc == 0 && set.program_count > 0 && out_path == NULL) {
-    out_path = default_path = default_output(set.program_files[0].path);
+    /* A program inside an archive: its cache beside the archive would be inside it, so in this folder. */
+    const xpack_model_file* first = &set.program_files[0];
+    out_path = default_path = default_output(first->archive ? xpack_model_base_name(first->path) : first->path);
   }
   if (rc == 0) {
     progress* bar = set.program_count ? progress_start("xpack pack", "delegates", !as_json) : NULL;

@@ -2,15 +2,29 @@
 
 #include <string.h>
 
+#include "cli_cache_source.h"
 #include "cli_common.h"
 
-static int add(xpack_model_set* set, const char* path, xpack_model_kind kind) {
-  const xpack_model_input input = {path, kind};
-  xpack_error err;
-  xpack_status st = xpack_model_set_add(set, &input, cli_message, NULL, &err);
-  if (st == XPACK_OK) return 0;
-  cli_error("%s", err.message);
-  return cli_exit_for_status(st);
+/* A file, or a member of an archive (ARCHIVE!/MEMBER, cli_cache_source.h), into the set. */
+static int add(xpack_model_set* set, const char* command, const char* path, xpack_model_kind kind) {
+  cli_cache_source source;
+  int rc = cli_model_source_open(command, path, &source);
+  if (rc == 0) {
+    xpack_model_input input = {.path = path, .kind = kind};
+    if (source.archive != NULL) {
+      input.archive = source.archive;
+      input.archive_offset = source.where.data_offset;
+      input.archive_size = source.where.stored_size;
+    }
+    xpack_error err;
+    xpack_status st = xpack_model_set_add(set, &input, cli_message, NULL, &err);
+    if (st != XPACK_OK) {
+      cli_error("%s", err.message);
+      rc = cli_exit_for_status(st);
+    }
+  }
+  cli_cache_source_close(&source);
+  return rc;
 }
 
 /* The next model file on the command line at or after argv[*i] (a positional argument, or the value of
@@ -48,6 +62,6 @@ int model_args_open(xpack_model_set* set, int argc, char** argv, const cli_optio
   int i = 0;
   xpack_model_kind kind;
   const char* path;
-  while (rc == 0 && (path = next_file(argc, argv, options, &i, &kind)) != NULL) rc = add(set, path, kind);
+  while (rc == 0 && (path = next_file(argc, argv, options, &i, &kind)) != NULL) rc = add(set, options->command, path, kind);
   return rc;
 }

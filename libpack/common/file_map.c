@@ -156,7 +156,7 @@ xpack_status xp_check_range(int fd, uint64_t offset, uint64_t size, const char* 
   const uint64_t file_size = (uint64_t)st.st_size;
   if (offset > file_size || size > file_size - offset) {
     return xp_fail(err, XPACK_ERR_TRUNCATED,
-                   "%s: the cache's %llu bytes at offset %llu end past the file's %llu bytes: expected a range inside it",
+                   "%s: its %llu bytes at offset %llu end past the file's %llu bytes: expected a range inside it",
                    name, (unsigned long long)size, (unsigned long long)offset, (unsigned long long)file_size);
   }
   return XPACK_OK;

@@ -48,7 +48,11 @@ typedef struct xpack_model_file {
   const char* path; /* the caller's string: it must outlive the set */
   uint64_t size;
   uint64_t program_size, program_hash; /* .pte: the program flatbuffer region and its XXH3-64 (provenance) */
-  uint64_t device, inode;              /* which file it is: a set holds each file once */
+  uint64_t device, inode;              /* which file holds it: a set holds each file (or member) once */
+  char* archive;          /* for a member of an archive (xpack_model_input.archive): the set's copy of its path */
+  uint64_t archive_offset;/* and where the member's bytes start in it */
+  const void* mapping;    /* the set's mapping of a member's pages (xp_map_range), released by the close */
+  uint64_t mapping_size;
 } xpack_model_file;
 
 /* The set owns the opened files; fields are read-only for the caller. */
@@ -67,8 +71,12 @@ typedef enum xpack_model_kind {
 } xpack_model_kind;
 
 typedef struct xpack_model_input {
-  const char* path;
+  const char* path;      /* the file; for a member of an archive, only its name in messages and the cache's inputs */
   xpack_model_kind kind;
+  /* NULL for a file. Otherwise the file is the bytes [archive_offset, archive_offset + archive_size) of the
+   * archive at this path (an APK's asset stored as it is, found with xpack_archive_find), mapped in place. */
+  const char* archive;
+  uint64_t archive_offset, archive_size;
 } xpack_model_input;
 
 /* Flags of xpack_model_set_init. */
@@ -89,13 +97,16 @@ void xpack_model_set_read_weights_ahead(const xpack_model_set* set);
 
 /* Opens one more file into the set, in the order given (which is the order of the cache's inputs).
  * A .ptd given as a program is added as weights, with a note through `on_message` (may be NULL).
- * A file the set already holds (the same device and inode, under any path and as either kind) is refused:
- * given twice, it is most likely a slip for another file (a second .ptd), which using it once would hide
- * until a named key is missing.
+ * A file the set already holds (the same device and inode, under any path and as either kind; for a member of
+ * an archive, the same archive and offset) is refused: given twice, it is most likely a slip for another file
+ * (a second .ptd), which using it once would hide until a named key is missing.
+ * A member of an archive is parsed where it lies, as a file of its bytes would be, and never read on demand
+ * (XPACK_MODEL_SET_WEIGHTS_ON_DEMAND applies to files).
  * Errors: XPACK_ERR_ARG (NULL argument, the file already in the set, or XPACK_MODEL_SET_MAX_FILES files of
  * that kind already),
- * XPACK_ERR_IO (unreadable), and those of xpack_et_program_open / xpack_et_ptd_open; the message names the
- * file. On error the set keeps what it held: close it. */
+ * XPACK_ERR_IO (unreadable), XPACK_ERR_TRUNCATED (a member's range ends past its archive), and those of
+ * xpack_et_program_open / xpack_et_ptd_open; the message names the file. On error the set keeps what it
+ * held: close it. */
 xpack_status xpack_model_set_add(xpack_model_set* set, const xpack_model_input* input, xpack_message_fn on_message,
                                  void* message_context, xpack_error* err);
 

@@ -80,8 +80,15 @@ static xpack_status compress(int mappable_fd, const char* out_path, const xpack_
 static xpack_status check_output(const xpack_model_set* set, const char* out_path, xpack_error* err) {
   const char* inputs[2 * XPACK_MODEL_SET_MAX_FILES];
   size_t n = 0;
-  for (size_t i = 0; i < set->program_count; i++) inputs[n++] = set->program_files[i].path;
-  for (size_t i = 0; i < set->ptd_count; i++) inputs[n++] = set->ptd_files[i].path;
+  /* A member of an archive: the archive is the file an output must spare. */
+  for (size_t i = 0; i < set->program_count; i++) {
+    const xpack_model_file* f = &set->program_files[i];
+    inputs[n++] = f->archive ? f->archive : f->path;
+  }
+  for (size_t i = 0; i < set->ptd_count; i++) {
+    const xpack_model_file* f = &set->ptd_files[i];
+    inputs[n++] = f->archive ? f->archive : f->path;
+  }
   return xp_check_output(out_path, inputs, n, err);
 }
 

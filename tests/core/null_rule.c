@@ -235,7 +235,7 @@ static void replay_and_pipeline_functions(const char* folder) {
   xpack_replay_drop_definition(NULL);
   xpack_replay_release(NULL);
 
-  const xpack_model_input input = {"m.pte", XPACK_MODEL_PROGRAM};
+  const xpack_model_input input = {.path = "m.pte", .kind = XPACK_MODEL_PROGRAM};
   xpack_model_set set;
   xpack_model_set_init(&set, 0);
   EXPECT_ARG(xpack_model_set_add(NULL, &input, NULL, NULL, &e_));

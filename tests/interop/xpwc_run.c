@@ -292,12 +292,12 @@ static int run_one(void* context, const xpack_model_set* set, const xpack_delega
 static int open_models(xpack_model_set* set, int argc, char** argv) {
   xpack_model_set_init(set, 0);
   for (int i = 1; i < argc; i++) {
-    xpack_model_input input = {argv[i], XPACK_MODEL_PROGRAM};
+    xpack_model_input input = {.path = argv[i], .kind = XPACK_MODEL_PROGRAM};
     if (strcmp(argv[i], "--xpwc") == 0) {
       i++;
       continue;
     }
-    if (strcmp(argv[i], "--data") == 0 && i + 1 < argc) input = (xpack_model_input){argv[++i], XPACK_MODEL_DATA};
+    if (strcmp(argv[i], "--data") == 0 && i + 1 < argc) input = (xpack_model_input){.path = argv[++i], .kind = XPACK_MODEL_DATA};
     xpack_error err;
     if (xpack_model_set_add(set, &input, NULL, NULL, &err) != XPACK_OK) {
       fprintf(stderr, "xpwc-run: %s\n", err.message);

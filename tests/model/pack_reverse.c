@@ -15,8 +15,8 @@ int main(int argc, char** argv) {
   xpack_model_input inputs[2 * XPACK_MODEL_SET_MAX_FILES];
   size_t count = 0;
   for (int i = 2; i < argc && count < sizeof inputs / sizeof inputs[0]; i++) {
-    if (strcmp(argv[i], "--data") == 0 && i + 1 < argc) inputs[count++] = (xpack_model_input){argv[++i], XPACK_MODEL_DATA};
-    else inputs[count++] = (xpack_model_input){argv[i], XPACK_MODEL_PROGRAM};
+    if (strcmp(argv[i], "--data") == 0 && i + 1 < argc) inputs[count++] = (xpack_model_input){.path = argv[++i], .kind = XPACK_MODEL_DATA};
+    else inputs[count++] = (xpack_model_input){.path = argv[i], .kind = XPACK_MODEL_PROGRAM};
   }
   const xpack_pack_options options = {.output_path = argv[1], .jobs = 2, .order = XPACK_PACK_ORDER_REVERSE};
   xpack_pack_report report;
