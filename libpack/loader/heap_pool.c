@@ -41,7 +41,8 @@ static void* take_spare(xp_heap_pool* pool, size_t rounded, size_t* capacity) {
 
 void* xp_heap_reserve(xp_heap_pool* pool, size_t n) {
   size_t rounded = (n + pool->alignment - 1) & ~(pool->alignment - 1);
-  if (rounded < n || rounded == 0) rounded = pool->alignment;
+  if (rounded < n) return NULL; /* n so near SIZE_MAX that rounding it up wrapped: no block holds it */
+  if (rounded == 0) rounded = pool->alignment;
   size_t capacity = rounded;
   pthread_mutex_lock(&pool->lock);
   void* p = take_spare(pool, rounded, &capacity);

@@ -53,6 +53,11 @@ int main(void) {
   uint8_t* g = xp_heap_reserve(&loader, 65536);
   xp_heap_release(&loader, g);
   EXPECT_MSG(loader.spare_count == 0, "a pool without spares kept a released block");
+  /* A size that wraps when rounded up to the alignment: no block, rather than a small one recorded as huge. */
+  EXPECT_MSG(xp_heap_reserve(&loader, SIZE_MAX - 10) == NULL, "a request near SIZE_MAX got a block");
+  uint8_t* empty = xp_heap_reserve(&loader, 0);
+  EXPECT_MSG(empty != NULL && ((uintptr_t)empty % 64) == 0, "a request of 0 bytes got no aligned block");
+  xp_heap_release(&loader, empty);
   xp_heap_destroy(&loader);
 
   printf("heap_spares: %d failure(s)\n", failures);
