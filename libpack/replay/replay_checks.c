@@ -68,6 +68,13 @@ xpack_status xp_replay_find_value_uses(xp_replay_state* s, xpack_error* err) {
     return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: value %u: per-token dynamic quantization of a %s tensor, "
                    "expected qdint8", s->graph->name, v->index, v->datatype_name);
   }
+  if (v->num_dims <= XNN_MAX_TENSOR_DIMS &&
+      xp_replay_tensor_bytes(v->dims, v->num_dims, v->datatype) > XP_REPLAY_MAX_TENSOR_BYTES) {
+    /* Sized from wrapped products, XNNPACK and the run buffers would hold a few bytes of a tensor kernels
+     * then read and write whole. */
+    return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: value %u (%s, %u dims): its dims give more than 2^47 bytes, "
+                   "expected a tensor a process can hold", s->graph->name, v->index, v->datatype_name, v->num_dims);
+  }
   const unsigned char use = s->value_use[v->index];
   const int input = (v->flags & XPACK_ET_XNN_VALUE_FLAG_EXTERNAL_INPUT) != 0;
   const int output = (v->flags & XPACK_ET_XNN_VALUE_FLAG_EXTERNAL_OUTPUT) != 0;
@@ -134,7 +141,7 @@ xpack_status xp_replay_check_constant_size(const xp_replay_state* s, const xpack
                      "weight to be at least 1", s->graph->name, v->index, (unsigned)d);
     }
   }
-  const uint64_t needed = (element_count(v) * xp_replay_element_bits(v->datatype) + 7) / 8;
+  const uint64_t needed = xp_replay_tensor_bytes(v->dims, v->num_dims, v->datatype);
   if (constant_size < needed) {
     return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: value %u: its constant has %zu bytes, its dims and datatype %s "
                    "need %" PRIu64, s->graph->name, v->index, constant_size, v->datatype_name, needed);
@@ -314,7 +321,14 @@ xpack_status xp_replay_check_node_ids(xp_replay_state* s, const xpack_et_xnn_nod
       if (fields[k].kind != XPACK_ET_XNN_FIELD_ID || is_output_field(&fields[k]) != outputs) continue;
       const xpack_et_xnn_value* v = value_of(s, field_u32(n, &fields[k]));
       if (v == NULL) continue; /* an undefined id is reported by the define step */
-      const unsigned char use = s->value_use[v->index];
+      if (v->num_dims <= XNN_MAX_TENSOR_DIMS &&
+      xp_replay_tensor_bytes(v->dims, v->num_dims, v->datatype) > XP_REPLAY_MAX_TENSOR_BYTES) {
+    /* Sized from wrapped products, XNNPACK and the run buffers would hold a few bytes of a tensor kernels
+     * then read and write whole. */
+    return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: value %u (%s, %u dims): its dims give more than 2^47 bytes, "
+                   "expected a tensor a process can hold", s->graph->name, v->index, v->datatype_name, v->num_dims);
+  }
+  const unsigned char use = s->value_use[v->index];
       const int is_static = v->constant_buffer_idx != 0;
       const int is_input = (v->flags & XPACK_ET_XNN_VALUE_FLAG_EXTERNAL_INPUT) != 0;
       const char* wrong = NULL;
@@ -370,9 +384,17 @@ xpack_status xpack_replay_check_externals(xnn_runtime_t runtime, const xpack_rep
     if (xnn_get_external_value_shape(runtime, e->id, &num_dims, dims) != xnn_status_success) {
       return xp_fail(err, XPACK_ERR_XNNPACK, "external value %u: XNNPACK reports no shape", (unsigned)e->id);
     }
-    uint64_t numel = 1;
-    for (size_t d = 0; d < num_dims; d++) numel *= dims[d];
-    const uint64_t bytes = (numel * xp_replay_element_bits(e->datatype) + 7) / 8;
+    uint32_t shape[XNN_MAX_TENSOR_DIMS];
+    int fits = num_dims <= XNN_MAX_TENSOR_DIMS;
+    for (size_t d = 0; fits && d < num_dims; d++) {
+      fits = dims[d] <= UINT32_MAX;
+      shape[d] = (uint32_t)dims[d];
+    }
+    const uint64_t bytes = fits ? xp_replay_tensor_bytes(shape, (uint32_t)num_dims, e->datatype) : UINT64_MAX;
+    if (bytes == UINT64_MAX) {
+      return xp_fail(err, XPACK_ERR_BAD_INPUT, "external %s value %u: its declared dims give %zu bytes, XNNPACK's "
+                     "reshape gives more than 2^58 elements", e->is_input ? "input" : "output", (unsigned)e->id, e->bytes);
+    }
     if (bytes != e->bytes) {
       return xp_fail(err, XPACK_ERR_BAD_INPUT, "external %s value %u: its declared dims give %zu bytes, XNNPACK's "
                      "reshape gives %" PRIu64, e->is_input ? "input" : "output", (unsigned)e->id, e->bytes, bytes);

@@ -62,6 +62,14 @@ uint16_t xp_replay_bf16_as_executorch(float f);
 enum xnn_datatype xp_replay_datatype(int serialized);
 /* Bits per element of a serialized XNNDatatype, as the run buffers are sized. */
 size_t xp_replay_element_bits(int serialized);
+/* The bytes XNNPACK reads or writes for a tensor of these dims and serialized datatype: elements times bits,
+ * rounded up to bytes, and for a 4-bit datatype every row (the last dim) rounded up to whole bytes.
+ * UINT64_MAX when the elements pass 2^58 (their product cannot be trusted to fit). */
+uint64_t xp_replay_tensor_bytes(const uint32_t* dims, uint32_t num_dims, int serialized);
+/* No tensor is larger: more than a 47-bit address space (a process on x86-64 or arm64) holds, or a quarter of a
+ * smaller size_t. Below it, XNNPACK's own products and sums of tensor sizes cannot wrap. */
+#define XP_REPLAY_MAX_TENSOR_BYTES \
+  ((uint64_t)SIZE_MAX / 4 < (UINT64_C(1) << 47) ? (uint64_t)SIZE_MAX / 4 : (UINT64_C(1) << 47))
 xpack_status xp_replay_map_id(xp_replay_state* s, uint32_t serialized, uint32_t defined, xpack_error* err);
 /* Remembers what XNNPACK value `id` is. Returns XPACK_OK or XPACK_ERR_NOMEM. */
 xpack_status xp_replay_note_value(xp_replay_state* s, uint32_t id, enum xnn_datatype datatype, const void* data, uint32_t block_size);

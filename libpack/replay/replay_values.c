@@ -49,6 +49,25 @@ size_t xp_replay_element_bits(int serialized) {
   }
 }
 
+uint64_t xp_replay_tensor_bytes(const uint32_t* dims, uint32_t num_dims, int serialized) {
+  const uint64_t most = UINT64_MAX / 64; /* elements: times any element's bits, still no wrap */
+  const int four_bit = xp_replay_element_bits(serialized) == 4;
+  const uint32_t counted = four_bit && num_dims > 0 ? num_dims - 1 : num_dims;
+  uint64_t elements = 1;
+  for (uint32_t d = 0; d < counted; d++) {
+    if (dims[d] != 0 && elements > most / dims[d]) return UINT64_MAX;
+    elements *= dims[d];
+  }
+  if (four_bit && num_dims > 0) {
+    /* Rows of whole bytes: XNNPACK reads a 4-bit weight [output channels, input channels] row by row, an odd row
+     * ending in half a byte of padding (xnn_pack_qs8_qc4w_gemm_goi_w), as ExecuTorch writes it. */
+    const uint64_t row_bytes = ((uint64_t)dims[num_dims - 1] + 1) / 2;
+    if (row_bytes != 0 && elements > most / row_bytes) return UINT64_MAX;
+    return elements * row_bytes;
+  }
+  return (elements * xp_replay_element_bits(serialized) + 7) / 8;
+}
+
 /* fp32 to bf16 exactly as ExecuTorch's XNNPACK backend converts blockwise scales
  * (convertF32TensorToBF16): scale by 1.00389105f, then keep the high half. It is not c10::BFloat16's
  * round-to-nearest-even (a tie such as 1 + 2^-8 goes up here, to even there); any other rounding would
@@ -156,11 +175,10 @@ static xpack_status block_scales(xp_replay_state* s, const xpack_et_xnn_value* v
   return XPACK_OK;
 }
 
-static xpack_status note_external(xp_replay_state* s, const xpack_et_xnn_value* v, uint32_t id, const size_t* dims) {
+/* v's size was bounded by xp_replay_check_value (XP_REPLAY_MAX_TENSOR_BYTES). */
+static xpack_status note_external(xp_replay_state* s, const xpack_et_xnn_value* v, uint32_t id) {
   if (!(v->flags & (XPACK_ET_XNN_VALUE_FLAG_EXTERNAL_INPUT | XPACK_ET_XNN_VALUE_FLAG_EXTERNAL_OUTPUT))) return XPACK_OK;
-  size_t numel = 1;
-  for (uint32_t i = 0; i < v->num_dims; i++) numel *= dims[i];
-  size_t bytes = (numel * xp_replay_element_bits(v->datatype) + 7) / 8;
+  const size_t bytes = (size_t)xp_replay_tensor_bytes(v->dims, v->num_dims, v->datatype);
   xpack_replay_external* grown = realloc(s->externals, (s->num_externals + 1) * sizeof *grown);
   if (grown == NULL) return XPACK_ERR_NOMEM;
   s->externals = grown;
@@ -199,7 +217,7 @@ xpack_status xp_replay_define_value(xp_replay_state* s, const xpack_et_xnn_value
           (v->flags & XPACK_ET_XNN_VALUE_FLAG_EXTERNAL_INPUT)) {
         /* Legacy dynamic quantization marker: an internal qdint8 value fed by a convert node. */
         uint32_t qid = XNN_INVALID_VALUE_ID;
-        st = note_external(s, v, id, dims);
+        st = note_external(s, v, id);
         if (st != XPACK_OK) return xp_fail(err, st, "out of memory");
         xs = xnn_define_dynamically_quantized_tensor_value(s->subgraph, xnn_datatype_qdint8, v->num_dims, 1, dims,
                                                            XNN_INVALID_VALUE_ID, 0, &qid);
@@ -251,7 +269,7 @@ xpack_status xp_replay_define_value(xp_replay_state* s, const xpack_et_xnn_value
     return xp_fail(err, xp_replay_define_refusal(xs), "%s: value %u (%s, %u dims): XNNPACK refused to define it (status %d)",
                    name, v->index, v->datatype_name, v->num_dims, (int)xs);
   }
-  st = note_external(s, v, id, dims);
+  st = note_external(s, v, id);
   if (st == XPACK_OK) {
     const uint32_t block = q->kind == XPACK_ET_XNN_QUANT_PER_CHANNEL_GROUP ? (uint32_t)q->group_size : 0;
     st = xp_replay_note_value(s, id, dt, c.data, block);

@@ -2,8 +2,9 @@
  * replayable (issue 16): each is made to the parsed graph, and the replay must now refuse it with
  * XPACK_ERR_BAD_INPUT before XNNPACK packs or writes anything; a node XNNPACK itself refuses to define is
  * bad input too.
- * Usage: hostile_graphs CONV.pte DECONV.pte FC.pte DQ.pte BMM.pte (FC: fully-connected nodes with bias,
- * xpack-genmodel fp16; DQ: dynamically quantized values, qd8-qc8w; BMM: a static batch matrix multiply operand) */
+ * Usage: hostile_graphs CONV.pte DECONV.pte FC.pte DQ.pte BMM.pte Q4.pte (FC: fully-connected nodes with bias,
+ * xpack-genmodel fp16; DQ: dynamically quantized values, qd8-qc8w; BMM: a static batch matrix multiply operand;
+ * Q4: qcint4 and qbint4 weights, llm-q4) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -378,9 +379,51 @@ static void empty_weight(const char* path) {
   close_graph(&o);
 }
 
+/* An external input's dims 32768 x 32768 x 32768 x 32768: 2^60 fp32 elements, whose byte count wrapped to 0, so
+ * run handed XNNPACK a buffer of a few bytes for a tensor it read whole (a crash in the first kernel). */
+static void external_dims_overflow(const char* path) {
+  opened o;
+  if (open_graph(path, &o) != 0) { failures++; return; }
+  xpack_et_xnn_value* in = NULL;
+  for (size_t i = 0; i < o.graph->value_count && in == NULL; i++) {
+    xpack_et_xnn_value* v = (xpack_et_xnn_value*)&o.graph->values[i];
+    if ((v->flags & XPACK_ET_XNN_VALUE_FLAG_EXTERNAL_INPUT) && v->num_dims == 4) in = v;
+  }
+  EXPECT_MSG(in != NULL, "%s: no 4-dim external input", path);
+  if (in) {
+    static const uint32_t huge[4] = {32768, 32768, 32768, 32768};
+    in->dims = huge;
+    expect_refused(&o, "its dims give more than 2^47 bytes", "an external input of 2^60 elements");
+  }
+  close_graph(&o);
+}
+
+/* A 4-bit weight's dims [OC, IC] -> [N, 3] with ceil(3N/2) bytes within its constant but N x 2 past it: XNNPACK
+ * reads every row of a 4-bit weight in whole bytes, so it read N/2 bytes past the constant (past the end of
+ * the file when it ends there) while the check counted half a byte per element. */
+static void four_bit_odd_rows(const char* path) {
+  opened o;
+  if (open_graph(path, &o) != 0) { failures++; return; }
+  int found = 0;
+  for (size_t i = 0; i < o.graph->value_count; i++) {
+    xpack_et_xnn_value* w = (xpack_et_xnn_value*)&o.graph->values[i];
+    if (w->datatype != XPACK_ET_XNN_DT_QCINT4 && w->datatype != XPACK_ET_XNN_DT_QBINT4) continue;
+    if (w->num_dims != 2 || w->constant_buffer_idx == 0) continue;
+    found++;
+    const uint64_t bytes = (uint64_t)w->dims[0] * w->dims[1] / 2; /* what the constant holds, at least */
+    uint32_t dims[2] = {(uint32_t)(bytes * 2 / 3), 3};
+    const uint32_t* kept = w->dims;
+    w->dims = dims;
+    expect_refused(&o, "its constant has", w->datatype == XPACK_ET_XNN_DT_QCINT4 ? "qcint4 weight [N, 3]" : "qbint4 weight [N, 3]");
+    w->dims = kept;
+  }
+  EXPECT_MSG(found >= 2, "%s: %d 4-bit weights, expected qcint4 and qbint4 ones", path, found);
+  close_graph(&o);
+}
+
 int main(int argc, char** argv) {
-  if (argc != 6) {
-    fprintf(stderr, "usage: hostile_graphs CONV.pte DECONV.pte FC.pte DQ.pte BMM.pte\n");
+  if (argc != 7) {
+    fprintf(stderr, "usage: hostile_graphs CONV.pte DECONV.pte FC.pte DQ.pte BMM.pte Q4.pte\n");
     return 2;
   }
   if (xnn_initialize(NULL) != xnn_status_success) return 2;
@@ -401,6 +444,8 @@ int main(int argc, char** argv) {
   convert_source(argv[4]);
   empty_weight(argv[5]);
   output_datatype(argv[1]);
+  external_dims_overflow(argv[1]);
+  four_bit_odd_rows(argv[6]);
   if (failures) {
     fprintf(stderr, "%d check(s) failed\n", failures);
     return 1;
