@@ -214,9 +214,12 @@ static xpack_status pack_parallel(pack_run* run, xpack_error* err) {
   for (size_t i = 0; i < started; i++) pthread_join(threads[i], NULL);
   free(threads);
   xp_pack_schedule_destroy(&p.schedule);
+  /* In file order, as one job reports. A delegate that never ran was left waiting when a malformed one stopped
+   * the schedule (it shared a raw weight with one in flight, or the order is reversed), and may come before it
+   * in file order: passed over, so that the malformed one's error is the pack's. Only a stop leaves one. */
   xpack_status st = XPACK_OK;
-  for (size_t i = 0; i < refs.count && st == XPACK_OK && refs.items[i].done; i++) {
-    st = report_one(run, &refs.items[i], err);
+  for (size_t i = 0; i < refs.count && st == XPACK_OK; i++) {
+    if (refs.items[i].done) st = report_one(run, &refs.items[i], err);
   }
   free(refs.items);
   return st;

@@ -24,7 +24,10 @@ same_for_any_jobs() {
     if [ $rc -ne $rc1 ]; then
       echo "FAIL $name: --jobs $j exit $rc, --jobs 1 exit $rc1"; cat "$T/$name.j$j.err"; fail=1; continue
     fi
-    [ $rc1 -ne 0 ] && continue
+    if [ $rc1 -ne 0 ]; then  # a failed pack writes nothing, whatever N
+      if [ -e "$T/$name.j$j.xpc" ]; then echo "FAIL $name: --jobs $j exit $rc and wrote a file"; fail=1; fi
+      continue
+    fi
     if [ ! -e "$T/$name.j1.xpc" ]; then  # nothing to pack: no file, whatever N
       if [ -e "$T/$name.j$j.xpc" ]; then echo "FAIL $name: --jobs $j wrote a file, --jobs 1 none"; fail=1; fi
       continue
@@ -60,6 +63,17 @@ same_for_any_jobs llm_q4_3_delegates "$T/q4d3.pte"
 same_for_any_jobs delegates_and_programs "$T/d4.pte" "$T/llm.pte" "$T/q4d3.pte"
 same_for_any_jobs two_programs "$T/llm.pte" "$T/llmb.pte"
 same_for_any_jobs many_programs "$T/llm2.pte" "$T/conv.pte" "$T/q4.pte" "$T/llm.pte" "$T/llmb.pte"
+# A malformed program after one sharing its weights: its delegates wait for the first program's, and the
+# malformed one stops the schedule while a waiting one has not run. Every --jobs must fail as --jobs 1 does
+# (once, --jobs 2 reported the delegates up to the first one that never ran, missed the error and wrote a
+# partial cache with exit 0).
+python3 - "$T/llmb.pte" "$T/llmbad.pte" <<'PY' || exit 1
+import sys
+data = open(sys.argv[1], "rb").read()
+assert data.count(b"XN01") >= 2, "no XNNPACK graphs to break"
+open(sys.argv[2], "wb").write(data.replace(b"XN01", b"ZZZZ"))
+PY
+same_for_any_jobs malformed_after_shared "$T/llm.pte" "$T/llmbad.pte"
 
 "$XPACK" pack "$T/conv.pte" -o "$T/x.xpc" --jobs 0 -q >/dev/null 2>&1; rc=$?
 if [ $rc -ne 2 ]; then echo "FAIL --jobs 0: exit $rc, expected 2 (usage)"; fail=1; fi
