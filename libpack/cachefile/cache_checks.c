@@ -82,6 +82,14 @@ static void check_metadata_layout(xp_checker* c) {
                (unsigned long long)xp_align_up(cursor, 8));
   } else if (!c->stopped) {
     check_padding(c, "before the table directory", cursor, v->dir_offset - cursor);
+    /* Bytes after it would be in no part of the file, unchecked by any checksum but the metadata area's. */
+    const uint64_t dir_end = v->dir_offset + (uint64_t)v->dir_count * XPC_DIR_ENTRY_SIZE;
+    const uint64_t footer_start = v->metadata_offset + v->metadata_size;
+    if (!c->stopped && dir_end != footer_start) {
+      xp_problem(c, "table directory at offset %llu", v->dir_offset,
+                 "ends at offset %llu, expected to end where the footer starts (offset %llu)",
+                 (unsigned long long)dir_end, (unsigned long long)footer_start);
+    }
   }
 }
 

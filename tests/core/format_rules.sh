@@ -64,6 +64,11 @@ check_rule "large region off its page" "^region $large at offset [0-9]+: size [0
 check_rule "region size off the XNNPACK alignment" "^region 0 at offset 4096: size [0-9]+ .* multiple of xnn_alignment" "$TAMPER" "$d/bad.xpc" region-size 0
 check_rule "padding after the header" "^padding at offset 100: .* between the header and the data area" poke "$d/bad.xpc" 100
 check_rule "padding between regions" "^padding at offset $gap: .* between regions" poke "$d/bad.xpc" "$gap"
+check_rule "bytes after the table directory" "^table directory at offset [0-9]+: ends at offset [0-9]+, expected to end where the footer starts" "$TAMPER" "$d/bad.xpc" metadata-tail
+# The same file refused by export and inflate (of its transport form), which check the file first.
+set +e; "$XPACK" export --executorch "$d/bad.xpc" "$d/bad.et" > /dev/null 2> "$d/export.err"; st=$?; set -e
+[ "$st" = 3 ] && [ ! -e "$d/bad.et" ] && grep -q "expected to end where the footer starts" "$d/export.err" ||
+  fail "export of a file with bytes after its table directory: exit $st: $(head -c 300 "$d/export.err")"
 
 # A transport file claiming 2^31-byte alignments: refused before anything is written (inflate once laid its
 # regions out 2 GiB apart, a 1 MB file becoming a 72 GiB sparse one).

@@ -17,6 +17,8 @@
  *   xpc_tamper FILE page-alignment   page_alignment doubled (data_offset left alone)
  *   xpc_tamper FILE huge-alignment   page_alignment and xnn_alignment 2^31 (what a transport file may claim)
  *   xpc_tamper FILE move-region I    region I (with a gap of 64 bytes before it) moved 64 bytes down
+ *   xpc_tamper FILE metadata-tail    8 bytes inserted between the table directory and the footer (metadata_size
+ *                                    and file_size grown to hold them): bytes in no part of the file
  *   xpc_tamper FILE region-size I    region I's size one byte less (hash recomputed): not a multiple of the
  *                                    XNNPACK alignment
  *   xpc_tamper FILE region-at-end I  region I made the last XNNPACK-alignment bytes of the data area (offset
@@ -109,13 +111,33 @@ static uint8_t* record(uint32_t tag, uint64_t index) {
 static int usage(void) {
   return die("usage: xpc_tamper FILE probe INDEX | probe-keys INDEX | as-1.2 | no-probe-keys | name INDEX | build-id | "
              "no-family | dup-key | key-hash | unused-region | prov-program-size | prov-kind | entry-flags | family-flags | "
-             "family-order | family-dup | reserved | page-alignment | huge-alignment | move-region INDEX | "
+             "family-order | family-dup | reserved | page-alignment | huge-alignment | metadata-tail | move-region INDEX | "
              "region-size INDEX | region-at-end INDEX | region-bytes INDEX");
 }
 
 /* The rules no checksum covers; -1 for a name this function does not know. */
+/* 8 bytes of 0xAB before the footer, inside a grown metadata area. */
+static int grow_metadata_tail(void) {
+  enum { TAIL = 8 };
+  uint8_t* grown = realloc(g_file, g_size + TAIL);
+  if (grown == NULL) return die("out of memory");
+  g_file = grown;
+  uint8_t* f = g_file + g_size - XPC_FOOTER_SIZE;
+  memmove(f + TAIL, f, XPC_FOOTER_SIZE);
+  memset(f, 0xAB, TAIL);
+  g_size += TAIL;
+  f += TAIL;
+  xp_put64(f + XPC_F_METADATA_SIZE, xp_le64(f + XPC_F_METADATA_SIZE) + TAIL);
+  xp_put64(f + XPC_F_FILE_SIZE, g_size);
+  const uint64_t meta = xp_le64(f + XPC_F_METADATA_OFFSET);
+  xp_put64(f + XPC_F_METADATA_HASH, XXH3_64bits(g_file + meta, (size_t)xp_le64(f + XPC_F_METADATA_SIZE)));
+  xp_put64(f + XPC_F_CHECKSUM, XXH3_64bits(f, XPC_F_CHECKSUM));
+  return 0;
+}
+
 static int break_rule(const char* what, const char* arg) {
   uint8_t *e0 = record(XPC_TAG_ENTRIES, 0), *e1 = record(XPC_TAG_ENTRIES, 1);
+  if (strcmp(what, "metadata-tail") == 0) return grow_metadata_tail();
   uint8_t *m0 = record(XPC_TAG_FAMILIES, 0), *m1 = record(XPC_TAG_FAMILIES, 1);
   if (strcmp(what, "dup-key") == 0) {
     if (e1 == NULL) return die("needs two entries");
