@@ -27,7 +27,9 @@ static const command kCommands[] = {
      "replay is reported and the others are still packed. With nothing to pack, exits 0 and writes nothing.\n"
      "--page-size 16384 aligns large regions for Apple targets.\n"
      "--zstd[=LEVEL] writes the transport form for downloads and app bundles instead: every region one zstd frame\n"
-     "(LEVEL 1 to 19, default 19), the index unchanged. The loader refuses it; `xpack inflate` makes it mappable."},
+     "(LEVEL 1 to 19, default 19), the index unchanged. The loader refuses it; `xpack inflate` makes it mappable.\n"
+     "A program or .ptd inside an APK or zip is named ARCHIVE!/MEMBER (app.apk!/assets/model.pte), as in run,\n"
+     "inspect and verify --model: read where it lies (stored, not compressed)."},
     {"run", cmd_run, "xpack run MODEL.pte [--data FILE.ptd ...] [--cache FILE ... [--read] [--check-regions] [--skip-small]\n"
      "          [--skip-cold]] [--method NAME] [--json]",
      "Builds and runs every XNNPACK delegate with seeded pseudo-random inputs and prints, per delegate, the\n"
@@ -39,7 +41,8 @@ static const command kCommands[] = {
      "unread and XNNPACK packs everything, as without a cache. --skip-cold does what XPACK_OPEN_SKIP_COLD gets:\n"
      "a cache file under 1 MiB that is not wholly in the page cache is skipped unread the same way, and read\n"
      "into the page cache in the background once the run is over, for the next one.\n"
-     "A cache inside an APK or zip is named ARCHIVE!/MEMBER (app.apk!/assets/model.xpc) and opened where it lies."},
+     "A cache, program or .ptd inside an APK or zip is named ARCHIVE!/MEMBER (app.apk!/assets/model.xpc) and read\n"
+     "where it lies."},
     {"inspect", cmd_inspect, "xpack inspect MODEL.pte [--data FILE.ptd ...] [--json]",
      "Methods, delegates (backend, location, size), XNNPACK node counts by type, datatypes, constants (identity,\n"
      "size, where they live), and what xpack can and cannot replay."},
