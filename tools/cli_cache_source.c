@@ -79,13 +79,13 @@ static int refuse_whole_archive(const char* command, const char* path) {
   return XPACK_EXIT_BAD_INPUT;
 }
 
-/* A zip archive given where a program or weight file is expected: name what it holds. */
+/* A zip archive holding programs or weight files, given where one is expected: name them. One that holds none
+ * (a TorchScript model, say) is left to the reader, which says what it looks like. */
 static int refuse_archive_as_model(const char* command, const char* path) {
   listing l = {{0}, 0};
-  if (!is_archive(path, list_model, &l)) return 0;
-  cli_error("%s: %s is a zip archive, not a program: name a program inside it as %s!/MEMBER%s%s%s", command, path, path,
-            l.count ? "; it holds " : " (it holds no member named *.pte or *.ptd)", l.text,
-            l.count > LISTED_MAX ? ", ..." : "");
+  if (!is_archive(path, list_model, &l) || l.count == 0) return 0;
+  cli_error("%s: %s is a zip archive, not a program: name a program inside it as %s!/MEMBER; it holds %s%s", command,
+            path, path, l.text, l.count > LISTED_MAX ? ", ..." : "");
   return XPACK_EXIT_BAD_INPUT;
 }
 

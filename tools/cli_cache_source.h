@@ -25,9 +25,10 @@ typedef struct cli_cache_source {
  * does not read as a zip archive, a member it does not hold. A member stored compressed is resolved
  * (cli_cache_source_unusable says why it cannot be opened). *out is always safe to close. */
 int cli_cache_source_open(const char* command, const char* arg, cli_cache_source* out);
-/* The same for a program or weight file (pack, run, inspect, verify --model): a file that is a zip archive is
- * taken as given (the reader says what it is), and a member stored compressed is refused (XPACK_EXIT_BAD_INPUT,
- * saying how to extract it): the readers parse a member where it lies. */
+/* The same for a program or weight file (pack, run, inspect, verify --model): a file that is a zip archive
+ * holding members named *.pte or *.ptd is refused naming them (XPACK_EXIT_BAD_INPUT); any other file is taken as
+ * given (the reader says what it is); a member stored compressed is refused (XPACK_EXIT_BAD_INPUT, saying how to
+ * extract it): the readers parse a member where it lies. */
 int cli_model_source_open(const char* command, const char* arg, cli_cache_source* out);
 void cli_cache_source_close(cli_cache_source* s);
 
