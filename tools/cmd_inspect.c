@@ -35,7 +35,10 @@
  *         "datatypes": {datatype name: values of it}, e.g. {"fp32": 5},
  *         "constant_bytes": sum of the constants' sizes,
  *         "constants": [{
- *           "identity": the cache identity (named key, or "xpack:xxh3-128:<hex>:<size>"),
+ *           "identity": the cache identity (named key, or "xpack:xxh3-128:<hex>:<size>"; a quantized weight's
+ *                       ends in "|xnnq:<hex>", what is packed with it),
+ *           "ambiguous": true when the values or nodes using the bytes pack them otherwise: bound to nothing,
+ *                        every look-up misses (FORMAT.md section 6),
  *           "size": bytes,
  *           "source": "blob" | "legacy" | "ptd" | "pte named_data",
  *           "file": the .pte or .ptd holding the bytes,
@@ -306,6 +309,7 @@ static void print_delegate_json(json* j, const insp_program* ip, const insp_dele
     const char* file = constant_place(ip, c, &offset);
     json_object(j);
     json_key(j, "identity"); json_string(j, c->identity);
+    json_key(j, "ambiguous"); json_bool(j, c->ambiguous);
     json_key(j, "size"); json_uint(j, c->size);
     json_key(j, "source"); json_string(j, xpack_et_constant_source_name(c->source));
     json_key(j, "file"); json_string(j, file);

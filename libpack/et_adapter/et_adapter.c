@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "xpack_executorch.h"
 #include "xpack_replay.h"
@@ -75,6 +76,51 @@ xpack_status xpack_et_adapter_attach_cache(xpack_cache* cache, const void* pte, 
   return attach_opened(pte, pte_size, ptds, ptd_sizes, ptd_count, err);
 }
 
+typedef struct bound_constant {
+  const uint8_t* data;
+  const char* identity; /* the summary's */
+  bool ambiguous;
+} bound_constant;
+
+static int by_data(const void* a, const void* b) {
+  const bound_constant *x = a, *y = b;
+  return x->data < y->data ? -1 : x->data > y->data;
+}
+
+/* Binds every constant of every XNNPACK delegate at once, before ExecuTorch creates any runtime: a weight two
+ * delegates pack otherwise (their identities differ, e.g. other activation quantizations) is bound as
+ * ambiguous, since the last binding would otherwise name it for both. */
+static xpack_status bind_constants(const xpack_et_summary* summary, xpack_error* err) {
+  size_t total = 0;
+  for (size_t d = 0; d < summary->delegate_count; d++) {
+    if (summary->delegates[d].is_xnnpack) total += summary->delegates[d].constant_count;
+  }
+  bound_constant* all = calloc(total ? total : 1, sizeof *all);
+  if (all == NULL) return xp_fail(err, XPACK_ERR_NOMEM, "xpack_et_adapter_attach: out of memory");
+  size_t n = 0;
+  for (size_t d = 0; d < summary->delegate_count; d++) {
+    const xpack_et_delegate_summary* ds = &summary->delegates[d];
+    for (size_t c = 0; ds->is_xnnpack && c < ds->constant_count; c++) {
+      const xpack_et_constant_summary* cs = &ds->constants[c];
+      if (cs->data && cs->identity) all[n++] = (bound_constant){cs->data, cs->identity, cs->ambiguous};
+    }
+  }
+  qsort(all, n, sizeof *all, by_data);
+  xpack_status st = XPACK_OK;
+  for (size_t i = 0; i < n && st == XPACK_OK;) {
+    size_t end = i + 1;
+    bool ambiguous = all[i].ambiguous;
+    for (; end < n && all[end].data == all[i].data; end++) {
+      ambiguous |= all[end].ambiguous || strcmp(all[end].identity, all[i].identity) != 0;
+    }
+    const char* identity = ambiguous ? XPACK_IDENTITY_AMBIGUOUS : all[i].identity;
+    st = xpack_cache_bind(g_opening, all[i].data, identity, strlen(identity), err);
+    i = end;
+  }
+  free(all);
+  return st;
+}
+
 /* Binds, sizes and probes g_opening for the program; on failure closes it. */
 static xpack_status attach_opened(const void* pte, size_t pte_size, const void* const* ptds, const size_t* ptd_sizes,
                                   size_t ptd_count, xpack_error* err) {
@@ -99,17 +145,7 @@ static xpack_status attach_opened(const void* pte, size_t pte_size, const void* 
     xpack_et_named_sources sources = {g_program, (const xpack_et_ptd* const*)g_ptds, g_ptd_count};
     st = xpack_et_summarize(g_program, &sources, &summary, err);
   }
-  for (size_t d = 0; st == XPACK_OK && d < summary->delegate_count; d++) {
-    const xpack_et_delegate_summary* ds = &summary->delegates[d];
-    for (size_t c = 0; st == XPACK_OK && ds->is_xnnpack && c < ds->constant_count; c++) {
-      const xpack_et_constant_summary* cs = &ds->constants[c];
-      if (cs->data && cs->identity) {
-        size_t len = 0;
-        while (cs->identity[len]) len++;
-        st = xpack_cache_bind(g_opening, cs->data, cs->identity, len, err);
-      }
-    }
-  }
+  if (st == XPACK_OK) st = bind_constants(summary, err);
   xpack_et_summary_free(summary);
   /* What XNNPACK reads for every key: without it the loader serves nothing (xpack_cache_bind_size). Sized
    * before the wrapper substitutes xpack's provider, like the probes below; not for a file refused whole,

@@ -43,6 +43,13 @@ static int is_content_key(const char* s, size_t len) {
 
 xp_et_name_kind xp_et_name_of_identity(const char* id, size_t len, size_t* name_len) {
   *name_len = 0;
+  /* A quantized weight's packing suffix (xpack_et_packing_suffix) is xpack's: ExecuTorch names the bytes alone. */
+  static const char kPackingSuffix[] = "|xnnq:";
+  const size_t packing = sizeof kPackingSuffix - 1 + CONTENT_HEX_DIGITS;
+  if (len > packing && memcmp(id + len - packing, kPackingSuffix, sizeof kPackingSuffix - 1) == 0 &&
+      is_lower_hex(id + len - CONTENT_HEX_DIGITS, CONTENT_HEX_DIGITS)) {
+    len -= packing;
+  }
   if (len >= sizeof kUnnamedPrefix - 1 && memcmp(id, kUnnamedPrefix, sizeof kUnnamedPrefix - 1) == 0) {
     return XP_ET_NAME_UNNAMED;
   }

@@ -24,7 +24,7 @@
 
 /* How an xpack identity (docs/FORMAT.md section 6) relates to ExecuTorch's naming. */
 typedef enum xp_et_name_kind {
-  XP_ET_NAME_CONTENT_KEY = 0, /* a content-hash named key: the identity is the name */
+  XP_ET_NAME_CONTENT_KEY = 0, /* a content-hash named key: the identity is the name (and a packing suffix) */
   XP_ET_NAME_MODULE_PATH = 1, /* another named key: the identity is name + "#xxh3-128:<hex>:<size>" */
   XP_ET_NAME_UNNAMED = 2,     /* "xpack:...": a constant without a named key */
   XP_ET_NAME_OTHER = 3,       /* anything else: bound through the C API, not from an ExecuTorch program */

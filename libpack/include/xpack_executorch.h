@@ -498,6 +498,22 @@ bool xpack_et_identity_reads_bytes(const char* named_key, size_t named_key_len);
 xpack_status xpack_et_constant_identity_of(const xpack_et_named_sources* sources, const xpack_et_constant* c,
                                            char* out, size_t out_size, size_t* out_len, xpack_error* err);
 
+/* What XNNPACK packs with a quantized weight besides its bytes, none of which its weights-cache key holds (its seed
+ * holds shapes and tiling): the weight's own quantization (datatype, zero point and scale, channel dim, group
+ * size, and its scales: their constant's identity, or their inline bytes) and, for each node that packs it with a
+ * statically quantized input (qint8, quint8), that input's and the output's datatype, scale and zero point (folded
+ * into the packed bias and requantization scales). A weight's identity is its constant's followed by this
+ * suffix, so that the same bytes quantized otherwise, or under other activations, never share a cache entry
+ * (libpack/et/IDENTITY.md).
+ * Writes into `suffix` (XPACK_ET_PACKING_SUFFIX_SIZE bytes) "" for a constant that no quantized value of the
+ * graph uses, else "|xnnq:" and 32 lower-case hex digits (XXH3-128 of those parameters). Sets *ambiguous (suffix
+ * "") when the values and nodes that use the constant disagree on them: no single name fits its packings, and the
+ * caller binds XPACK_IDENTITY_AMBIGUOUS instead (xpack_loader.h). Errors: ARG (NULL argument), and those of
+ * resolving a scale constant and of xpack_et_constant_identity_of. */
+#define XPACK_ET_PACKING_SUFFIX_SIZE 39
+xpack_status xpack_et_packing_suffix(const xpack_et_xnn_graph* graph, const xpack_et_named_sources* sources,
+                                     uint32_t constant_idx, char* suffix, bool* ambiguous, xpack_error* err);
+
 /* Asks the kernel now (MADV_WILLNEED, in large reads) for bytes [data, data + size) when they lie in a program or
  * .ptd of sources opened with XPACK_ET_OPEN_WEIGHTS_ON_DEMAND, which the caller is about to read although a cache
  * serves: a constant whose identity hashes its bytes, quantization scales. Read one page per fault there, cold,
@@ -520,6 +536,8 @@ typedef struct xpack_et_constant_summary {
   int16_t datatype;      /* of that value */
   const uint8_t* data;   /* the bytes, in the mapped .pte or .ptd */
   size_t ptd_index;      /* which .ptd of the sources, for XPACK_ET_CONSTANT_PTD */
+  bool ambiguous;        /* a weight packed otherwise by the values or nodes that use it (xpack_et_packing_suffix):
+                            identity then names the bytes alone, and binding must use XPACK_IDENTITY_AMBIGUOUS */
 } xpack_et_constant_summary;
 
 typedef struct xpack_et_delegate_summary {

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "xpack_loader.h"
 #include "xpack_status.h"
 
 /* What XNNPACK reads for one key of a kernel: the rest of the key, and the packed size. */
@@ -70,8 +71,8 @@ typedef struct xp_key_identities {
 } xp_key_identities;
 
 /* Resolves kernel and bias (NULL: the key has none) to their identities, and the key's bound size. Returns 0
- * when each pointer is bound to an identity shorter than XP_MAX_IDENTITY, -1 otherwise (the key cannot be
- * named). */
+ * when each pointer is bound to an identity shorter than XP_MAX_IDENTITY and the kernel's is not
+ * XPACK_IDENTITY_AMBIGUOUS, -1 otherwise (the key cannot be named). */
 int xp_bindings_resolve_key(xp_bindings* b, uint32_t seed, const void* kernel, const void* bias,
                             xp_key_identities* out);
 

@@ -137,7 +137,11 @@ static int load(et_cache* c, const char* path) {
 /* xpack identity -> the named key ExecuTorch would pass; NULL for constants without one. */
 static char* name_of(const char* id, size_t len, size_t* name_len) {
   static const char sep[] = "#xxh3-128:";
+  static const char packing[] = "|xnnq:"; /* a quantized weight's packing suffix: xpack's, not ExecuTorch's */
   if (len >= 6 && memcmp(id, "xpack:", 6) == 0) return NULL;
+  if (len > sizeof packing - 1 + 32 && memcmp(id + len - 32 - (sizeof packing - 1), packing, sizeof packing - 1) == 0) {
+    len -= sizeof packing - 1 + 32;
+  }
   size_t digits = 0;
   while (digits < len && id[len - 1 - digits] >= '0' && id[len - 1 - digits] <= '9') digits++;
   size_t suffix = sizeof sep - 1 + 32 + 1 + digits;

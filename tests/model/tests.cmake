@@ -68,3 +68,7 @@ set_tests_properties(model_cross_xnnpack PROPERTIES SKIP_RETURN_CODE 77)
 # What xpack promises about its outputs: never onto an input or a non-regular file, no file removed that it
 # did not make, long names, nothing left by a pack --zstd or verify --model killed with SIGKILL.
 add_test(NAME model_outputs COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/outputs.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>)
+# A quantized weight is named with what XNNPACK packs with it: the same bytes with other scales are never served
+# another program's packing (quantized_identity.sh).
+add_test(NAME model_quantized_identity
+         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/quantized_identity.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>)

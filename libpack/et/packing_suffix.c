@@ -1,0 +1,170 @@
+/* What XNNPACK packs with a quantized weight besides its bytes (xpack_et_packing_suffix, xpack_executorch.h).
+ *
+ * XNNPACK's weights-cache key is (seed, kernel pointer, bias pointer), and its seed holds shapes and tiling only.
+ * A quantized weight's packing also holds its scales (per channel or per block), and for a node whose input is
+ * quantized statically, the requantization scales (input scale x weight scale / output scale) and the bias with
+ * the input zero point folded in. None of those are in the key: named by its bytes alone, a weight quantized
+ * otherwise, or one whose activations were calibrated again, would be served another packing. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#define XXH_STATIC_LINKING_ONLY /* XXH3_state_t on the stack */
+#include <xxhash.h>
+
+#include "common/error.h"
+#include "et/et_internal.h"
+
+static const char kSuffixPrefix[] = "|xnnq:";
+
+static void add_u32(XXH3_state_t* h, uint32_t v) {
+  const uint8_t b[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24)};
+  XXH3_128bits_update(h, b, sizeof b);
+}
+
+static void add_float(XXH3_state_t* h, float f) {
+  uint32_t bits;
+  memcpy(&bits, &f, sizeof bits);
+  add_u32(h, bits);
+}
+
+static int is_static_quantized(const xpack_et_xnn_value* v) {
+  return v != NULL && v->quant.kind == XPACK_ET_XNN_QUANT_PER_TENSOR &&
+         (v->datatype == XPACK_ET_XNN_DT_QINT8 || v->datatype == XPACK_ET_XNN_DT_QUINT8);
+}
+
+/* The weight's own quantization: kind, datatype, zero point and scale (per tensor), channel dim and group size,
+ * and the scales (the identity of their constant, or their inline bytes). */
+static xpack_status add_weight(XXH3_state_t* h, const xpack_et_xnn_graph* g, const xpack_et_named_sources* src,
+                               const xpack_et_xnn_value* v, xpack_error* err) {
+  const xpack_et_xnn_quant* q = &v->quant;
+  add_u32(h, (uint32_t)q->kind);
+  add_u32(h, (uint32_t)(uint16_t)v->datatype);
+  add_u32(h, (uint32_t)q->zero_point);
+  add_float(h, q->scale);
+  add_u32(h, (uint32_t)q->channel_dim);
+  add_u32(h, (uint32_t)q->group_size);
+  if (q->scale_buffer_idx != 0) {
+    /* Their identity, as a weight's: a content key, or the module path and a hash of the bytes. */
+    xpack_et_constant c;
+    xpack_status st = xpack_et_xnn_resolve_constant(g, q->scale_buffer_idx, src, &c, err);
+    if (st != XPACK_OK) return st;
+    const size_t cap = (c.named_key ? c.named_key_len : 0) + XPACK_ET_IDENTITY_MAX;
+    char* identity = malloc(cap);
+    if (identity == NULL) return xp_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", g->name);
+    size_t len = 0;
+    st = xpack_et_constant_identity_of(src, &c, identity, cap, &len, err);
+    if (st == XPACK_OK) {
+      add_u32(h, 1);
+      XXH3_128bits_update(h, identity, len);
+    }
+    free(identity);
+    if (st != XPACK_OK) return st;
+  } else {
+    add_u32(h, 3);
+    add_u32(h, q->scale_count);
+    if (q->scales != NULL && q->scale_count != 0) XXH3_128bits_update(h, q->scales, (size_t)q->scale_count * sizeof(float));
+  }
+  return XPACK_OK;
+}
+
+/* A node's statically quantized input and output (scale and zero point), when it packs `weight` with them. */
+static void add_node(XXH3_state_t* h, const xpack_et_xnn_graph* g, uint32_t input_id, uint32_t output_id) {
+  const xpack_et_xnn_value* in = xpack_et_xnn_graph_find_value(g, input_id);
+  const xpack_et_xnn_value* out = xpack_et_xnn_graph_find_value(g, output_id);
+  if (!is_static_quantized(in)) {
+    add_u32(h, 0); /* a dynamic (or float) input: nothing of it is packed */
+    return;
+  }
+  add_u32(h, 1);
+  add_u32(h, (uint32_t)(uint16_t)in->datatype);
+  add_u32(h, (uint32_t)in->quant.zero_point);
+  add_float(h, in->quant.scale);
+  add_u32(h, is_static_quantized(out));
+  if (is_static_quantized(out)) {
+    add_u32(h, (uint32_t)(uint16_t)out->datatype);
+    add_u32(h, (uint32_t)out->quant.zero_point);
+    add_float(h, out->quant.scale);
+  }
+}
+
+/* The packing parameters of one use of the weight value v by node n (NULL: v alone). */
+static xpack_status use_hash(const xpack_et_xnn_graph* g, const xpack_et_named_sources* src, const xpack_et_xnn_value* v,
+                             const xpack_et_xnn_node* n, XXH128_hash_t* out, xpack_error* err) {
+  XXH3_state_t h;
+  XXH3_128bits_reset(&h);
+  xpack_status st = add_weight(&h, g, src, v, err);
+  if (st != XPACK_OK) return st;
+  if (n != NULL && n->type == XPACK_ET_XNN_FULLY_CONNECTED) {
+    add_node(&h, g, n->u.fully_connected.input1_id, n->u.fully_connected.output_id);
+  } else if (n != NULL) {
+    add_node(&h, g, n->u.conv.input1_id, n->u.conv.output_id);
+  }
+  *out = XXH3_128bits_digest(&h);
+  return XPACK_OK;
+}
+
+/* The node packing v as its filter, from index *from on; NULL when there is none. */
+static const xpack_et_xnn_node* next_user(const xpack_et_xnn_graph* g, const xpack_et_xnn_value* v, size_t* from) {
+  for (; *from < g->node_count; (*from)++) {
+    const xpack_et_xnn_node* n = &g->nodes[*from];
+    uint32_t filter = UINT32_MAX;
+    if (n->type == XPACK_ET_XNN_FULLY_CONNECTED) filter = n->u.fully_connected.filter_id;
+    else if (n->type == XPACK_ET_XNN_CONV2D || n->type == XPACK_ET_XNN_DEPTHWISE_CONV2D ||
+             n->type == XPACK_ET_XNN_CONV_TRANSPOSE2D) filter = n->u.conv.filter_id;
+    if (filter == v->id_out) {
+      (*from)++;
+      return n;
+    }
+  }
+  return NULL;
+}
+
+xpack_status xpack_et_packing_suffix(const xpack_et_xnn_graph* graph, const xpack_et_named_sources* sources,
+                                     uint32_t constant_idx, char* suffix, bool* ambiguous, xpack_error* err) {
+  if (graph == NULL || suffix == NULL || ambiguous == NULL) {
+    return xp_fail(err, XPACK_ERR_ARG, "xpack_et_packing_suffix: NULL argument");
+  }
+  suffix[0] = '\0';
+  *ambiguous = false;
+  if (constant_idx == 0) return XPACK_OK;
+  xpack_et_constant mine;
+  xpack_status st = xpack_et_xnn_resolve_constant(graph, constant_idx, sources, &mine, err);
+  if (st != XPACK_OK || mine.data == NULL) return st;
+  bool seen = false;
+  XXH128_hash_t first = {0, 0};
+  /* Every value whose constant is these bytes: XNNPACK is handed one pointer for all of them (two entries of a
+   * blob may name one key), and the pointer is what its key holds. */
+  for (size_t i = 0; i < graph->value_count; i++) {
+    const xpack_et_xnn_value* v = &graph->values[i];
+    if (v->constant_buffer_idx == 0) continue;
+    if (v->constant_buffer_idx != constant_idx) {
+      xpack_et_constant other;
+      st = xpack_et_xnn_resolve_constant(graph, v->constant_buffer_idx, sources, &other, err);
+      if (st != XPACK_OK) return st;
+      if (other.data != mine.data) continue;
+    }
+    const xpack_et_xnn_quant_kind kind = v->quant.kind;
+    if (kind != XPACK_ET_XNN_QUANT_PER_TENSOR && kind != XPACK_ET_XNN_QUANT_PER_CHANNEL &&
+        kind != XPACK_ET_XNN_QUANT_PER_CHANNEL_GROUP) {
+      if (seen) *ambiguous = true; /* the same bytes used quantized and not */
+      continue;
+    }
+    size_t from = 0;
+    const xpack_et_xnn_node* n = next_user(graph, v, &from);
+    do {
+      XXH128_hash_t use;
+      st = use_hash(graph, sources, v, n, &use, err);
+      if (st != XPACK_OK) return st;
+      if (seen && !XXH128_isEqual(use, first)) *ambiguous = true;
+      if (!seen) first = use;
+      seen = true;
+    } while (n != NULL && (n = next_user(graph, v, &from)) != NULL);
+  }
+  if (*ambiguous || !seen) return XPACK_OK;
+  XXH128_canonical_t canonical;
+  XXH128_canonicalFromHash(&canonical, first);
+  char* p = suffix + sizeof kSuffixPrefix - 1;
+  memcpy(suffix, kSuffixPrefix, sizeof kSuffixPrefix - 1);
+  for (size_t i = 0; i < sizeof canonical.digest; i++) p += sprintf(p, "%02x", canonical.digest[i]);
+  return XPACK_OK;
+}

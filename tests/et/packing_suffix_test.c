@@ -1,0 +1,147 @@
+/* xpack_et_packing_suffix on a generated program's graph, changed in memory one parameter at a time: every
+ * parameter XNNPACK packs with a quantized weight changes the suffix (the weight's scales; a statically
+ * quantized input's and output's scale and zero point), what it does not pack leaves it alone, a float weight
+ * has none, and two nodes packing one weight under different activations make it ambiguous.
+ * Usage: packing_suffix_test QD8.pte (xpack-genmodel qd8-qc8w: fully-connected nodes with qcint8 weights) */
+#include <stdio.h>
+#include <string.h>
+
+#include "../core/expect.h"
+#include "xpack_executorch.h"
+
+typedef struct suffix {
+  char text[XPACK_ET_PACKING_SUFFIX_SIZE];
+  bool ambiguous;
+} suffix;
+
+static suffix suffix_of(const xpack_et_xnn_graph* g, const xpack_et_named_sources* src, uint32_t idx) {
+  suffix s = {{0}, false};
+  xpack_error err;
+  xpack_status st = xpack_et_packing_suffix(g, src, idx, s.text, &s.ambiguous, &err);
+  EXPECT_MSG(st == XPACK_OK, "xpack_et_packing_suffix: %s", st ? err.message : "");
+  return s;
+}
+
+static xpack_et_xnn_value* value_of(xpack_et_xnn_graph* g, uint32_t id) {
+  return (xpack_et_xnn_value*)xpack_et_xnn_graph_find_value(g, id);
+}
+
+static void set_static(xpack_et_xnn_value* v, float scale, int32_t zero_point) {
+  v->datatype = XPACK_ET_XNN_DT_QINT8;
+  v->quant.kind = XPACK_ET_XNN_QUANT_PER_TENSOR;
+  v->quant.scale = scale;
+  v->quant.zero_point = zero_point;
+}
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    fprintf(stderr, "usage: packing_suffix_test QD8.pte\n");
+    return 2;
+  }
+  xpack_et_program* program = NULL;
+  xpack_et_xnn_graph* g = NULL;
+  xpack_error err;
+  if (xpack_et_program_open(argv[1], &program, &err) != XPACK_OK ||
+      xpack_et_xnn_graph_open(program, 0, 0, &g, &err) != XPACK_OK) {
+    fprintf(stderr, "%s\n", err.message);
+    return 2;
+  }
+  xpack_et_named_sources src = {program, NULL, 0};
+  xpack_et_xnn_node* fc[2] = {NULL, NULL};
+  for (size_t i = 0, n = 0; i < g->node_count && n < 2; i++) {
+    if (g->nodes[i].type == XPACK_ET_XNN_FULLY_CONNECTED) fc[n++] = (xpack_et_xnn_node*)&g->nodes[i];
+  }
+  EXPECT_MSG(fc[0] != NULL && fc[1] != NULL, "%s: fewer than two fully-connected nodes", argv[1]);
+  if (fc[0] == NULL || fc[1] == NULL) return 1;
+  xpack_et_xnn_value* w = value_of(g, fc[0]->u.fully_connected.filter_id);
+  xpack_et_xnn_value* bias = value_of(g, fc[0]->u.fully_connected.bias_id);
+  EXPECT_MSG(w != NULL && w->constant_buffer_idx != 0 && w->quant.kind == XPACK_ET_XNN_QUANT_PER_CHANNEL,
+             "the first fully-connected node's filter is not a per-channel quantized constant");
+  if (w == NULL || w->constant_buffer_idx == 0) return 1;
+  const uint32_t idx = w->constant_buffer_idx;
+
+  const suffix plain = suffix_of(g, &src, idx);
+  EXPECT_MSG(strncmp(plain.text, "|xnnq:", 6) == 0 && strlen(plain.text) == 38 && !plain.ambiguous,
+             "a quantized weight's suffix: '%s'", plain.text);
+  EXPECT_MSG(strcmp(suffix_of(g, &src, idx).text, plain.text) == 0, "the same graph gives another suffix");
+  if (bias != NULL && bias->constant_buffer_idx != 0 && bias->quant.kind == XPACK_ET_XNN_QUANT_NONE) {
+    EXPECT_MSG(suffix_of(g, &src, bias->constant_buffer_idx).text[0] == '\0', "a float bias got a suffix");
+  }
+
+  /* The weight's own quantization. */
+  const int32_t channel_dim = w->quant.channel_dim;
+  w->quant.channel_dim = channel_dim == 0 ? 1 : 0;
+  EXPECT_MSG(strcmp(suffix_of(g, &src, idx).text, plain.text) != 0, "channel_dim is not in the suffix");
+  w->quant.channel_dim = channel_dim;
+  const uint32_t scales = w->quant.scale_buffer_idx;
+  if (scales != 0) {
+    /* Another scale constant: the second layer's. */
+    xpack_et_xnn_value* w2 = value_of(g, fc[1]->u.fully_connected.filter_id);
+    if (w2 != NULL && w2->quant.scale_buffer_idx != 0 && w2->quant.scale_buffer_idx != scales) {
+      w->quant.scale_buffer_idx = w2->quant.scale_buffer_idx;
+      EXPECT_MSG(strcmp(suffix_of(g, &src, idx).text, plain.text) != 0, "the scales' identity is not in the suffix");
+      w->quant.scale_buffer_idx = scales;
+    }
+  }
+
+  /* A dynamically quantized input packs nothing of it: its parameters leave the suffix alone. */
+  xpack_et_xnn_value* in = value_of(g, fc[0]->u.fully_connected.input1_id);
+  xpack_et_xnn_value* out = value_of(g, fc[0]->u.fully_connected.output_id);
+  EXPECT_MSG(in != NULL && out != NULL, "the first fully-connected node's input or output is not a value");
+  if (in == NULL || out == NULL) return 1;
+  const xpack_et_xnn_value in_saved = *in, out_saved = *out;
+  in->quant.scale += 1.0f;
+  EXPECT_MSG(strcmp(suffix_of(g, &src, idx).text, plain.text) == 0, "a dynamic input's scale changed the suffix");
+  *in = in_saved;
+
+  /* A statically quantized input and output are packed with the weight: each of their parameters counts. */
+  set_static(in, 0.5f, 3);
+  set_static(out, 0.25f, -2);
+  const suffix static_io = suffix_of(g, &src, idx);
+  EXPECT_MSG(static_io.text[0] != '\0' && strcmp(static_io.text, plain.text) != 0, "static activations: '%s'",
+             static_io.text);
+  const struct { float* field; float changed; const char* what; } floats[] = {
+      {&in->quant.scale, 0.75f, "the input scale"}, {&out->quant.scale, 0.125f, "the output scale"}};
+  for (size_t i = 0; i < 2; i++) {
+    const float kept = *floats[i].field;
+    *floats[i].field = floats[i].changed;
+    EXPECT_MSG(strcmp(suffix_of(g, &src, idx).text, static_io.text) != 0, "%s is not in the suffix", floats[i].what);
+    *floats[i].field = kept;
+  }
+  in->quant.zero_point = 4;
+  EXPECT_MSG(strcmp(suffix_of(g, &src, idx).text, static_io.text) != 0, "the input zero point is not in the suffix");
+  in->quant.zero_point = 3;
+  out->quant.zero_point = 5;
+  EXPECT_MSG(strcmp(suffix_of(g, &src, idx).text, static_io.text) != 0, "the output zero point is not in the suffix");
+  out->quant.zero_point = -2;
+
+  /* The second node packs the same weight under other activations (its own input and output, static with other
+   * parameters): no single name fits. */
+  const uint32_t filter1 = fc[1]->u.fully_connected.filter_id;
+  fc[1]->u.fully_connected.filter_id = fc[0]->u.fully_connected.filter_id;
+  xpack_et_xnn_value* in1 = value_of(g, fc[1]->u.fully_connected.input1_id);
+  xpack_et_xnn_value* out1 = value_of(g, fc[1]->u.fully_connected.output_id);
+  if (in1 != NULL && out1 != NULL && in1 != in && out1 != out) {
+    const xpack_et_xnn_value in1_saved = *in1, out1_saved = *out1;
+    set_static(in1, 0.5f, 3);
+    set_static(out1, 0.25f, -2);
+    const suffix same = suffix_of(g, &src, idx);
+    EXPECT_MSG(!same.ambiguous && strcmp(same.text, static_io.text) == 0, "two nodes alike made it ambiguous");
+    out1->quant.scale = 0.0625f;
+    const suffix two = suffix_of(g, &src, idx);
+    EXPECT_MSG(two.ambiguous && two.text[0] == '\0', "two nodes packing it otherwise: not ambiguous ('%s')", two.text);
+    *in1 = in1_saved;
+    *out1 = out1_saved;
+  } else {
+    EXPECT_MSG(0, "the second fully-connected node shares the first one's input or output");
+  }
+  fc[1]->u.fully_connected.filter_id = filter1;
+  *in = in_saved;
+  *out = out_saved;
+  EXPECT_MSG(strcmp(suffix_of(g, &src, idx).text, plain.text) == 0, "restored, the suffix differs");
+
+  xpack_et_xnn_graph_free(g);
+  xpack_et_program_close(program);
+  printf("packing_suffix: %d failure(s)\n", failures);
+  return failures ? 1 : 0;
+}
