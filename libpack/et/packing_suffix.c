@@ -119,6 +119,21 @@ static const xpack_et_xnn_node* next_user(const xpack_et_xnn_graph* g, const xpa
   return NULL;
 }
 
+/* Whether constant indexes a and b resolve to one pointer, judged from the graph's own entries (resolving
+ * every index for every weight would cost a look-up per pair): the same index, the same named key, or the same
+ * place in the blob's constant region. A legacy blob's buffers are distinct. */
+static bool same_bytes(const xpack_et_xnn_graph* g, uint32_t a, uint32_t b) {
+  if (a == 0 || b == 0) return false;
+  if (a == b) return true;
+  if (!g->has_header || a >= g->constant_entry_count || b >= g->constant_entry_count) return false;
+  const xpack_et_xnn_constant_entry *x = &g->constant_entries[a], *y = &g->constant_entries[b];
+  if (x->named_key != NULL || y->named_key != NULL) {
+    return x->named_key != NULL && y->named_key != NULL && x->named_key_len == y->named_key_len &&
+           memcmp(x->named_key, y->named_key, x->named_key_len) == 0;
+  }
+  return x->offset == y->offset && x->size != 0 && y->size != 0;
+}
+
 xpack_status xpack_et_packing_suffix(const xpack_et_xnn_graph* graph, const xpack_et_named_sources* sources,
                                      uint32_t constant_idx, char* suffix, bool* ambiguous, xpack_error* err) {
   if (graph == NULL || suffix == NULL || ambiguous == NULL) {
@@ -127,22 +142,14 @@ xpack_status xpack_et_packing_suffix(const xpack_et_xnn_graph* graph, const xpac
   suffix[0] = '\0';
   *ambiguous = false;
   if (constant_idx == 0) return XPACK_OK;
-  xpack_et_constant mine;
-  xpack_status st = xpack_et_xnn_resolve_constant(graph, constant_idx, sources, &mine, err);
-  if (st != XPACK_OK || mine.data == NULL) return st;
+  xpack_status st = XPACK_OK;
   bool seen = false;
   XXH128_hash_t first = {0, 0};
   /* Every value whose constant is these bytes: XNNPACK is handed one pointer for all of them (two entries of a
    * blob may name one key), and the pointer is what its key holds. */
   for (size_t i = 0; i < graph->value_count; i++) {
     const xpack_et_xnn_value* v = &graph->values[i];
-    if (v->constant_buffer_idx == 0) continue;
-    if (v->constant_buffer_idx != constant_idx) {
-      xpack_et_constant other;
-      st = xpack_et_xnn_resolve_constant(graph, v->constant_buffer_idx, sources, &other, err);
-      if (st != XPACK_OK) return st;
-      if (other.data != mine.data) continue;
-    }
+    if (!same_bytes(graph, v->constant_buffer_idx, constant_idx)) continue;
     const xpack_et_xnn_quant_kind kind = v->quant.kind;
     if (kind != XPACK_ET_XNN_QUANT_PER_TENSOR && kind != XPACK_ET_XNN_QUANT_PER_CHANNEL &&
         kind != XPACK_ET_XNN_QUANT_PER_CHANNEL_GROUP) {
