@@ -143,7 +143,7 @@ xpack_status xpack_et_packing_suffix(const xpack_et_xnn_graph* graph, const xpac
   *ambiguous = false;
   if (constant_idx == 0) return XPACK_OK;
   xpack_status st = XPACK_OK;
-  bool seen = false;
+  bool seen = false, plain = false;
   XXH128_hash_t first = {0, 0};
   /* Every value whose constant is these bytes: XNNPACK is handed one pointer for all of them (two entries of a
    * blob may name one key), and the pointer is what its key holds. */
@@ -153,7 +153,7 @@ xpack_status xpack_et_packing_suffix(const xpack_et_xnn_graph* graph, const xpac
     const xpack_et_xnn_quant_kind kind = v->quant.kind;
     if (kind != XPACK_ET_XNN_QUANT_PER_TENSOR && kind != XPACK_ET_XNN_QUANT_PER_CHANNEL &&
         kind != XPACK_ET_XNN_QUANT_PER_CHANNEL_GROUP) {
-      if (seen) *ambiguous = true; /* the same bytes used quantized and not */
+      plain = true;
       continue;
     }
     size_t from = 0;
@@ -167,6 +167,7 @@ xpack_status xpack_et_packing_suffix(const xpack_et_xnn_graph* graph, const xpac
       seen = true;
     } while (n != NULL && (n = next_user(graph, v, &from)) != NULL);
   }
+  if (seen && plain) *ambiguous = true; /* the same bytes used quantized and not, in either order */
   if (*ambiguous || !seen) return XPACK_OK;
   XXH128_canonical_t canonical;
   XXH128_canonicalFromHash(&canonical, first);

@@ -138,6 +138,18 @@ int main(int argc, char** argv) {
   fc[1]->u.fully_connected.filter_id = filter1;
   *in = in_saved;
   *out = out_saved;
+
+  /* The same bytes used as a float value too, before or after the quantized one in value order: ambiguous. */
+  for (size_t i = 0; i < g->value_count; i++) {
+    xpack_et_xnn_value* other = (xpack_et_xnn_value*)&g->values[i];
+    if (other == w || other->quant.kind != XPACK_ET_XNN_QUANT_NONE) continue;
+    const uint32_t kept = other->constant_buffer_idx;
+    other->constant_buffer_idx = idx;
+    const suffix mixed = suffix_of(g, &src, idx);
+    EXPECT_MSG(mixed.ambiguous, "value %zu (%s the weight) as a float use of its bytes: not ambiguous", i,
+               other->index < w->index ? "before" : "after");
+    other->constant_buffer_idx = kept;
+  }
   EXPECT_MSG(strcmp(suffix_of(g, &src, idx).text, plain.text) == 0, "restored, the suffix differs");
 
   xpack_et_xnn_graph_free(g);
