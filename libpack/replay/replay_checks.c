@@ -321,14 +321,7 @@ xpack_status xp_replay_check_node_ids(xp_replay_state* s, const xpack_et_xnn_nod
       if (fields[k].kind != XPACK_ET_XNN_FIELD_ID || is_output_field(&fields[k]) != outputs) continue;
       const xpack_et_xnn_value* v = value_of(s, field_u32(n, &fields[k]));
       if (v == NULL) continue; /* an undefined id is reported by the define step */
-      if (v->num_dims <= XNN_MAX_TENSOR_DIMS &&
-      xp_replay_tensor_bytes(v->dims, v->num_dims, v->datatype) > XP_REPLAY_MAX_TENSOR_BYTES) {
-    /* Sized from wrapped products, XNNPACK and the run buffers would hold a few bytes of a tensor kernels
-     * then read and write whole. */
-    return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: value %u (%s, %u dims): its dims give more than 2^47 bytes, "
-                   "expected a tensor a process can hold", s->graph->name, v->index, v->datatype_name, v->num_dims);
-  }
-  const unsigned char use = s->value_use[v->index];
+      const unsigned char use = s->value_use[v->index];
       const int is_static = v->constant_buffer_idx != 0;
       const int is_input = (v->flags & XPACK_ET_XNN_VALUE_FLAG_EXTERNAL_INPUT) != 0;
       const char* wrong = NULL;
