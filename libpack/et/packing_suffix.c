@@ -14,7 +14,7 @@
 #include "common/error.h"
 #include "et/et_internal.h"
 
-static const char kSuffixPrefix[] = "|xnnq:";
+static const char kSuffixPrefix[] = XPACK_ET_PACKING_SUFFIX_PREFIX;
 
 static void add_u32(XXH3_state_t* h, uint32_t v) {
   const uint8_t b[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24)};
@@ -174,5 +174,23 @@ xpack_status xpack_et_packing_suffix(const xpack_et_xnn_graph* graph, const xpac
   char* p = suffix + sizeof kSuffixPrefix - 1;
   memcpy(suffix, kSuffixPrefix, sizeof kSuffixPrefix - 1);
   for (size_t i = 0; i < sizeof canonical.digest; i++) p += sprintf(p, "%02x", canonical.digest[i]);
+  return XPACK_OK;
+}
+
+xpack_status xpack_et_weight_identity_of(const xpack_et_xnn_graph* graph, const xpack_et_named_sources* sources,
+                                         uint32_t constant_idx, const xpack_et_constant* c, bool is_scale, char* out,
+                                         size_t out_size, size_t* out_len, bool* ambiguous, xpack_error* err) {
+  if (out == NULL || out_size < XPACK_ET_PACKING_SUFFIX_SIZE || ambiguous == NULL) {
+    return xp_fail(err, XPACK_ERR_ARG, "xpack_et_weight_identity_of: NULL output, or no room for a suffix");
+  }
+  char suffix[XPACK_ET_PACKING_SUFFIX_SIZE] = "";
+  *ambiguous = false;
+  size_t len = 0;
+  xpack_status st = xpack_et_constant_identity_of(sources, c, out, out_size - sizeof suffix, &len, err);
+  if (st == XPACK_OK && !is_scale) st = xpack_et_packing_suffix(graph, sources, constant_idx, suffix, ambiguous, err);
+  if (st != XPACK_OK) return st;
+  const size_t suffix_len = strlen(suffix);
+  memcpy(out + len, suffix, suffix_len + 1);
+  if (out_len) *out_len = len + suffix_len;
   return XPACK_OK;
 }

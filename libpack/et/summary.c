@@ -11,20 +11,15 @@ static xpack_status add_constant(xpack_et_delegate_summary* d, const xpack_et_xn
   xpack_et_constant c;
   xpack_status st = xpack_et_xnn_resolve_constant(g, idx, src, &c, err);
   if (st != XPACK_OK || c.source == XPACK_ET_CONSTANT_NONE) return st;
-  char suffix[XPACK_ET_PACKING_SUFFIX_SIZE] = "";
   bool ambiguous = false;
-  if (!is_scale) st = xpack_et_packing_suffix(g, src, idx, suffix, &ambiguous, err);
-  if (st != XPACK_OK) return st;
-  size_t cap = (c.named_key ? c.named_key_len : 0) + XPACK_ET_IDENTITY_MAX + sizeof suffix;
+  size_t cap = (c.named_key ? c.named_key_len : 0) + XPACK_ET_IDENTITY_MAX + XPACK_ET_PACKING_SUFFIX_SIZE;
   char* id = malloc(cap);
   if (!id) return xp_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", g->name);
-  size_t len = 0;
-  st = xpack_et_constant_identity_of(src, &c, id, cap - sizeof suffix, &len, err);
+  st = xpack_et_weight_identity_of(g, src, idx, &c, is_scale, id, cap, NULL, &ambiguous, err);
   if (st != XPACK_OK) {
     free(id);
     return st;
   }
-  memcpy(id + len, suffix, strlen(suffix) + 1); /* a quantized weight's name holds what is packed with it */
   xpack_et_constant_summary* s = &d->constants[d->constant_count++];
   s->identity = id;
   s->source = c.source;

@@ -510,9 +510,19 @@ xpack_status xpack_et_constant_identity_of(const xpack_et_named_sources* sources
  * "") when the values and nodes that use the constant disagree on them: no single name fits its packings, and the
  * caller binds XPACK_IDENTITY_AMBIGUOUS instead (xpack_loader.h). Errors: ARG (NULL argument), and those of
  * resolving a scale constant and of xpack_et_constant_identity_of. */
+#define XPACK_ET_PACKING_SUFFIX_PREFIX "|xnnq:"
 #define XPACK_ET_PACKING_SUFFIX_SIZE 39
 xpack_status xpack_et_packing_suffix(const xpack_et_xnn_graph* graph, const xpack_et_named_sources* sources,
                                      uint32_t constant_idx, char* suffix, bool* ambiguous, xpack_error* err);
+
+/* The identity constant c of graph (its index constant_idx) is bound with: xpack_et_constant_identity_of, then,
+ * unless it is reached as scales, its packing suffix (xpack_et_packing_suffix). The replay and the summary (the
+ * ExecuTorch adapter) both name weights through it. out_size counts the suffix (XPACK_ET_PACKING_SUFFIX_SIZE
+ * bytes more than the constant's identity and its NUL need). *ambiguous as xpack_et_packing_suffix: bind XPACK_IDENTITY_AMBIGUOUS
+ * then. Errors: those of the two. */
+xpack_status xpack_et_weight_identity_of(const xpack_et_xnn_graph* graph, const xpack_et_named_sources* sources,
+                                         uint32_t constant_idx, const xpack_et_constant* c, bool is_scale, char* out,
+                                         size_t out_size, size_t* out_len, bool* ambiguous, xpack_error* err);
 
 /* Asks the kernel now (MADV_WILLNEED, in large reads) for bytes [data, data + size) when they lie in a program or
  * .ptd of sources opened with XPACK_ET_OPEN_WEIGHTS_ON_DEMAND, which the caller is about to read although a cache

@@ -92,13 +92,10 @@ static xpack_status constant_of(xp_replay_state* s, uint32_t idx, const char* wh
   if (s->bind != NULL && c->data != NULL) {
     char identity[XP_MAX_IDENTITY]; /* the bind limit of the loader and the writer */
     size_t len = 0;
-    char suffix[XPACK_ET_PACKING_SUFFIX_SIZE] = "";
     bool ambiguous = false;
-    st = xpack_et_constant_identity_of(s->sources, c, identity, sizeof identity - sizeof suffix, &len, err);
     /* A quantized weight's name holds what XNNPACK packs with it and its key does not (xpack_executorch.h). */
-    if (st == XPACK_OK && strcmp(what, "weight") == 0) {
-      st = xpack_et_packing_suffix(s->graph, s->sources, idx, suffix, &ambiguous, err);
-    }
+    st = xpack_et_weight_identity_of(s->graph, s->sources, idx, c, strcmp(what, "weight") != 0, identity,
+                                     sizeof identity, &len, &ambiguous, err);
     if (st != XPACK_OK) {
       return xp_fail(err, st, "%s: value %u: %s identity: %s", s->graph->name, value_index, what,
                      err ? err->message : "");
@@ -106,8 +103,7 @@ static xpack_status constant_of(xp_replay_state* s, uint32_t idx, const char* wh
     if (ambiguous) {
       s->bind(s->bind_context, c->data, XPACK_IDENTITY_AMBIGUOUS, sizeof XPACK_IDENTITY_AMBIGUOUS - 1);
     } else {
-      memcpy(identity + len, suffix, strlen(suffix) + 1);
-      s->bind(s->bind_context, c->data, identity, len + strlen(suffix));
+      s->bind(s->bind_context, c->data, identity, len);
     }
   }
   return XPACK_OK;
