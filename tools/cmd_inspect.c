@@ -35,8 +35,8 @@
  *         "datatypes": {datatype name: values of it}, e.g. {"fp32": 5},
  *         "constant_bytes": sum of the constants' sizes,
  *         "constants": [{
- *           "identity": the cache identity (named key, or "xpack:xxh3-128:<hex>:<size>"; a quantized weight's
- *                       ends in "|xnnq:<hex>", what is packed with it),
+ *           "identity": the cache identity (named key, or "xpack:xxh3-128:<hex>:<size>"; a weight's ends in
+ *                       "|xnn:<hex>", how it is packed: its shape, quantization and nodes),
  *           "ambiguous": true when the values or nodes using the bytes pack them otherwise: bound to nothing,
  *                        every look-up misses (FORMAT.md section 6),
  *           "size": bytes,
@@ -361,7 +361,7 @@ static void print_program_json(json* j, const insp_program* ip) {
 
 /* ------------------------------------------------------------------------------ command -- */
 
-static const cli_option kOptions[] = {{"--data", 1, 0}, {"--json", 0, 0}};
+static const cli_option kOptions[] = {{"--data", 1, 0, 1}, {"--json", 0, 0, 0}};
 static const cli_options kInspectOptions = {"inspect", kOptions, sizeof kOptions / sizeof kOptions[0]};
 
 int cmd_inspect(int argc, char** argv) {

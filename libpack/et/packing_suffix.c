@@ -1,10 +1,13 @@
-/* What XNNPACK packs with a quantized weight besides its bytes (xpack_et_packing_suffix, xpack_executorch.h).
+/* How XNNPACK packs a weight, beyond its bytes (xpack_et_packing_suffix, xpack_executorch.h).
  *
- * XNNPACK's weights-cache key is (seed, kernel pointer, bias pointer), and its seed holds shapes and tiling only.
- * A quantized weight's packing also holds its scales (per channel or per block), and for a node whose input is
- * quantized statically, the requantization scales (input scale x weight scale / output scale) and the bias with
- * the input zero point folded in. None of those are in the key: named by its bytes alone, a weight quantized
- * otherwise, or one whose activations were calibrated again, would be served another packing. */
+ * XNNPACK's weights-cache key is (seed, kernel pointer, bias pointer), and its seed is an XOR of a few sizes and
+ * tiling numbers: an FC of [8, 17] and one of [17, 8] give the same seed, and so can a convolution and an FC
+ * (found by a review on 2026-11-28: the same bytes in both shapes were served each other's packing). A quantized
+ * weight's packing also holds its scales (per channel or per block), and for a node whose input is quantized
+ * statically, the requantization scales (input scale x weight scale / output scale) and the bias with the input
+ * zero point folded in. None of that is in the key, so a weight's name must hold it: named by its bytes alone, a
+ * weight in another shape, another node, quantized otherwise or under recalibrated activations would be served
+ * another packing. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,38 +70,56 @@ static xpack_status add_weight(XXH3_state_t* h, const xpack_et_xnn_graph* g, con
   return XPACK_OK;
 }
 
-/* A node's statically quantized input and output (scale and zero point), when it packs `weight` with them. */
-static void add_node(XXH3_state_t* h, const xpack_et_xnn_graph* g, uint32_t input_id, uint32_t output_id) {
-  const xpack_et_xnn_value* in = xpack_et_xnn_graph_find_value(g, input_id);
-  const xpack_et_xnn_value* out = xpack_et_xnn_graph_find_value(g, output_id);
-  if (!is_static_quantized(in)) {
-    add_u32(h, 0); /* a dynamic (or float) input: nothing of it is packed */
+/* A value's datatype, and its scale and zero point when it is quantized statically (they are folded into the
+ * packed bias and requantization scales); 0 for no value. */
+static void add_activation(XXH3_state_t* h, const xpack_et_xnn_value* v) {
+  if (v == NULL) {
+    add_u32(h, 0);
     return;
   }
   add_u32(h, 1);
-  add_u32(h, (uint32_t)(uint16_t)in->datatype);
-  add_u32(h, (uint32_t)in->quant.zero_point);
-  add_float(h, in->quant.scale);
-  add_u32(h, is_static_quantized(out));
-  if (is_static_quantized(out)) {
-    add_u32(h, (uint32_t)(uint16_t)out->datatype);
-    add_u32(h, (uint32_t)out->quant.zero_point);
-    add_float(h, out->quant.scale);
+  add_u32(h, (uint32_t)(uint16_t)v->datatype);
+  add_u32(h, (uint32_t)is_static_quantized(v));
+  if (is_static_quantized(v)) {
+    add_u32(h, (uint32_t)v->quant.zero_point);
+    add_float(h, v->quant.scale);
   }
 }
 
-/* The packing parameters of one use of the weight value v by node n (NULL: v alone). */
+/* The node that packs the weight: its type, the parameters that shape the packing (all a convolution has but
+ * its clamp: XNNPACK chooses gemm or igemm and the packing layout from kernel size, padding and stride), its
+ * flags (transposed weights), and its input's and output's datatypes and static quantization. */
+static void add_node(XXH3_state_t* h, const xpack_et_xnn_graph* g, const xpack_et_xnn_node* n) {
+  add_u32(h, n->type);
+  uint32_t input_id, output_id;
+  if (n->type == XPACK_ET_XNN_FULLY_CONNECTED) {
+    add_u32(h, n->u.fully_connected.flags);
+    input_id = n->u.fully_connected.input1_id, output_id = n->u.fully_connected.output_id;
+  } else {
+    const uint32_t params[] = {n->u.conv.padding_top, n->u.conv.padding_right, n->u.conv.padding_bottom,
+                               n->u.conv.padding_left, n->u.conv.kernel_height, n->u.conv.kernel_width,
+                               n->u.conv.subsampling_height, n->u.conv.subsampling_width, n->u.conv.dilation_height,
+                               n->u.conv.dilation_width, n->u.conv.group_input_channels,
+                               n->u.conv.group_output_channels, n->u.conv.groups, n->u.conv.adjustment_height,
+                               n->u.conv.adjustment_width, n->u.conv.flags};
+    for (size_t i = 0; i < sizeof params / sizeof params[0]; i++) add_u32(h, params[i]);
+    input_id = n->u.conv.input1_id, output_id = n->u.conv.output_id;
+  }
+  add_activation(h, xpack_et_xnn_graph_find_value(g, input_id));
+  add_activation(h, xpack_et_xnn_graph_find_value(g, output_id));
+}
+
+/* One use of the weight value v by node n (NULL: v alone): v's datatype, dims and quantization, and the node. */
 static xpack_status use_hash(const xpack_et_xnn_graph* g, const xpack_et_named_sources* src, const xpack_et_xnn_value* v,
                              const xpack_et_xnn_node* n, XXH128_hash_t* out, xpack_error* err) {
   XXH3_state_t h;
   XXH3_128bits_reset(&h);
   xpack_status st = add_weight(&h, g, src, v, err);
   if (st != XPACK_OK) return st;
-  if (n != NULL && n->type == XPACK_ET_XNN_FULLY_CONNECTED) {
-    add_node(&h, g, n->u.fully_connected.input1_id, n->u.fully_connected.output_id);
-  } else if (n != NULL) {
-    add_node(&h, g, n->u.conv.input1_id, n->u.conv.output_id);
-  }
+  add_u32(&h, v->num_dims);
+  for (uint32_t i = 0; i < v->num_dims; i++) add_u32(&h, v->dims[i]);
+  add_u32(&h, n != NULL);
+  if (n != NULL) add_node(&h, g, n);
   *out = XXH3_128bits_digest(&h);
   return XPACK_OK;
 }
@@ -143,19 +164,13 @@ xpack_status xpack_et_packing_suffix(const xpack_et_xnn_graph* graph, const xpac
   *ambiguous = false;
   if (constant_idx == 0) return XPACK_OK;
   xpack_status st = XPACK_OK;
-  bool seen = false, plain = false;
+  bool seen = false;
   XXH128_hash_t first = {0, 0};
   /* Every value whose constant is these bytes: XNNPACK is handed one pointer for all of them (two entries of a
    * blob may name one key), and the pointer is what its key holds. */
   for (size_t i = 0; i < graph->value_count; i++) {
     const xpack_et_xnn_value* v = &graph->values[i];
     if (!same_bytes(graph, v->constant_buffer_idx, constant_idx)) continue;
-    const xpack_et_xnn_quant_kind kind = v->quant.kind;
-    if (kind != XPACK_ET_XNN_QUANT_PER_TENSOR && kind != XPACK_ET_XNN_QUANT_PER_CHANNEL &&
-        kind != XPACK_ET_XNN_QUANT_PER_CHANNEL_GROUP) {
-      plain = true;
-      continue;
-    }
     size_t from = 0;
     const xpack_et_xnn_node* n = next_user(graph, v, &from);
     do {
@@ -167,7 +182,6 @@ xpack_status xpack_et_packing_suffix(const xpack_et_xnn_graph* graph, const xpac
       seen = true;
     } while (n != NULL && (n = next_user(graph, v, &from)) != NULL);
   }
-  if (seen && plain) *ambiguous = true; /* the same bytes used quantized and not, in either order */
   if (*ambiguous || !seen) return XPACK_OK;
   XXH128_canonical_t canonical;
   XXH128_canonicalFromHash(&canonical, first);

@@ -43,8 +43,8 @@ static int is_content_key(const char* s, size_t len) {
 
 xp_et_name_kind xp_et_name_of_identity(const char* id, size_t len, size_t* name_len) {
   *name_len = 0;
-  /* A quantized weight's packing suffix (xpack_et_packing_suffix) is xpack's: ExecuTorch names the bytes alone. */
-  static const char kPackingSuffix[] = "|xnnq:";
+  /* A weight's packing suffix (xpack_et_packing_suffix) is xpack's: ExecuTorch names the bytes alone. */
+  static const char kPackingSuffix[] = "|xnn:";
   const size_t packing = sizeof kPackingSuffix - 1 + CONTENT_HEX_DIGITS;
   if (len > packing && memcmp(id + len - packing, kPackingSuffix, sizeof kPackingSuffix - 1) == 0 &&
       is_lower_hex(id + len - CONTENT_HEX_DIGITS, CONTENT_HEX_DIGITS)) {

@@ -498,20 +498,22 @@ bool xpack_et_identity_reads_bytes(const char* named_key, size_t named_key_len);
 xpack_status xpack_et_constant_identity_of(const xpack_et_named_sources* sources, const xpack_et_constant* c,
                                            char* out, size_t out_size, size_t* out_len, xpack_error* err);
 
-/* What XNNPACK packs with a quantized weight besides its bytes, none of which its weights-cache key holds (its seed
- * holds shapes and tiling): the weight's own quantization (datatype, zero point and scale, channel dim, group
- * size, and its scales: their constant's identity, or their inline bytes) and, for each node that packs it with a
- * statically quantized input (qint8, quint8), that input's and the output's datatype, scale and zero point (folded
- * into the packed bias and requantization scales). A weight's identity is its constant's followed by this
- * suffix, so that the same bytes quantized otherwise, or under other activations, never share a cache entry
- * (libpack/et/IDENTITY.md).
- * Writes into `suffix` (XPACK_ET_PACKING_SUFFIX_SIZE bytes) "" for a constant that no quantized value of the
- * graph uses, else "|xnnq:" and 32 lower-case hex digits (XXH3-128 of those parameters). Sets *ambiguous (suffix
- * "") when the values and nodes that use the constant disagree on them: no single name fits its packings, and the
- * caller binds XPACK_IDENTITY_AMBIGUOUS instead (xpack_loader.h). Errors: ARG (NULL argument), and those of
- * resolving a scale constant and of xpack_et_constant_identity_of. */
-#define XPACK_ET_PACKING_SUFFIX_PREFIX "|xnnq:"
-#define XPACK_ET_PACKING_SUFFIX_SIZE 39
+/* How XNNPACK packs a weight besides its bytes, which its weights-cache key does not tell apart (its seed is an
+ * XOR of a few sizes and tiling numbers, equal for an FC of [8, 17] and one of [17, 8]): for every value whose
+ * constant is these bytes, the value's datatype, dims and quantization (zero point and scale, channel dim, group
+ * size, and its scales: their constant's identity, or their inline bytes), and for each fully-connected,
+ * convolution, depthwise or transposed convolution node that packs it as its filter, the node's type, flags and
+ * convolution parameters (all but its clamp) and its input's and output's datatypes, with their scale and zero
+ * point when quantized statically (qint8, quint8: folded into the packed bias and requantization scales). A
+ * weight's identity is its constant's followed by this suffix, so that the same bytes in another shape or node,
+ * quantized otherwise, or under other activations, never share a cache entry (libpack/et/IDENTITY.md).
+ * Writes into `suffix` (XPACK_ET_PACKING_SUFFIX_SIZE bytes) "|xnn:" and 32 lower-case hex digits (XXH3-128 of
+ * those parameters), or "" for a constant no value of the graph uses. Sets *ambiguous (suffix "") when the values
+ * and nodes that use the constant disagree: no single name fits its packings, and the caller binds
+ * XPACK_IDENTITY_AMBIGUOUS instead (xpack_loader.h). Errors: ARG (NULL argument), and those of resolving a scale
+ * constant and of xpack_et_constant_identity_of. */
+#define XPACK_ET_PACKING_SUFFIX_PREFIX "|xnn:"
+#define XPACK_ET_PACKING_SUFFIX_SIZE 38
 xpack_status xpack_et_packing_suffix(const xpack_et_xnn_graph* graph, const xpack_et_named_sources* sources,
                                      uint32_t constant_idx, char* suffix, bool* ambiguous, xpack_error* err);
 

@@ -8,6 +8,7 @@ if(NOT TARGET xpack-genmodel)
     ${_xpack_gen_dir}/kind_llm.c
     ${_xpack_gen_dir}/kind_cnn.c
     ${_xpack_gen_dir}/kind_misc.c
+    ${_xpack_gen_dir}/kind_shapes.c
     ${_xpack_gen_dir}/pte_writer.c
     ${_xpack_gen_dir}/xnn_graph.c
     ${_xpack_gen_dir}/weights.c

@@ -75,6 +75,11 @@ static const kind_info k_kinds[] = {
     {"bmm", build_bmm, "BatchMatrixMultiply with a constant second operand and with two dynamic inputs, then Add"},
     {"ptd", build_mlp, "fp32 MLP (3 FullyConnected with bias) whose weights live in a .ptd beside the .pte"},
     {"conv", build_conv, "small NCHW CNN: Conv2d, DepthwiseConv2d, GlobalAvgPooling2d, StaticReshape, FullyConnected"},
+    {"shapes-a", build_shapes_a,
+     "fp32 FC [8, 17], Conv2d 2x2 16->34 with bias, Conv2d 1x1 3->16: each weight's bytes are shapes-b's in "
+     "another shape with the same XNNPACK seed"},
+    {"shapes-b", build_shapes_b, "shapes-a's weight bytes as FC [17, 8], Conv2d 1x2 64->34 in 2 groups, FC [24, 2]"},
+    {"shapes-tied", build_shapes_tied, "one weight's bytes in two FC nodes, [8, 17] and [17, 8]"},
 };
 
 const kind_info* kind_find(const char* name) {

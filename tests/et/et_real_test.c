@@ -107,12 +107,12 @@ static void check_program(const char* dir, const char* name) {
                 xpack_et_constant_source_name(c->source));
         }
         if (c->source == XPACK_ET_CONSTANT_PTE_NAMED_DATA) {
-          /* Named XNNPACK keys are sha256 hex, scales prefixed with "scale_"; a quantized weight's identity
-           * adds its packing suffix ("|xnnq:" and 32 hex digits, xpack_et_packing_suffix). */
+          /* Named XNNPACK keys are sha256 hex, scales prefixed with "scale_"; a weight's identity adds its
+           * packing suffix ("|xnn:" and 32 hex digits, xpack_et_packing_suffix). */
           const char* key = c->identity;
           if (strncmp(key, "scale_", 6) == 0) key += 6;
           size_t key_len = strlen(key);
-          if (key_len == 64 + 38 && strncmp(key + 64, "|xnnq:", 6) == 0 && is_lower_hex(key + 70, 32)) key_len = 64;
+          if (key_len == 64 + 37 && strncmp(key + 64, "|xnn:", 5) == 0 && is_lower_hex(key + 69, 32)) key_len = 64;
           EXPECT_MSG(key_len == 64 && is_lower_hex(key, 64), "%s: named key is not sha256 hex: %s", name, c->identity);
         } else if (c->source == XPACK_ET_CONSTANT_BLOB) {
           EXPECT_MSG(strncmp(c->identity, "xpack:xxh3-128:", 15) == 0, "%s: in-blob identity %s", name, c->identity);

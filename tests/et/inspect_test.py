@@ -6,6 +6,7 @@ Exit 77 (skipped) when the real folder is absent. The generator is optional (emp
 """
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -113,7 +114,8 @@ def check_good(xpack, real, name):
                 check(c["file"] == path and c["offset"] is not None and c["offset"] + c["size"] <= prog["size"],
                       f"{where}: constant location {c['file']}+{c['offset']}")
             if c["source"] == "blob":
-                check(c["identity"].startswith("xpack:xxh3-128:") and c["identity"].endswith(f":{c['size']}"),
+                bytes_name = re.sub(r"\|xnn:[0-9a-f]{32}$", "", c["identity"])  # the packing suffix (FORMAT.md 6)
+                check(bytes_name.startswith("xpack:xxh3-128:") and bytes_name.endswith(f":{c['size']}"),
                       f"{where}: unnamed identity {c['identity']}")
     counts = {}
     for d in xs:

@@ -1,7 +1,7 @@
 /* xpack_et_packing_suffix on a generated program's graph, changed in memory one parameter at a time: every
- * parameter XNNPACK packs with a quantized weight changes the suffix (the weight's scales; a statically
- * quantized input's and output's scale and zero point), what it does not pack leaves it alone, a float weight
- * has none, and two nodes packing one weight under different activations make it ambiguous.
+ * parameter XNNPACK packs a weight by changes the suffix (its dims and datatype, the node's type and flags; for a
+ * quantized weight its scales, and a statically quantized input's and output's scale and zero point), what it
+ * does not pack leaves it alone, and two nodes packing one weight otherwise make it ambiguous.
  * Usage: packing_suffix_test QD8.pte (xpack-genmodel qd8-qc8w: fully-connected nodes with qcint8 weights) */
 #include <stdio.h>
 #include <string.h>
@@ -61,12 +61,34 @@ int main(int argc, char** argv) {
   const uint32_t idx = w->constant_buffer_idx;
 
   const suffix plain = suffix_of(g, &src, idx);
-  EXPECT_MSG(strncmp(plain.text, "|xnnq:", 6) == 0 && strlen(plain.text) == 38 && !plain.ambiguous,
-             "a quantized weight's suffix: '%s'", plain.text);
+  EXPECT_MSG(strncmp(plain.text, XPACK_ET_PACKING_SUFFIX_PREFIX, 5) == 0 && strlen(plain.text) == 37 &&
+             !plain.ambiguous, "a quantized weight's suffix: '%s'", plain.text);
   EXPECT_MSG(strcmp(suffix_of(g, &src, idx).text, plain.text) == 0, "the same graph gives another suffix");
   if (bias != NULL && bias->constant_buffer_idx != 0 && bias->quant.kind == XPACK_ET_XNN_QUANT_NONE) {
-    EXPECT_MSG(suffix_of(g, &src, bias->constant_buffer_idx).text[0] == '\0', "a float bias got a suffix");
+    const suffix b = suffix_of(g, &src, bias->constant_buffer_idx);
+    EXPECT_MSG(strlen(b.text) == 37 && strcmp(b.text, plain.text) != 0 && !b.ambiguous, "a float bias's suffix: '%s'",
+               b.text);
   }
+
+  /* Its shape and datatype, and the node's flags (its type: model_shape_identity): XNNPACK's seed is an XOR of sizes, equal for [O, I]
+   * and [I, O]. */
+  if (w->num_dims == 2 && w->dims[0] != w->dims[1]) {
+    uint32_t* dims = (uint32_t*)w->dims;
+    const uint32_t d0 = dims[0];
+    dims[0] = dims[1], dims[1] = d0;
+    EXPECT_MSG(strcmp(suffix_of(g, &src, idx).text, plain.text) != 0, "the weight's dims are not in the suffix");
+    dims[1] = dims[0], dims[0] = d0;
+  } else {
+    EXPECT_MSG(0, "the weight is not a 2-d matrix of two sizes");
+  }
+  const int16_t datatype = w->datatype;
+  w->datatype = datatype == XPACK_ET_XNN_DT_QINT8 ? XPACK_ET_XNN_DT_QCINT8 : XPACK_ET_XNN_DT_QINT8;
+  EXPECT_MSG(strcmp(suffix_of(g, &src, idx).text, plain.text) != 0, "the weight's datatype is not in the suffix");
+  w->datatype = datatype;
+  fc[0]->u.fully_connected.flags ^= 1; /* XNN_FLAG_TRANSPOSE_WEIGHTS */
+  EXPECT_MSG(strcmp(suffix_of(g, &src, idx).text, plain.text) != 0, "the node's flags are not in the suffix");
+  fc[0]->u.fully_connected.flags ^= 1;
+  EXPECT_MSG(strcmp(suffix_of(g, &src, idx).text, plain.text) == 0, "restored, the suffix differs");
 
   /* The weight's own quantization. */
   const int32_t channel_dim = w->quant.channel_dim;

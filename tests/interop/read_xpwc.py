@@ -74,11 +74,11 @@ CONTENT_KEY = re.compile(r"(scale_)?[0-9a-f]{64}")
 MODULE_PATH = re.compile(r"(.*)#xxh3-128:[0-9a-f]{32}:[0-9]+", re.S)
 
 
-PACKING_SUFFIX = re.compile(r"\|xnnq:[0-9a-f]{32}$")
+PACKING_SUFFIX = re.compile(r"\|xnn:[0-9a-f]{32}$")
 
 
 def name_of(identity):
-    """(kind, ExecuTorch name or None) of one xpack identity. A quantized weight's packing suffix is xpack's:
+    """(kind, ExecuTorch name or None) of one xpack identity. A weight's packing suffix is xpack's:
     ExecuTorch names the bytes alone."""
     identity = PACKING_SUFFIX.sub("", identity)
     if identity.startswith("xpack:"):

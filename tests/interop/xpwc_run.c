@@ -137,7 +137,7 @@ static int load(et_cache* c, const char* path) {
 /* xpack identity -> the named key ExecuTorch would pass; NULL for constants without one. */
 static char* name_of(const char* id, size_t len, size_t* name_len) {
   static const char sep[] = "#xxh3-128:";
-  static const char packing[] = "|xnnq:"; /* a quantized weight's packing suffix: xpack's, not ExecuTorch's */
+  static const char packing[] = "|xnn:"; /* a weight's packing suffix: xpack's, not ExecuTorch's */
   if (len >= 6 && memcmp(id, "xpack:", 6) == 0) return NULL;
   if (len > sizeof packing - 1 + 32 && memcmp(id + len - 32 - (sizeof packing - 1), packing, sizeof packing - 1) == 0) {
     len -= sizeof packing - 1 + 32;

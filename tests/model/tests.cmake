@@ -72,3 +72,7 @@ add_test(NAME model_outputs COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/outputs.sh $<
 # another program's packing (quantized_identity.sh).
 add_test(NAME model_quantized_identity
          COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/quantized_identity.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>)
+# The same weight bytes in another shape or node (equal XNNPACK seeds) are never served each other's packing
+# (shape_identity.sh).
+add_test(NAME model_shape_identity
+         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/shape_identity.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>)

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# The same weight bytes in another shape or node are never served each other's packing. XNNPACK's seed is an XOR
+# of sizes, equal for an FC of [8, 17] and one of [17, 8], for a Conv2d 2x2 of 16 input channels and a 1x2 one of
+# 64 in two groups, and for a 1x1 Conv2d of 3 -> 16 and an FC of [24, 2]; the packed sizes are equal too. Before
+# 2026-11-29 a float weight was named by its bytes alone, and each of these was served the other's packing with
+# every look-up a hit (wrong outputs, exit 0), a program using one weight in two shapes even by its own cache.
+# Now every weight's identity holds its dims and nodes (FORMAT.md section 6).
+XPACK=$1; GEN=$2
+. "$(dirname "$0")/lib.sh"
+d=$(mktemp -d); trap 'rm -rf "$d"' EXIT
+cd "$d"
+
+for kind in shapes-a shapes-b shapes-tied; do
+  "$GEN" "$kind" -o "$kind.pte" > /dev/null
+  "$XPACK" run "$kind.pte" --json > "$kind.nocache.json"
+done
+# The programs share bytes: a.pte and b.pte name three weights by the same content keys.
+python3 - <<'PY' || fail "shapes-a and shapes-b do not share weight bytes"
+import re
+a, b = open("shapes-a.pte", "rb").read(), open("shapes-b.pte", "rb").read()
+keys = lambda data: set(re.findall(rb"(?<![0-9a-f])[0-9a-f]{64}(?![0-9a-f])", data))
+shared = keys(a) & keys(b)
+assert len(shared) >= 4, len(shared)  # three filters and the convolution's bias
+PY
+
+# outputs_equal NOCACHE CACHE: every delegate's outputs bit for bit; prints hits and misses.
+outputs_equal() {
+  python3 - "$1" "$2" <<'PY'
+import json, sys
+n, c = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert n["failed"] == 0 and c["failed"] == 0, "a delegate failed"
+assert [x["output_xxh3"] for x in n["delegates_detail"]] == [x["output_xxh3"] for x in c["delegates_detail"]], \
+    "outputs differ from the run without a cache: another shape's packing was served"
+print(f"  {c['hits']} hits, {c['misses']} misses, outputs identical")
+PY
+}
+
+# b.pte with a.pte's cache: nothing of a's fits b, so every look-up misses and b computes its own outputs.
+"$XPACK" -q pack shapes-a.pte -o a.xpc
+"$XPACK" run shapes-b.pte --cache a.xpc --json > b_with_a.json
+outputs_equal shapes-b.nocache.json b_with_a.json || fail "shapes-b with shapes-a's cache"
+python3 -c 'import json; c = json.load(open("b_with_a.json")); assert c["hits"] == 0 and c["misses"] >= 3, c["hits"]' ||
+  fail "shapes-b hit an entry of shapes-a"
+
+# Packed together, in either order: both packings kept, each program hits all of its own.
+for order in "shapes-a.pte shapes-b.pte" "shapes-b.pte shapes-a.pte"; do
+  # shellcheck disable=SC2086
+  "$XPACK" -q pack $order -o ab.xpc
+  for kind in shapes-a shapes-b; do
+    "$XPACK" run "$kind.pte" --cache ab.xpc --json > with_ab.json
+    compare_runs "$kind.nocache.json" with_ab.json || fail "$kind with the cache of both ($order)"
+  done
+done
+
+# One weight in two shapes in one program: it has no single name (xpack:ambiguous), so its own cache serves it
+# nothing, and another cache's misses answer nothing with the first shape's packing either.
+"$XPACK" inspect shapes-tied.pte --json > tied_inspect.json
+python3 - <<'PY' || fail "inspect does not call the tied weight ambiguous"
+import json
+d = json.load(open("tied_inspect.json"))
+consts = d["programs"][0]["methods"][0]["delegates"][0]["constants"]
+assert any(c["ambiguous"] for c in consts), consts
+PY
+"$XPACK" -q pack shapes-tied.pte -o tied.xpc
+"$XPACK" run shapes-tied.pte --cache tied.xpc --json > tied_own.json
+outputs_equal shapes-tied.nocache.json tied_own.json || fail "shapes-tied with its own cache"
+"$XPACK" run shapes-tied.pte --cache a.xpc --json > tied_other.json
+outputs_equal shapes-tied.nocache.json tied_other.json || fail "shapes-tied with an unrelated cache"
+echo "shape_identity: ok"
