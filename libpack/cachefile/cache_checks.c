@@ -199,6 +199,17 @@ static int string_ok(const xp_view* v, uint32_t offset, const char** s, uint32_t
   return xp_view_string(v, offset, s, len) == 0;
 }
 
+/* Why the bytes at STRS offset `offset` are no string (FORMAT.md 5.4), for a message. */
+static const char* string_fault(const xp_view* v, uint32_t offset) {
+  const uint64_t n = v->strings.count;
+  if ((uint64_t)offset + 4 > n) return "its length lies past the end of STRS";
+  const uint8_t* p = v->base + v->strings.offset + offset;
+  const uint32_t l = xp_le32(p);
+  if ((uint64_t)offset + 4 + l + 1 > n) return "its bytes run past the end of STRS";
+  if (p[4 + l] != 0) return "no zero byte follows its bytes";
+  return "it holds a zero byte: strings hold none";
+}
+
 typedef struct entry_key {
   uint64_t key_hash;
   uint32_t seed;
@@ -242,11 +253,12 @@ void xp_check_entries(xp_checker* c) {
     uint32_t kernel_len = 0, bias_len = 0;
     int strings = 1;
     if (!string_ok(v, e.kernel, &kernel, &kernel_len)) {
-      xp_problem(c, where, at, "kernel identity offset %u is not a string of STRS", e.kernel);
+      xp_problem(c, where, at, "kernel identity offset %u is not a string of STRS: %s", e.kernel,
+                 string_fault(v, e.kernel));
       strings = 0;
     }
     if (e.bias != XPC_NONE && !string_ok(v, e.bias, &bias, &bias_len)) {
-      xp_problem(c, where, at, "bias identity offset %u is not a string of STRS", e.bias);
+      xp_problem(c, where, at, "bias identity offset %u is not a string of STRS: %s", e.bias, string_fault(v, e.bias));
       strings = 0;
     }
     if (strings && xp_key_hash(e.seed, kernel, kernel_len, bias, bias_len) != e.key_hash) {
@@ -303,6 +315,10 @@ static void check_families(xp_checker* c) {
     const uint32_t family = xp_le32(v->base + v->entries.offset + i * v->entries.record_size + XPC_E_FAMILY);
     if (family < v->families.count) used[family] = 1;
   }
+  if (v->minor == 0 && v->families.count != 0) {
+    xp_problem(c, "FAMI table at offset %llu", v->families.offset, "%llu records in a file of version 1.0, which has "
+               "none (families came with 1.1; a reader serves none of them)", (unsigned long long)v->families.count);
+  }
   const char* previous = NULL;
   uint32_t previous_len = 0;
   for (uint64_t i = 0; i < v->families.count && !c->stopped; i++) {
@@ -313,7 +329,7 @@ static void check_families(xp_checker* c) {
     char where[64];
     snprintf(where, sizeof where, "family record %llu at offset %%llu", (unsigned long long)i);
     if (!string_ok(v, xp_le32(p + XPC_M_NAME), &name, &len)) {
-      xp_problem(c, where, at, "name is not a string of STRS");
+      xp_problem(c, where, at, "name is not a string of STRS: %s", string_fault(v, xp_le32(p + XPC_M_NAME)));
       name = NULL;
     } else if (previous != NULL && xp_string_order(previous, previous_len, name, len) >= 0) {
       xp_problem(c, where, at, "name \"%.*s\" %s the previous record's: names are unique and ascending",
@@ -343,7 +359,11 @@ void xp_check_small_tables(xp_checker* c) {
     const uint8_t* p = v->base + v->provenance.offset + i * v->provenance.record_size;
     const uint32_t kind = xp_le32(p + XPC_P_KIND);
     if (!string_ok(v, xp_le32(p + XPC_P_NAME), &s, &len)) {
-      xp_problem(c, "provenance record %llu", i, "name is not a string of STRS");
+      xp_problem(c, "provenance record %llu", i, "name is not a string of STRS: %s",
+                 string_fault(v, xp_le32(p + XPC_P_NAME)));
+    } else if (memchr(s, '/', len) != NULL) {
+      xp_problem(c, "provenance record %llu", i, "name \"%.*s\" holds a '/': it is the input's file name, without "
+                 "its folder", (int)(len < 200 ? len : 200), s);
     }
     if (kind < XPC_INPUT_PTE || kind > XPC_INPUT_OTHER) {
       xp_problem(c, "provenance record %llu", i, "kind %u unknown", kind);

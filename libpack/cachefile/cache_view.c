@@ -244,6 +244,7 @@ int xp_view_string(const xp_view* v, uint32_t offset, const char** s, uint32_t* 
   const uint8_t* p = v->base + v->strings.offset + offset;
   uint32_t l = xp_le32(p);
   if ((uint64_t)offset + 4 + l + 1 > n || p[4 + l] != 0) return -1;
+  if (memchr(p + 4, 0, l) != NULL) return -1; /* FORMAT.md 5.4: no zero byte inside a string */
   *s = (const char*)p + 4;
   *len = l;
   return 0;

@@ -82,7 +82,7 @@ xpack_status xp_view_open(xp_view* view, const uint8_t* base, uint64_t size, con
                           xpack_error* err);
 
 /* A string of STRS at byte offset `offset`; returns 0 and sets *s and *len when it lies inside the table
- * and ends with its NUL, -1 otherwise. */
+ * and ends with its NUL and holds no other zero byte, -1 otherwise. */
 int xp_view_string(const xp_view* view, uint32_t offset, const char** s, uint32_t* len);
 
 /* A table tag as four printable characters ('?' for any other byte) and a NUL, for messages. */

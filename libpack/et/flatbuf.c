@@ -219,6 +219,15 @@ static const char* string_at(xp_fb* fb, size_t s, const char* path, const char* 
     xp_fb_fail(fb, XPACK_ERR_BAD_INPUT, path, field, "string at byte %zu is not NUL-terminated", s);
     return NULL;
   }
+  /* ExecuTorch reads keys and names as C strings: bytes after a zero byte would be part of our identity
+   * (so "w\0a" and "w\0b" would be two weights) but not of its look-ups. */
+  const uint8_t* zero = memchr(fb->data + s + 4, 0, n);
+  if (zero != NULL) {
+    xp_fb_fail(fb, XPACK_ERR_BAD_INPUT, path, field,
+               "string at byte %zu holds a zero byte at position %zu of its %u bytes (ExecuTorch reads it as a C "
+               "string)", s, (size_t)(zero - (fb->data + s + 4)), (unsigned)n);
+    return NULL;
+  }
   if (len) *len = n;
   return (const char*)fb->data + s + 4;
 }

@@ -64,7 +64,7 @@ xpack_status xpack_writer_create_unnamed(const char* near_path, const xpack_writ
 
 /* Binds a raw weight pointer to its identity (1..1023 bytes, copied), exactly as xpack_cache_bind.
  * Packed weights whose kernel (or bias) pointer is unbound are packed but not recorded.
- * Errors: XPACK_ERR_ARG (NULL or an identity length out of range), XPACK_ERR_NOMEM. */
+ * Errors: XPACK_ERR_ARG (NULL, an identity length out of range or a zero byte in it), XPACK_ERR_NOMEM. */
 xpack_status xpack_writer_bind(xpack_writer* w, const void* raw, const char* identity, size_t identity_len,
                                xpack_error* err);
 
@@ -112,7 +112,8 @@ struct xnn_weights_cache_provider* xpack_writer_provider(xpack_writer* w);
 #define XPACK_INPUT_OTHER 3
 
 /* Records an input file the cache is built from (provenance and model identity). kind: XPACK_INPUT_*.
- * program_size/program_hash describe the program flatbuffer region of a .pte (0 otherwise); name is copied.
+ * program_size/program_hash describe the program flatbuffer region of a .pte (0 otherwise); name is copied
+ * without its folder (a path's part after the last '/': the file records file names, FORMAT.md 5.5).
  * Errors: XPACK_ERR_ARG (NULL, or kind not one of XPACK_INPUT_*), XPACK_ERR_NOMEM. */
 xpack_status xpack_writer_add_input(xpack_writer* w, const char* name, uint32_t kind, uint64_t file_size,
                                     uint64_t file_hash, uint64_t program_size, uint64_t program_hash,
@@ -218,6 +219,8 @@ typedef struct xpack_file_entry {
   uint32_t family;
   uint32_t flags;
   bool sound; /* the entry passes its check and points at a sound region */
+  bool servable; /* a loader's look-up of its own key finds and serves it: sound, flags known, identities that are
+                    strings of STRS, and no other entry with its key (FORMAT.md 5.3: then neither is served) */
 } xpack_file_entry;
 void xpack_file_get_entry(const xpack_file* f, uint64_t index, xpack_file_entry* out); /* index < count */
 

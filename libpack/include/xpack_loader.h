@@ -184,10 +184,10 @@ void xpack_cache_prefetch(xpack_cache* cache);
  * entry may serve. Bound to it, a pointer is as unbound: its look-ups miss, and a writer records nothing for it. */
 #define XPACK_IDENTITY_AMBIGUOUS "xpack:ambiguous"
 
-/* Binds a raw weight pointer (as handed to xnn_define_*) to its identity, a string of 1..1023 bytes
- * (copied). Rebinding a pointer replaces its identity. Unbound pointers always miss, and so do pointers bound
+/* Binds a raw weight pointer (as handed to xnn_define_*) to its identity, a string of 1..1023 bytes without
+ * a zero byte (copied). Rebinding a pointer replaces its identity. Unbound pointers always miss, and so do pointers bound
  * to XPACK_IDENTITY_AMBIGUOUS. Does nothing on a file skipped (XPACK_OPEN_SKIP_SMALL, XPACK_OPEN_SKIP_COLD).
- * Errors: XPACK_ERR_ARG (NULL or bad length), XPACK_ERR_NOMEM. */
+ * Errors: XPACK_ERR_ARG (NULL, bad length or a zero byte), XPACK_ERR_NOMEM. */
 xpack_status xpack_cache_bind(xpack_cache* cache, const void* raw, const char* identity, size_t identity_len,
                               xpack_error* err);
 

@@ -145,6 +145,11 @@ xpack_status xp_bind_check(const char* fn, const void* owner, const char* owner_
   if (len == 0 || len >= XP_MAX_IDENTITY) {
     return xp_fail(err, XPACK_ERR_ARG, "%s: an identity of %zu bytes (expected 1..%zu)", fn, len, (size_t)XP_MAX_IDENTITY - 1);
   }
+  const char* zero = memchr(identity, 0, len);
+  if (zero != NULL) { /* a cache's strings hold none (FORMAT.md 5.4): such an identity could never be found */
+    return xp_fail(err, XPACK_ERR_ARG, "%s: the identity holds a zero byte at position %zu of its %zu", fn,
+                   (size_t)(zero - identity), len);
+  }
   return XPACK_OK;
 }
 

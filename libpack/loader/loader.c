@@ -291,7 +291,9 @@ xpack_status xp_cache_finish_open(xpack_cache* c, const char* name, unsigned fla
       st = xp_fail(err, XPACK_ERR_INCOMPATIBLE, "%s: %s", name, c->refusal);
     }
   }
-  if (st == XPACK_OK && xp_families_init(&c->families, (uint32_t)c->view.families.count) != 0) {
+  /* A file of version 1.0 has no families (FORMAT.md 5.8): records one claims anyway vouch for nothing. */
+  const uint32_t families = c->view.minor == 0 ? 0 : (uint32_t)c->view.families.count;
+  if (st == XPACK_OK && xp_families_init(&c->families, families) != 0) {
     st = xp_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", name);
   }
   if (st != XPACK_OK) {

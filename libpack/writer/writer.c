@@ -83,6 +83,8 @@ xpack_status xpack_writer_add_input(xpack_writer* w, const char* name, uint32_t 
     return xp_fail(err, XPACK_ERR_ARG,
                    "xpack_writer_add_input: %s: kind %u (expected XPACK_INPUT_PTE, _PTD or _OTHER)", name, kind);
   }
+  const char* slash = strrchr(name, '/');
+  if (slash != NULL) name = slash + 1; /* a file name, no folder (FORMAT.md 5.5) */
   pthread_mutex_lock(&w->lock);
   xpack_status st = XPACK_ERR_NOMEM;
   w->intern_ticket = w->outside_events++;

@@ -47,6 +47,10 @@ check_rule() {
 poke() { printf '\001' | dd of="$1" bs=1 seek="$2" conv=notrunc status=none; }
 
 check_rule "duplicate key" "^entry 1 at offset [0-9]+: same \(seed, kernel, bias\) key as entry 0" "$TAMPER" "$d/bad.xpc" dup-key
+# The loader serves neither of the two (FORMAT.md 5.3), and verify's account of this machine says so (it once
+# said "every entry is served" under the problem).
+grep -q "2 entries of served families are refused one by one" "$d/verify.out" ||
+  fail "duplicate key: verify does not count the two entries refused: $(grep -i 'machine' "$d/verify.out")"
 # An entry that names another entry's region serves that region's bytes, as a region of other bytes would: the
 # loader hashes no region it serves (FORMAT.md 8), verify finds both.
 check_verify_only "a region no entry names" "^region [0-9]+: no entry names this region" "$TAMPER" "$d/bad.xpc" unused-region
@@ -61,9 +65,15 @@ check_rule "reserved header field" "^header at offset 0: reserved fields at offs
 check_rule "page_alignment other than data_offset" "header: data_offset 4096 must equal page_alignment 8192" "$TAMPER" "$d/bad.xpc" page-alignment
 check_rule "alignment beyond the maximum" "header: page_alignment 2147483648 .* 4096 <= page <= 65536" "$TAMPER" "$d/bad.xpc" huge-alignment
 check_rule "large region off its page" "^region $large at offset [0-9]+: size [0-9]+ .*at a multiple of 4096" "$TAMPER" "$d/bad.xpc" move-region "$large"
+grep -q "1 entry of served families is refused one by one" "$d/verify.out" ||
+  fail "large region off its page: verify does not count its entry refused: $(grep -i 'machine' "$d/verify.out")"
 check_rule "region size off the XNNPACK alignment" "^region 0 at offset 4096: size [0-9]+ .* multiple of xnn_alignment" "$TAMPER" "$d/bad.xpc" region-size 0
 check_rule "padding after the header" "^padding at offset 100: .* between the header and the data area" poke "$d/bad.xpc" 100
 check_rule "padding between regions" "^padding at offset $gap: .* between regions" poke "$d/bad.xpc" "$gap"
+# A file of version 1.0 has no families; one that claims some anyway is served by them nowhere.
+check_rule "families in a file of version 1.0" "^FAMI table at offset [0-9]+: [0-9]+ records in a file of version 1.0" "$TAMPER" "$d/bad.xpc" as-1.0
+check_rule "a folder in an input's name" "^provenance record 0: name \"/.*\" holds a '/'" "$TAMPER" "$d/bad.xpc" prov-name-slash
+check_rule "a zero byte inside a string" "^entry 0 at offset [0-9]+: kernel identity offset [0-9]+ is not a string of STRS: it holds a zero byte" "$TAMPER" "$d/bad.xpc" string-zero
 check_rule "bytes after the table directory" "^table directory at offset [0-9]+: ends at offset [0-9]+, expected to end where the footer starts" "$TAMPER" "$d/bad.xpc" metadata-tail
 # The same file refused by export and inflate (of its transport form), which check the file first.
 set +e; "$XPACK" export --executorch "$d/bad.xpc" "$d/bad.et" > /dev/null 2> "$d/export.err"; st=$?; set -e

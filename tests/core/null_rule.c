@@ -77,6 +77,7 @@ static void writer_functions(const char* folder) {
   EXPECT(xpack_writer_create(path, NULL, &w, NULL) == XPACK_OK && w != NULL);
   EXPECT_ARG(xpack_writer_bind(w, NULL, "a", 1, &e_));
   EXPECT_ARG(xpack_writer_bind(w, raw, NULL, 1, &e_));
+  EXPECT_ARG(xpack_writer_bind(w, raw, "a\0b", 3, &e_)); /* a zero byte inside: no cache string holds one */
   EXPECT_ARG(xpack_writer_bind_family(w, NULL, &family, &e_));
   EXPECT_ARG(xpack_writer_bind_family(w, raw, NULL, &e_));
   EXPECT_ARG(xpack_writer_add_input(w, NULL, XPACK_INPUT_PTE, 0, 0, 0, 0, &e_));
@@ -209,6 +210,7 @@ static void loader_functions(const char* cache_path) {
   EXPECT(xpack_cache_open(cache_path, 0, &c, NULL) == XPACK_OK && c != NULL);
   EXPECT_ARG(xpack_cache_bind(c, NULL, "a", 1, &e_));
   EXPECT_ARG(xpack_cache_bind(c, raw, NULL, 1, &e_));
+  EXPECT_ARG(xpack_cache_bind(c, raw, "a\0b", 3, &e_));
   EXPECT_ARG(xpack_cache_bind_size(c, NULL, 64, &e_));
   EXPECT_ARG(xpack_cache_check_program(c, NULL, 8, &e_));
   EXPECT_ARG(xpack_cache_family(c, 0, NULL, &e_));

@@ -7,6 +7,7 @@
  *   xpc_tamper FILE name INDEX       FAMI record INDEX: the last byte of its name changed (an unknown family)
  *   xpc_tamper FILE build-id         BLDI: first byte XOR 1 (another XNNPACK build)
  *   xpc_tamper FILE no-family        every entry's family set to 0xFFFFFFFF (as a format 1.0 writer did)
+ *   xpc_tamper FILE as-1.0           minor version 0 with the families kept (which a 1.0 file never has)
  * Rules of FORMAT.md that no checksum covers (issue 16), one at a time:
  *   xpc_tamper FILE dup-key          entry 1 takes entry 0's key, and entry 0 entry 1's region
  *   xpc_tamper FILE entry-flags      entry 0's flags get the unknown bit 2
@@ -17,6 +18,8 @@
  *   xpc_tamper FILE page-alignment   page_alignment doubled (data_offset left alone)
  *   xpc_tamper FILE huge-alignment   page_alignment and xnn_alignment 2^31 (what a transport file may claim)
  *   xpc_tamper FILE move-region I    region I (with a gap of 64 bytes before it) moved 64 bytes down
+ *   xpc_tamper FILE prov-name-slash  provenance record 0's name starts with '/' (names hold no folder: 5.5)
+ *   xpc_tamper FILE string-zero      entry 0's kernel identity gets a zero byte in its middle (FORMAT.md 5.4)
  *   xpc_tamper FILE metadata-tail    8 bytes inserted between the table directory and the footer (metadata_size
  *                                    and file_size grown to hold them): bytes in no part of the file
  *   xpc_tamper FILE region-size I    region I's size one byte less (hash recomputed): not a multiple of the
@@ -109,9 +112,11 @@ static uint8_t* record(uint32_t tag, uint64_t index) {
 }
 
 static int usage(void) {
-  return die("usage: xpc_tamper FILE probe INDEX | probe-keys INDEX | as-1.2 | no-probe-keys | name INDEX | build-id | "
+  return die("usage: xpc_tamper FILE probe INDEX | probe-keys INDEX | as-1.2 | as-1.0 | no-probe-keys | name INDEX | build-id | "
              "no-family | dup-key | key-hash | unused-region | prov-program-size | prov-kind | entry-flags | family-flags | "
-             "family-order | family-dup | reserved | page-alignment | huge-alignment | metadata-tail | move-region INDEX | "
+             "family-order | family-dup | reserved | page-alignment | huge-alignment | metadata-tail | string-zero | "
+             "prov-name-slash | "
+             "move-region INDEX | "
              "region-size INDEX | region-at-end INDEX | region-bytes INDEX");
 }
 
@@ -159,6 +164,29 @@ static int break_rule(const char* what, const char* arg) {
     else if (xp_le32(p0 + XPC_P_KIND) == XPC_INPUT_PTE) xp_put32(p0 + XPC_P_KIND, XPC_INPUT_OTHER); /* its program kept */
     else xp_put64(p0 + XPC_P_PROGRAM_HASH, 1); /* a program's hash for no program */
     reseal(XPC_TAG_PROVENANCE);
+    return 0;
+  }
+  if (strcmp(what, "prov-name-slash") == 0) { /* provenance record 0's name gets a '/' for its first byte */
+    uint64_t count;
+    uint32_t record_size;
+    uint8_t* strings = table(XPC_TAG_STRINGS, &count, &record_size);
+    uint8_t* p0 = record(XPC_TAG_PROVENANCE, 0);
+    if (p0 == NULL || strings == NULL) return die("needs a provenance record and STRS");
+    const uint32_t at = xp_le32(p0 + XPC_P_NAME);
+    if ((uint64_t)at + 4 > count || xp_le32(strings + at) < 2) return die("the input's name is no string of 2 bytes");
+    strings[at + 4] = '/';
+    reseal(XPC_TAG_STRINGS);
+    return 0;
+  }
+  if (strcmp(what, "string-zero") == 0) { /* a zero byte in the middle of entry 0's kernel identity */
+    uint64_t count;
+    uint32_t record_size;
+    uint8_t* strings = table(XPC_TAG_STRINGS, &count, &record_size);
+    if (e0 == NULL || strings == NULL) return die("needs an entry and STRS");
+    const uint32_t at = xp_le32(e0 + XPC_E_KERNEL);
+    if ((uint64_t)at + 4 > count || xp_le32(strings + at) < 2) return die("entry 0's kernel is no string of 2 bytes");
+    strings[at + 4 + xp_le32(strings + at) / 2] = 0;
+    reseal(XPC_TAG_STRINGS);
     return 0;
   }
   if (strcmp(what, "key-hash") == 0) { /* entry 0 keeps its key, but its hash no longer matches it */
@@ -266,18 +294,20 @@ static int tamper(const char* what, const char* arg) {
     reseal(XPC_TAG_FAMILIES);
     return 0;
   }
-  if (strcmp(what, "as-1.2") == 0 || strcmp(what, "no-probe-keys") == 0) {
+  if (strcmp(what, "as-1.2") == 0 || strcmp(what, "no-probe-keys") == 0 || strcmp(what, "as-1.0") == 0) {
     /* as-1.2: what a writer of format 1.2 wrote, minor 2 and every family's probe-keys field 0 (reserved then);
-     * no-probe-keys: the fields 0 in a file of this version, which a writer never leaves so. */
-    const int as_old = strcmp(what, "as-1.2") == 0;
+     * no-probe-keys: the fields 0 in a file of this version, which a writer never leaves so; as-1.0: minor 0
+     * with the families kept, which no 1.0 writer had (FORMAT.md 5.8). */
+    const int as_old = strcmp(what, "no-probe-keys") != 0;
+    const uint16_t minor = strcmp(what, "as-1.0") == 0 ? 0 : 2;
     uint64_t count;
     uint32_t record_size;
     uint8_t* t = table(XPC_TAG_FAMILIES, &count, &record_size);
     if (t == NULL) return die("no FAMI table");
     for (uint64_t i = 0; i < count; i++) xp_put64(t + i * record_size + XPC_M_PROBE_KEYS, 0);
     if (as_old) {
-      xp_put16(g_file + XPC_H_MINOR, 2);
-      xp_put16(g_file + g_size - XPC_FOOTER_SIZE + XPC_F_MINOR, 2);
+      xp_put16(g_file + XPC_H_MINOR, minor);
+      xp_put16(g_file + g_size - XPC_FOOTER_SIZE + XPC_F_MINOR, minor);
     }
     reseal(XPC_TAG_FAMILIES);
     reseal_header();

@@ -48,6 +48,19 @@ for len in 100 $(( $(stat -c %s m.pte) / 2 )) $(( $(stat -c %s m.pte) - 1 )); do
 done
 echo "not a program" > text.pte
 expect_failure out out/m.xpc 3 "text named .pte" -- "$XPACK" pack text.pte -o out/m.xpc
+# A weight's key with a zero byte inside, in the program and the .ptd alike: ExecuTorch reads keys as C strings,
+# so "w\0a" and "w\0b" would be one weight to it and two to the cache.
+python3 - <<'PY' || fail "could not put a zero byte into a key"
+import re
+pte, ptd = open("m.pte", "rb").read(), open("m.ptd", "rb").read()
+key = re.search(rb"[0-9a-f]{64}", ptd).group(0)
+assert key in pte, "the .ptd's first key is not in the program"
+zero = key[:10] + b"\0" + key[11:]
+open("zero_key.pte", "wb").write(pte.replace(key, zero))
+open("zero_key.ptd", "wb").write(ptd.replace(key, zero))
+PY
+expect_failure out out/m.xpc 3 "a key holding a zero byte" -- "$XPACK" pack zero_key.pte --data zero_key.ptd -o out/m.xpc
+grep -q "holds a zero byte at position 10" "$d/err.txt" || fail "zero byte in a key: the message does not say so"
 
 # Writes that fail: a file size limit (SIGXFSZ ignored, so write returns EFBIG) before the first region,
 # in the middle of the regions, and at the metadata (the last bytes written).
