@@ -15,7 +15,7 @@ static double seconds_now(void) {
   return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-static const cli_option kOptions[] = {{"--json", 0, 0}};
+static const cli_option kOptions[] = {{"--json", 0, 0, 0}};
 static const cli_options kInflateOptions = {"inflate", kOptions, sizeof kOptions / sizeof kOptions[0]};
 
 int cmd_inflate(int argc, char** argv) {
@@ -57,9 +57,12 @@ int cmd_inflate(int argc, char** argv) {
   cli_cache_source_close(&source);
   if (st != XPACK_OK) {
     cli_error("%s", err.message);
-    /* Messages start with the file they are about: an I/O error on OUT is "could not complete" (4). */
-    size_t n = strlen(paths[1]);
-    int about_output = strncmp(err.message, paths[1], n) == 0 && err.message[n] == ':';
+    /* Messages start with the file they are about: an I/O error on OUT is "could not complete" (4). The longer
+     * of the two names that starts the message is the one (IN "o.xpc: x" and OUT "o.xpc" both start one). */
+    const size_t in_len = strlen(paths[0]), out_len = strlen(paths[1]);
+    const int about_input = strncmp(err.message, paths[0], in_len) == 0 && err.message[in_len] == ':';
+    const int about_output = strncmp(err.message, paths[1], out_len) == 0 && err.message[out_len] == ':' &&
+                             !(about_input && in_len > out_len);
     return st == XPACK_ERR_IO && about_output ? XPACK_EXIT_FAILED : cli_exit_for_status(st);
   }
   /* Throughput in bytes of mappable file produced per second (10^6 bytes = 1 MB). */

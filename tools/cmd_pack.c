@@ -174,6 +174,18 @@ int cmd_pack(int argc, char** argv) {
   int jobs = online > 0 ? (int)online : 1; /* delegates replayed at once (xpack_pack_options.jobs) */
   int rc = parse_options(argc, argv, &out_path, &page, &level, &jobs, &as_json);
   if (rc != 0) return rc;
+  rc = model_args_check(argc, argv, &kPackOptions);
+  if (rc == 0 && out_path != NULL) { /* a bad output is refused before the inputs are read and hashed */
+    const char* inputs[2 * XPACK_MODEL_SET_MAX_FILES];
+    const size_t n = model_args_paths(argc, argv, &kPackOptions, inputs, sizeof inputs / sizeof inputs[0]);
+    xpack_error err;
+    const xpack_status st = xpack_pack_check_output(out_path, inputs, n, &err);
+    if (st != XPACK_OK) { /* as xpack_pack_set's own check: a folder not writable is "could not complete" */
+      cli_error("%s", err.message);
+      return st == XPACK_ERR_ARG ? XPACK_EXIT_USAGE : XPACK_EXIT_FAILED;
+    }
+  }
+  if (rc != 0) return rc;
   xpack_model_set set;
   rc = model_args_open(&set, argc, argv, &kPackOptions, XPACK_MODEL_SET_HASH_PROGRAMS);
   char* default_path = NULL;

@@ -56,6 +56,15 @@ int model_args_check(int argc, char** argv, const cli_options* options) {
   return rc;
 }
 
+size_t model_args_paths(int argc, char** argv, const cli_options* options, const char** paths, size_t max) {
+  int i = 0;
+  size_t n = 0;
+  xpack_model_kind kind;
+  const char* path;
+  while (n < max && (path = next_file(argc, argv, options, &i, &kind)) != NULL) paths[n++] = path;
+  return n;
+}
+
 int model_args_open(xpack_model_set* set, int argc, char** argv, const cli_options* options, unsigned set_flags) {
   xpack_model_set_init(set, set_flags);
   int rc = model_args_check(argc, argv, options);

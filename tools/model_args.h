@@ -16,4 +16,8 @@ int model_args_open(xpack_model_set* set, int argc, char** argv, const cli_optio
  * that opens something else first. Returns an exit code (0 = ok) after printing any error. */
 int model_args_check(int argc, char** argv, const cli_options* options);
 
+/* The programs' and data files' paths as given (in command-line order), at most max of them, opening nothing;
+ * returns how many. */
+size_t model_args_paths(int argc, char** argv, const cli_options* options, const char** paths, size_t max);
+
 #endif

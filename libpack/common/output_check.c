@@ -14,6 +14,19 @@
 #include "common/file_map.h"
 #include "common/temp_files.h"
 
+/* A path as a message shows it: whole up to 160 bytes, else "..." and its last 100 bytes, so that a message
+ * about a path near PATH_MAX still has room (XPACK_ERROR_MESSAGE_SIZE) to say what is wrong with it. */
+typedef struct shown_path {
+  char text[168];
+} shown_path;
+static shown_path shown(const char* path) {
+  shown_path p;
+  const size_t len = strlen(path);
+  if (len <= 160) snprintf(p.text, sizeof p.text, "%s", path);
+  else snprintf(p.text, sizeof p.text, "...%s", path + len - 100);
+  return p;
+}
+
 /* The folder that will hold out_path's file, as a path ("." for a bare name), written into `folder`. */
 static xpack_status output_folder(const char* out_path, char* folder, size_t folder_size, const char** name,
                                   xpack_error* err) {
@@ -26,8 +39,8 @@ static xpack_status output_folder(const char* out_path, char* folder, size_t fol
   size_t len = (size_t)(slash - out_path);
   if (len == 0) len = 1; /* "/name": the root */
   if (len >= folder_size) {
-    return xp_fail(err, XPACK_ERR_ARG, "%s: the output's folder is a path of %zu bytes, longer than %zu", out_path,
-                   len, folder_size - 1);
+    return xp_fail(err, XPACK_ERR_ARG, "%s: the output's folder is a path of %zu bytes, longer than %zu",
+                   shown(out_path).text, len, folder_size - 1);
   }
   memcpy(folder, out_path, len);
   folder[len] = '\0';
@@ -59,6 +72,16 @@ static xpack_status check_output_place(const char* out_path, xpack_error* err) {
   if (!S_ISDIR(folder_stat.st_mode)) {
     return xp_fail(err, XPACK_ERR_ARG, "%s: %s is %s, not a folder", out_path, folder,
                    xp_file_kind(folder_stat.st_mode));
+  }
+  if (xp_is_temp_name(name)) {
+    return xp_fail(err, XPACK_ERR_ARG, "%s: the output's name has the form of xpack's temporary files "
+                   "(.xpack-XXXXXX.tmp), which a later write in its folder removes as a killed writer's leftover: "
+                   "choose another name", out_path);
+  }
+  if (strlen(folder) + XP_TEMP_NAME_IN_FOLDER >= PATH_MAX) {
+    return xp_fail(err, XPACK_ERR_ARG, "%s: the output's folder is a path of %zu bytes: with a temporary file's "
+                   "name beside it (%d bytes more) it would pass PATH_MAX (%d)", shown(out_path).text, strlen(folder),
+                   XP_TEMP_NAME_IN_FOLDER, PATH_MAX);
   }
   long name_max = pathconf(folder, _PC_NAME_MAX);
   size_t name_len = strlen(name);
@@ -128,7 +151,8 @@ xpack_status xp_check_output(const char* out_path, const char* const* inputs, si
     int e = errno;
     if (e == ENOENT) return check_output_place(out_path, err); /* a new file */
     if (e == ENOTDIR || e == ENAMETOOLONG || e == ELOOP) {
-      return xp_fail(err, XPACK_ERR_ARG, "%s: not a path a file can be written at: %s", out_path, strerror(e));
+      return xp_fail(err, XPACK_ERR_ARG, "%s: not a path a file can be written at: %s", shown(out_path).text,
+                     strerror(e));
     }
     return xp_fail(err, XPACK_ERR_IO, "%s: cannot look at the output: %s", out_path, strerror(e));
   }

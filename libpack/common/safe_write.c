@@ -69,6 +69,7 @@ xpack_status xp_safe_create(xp_safe_file* f, const char* path, xpack_error* err)
     release(f);
     return xp_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", path);
   }
+  xp_temp_sweep(f->folder);
   return open_temporary(f, err);
 }
 

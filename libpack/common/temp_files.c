@@ -24,13 +24,13 @@
 #define XP_TEMP_RANDOM 6
 #define XP_TEMP_NAME_LEN (sizeof XP_TEMP_PREFIX - 1 + XP_TEMP_RANDOM + sizeof XP_TEMP_SUFFIX - 1)
 #define XP_TEMP_ATTEMPTS 64
+_Static_assert(1 + XP_TEMP_NAME_LEN == XP_TEMP_NAME_IN_FOLDER, "temp_files.h states the length of \"/\" and a name");
 
 static const char name_chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 
 static int is_name_char(char c) { return c != 0 && strchr(name_chars, c) != NULL; }
 
-/* Whether `name` has the exact form of our temporary files: the marker, six letters or digits, ".tmp". */
-static int is_temp_name(const char* name) {
+int xp_is_temp_name(const char* name) {
   const size_t prefix = sizeof XP_TEMP_PREFIX - 1;
   if (strlen(name) != XP_TEMP_NAME_LEN || strncmp(name, XP_TEMP_PREFIX, prefix) != 0) return 0;
   for (size_t i = 0; i < XP_TEMP_RANDOM; i++) {
@@ -99,15 +99,14 @@ static int may_remove(const struct stat* st) {
   return !spared;
 }
 
-/* Removes our temporary files in `folder` that are regular and that no process holds locked. The lock is
- * taken before the name is unlinked, and the name must still be the file that was locked: a writer that
- * is creating its file at this moment either finds its name gone (and makes another) or is never touched. */
-static void remove_leftovers(const char* folder) {
+/* The lock is taken before the name is unlinked, and the name must still be the file that was locked: a writer
+ * that is creating its file at this moment either finds its name gone (and makes another) or is never touched. */
+void xp_temp_sweep(const char* folder) {
   DIR* d = opendir(folder);
   if (d == NULL) return;
   int dfd = dirfd(d);
   for (struct dirent* e = readdir(d); e != NULL; e = readdir(d)) {
-    if (!is_temp_name(e->d_name)) continue;
+    if (!xp_is_temp_name(e->d_name)) continue;
     int fd = openat(dfd, e->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) continue;
     struct stat locked, named;
@@ -176,7 +175,6 @@ char* xp_folder_of(const char* path) {
 
 int xp_temp_open(const char* folder, char** named) {
   *named = NULL;
-  remove_leftovers(folder);
 #if defined(O_TMPFILE)
   /* Linked in later through /proc/self/fd, which a chroot or a container may lack. */
   if (getenv("XPACK_TEST_NAMED_TEMP") == NULL && access("/proc/self/fd", X_OK) == 0) {

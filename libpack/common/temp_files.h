@@ -6,10 +6,11 @@
  * xp_temp_link and the rename over the target. Elsewhere it is named "<folder>/.xpack-XXXXXX.tmp" from its
  * creation. Either way its name does not grow with the target's, and it holds an exclusive flock(2) lock
  * as long as its writer has it open; the kernel drops that lock when the process ends, however it ends.
- * Creating a temporary file removes files of that exact form (the ".xpack-" marker, six letters or
- * digits, ".tmp") in the same folder that are regular and that nobody holds locked: leftovers of killed
- * writers, except this process's inputs (xp_temp_spare). Nothing else is ever removed, whatever its name
- * looks like. The environment variable XPACK_TEST_NAMED_TEMP (any value) makes every temporary file a named
+ * Before an output's temporary file is made, xp_temp_sweep removes files of that exact form (the ".xpack-"
+ * marker, six letters or digits, ".tmp") in the output's folder that are regular and that nobody holds
+ * locked: leftovers of killed writers, except this process's inputs (xp_temp_spare). An output may not have
+ * such a name (xp_check_output), and scratch folders (TMPDIR) are never swept. Nothing else is ever removed,
+ * whatever its name looks like. The environment variable XPACK_TEST_NAMED_TEMP (any value) makes every temporary file a named
  * one, for tests of that path. */
 #ifndef XPACK_SRC_TEMP_FILES_H
 #define XPACK_SRC_TEMP_FILES_H
@@ -23,6 +24,15 @@ char* xp_folder_of(const char* path);
 /* Marks a file this process reads (an input: xp_check_output calls it) as never a leftover, whatever its
  * name: someone may well verify or inflate a killed writer's file. */
 void xp_temp_spare(dev_t dev, ino_t ino);
+
+/* Whether a file name (no folder) has the exact form of xpack's temporary files: ".xpack-", six letters or
+ * digits, ".tmp". */
+int xp_is_temp_name(const char* name);
+/* The length of "/" and such a name: a folder's path plus this must stay under PATH_MAX. */
+#define XP_TEMP_NAME_IN_FOLDER 18
+
+/* Removes killed writers' temporary files from an output's folder (see above). */
+void xp_temp_sweep(const char* folder);
 
 /* Opens a new temporary file in `folder` (O_RDWR, mode 0600), locked. *named is set to NULL when the file
  * has no name (O_TMPFILE), else to its path (malloc'd, the caller frees it and unlinks it when giving the

@@ -231,6 +231,14 @@ typedef struct xpack_pack_report {
 xpack_status xpack_pack_into_writer(const xpack_model_set* set, xpack_writer* writer,
                                     const xpack_pack_options* options, xpack_pack_report* report, xpack_error* err);
 
+/* The output checks of xpack_pack_set (one of the inputs by device and inode, not a regular file, no file can be
+ * made there, a folder that may not be written into, a name of xpack's temporary files' form), for a caller that
+ * refuses a bad output before it opens and hashes the inputs. inputs: paths (count of them) as given; one that
+ * names no file (a member of an archive, ARCHIVE!/MEMBER) is not compared: xpack_pack_set checks its archive.
+ * Errors: XPACK_ERR_ARG, XPACK_ERR_IO, as xpack_pack_set's for its output. */
+xpack_status xpack_pack_check_output(const char* output_path, const char* const* inputs, size_t count,
+                                     xpack_error* err);
+
 /* Packs `set` into a new cache file at options->output_path: the mappable form, or with zstd_level > 0
  * the mappable form as a file without a name beside it (xpack_writer_create_unnamed), compressed into
  * output_path (xpack_compress_file_threads) and gone then, or when the process ends however it ends. Nothing to pack (no program, no XNNPACK delegate, or no weight

@@ -92,6 +92,14 @@ static xpack_status check_output(const xpack_model_set* set, const char* out_pat
   return xp_check_output(out_path, inputs, n, err);
 }
 
+xpack_status xpack_pack_check_output(const char* output_path, const char* const* inputs, size_t count,
+                                     xpack_error* err) {
+  if (output_path == NULL || (inputs == NULL && count > 0)) {
+    return xp_fail(err, XPACK_ERR_ARG, "xpack_pack_check_output: NULL argument");
+  }
+  return xp_check_output(output_path, inputs, count, err);
+}
+
 xpack_status xpack_pack_set(const xpack_model_set* set, const xpack_pack_options* options, xpack_pack_report* report,
                             xpack_error* err) {
   if (report) memset(report, 0, sizeof *report);

@@ -40,6 +40,7 @@ static void* writer(void* unused) {
   const double end = now_s() + SECONDS;
   while (now_s() < end) {
     char* named = NULL;
+    xp_temp_sweep(g_folder); /* as xp_safe_create does before each output's temporary file */
     int fd = xp_temp_open(g_folder, &named);
     if (fd < 0) {
       open_failed++;

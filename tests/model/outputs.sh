@@ -82,6 +82,12 @@ done
 # with "xpack: : cannot rename the temporary file into place", exit 4).
 refused 2 "pack -o ''" -- "$XPACK" pack m.pte --data m.ptd -o ""
 grep -q "empty path" err.txt || bad "pack -o '': the message does not say the path is empty: $(cat err.txt)"
+# The output is checked before the inputs are opened (and hashed): a bad output is a usage error whatever the
+# inputs are, as it is for inflate and export.
+refused 2 "pack of a missing program into a folder" -- "$XPACK" pack missing.pte -o folder
+# A missing input whose name starts with OUT's and ':' is still a bad input (3), not an output's failure (4).
+refused 3 "inflate of a missing input named 'OUT: x'" -- "$XPACK" inflate "new.xpc: x" new.xpc
+refused 2 "pack -o the data file given as a program" -- "$XPACK" pack m.pte --data c.xpc -o c.xpc
 refused 2 "pack --zstd -o ''" -- "$XPACK" pack m.pte --data m.ptd --zstd -o ""
 refused 2 "inflate onto ''" -- "$XPACK" inflate z.xpc ""
 refused 2 "export onto ''" -- "$XPACK" export --executorch c.xpc ""
@@ -154,7 +160,41 @@ for named in "" XPACK_TEST_NAMED_TEMP=1; do
   rm -f .xpack-Inpt01.tmp
 done
 echo "  inputs named like leftovers stay"
+# verify --model packs into scratch space (TMPDIR) that is no output's folder: nothing there is swept, not its own
+# inputs named like leftovers, not an unlocked leftover (once, both inputs of this command were removed).
+cp ../c.xpc .xpack-Inpt01.tmp && cp ../m.pte .xpack-Inpt02.tmp && cp ../m.ptd .xpack-Inpt03.tmp
+echo killed > .xpack-Dead02.tmp
+for named in "" XPACK_TEST_NAMED_TEMP=1; do
+  env $named TMPDIR="$PWD" "$XPACK" -q verify .xpack-Inpt01.tmp --model .xpack-Inpt02.tmp --data .xpack-Inpt03.tmp \
+    > /dev/null 2> ../err.txt || bad "$named verify --model of inputs named like leftovers: $(cat ../err.txt)"
+  cmp -s .xpack-Inpt01.tmp ../c.xpc && cmp -s .xpack-Inpt02.tmp ../m.pte && cmp -s .xpack-Inpt03.tmp ../m.ptd ||
+    bad "$named verify --model: an input named like a leftover was removed or changed"
+  [ -e .xpack-Dead02.tmp ] || bad "$named verify --model swept its scratch folder"
+done
+rm -f .xpack-Inpt0[123].tmp .xpack-Dead02.tmp
+echo "  verify --model sweeps no scratch folder and keeps its inputs"
+# An output may not be named like a temporary file: a later write in its folder would remove it as a leftover.
+echo mine > .xpack-Mine01.tmp
+for cmd in "pack ../m.pte --data ../m.ptd -o" "inflate ../z.xpc" "export --executorch ../c.xpc"; do
+  for out in .xpack-Mine01.tmp .xpack-Made01.tmp; do
+    set +e; "$XPACK" $cmd "$out" > /dev/null 2> ../err.txt; st=$?; set -e
+    [ "$st" = 2 ] && grep -q "form of xpack's temporary files" ../err.txt ||
+      bad "$cmd $out: exit $st, expected 2 naming the temporary-file form: $(cat ../err.txt)"
+  done
+  [ "$(cat .xpack-Mine01.tmp)" = mine ] && [ ! -e .xpack-Made01.tmp ] || bad "$cmd: an output named like a temporary file was written"
+done
+rm .xpack-Mine01.tmp
+echo "  outputs named like temporary files are refused (exit 2), the file of that name unchanged"
 cd ..
+# An output whose folder leaves no room for a temporary file's name under PATH_MAX is refused before any work
+# (it failed at the link, after packing, with a message cut short).
+deep=$(python3 -c 'print("./" * 2040, end="")')
+for cmd in "pack m.pte --data m.ptd -o" "inflate z.xpc" "export --executorch c.xpc"; do
+  set +e; "$XPACK" $cmd "${deep}long.xpc" > /dev/null 2> err.txt; st=$?; set -e
+  [ "$st" = 2 ] && grep -q "would pass PATH_MAX" err.txt || bad "$cmd into a folder of 4080 bytes: exit $st: $(tail -c 300 err.txt)"
+done
+[ ! -e long.xpc ] || bad "an output was written into a folder too deep for its temporary file"
+echo "  a folder too long for a temporary file beside the output: refused before the work (exit 2)"
 
 echo "modes of outputs"
 # An output gets the mode any new file of the user's gets: 0666 less the umask (once a fixed 0644, which made
