@@ -55,6 +55,7 @@ typedef struct cli_option {
   const char* name;
   int takes_value;
   int equals_value;
+  int repeats; /* may be given more than once (--data FILE ...); any other option with a value only once */
 } cli_option;
 
 /* A command's options; `command` ("pack") starts its messages. */

@@ -17,12 +17,25 @@ const cli_option* cli_option_of(const cli_options* options, const char* arg) {
 }
 
 int cli_check_options(const cli_options* options, int argc, char** argv) {
+  const cli_option* given[64];
+  size_t given_count = 0;
   for (int i = 0; i < argc; i++) {
     if (!cli_is_option(argv[i])) continue;
     const cli_option* o = cli_option_of(options, argv[i]);
     if (o == NULL) {
       cli_error("%s: unknown option %s (see xpack help %s)", options->command, argv[i], options->command);
       return XPACK_EXIT_USAGE;
+    }
+    /* `-o a.xpc ... -o b.xpc` once wrote b.xpc alone: which value was meant is for the caller to say. */
+    if ((o->takes_value || o->equals_value) && !o->repeats) {
+      for (size_t k = 0; k < given_count; k++) {
+        if (given[k] == o) {
+          cli_error("%s: %s given twice: it takes one value (see xpack help %s)", options->command, o->name,
+                    options->command);
+          return XPACK_EXIT_USAGE;
+        }
+      }
+      if (given_count < sizeof given / sizeof given[0]) given[given_count++] = o;
     }
     if (!o->takes_value || strchr(argv[i], '=') != NULL) continue;
     /* A next argument that is one of the command's options is not a value: `-o --json` lost its value. */

@@ -139,7 +139,7 @@ static int64_t prepare_page_cache(const bench_run* run, bench_variant v, uint64_
     *total += (uint64_t)size;
     if (bench_variant_is_cold(v)) {
       if (bench_drop_from_page_cache(files[i]) != 0) {
-        fprintf(stderr, "warning: posix_fadvise(DONTNEED) %s: %s\n", files[i], strerror(errno));
+        cli_line(stderr, "warning: posix_fadvise(DONTNEED) %s: %s", files[i], strerror(errno));
       }
     } else if (bench_resident_bytes(files[i]) < size) {
       bench_warm_page_cache(files[i]);
@@ -266,8 +266,8 @@ static int select_variants(bench_run* run, const bench_options* o) {
   return 0;
 }
 
-static const cli_option kOptions[] = {{"--json", 0, 0},  {"--readahead", 0, 0}, {"--keep", 0, 0},    {"--reps", 1, 0},
-                                      {"--cache", 1, 0}, {"--variants", 1, 0},  {"--data", 1, 0},
+static const cli_option kOptions[] = {{"--json", 0, 0, 0},  {"--readahead", 0, 0, 0}, {"--keep", 0, 0, 0},    {"--reps", 1, 0, 0},
+                                      {"--cache", 1, 0, 0}, {"--variants", 1, 0, 0},  {"--data", 1, 0, 1},
                                       BENCH_UNLIKE_APP_LIST(BENCH_UNLIKE_APP_CLI_OPTION)};
 static const cli_options kBenchOptions = {"bench", kOptions, sizeof kOptions / sizeof kOptions[0]};
 

@@ -53,7 +53,7 @@ typedef struct bench_unlike_app_option {
   X(BENCH_SERVE_COLD, "--serve-cold", "serve_cold", "")                                \
   X(BENCH_PROBE_LATE, "--probe-late", "probe_late", " (no XPACK_OPEN_PROBE_EARLY)")    \
   X(BENCH_NO_PREFETCH, "--no-prefetch", "no_prefetch", " (no xpack_cache_prefetch)")
-#define BENCH_UNLIKE_APP_CLI_OPTION(bit, option, json_name, text_note) {option, 0, 0},
+#define BENCH_UNLIKE_APP_CLI_OPTION(bit, option, json_name, text_note) {option, 0, 0, 0},
 #define BENCH_UNLIKE_APP_OPTIONS 4
 extern const bench_unlike_app_option kBenchUnlikeApp[BENCH_UNLIKE_APP_OPTIONS];
 /* The bit of a command-line option of kBenchUnlikeApp, or 0 for any other argument. */

@@ -57,7 +57,7 @@ static int collect(void* context, const xpack_model_set* set, const xpack_delega
   return 0;
 }
 
-static const cli_option kOptions[] = {{"--cache", 1, 0}, {"--data", 1, 0},
+static const cli_option kOptions[] = {{"--cache", 1, 0, 0}, {"--data", 1, 0, 1},
                                      BENCH_UNLIKE_APP_LIST(BENCH_UNLIKE_APP_CLI_OPTION)};
 static const cli_options kChildOptions = {"bench --child", kOptions, sizeof kOptions / sizeof kOptions[0]};
 

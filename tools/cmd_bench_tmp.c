@@ -53,7 +53,7 @@ static void remove_killed_benches(const char* tmp) {
     if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
       unlink(cache);
       unlink(lock);
-      if (rmdir(dir) == 0 && g_verbosity >= 0) fprintf(stderr, "removed %s, left by a bench that was killed\n", dir);
+      if (rmdir(dir) == 0 && g_verbosity >= 0) cli_line(stderr, "removed %s, left by a bench that was killed", dir);
     }
     close(fd);
   }
@@ -85,7 +85,7 @@ int bench_tmp_create(char* dir, size_t dir_size, char* cache, size_t cache_size,
     g_dir[0] = 0;
     return -1;
   }
-  if (announce && g_verbosity >= 0) fprintf(stderr, "packing into %s ...\n", g_dir);
+  if (announce && g_verbosity >= 0) cli_line(stderr, "packing into %s ...", g_dir);
   snprintf(dir, dir_size, "%s", g_dir);
   snprintf(cache, cache_size, "%s", g_cache);
   return 0;
@@ -97,7 +97,7 @@ void bench_tmp_remove(int keep_cache) {
   if (g_lock_fd >= 0) close(g_lock_fd);
   g_lock_fd = -1;
   if (keep_cache) {
-    if (g_verbosity >= 0) fprintf(stderr, "kept %s\n", g_cache);
+    if (g_verbosity >= 0) cli_line(stderr, "kept %s", g_cache);
   } else {
     unlink(g_cache);
     rmdir(g_dir);

@@ -212,7 +212,7 @@ static void dump_text(const xpack_file* f, const xpack_file_info* info, const ch
   }
 }
 
-static const cli_option kOptions[] = {{"--json", 0, 0}};
+static const cli_option kOptions[] = {{"--json", 0, 0, 0}};
 static const cli_options kDumpOptions = {"dump", kOptions, sizeof kOptions / sizeof kOptions[0]};
 
 int cmd_dump(int argc, char** argv) {

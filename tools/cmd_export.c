@@ -152,9 +152,9 @@ static void print_text(const char* cache, const char* out, const xpack_export_st
     }
   }
   if (likely_slower_than_packing(s) && g_verbosity >= 0) {
-    fprintf(stderr, "note: %s holds %s of packed weights, under %s: stock ExecuTorch opens, locks and maps its cache file "
+    cli_line(stderr, "note: %s holds %s of packed weights, under %s: stock ExecuTorch opens, locks and maps its cache file "
             "in more time than XNNPACK packs that few, so it will likely load the program slower than without it "
-            "(docs/BENCHMARKS.md, \"Stock ExecuTorch's load_method\"); ship it only if it measures faster on the device\n",
+            "(docs/BENCHMARKS.md, \"Stock ExecuTorch's load_method\"); ship it only if it measures faster on the device",
             out, cli_bytes(s->data_bytes, b1), cli_bytes(EXPORT_SMALL_BYTES, b2));
   }
   if (s->module_path_records > 0) {
@@ -164,7 +164,7 @@ static void print_text(const char* cache, const char* out, const xpack_export_st
   }
 }
 
-static const cli_option kOptions[] = {{"--json", 0, 0}, {"--executorch", 0, 0}};
+static const cli_option kOptions[] = {{"--json", 0, 0, 0}, {"--executorch", 0, 0, 0}};
 static const cli_options kExportOptions = {"export", kOptions, sizeof kOptions / sizeof kOptions[0]};
 
 int cmd_export(int argc, char** argv) {
@@ -232,7 +232,10 @@ int cmd_export(int argc, char** argv) {
            cache);
   if (as_json) print_json(cache, out, f, &info, &stats, outcomes, validity, check, build_id);
   else if (g_verbosity >= 0) print_text(cache, out, &stats); /* -q: as pack and inflate, the exit status says it */
-  if (stats.records > 0 && g_verbosity >= 0) fprintf(stderr, "%s: warning: %s is %s.\n  Check: %s.\n", g_program, out, validity, check);
+  if (stats.records > 0 && g_verbosity >= 0) {
+    cli_line(stderr, "%s: warning: %s is %s.", g_program, out, validity);
+    cli_line(stderr, "  Check: %s.", check);
+  }
   free(outcomes);
   xpack_file_close(f);
   return XPACK_EXIT_OK;

@@ -13,8 +13,8 @@
 #include "xpack_loader.h"
 #include "xpack_pipeline.h"
 
-static const cli_option kOptions[] = {{"-o", 1, 0},     {"--page-size", 1, 0}, {"--jobs", 1, 0},
-                                      {"--zstd", 0, 1}, {"--json", 0, 0},      {"--data", 1, 0}};
+static const cli_option kOptions[] = {{"-o", 1, 0, 0},     {"--page-size", 1, 0, 0}, {"--jobs", 1, 0, 0},
+                                      {"--zstd", 0, 1, 0}, {"--json", 0, 0, 0},      {"--data", 1, 0, 1}};
 static const cli_options kPackOptions = {"pack", kOptions, sizeof kOptions / sizeof kOptions[0]};
 
 static char* default_output(const char* model) {
@@ -117,7 +117,7 @@ static void report_written(int as_json, const char* out_path, int level, const x
               (unsigned long long)stats->no_family, stats->no_family == 1 ? "" : "s");
     }
     if (small || warm_only) {
-      fprintf(stderr, "note: %s is under %s (%s of packed weights); %s\n", out_path,
+      cli_line(stderr, "note: %s is under %s (%s of packed weights); %s", out_path,
               cli_bytes(small ? XPACK_SMALL_CACHE_BYTES : XPACK_COLD_CACHE_BYTES, b2), cli_bytes(stats->stored_bytes, b1),
               small ? "XNNPACK packs that few at load faster than a cache is opened and its packing families checked, "
                       "so shipping it will not make the app start sooner, and an app opening it with "

@@ -180,9 +180,9 @@ static void report_cpus(const cli_cache_source* source, uint32_t packed_otherwis
   xpack_file_close(file);
 }
 
-static const cli_option kOptions[] = {{"--cache", 1, 0}, {"--method", 1, 0},        {"--data", 1, 0},
-                                      {"--json", 0, 0},  {"--read", 0, 0}, {"--check-regions", 0, 0},
-                                      {"--skip-small", 0, 0}, {"--skip-cold", 0, 0}};
+static const cli_option kOptions[] = {{"--cache", 1, 0, 1}, {"--method", 1, 0, 0},        {"--data", 1, 0, 1},
+                                      {"--json", 0, 0, 0},  {"--read", 0, 0, 0}, {"--check-regions", 0, 0, 0},
+                                      {"--skip-small", 0, 0, 0}, {"--skip-cold", 0, 0, 0}};
 static const cli_options kRunOptions = {"run", kOptions, sizeof kOptions / sizeof kOptions[0]};
 
 /* With several --cache files, the one kept (xpack_cache_open_best) and what was found of each: as text lines,

@@ -103,7 +103,7 @@ static void report_archive(const cli_cache_source* s, int cache_read, json* j) {
   }
 }
 
-static const cli_option kOptions[] = {{"--json", 0, 0}, {"--model", 1, 0}, {"--data", 1, 0}};
+static const cli_option kOptions[] = {{"--json", 0, 0, 0}, {"--model", 1, 0, 1}, {"--data", 1, 0, 1}};
 static const cli_options kVerifyOptions = {"verify", kOptions, sizeof kOptions / sizeof kOptions[0]};
 
 int cmd_verify(int argc, char** argv) {

@@ -58,6 +58,13 @@ for c in "pack m.pte -o" "pack m.pte --page-size" "pack m.pte --jobs" "pack m.pt
   grep -q -- "$opt needs a value" err.txt || fail "$c: does not say '$opt needs a value': $(cat err.txt)"
   [ -s out.txt ] && fail "$c: a usage error wrote to stdout"
 done
+# An option that takes one value may not be given twice (`-o a -o b` once wrote b alone); files may repeat.
+for c in "pack m.pte -o a.xpc -o b.xpc" "pack m.pte --jobs 1 --jobs 2 -o n.xpc" "pack m.pte --zstd --zstd=3 -o n.xpc" \
+         "run m.pte --method forward --method forward" "bench m.pte --reps 3 --reps 4"; do
+  set +e; "$XPACK" $c > out.txt 2> err.txt; s=$?; set -e
+  [ "$s" = 2 ] && grep -q "given twice" err.txt || fail "$c: exit $s: $(cat err.txt)"
+  [ -e a.xpc ] || [ -e b.xpc ] || [ -e n.xpc ] && fail "$c: wrote a file"
+done
 # Numbers are parsed strictly (digits only, in range); the error names the option and what it accepts.
 for c in "pack m.pte --page-size 0" "pack m.pte --page-size 16384x" "pack m.pte --page-size 4294971392" \
          "pack m.pte --page-size 8192" "pack m.pte --jobs 0" "pack m.pte --jobs 1x" "pack m.pte --jobs -1" \
