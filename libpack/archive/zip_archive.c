@@ -28,6 +28,7 @@ enum {
   MAX_COMMENT = 65535,
   ZIP64_EXTRA_ID = 0x0001,
   FLAG_ENCRYPTED = 0x0001,
+  FLAG_DATA_DESCRIPTOR = 0x0008,
 };
 #define ZIP64_MARK32 0xffffffffu
 #define ZIP64_MARK16 0xffffu
@@ -49,6 +50,7 @@ typedef struct central_record {
   uint64_t at; /* its offset in the archive */
   const char* name;
   uint16_t name_length, flags, method;
+  uint32_t crc;
   uint64_t stored_size, size, local_offset;
 } central_record;
 
@@ -72,8 +74,10 @@ static xpack_status read_at(const archive* a, uint64_t offset, void* out, size_t
   return XPACK_OK;
 }
 
-/* The end record: the last signature within the last END_SIZE + MAX_COMMENT bytes whose comment fits in the
- * file, then, when a locator precedes it, the Zip64 end record it points at. Leaves a->central_* and a->count. */
+/* The end record: the last signature within the last END_SIZE + MAX_COMMENT bytes, which with its comment must
+ * end the file, as Android's reader requires (taking an earlier record whose comment fits would read another
+ * archive than other readers do: one hidden in a member's bytes); then, when a locator precedes it, the Zip64
+ * end record it points at. Leaves a->central_* and a->count. */
 static xpack_status read_end(archive* a, xpack_error* err) {
   if (a->size < END_SIZE) {
     return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: %llu bytes: not a zip archive (too short for its end record, %d bytes)",
@@ -86,10 +90,19 @@ static xpack_status read_end(archive* a, xpack_error* err) {
   xpack_status st = read_at(a, tail_at, tail, tail_size, "the end of the archive", err);
   size_t end = tail_size; /* not found */
   for (size_t i = tail_size - END_SIZE + 1; st == XPACK_OK && i-- > 0;) {
-    if (xp_le32(tail + i) == END_SIGNATURE && i + END_SIZE + xp_le16(tail + i + 20) <= tail_size) {
+    if (xp_le32(tail + i) == END_SIGNATURE) {
       end = i;
       break;
     }
+  }
+  if (st == XPACK_OK && end != tail_size && end + END_SIZE + xp_le16(tail + end + 20) != tail_size) {
+    const uint64_t end_at = tail_at + end, comment = xp_le16(tail + end + 20);
+    free(tail);
+    return xp_fail(err, XPACK_ERR_BAD_INPUT,
+                   "%s: the last end of central directory record (offset %llu) and its %llu-byte comment end at offset "
+                   "%llu, not at the file's end (%llu): readers would disagree on the archive (Android's refuses it)",
+                   a->name, (unsigned long long)end_at, (unsigned long long)comment,
+                   (unsigned long long)(end_at + END_SIZE + comment), (unsigned long long)a->size);
   }
   if (st != XPACK_OK || end == tail_size) {
     free(tail);
@@ -232,6 +245,7 @@ static xpack_status next_record(const archive* a, uint64_t index, uint64_t* curs
   r->name_length = name_length;
   r->flags = xp_le16(c + 8);
   r->method = xp_le16(c + 10);
+  r->crc = xp_le32(c + 16);
   const uint32_t stored32 = xp_le32(c + 20), size32 = xp_le32(c + 24), local32 = xp_le32(c + 42);
   r->stored_size = stored32;
   r->size = size32;
@@ -261,8 +275,26 @@ static int by_name(const void* x, const void* y) {
   return a->at < b->at ? -1 : a->at > b->at; /* the earlier record first, in messages */
 }
 
-/* Every record read once (each must be sound before any member is used), and no two naming one member:
- * Android's reader refuses such an archive, since two readers could take different members for the name. */
+/* Whether a member's name is one Android's reader accepts: no zero byte, and UTF-8 in form (a lead byte and
+ * its continuation bytes). */
+static int name_is_valid(const uint8_t* name, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    const uint8_t b = name[i];
+    if (b == 0) return 0;
+    if (b < 0x80) continue;
+    const size_t more = (b & 0xE0) == 0xC0 ? 1 : (b & 0xF0) == 0xE0 ? 2 : (b & 0xF8) == 0xF0 ? 3 : 0;
+    if (more == 0 || more > n - 1 - i) return 0;
+    for (size_t k = 1; k <= more; k++) {
+      if ((name[i + k] & 0xC0) != 0x80) return 0;
+    }
+    i += more;
+  }
+  return 1;
+}
+
+/* Every record read once (each must be sound before any member is used), with a name Android's reader accepts,
+ * and no two naming one member: Android's reader refuses such an archive, since two readers could take
+ * different members for the name. */
 static xpack_status check_names_unique(const archive* a, xpack_error* err) {
   named_record* names = malloc((size_t)(a->count ? a->count : 1) * sizeof *names);
   if (names == NULL) return xp_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", a->name);
@@ -272,6 +304,11 @@ static xpack_status check_names_unique(const archive* a, xpack_error* err) {
     central_record r;
     st = next_record(a, i, &cursor, &r, err);
     names[i] = (named_record){r.name, r.name_length, r.at};
+    if (st == XPACK_OK && !name_is_valid((const uint8_t*)r.name, r.name_length)) {
+      st = xp_fail(err, XPACK_ERR_BAD_INPUT,
+                   "%s: central directory record at offset %llu: a member name with a zero byte or bytes that are not "
+                   "UTF-8 (Android's reader refuses the archive)", a->name, (unsigned long long)r.at);
+    }
   }
   if (st == XPACK_OK && a->count > 1) {
     qsort(names, (size_t)a->count, sizeof *names, by_name);
@@ -303,6 +340,14 @@ static xpack_status archive_open(archive* a, int fd, const char* name, xpack_err
   a->central = malloc(a->central_size ? (size_t)a->central_size : 1);
   if (a->central == NULL) return xp_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", name);
   s = read_at(a, a->central_offset, a->central, (size_t)a->central_size, "the central directory", err);
+  if (s == XPACK_OK && a->count > 0) { /* bytes before the first member: Android's reader refuses them */
+    uint8_t first[4];
+    s = read_at(a, 0, first, sizeof first, "the first local header", err);
+    if (s == XPACK_OK && xp_le32(first) != LOCAL_SIGNATURE) {
+      s = xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: offset 0: expected the first member's local header (PK\\3\\4): "
+                  "an archive with bytes before its first member is refused (as Android's reader does)", name);
+    }
+  }
   return s == XPACK_OK ? check_names_unique(a, err) : s;
 }
 
@@ -319,6 +364,13 @@ static xpack_status member_of(const archive* a, const central_record* r, xpack_a
   if (r->flags & FLAG_ENCRYPTED) {
     return xp_fail(err, XPACK_ERR_UNSUPPORTED, "%s: member \"%.*s\" (central directory record at offset %llu) is encrypted",
                    a->name, name_shown, r->name, (unsigned long long)r->at);
+  }
+  if (r->method == XPACK_ARCHIVE_STORED && r->stored_size != r->size) {
+    return xp_fail(err, XPACK_ERR_BAD_INPUT,
+                   "%s: member \"%.*s\" (central directory record at offset %llu): stored, yet %llu bytes in the archive "
+                   "and %llu extracted",
+                   a->name, name_shown, r->name, (unsigned long long)r->at, (unsigned long long)r->stored_size,
+                   (unsigned long long)r->size);
   }
   /* Members lie before the central directory. */
   const uint64_t limit = a->central_offset;
@@ -363,12 +415,20 @@ static xpack_status member_of(const archive* a, const central_record* r, xpack_a
                      a->name, name_shown, r->name, (unsigned long long)r->local_offset, (unsigned long long)r->at);
     }
   }
-  if (r->method == XPACK_ARCHIVE_STORED && r->stored_size != r->size) {
-    return xp_fail(err, XPACK_ERR_BAD_INPUT,
-                   "%s: member \"%.*s\" (central directory record at offset %llu): stored, yet %llu bytes in the archive "
-                   "and %llu extracted",
-                   a->name, name_shown, r->name, (unsigned long long)r->at, (unsigned long long)r->stored_size,
-                   (unsigned long long)r->size);
+  /* Without a data descriptor (flag bit 3) the local header repeats CRC and sizes (sizes 0xffffffff: in its Zip64
+   * field); Android's reader refuses a member whose two records disagree, so an asset passing here would not
+   * open on the device. */
+  if (!(r->flags & FLAG_DATA_DESCRIPTOR)) {
+    const uint32_t crc = xp_le32(local + 14), stored32 = xp_le32(local + 18), size32 = xp_le32(local + 22);
+    const int zip64 = stored32 == ZIP64_MARK32 && size32 == ZIP64_MARK32;
+    if (crc != r->crc || (!zip64 && (stored32 != r->stored_size || size32 != r->size))) {
+      return xp_fail(err, XPACK_ERR_BAD_INPUT,
+                     "%s: member \"%.*s\": the local header at offset %llu gives CRC %08x and sizes %u and %u, the "
+                     "central directory record at %llu CRC %08x and sizes %llu and %llu",
+                     a->name, name_shown, r->name, (unsigned long long)r->local_offset, crc, stored32, size32,
+                     (unsigned long long)r->at, r->crc, (unsigned long long)r->stored_size,
+                     (unsigned long long)r->size);
+    }
   }
   out->data_offset = data;
   out->stored_size = r->stored_size;
@@ -389,6 +449,9 @@ xpack_status xpack_archive_find(int fd, const char* archive_name, const char* me
     return xp_fail(err, XPACK_ERR_ARG, "xpack_archive_find: negative fd, or NULL name, member or output");
   }
   memset(out, 0, sizeof *out);
+  if (member[0] == '\0') {
+    return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s!/: an empty member name (expected ARCHIVE!/MEMBER)", archive_name);
+  }
   archive a;
   xpack_status st = archive_open(&a, fd, archive_name, err);
   const size_t wanted = strlen(member);

@@ -156,4 +156,13 @@ expect_refusal zip64_locator 'Zip64 locator at offset [0-9]*: Zip64 end record a
 expect_refusal zip64_end 'no Zip64 end record signature'
 expect_refusal no_end 'no end of central directory record'
 expect_refusal truncated 'no end of central directory record'
-echo "  17 hostile archives: exit 3 from verify, dump and run, each naming the record, stdout empty, input untouched"
+expect_refusal local_sizes 'the local header at offset [0-9]* gives CRC [0-9a-f]* and sizes 100 and 100'
+expect_refusal local_crc 'the local header at offset [0-9]* gives CRC 04030201'
+expect_refusal trailing 'end at offset [0-9]*, not at the file.s end'
+expect_refusal name_zero 'a member name with a zero byte'
+expect_refusal prefix 'offset 0: expected the first member.s local header'
+expect_refusal hidden 'comment end at offset [0-9]*, not at the file.s end'
+echo "  23 hostile archives: exit 3 from verify, dump and run, each naming the record, stdout empty, input untouched"
+# An empty member name names no member (it once packed a hidden ./.xpc named after nothing).
+set +e; "$XPACK" verify "apk/page.apk!/" > /dev/null 2> err.txt; rc=$?; set -e
+[ $rc = 3 ] && grep -q "an empty member name" err.txt || fail "an empty member name: exit $rc, $(cat err.txt)"

@@ -113,6 +113,36 @@ def zip64_hostile(name, change):
 zip64_hostile("zip64_locator", lambda d, locator: struct.pack_into("<Q", d, locator + 8, locator - 8))
 zip64_hostile("zip64_end", lambda d, locator: d.__setitem__(slice(struct.unpack_from("<Q", d, locator + 8)[0],
                                                                   struct.unpack_from("<Q", d, locator + 8)[0] + 4), b"PK\0\0"))
+# What Android's reader refuses too: local and central records that disagree on sizes or CRC (no data
+# descriptor), bytes after the end record or before the first member, another member's name with a zero byte.
+hostile("local_sizes", lambda d, end, central, rec, local: struct.pack_into("<II", d, local + 18, 100, 100))
+hostile("local_crc", lambda d, end, central, rec, local: struct.pack_into("<I", d, local + 14, 0x04030201))
+hostile("trailing", lambda d, end, central, rec, local: d.extend(b"\0" * 100))
+def other_name_zero(d, end, central, rec, local):
+    n = struct.unpack_from("<H", d, central + 28)[0]  # the first record: the manifest's
+    d[central + 46 + n - 1] = 0
+hostile("name_zero", other_name_zero)
+path = f"{out}/prefix.apk"
+write(path, align=4096)
+data = open(path, "rb").read()
+open(path, "wb").write(b"#!/bin/sh\n" + data)  # offsets now miss by 10 bytes too; the first check names the prefix
+print("prefix", "-")
+# Another archive hidden in a member's bytes: the real end record's comment length claims one byte more than the
+# file holds, so a reader that falls back to an earlier end record (one inside the member, pointing at a central
+# directory of its own) reads another archive than other readers do.
+def hidden_archive(d, end, central, rec, local):
+    struct.pack_into("<H", d, end + 20, struct.unpack_from("<H", d, end + 20)[0] + 1)
+hidden = f"{out}/hidden.apk"
+inner = f"{out}/inner.zip"
+with zipfile.ZipFile(inner, "w") as z:
+    z.writestr(MEMBER, cache, compress_type=zipfile.ZIP_STORED)
+with zipfile.ZipFile(hidden, "w") as z:
+    z.writestr(MEMBER, cache, compress_type=zipfile.ZIP_STORED)
+    z.writestr("assets/inner.bin", open(inner, "rb").read(), compress_type=zipfile.ZIP_STORED)
+data = bytearray(open(hidden, "rb").read())
+hidden_archive(data, *records(data))
+open(hidden, "wb").write(bytes(data))
+print("hidden", "-")
 hostile("multi_disk", lambda d, end, central, rec, local: struct.pack_into("<H", d, end + 4, 1))
 hostile("no_end", lambda d, end, central, rec, local: d.__setitem__(slice(end, end + 4), b"PK\x00\x00"))
 hostile("truncated", lambda d, end, central, rec, local: d.__delitem__(slice(len(d) // 2, len(d))))
