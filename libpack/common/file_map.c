@@ -53,22 +53,28 @@ enum { MAPPED_SLOTS = 256 };
 static struct {
   _Atomic uintptr_t start;
   uint64_t size;
+  uint64_t skew; /* bytes of the mapping before what `path` names (a range mapped from its page's start) */
   char* path;
 } g_mapped[MAPPED_SLOTS];
 
-static void remember_mapping(const void* data, uint64_t size, const char* path) {
+static void remember_mapping_skewed(const void* data, uint64_t size, uint64_t skew, const char* path) {
   char* copy = strdup(path);
   if (copy == NULL) return;
   for (size_t i = 0; i < MAPPED_SLOTS; i++) {
     uintptr_t expected = 0;
     if (atomic_compare_exchange_strong(&g_mapped[i].start, &expected, (uintptr_t)1)) {
       g_mapped[i].size = size;
+      g_mapped[i].skew = skew;
       g_mapped[i].path = copy;
       atomic_store_explicit(&g_mapped[i].start, (uintptr_t)data, memory_order_release);
       return;
     }
   }
   free(copy);
+}
+
+static void remember_mapping(const void* data, uint64_t size, const char* path) {
+  remember_mapping_skewed(data, size, 0, path);
 }
 
 static void forget_mapping(const void* data) {
@@ -88,7 +94,8 @@ const char* xpack_mapped_file_at(const void* address, unsigned long long* offset
   for (size_t i = 0; i < MAPPED_SLOTS; i++) {
     const uintptr_t start = atomic_load_explicit(&g_mapped[i].start, memory_order_acquire);
     if (start > 1 && at >= start && at - start < g_mapped[i].size) {
-      if (offset != NULL) *offset = (unsigned long long)(at - start);
+      const uint64_t in_mapping = at - start, skew = g_mapped[i].skew;
+      if (offset != NULL) *offset = (unsigned long long)(in_mapping > skew ? in_mapping - skew : 0);
       return g_mapped[i].path;
     }
   }
@@ -178,7 +185,9 @@ xpack_status xp_map_range(int fd, uint64_t offset, uint64_t size, const char* na
     return xp_fail(err, e == ENOMEM ? XPACK_ERR_NOMEM : XPACK_ERR_IO, "%s: mmap of %llu bytes at offset %llu failed: %s",
                    name, (unsigned long long)size, (unsigned long long)offset, strerror(e));
   }
-  xp_adopt_mapping(name, m, size + *delta, out);
+  out->data = m;
+  out->size = size + *delta;
+  remember_mapping_skewed(m, size + *delta, *delta, name); /* offsets in the range, not in its first page */
   return XPACK_OK;
 }
 

@@ -43,7 +43,8 @@ void xp_unmap_file(xp_file_map* map);
 xpack_status xp_check_range(int fd, uint64_t offset, uint64_t size, const char* name, xpack_error* err);
 
 /* Maps the pages of the open file fd that hold its bytes [offset, offset + size) (a cache stored inside another
- * file), read-only and shared, registered for SIGBUS reports under name; *delta is offset's distance from the
+ * file), read-only and shared, registered for SIGBUS reports under name (xpack_mapped_file_at counting offsets
+ * from the range's start); *delta is offset's distance from the
  * first page mapped, so the bytes start at out->data + *delta; released with xp_unmap_file. The caller has
  * checked that the range lies inside the file; size 0 maps nothing. Errors: XPACK_ERR_IO, XPACK_ERR_NOMEM
  * (out of address space). */

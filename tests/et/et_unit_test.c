@@ -1,5 +1,6 @@
 /* Unit tests of the verifying flatbuffer reader, the XH00 blob header checks, the .ptd/.pte
  * front-matter checks and the constant identity rule, on hand-made bytes. No real files needed. */
+#include <fcntl.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -349,6 +350,20 @@ static void test_mapped_file_at(void) {
   const uint8_t* data = map.data;
   xp_unmap_file(&map);
   EXPECT_MSG(xpack_mapped_file_at(data, NULL) == NULL, "forgotten once unmapped");
+
+  /* A range of the file (an archive's member) is mapped from its first page, but named and counted from its own
+   * start: once, a report gave the offset in that page's mapping, neither the member's nor the archive's. */
+  fd = open(path, O_RDONLY);
+  uint64_t delta = 0;
+  EXPECT_MSG(fd >= 0 && xp_map_range(fd, 4096 + 80, 2000, "a.zip!/m.pte", &map, &delta, &err) == XPACK_OK,
+             "map a range: %s", err.message);
+  if (fd >= 0) close(fd);
+  if (map.data != NULL) {
+    named = xpack_mapped_file_at(map.data + delta + 100, &offset);
+    EXPECT_MSG(delta == 80 && named != NULL && strcmp(named, "a.zip!/m.pte") == 0 && offset == 100,
+               "a range: %s at %llu (delta %llu)", named ? named : "NULL", offset, (unsigned long long)delta);
+    xp_unmap_file(&map);
+  }
 
   /* The readers' mappings (xp_et_map) too, every time: a stale record would name the wrong file for whatever is
    * mapped there next, and records that are never freed would fill the table after a few hundred opens. */
