@@ -6,6 +6,7 @@
 #include <unistd.h>
 #define XXH_STATIC_LINKING_ONLY /* XXH3_state_t on the stack */
 #include <xxhash.h>
+#define ZSTD_STATIC_LINKING_ONLY /* ZSTD_getFrameHeader: the frame's window */
 #include <zstd.h>
 
 #include "common/error.h"
@@ -52,6 +53,14 @@ static xpack_status check_frame(const uint8_t* frame, const xp_region* r, char* 
   if (content != r->size) {
     return FAULT("the zstd frame declares %llu bytes of content, the region record says %llu", content,
                  (unsigned long long)r->size);
+  }
+  /* zstd's own limit (ZSTD_d_windowLogMax) holds only where it decodes in steps: a frame whose content fits the
+   * output buffer is decoded in one go whatever window it declares, and verify called such a file sound. */
+  ZSTD_frameHeader header;
+  if (ZSTD_getFrameHeader(&header, frame, n) != 0) return FAULT("the zstd frame header is malformed or cut short");
+  if (header.windowSize > (1ull << XT_WINDOW_LOG_MAX)) {
+    return FAULT("the zstd frame needs a window of %llu bytes, more than the %llu FORMAT.md 9.2 allows",
+                 (unsigned long long)header.windowSize, 1ull << XT_WINDOW_LOG_MAX);
   }
   unsigned dict = ZSTD_getDictID_fromFrame(frame, n);
   if (dict != 0) return FAULT("the zstd frame needs dictionary %u; regions use none", dict);

@@ -17,3 +17,9 @@ set_tests_properties(transport_real_files PROPERTIES SKIP_RETURN_CODE 77)
 # inflate_flip links xpack_inflate only: no XNNPACK, loader, writer or zstd compressor may end up in it.
 add_test(NAME transport_inflate_standalone
          COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/standalone.sh $<TARGET_FILE:inflate_flip>)
+# The 8 MiB window of a region's frame holds for frames of any content size (frame_window.c).
+add_executable(frame_window ${CMAKE_CURRENT_LIST_DIR}/frame_window.c)
+target_include_directories(frame_window PRIVATE ${PROJECT_SOURCE_DIR}/libpack)
+target_link_libraries(frame_window PRIVATE xpack_inflate xpack_xxhash)
+set_target_properties(frame_window PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+add_test(NAME transport_frame_window COMMAND frame_window)

@@ -1,0 +1,61 @@
+/* A region's zstd frame must need at most an 8 MiB window (docs/FORMAT.md 9.2), whatever its content size.
+ * zstd's own limit holds only where it decodes in steps, so a frame declaring a 1 GiB window over 9 KiB of content
+ * was decoded in one go, and verify called the file sound. Frames built by hand (one raw block), decoded with
+ * xp_transport_decode_region (what verify and inflate call for every region): windows of 2^30 and 2^24 bytes are
+ * refused naming the window, 2^23 decodes. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+#include "../core/expect.h"
+#include "cachefile/cache_view.h"
+#include "transport/transport.h"
+
+enum { CONTENT = 9344 };
+
+/* Magic, a header with a Window_Descriptor (not single-segment) and a 4-byte Frame_Content_Size, one raw block. */
+static size_t build_frame(uint8_t* out, const uint8_t* content, unsigned window_log) {
+  size_t n = 0;
+  const uint8_t magic[4] = {0x28, 0xB5, 0x2F, 0xFD};
+  memcpy(out, magic, 4), n += 4;
+  out[n++] = 0x80;                                  /* Frame_Content_Size_flag 2 (4 bytes), nothing else */
+  out[n++] = (uint8_t)((window_log - 10) << 3);     /* Window_Descriptor: exponent, mantissa 0 */
+  for (int i = 0; i < 4; i++) out[n++] = (uint8_t)(CONTENT >> (8 * i));
+  const uint32_t block = 1u | (0u << 1) | ((uint32_t)CONTENT << 3); /* last, raw, size */
+  for (int i = 0; i < 3; i++) out[n++] = (uint8_t)(block >> (8 * i));
+  memcpy(out + n, content, CONTENT), n += CONTENT;
+  return n;
+}
+
+int main(void) {
+  static uint8_t content[CONTENT], frame[CONTENT + 64];
+  for (size_t i = 0; i < CONTENT; i++) content[i] = (uint8_t)(i * 131 + 7);
+  xp_transport_decoder d;
+  xpack_error err;
+  if (xp_transport_decoder_init(&d, &err) != XPACK_OK) {
+    fprintf(stderr, "%s\n", err.message);
+    return 2;
+  }
+  const unsigned logs[] = {30, 24, 23};
+  for (size_t i = 0; i < sizeof logs / sizeof logs[0]; i++) {
+    xp_view v;
+    memset(&v, 0, sizeof v);
+    v.base = frame;
+    const size_t n = build_frame(frame, content, logs[i]);
+    v.size = n;
+    const xp_region r = {0, n, CONTENT, XXH3_64bits(content, CONTENT)};
+    char what[512] = "";
+    const xpack_status st = xp_transport_decode_region(&d, &v, &r, NULL, 0, what, sizeof what, &err);
+    if (logs[i] > 23) {
+      EXPECT_MSG(st == XPACK_ERR_CORRUPT && strstr(what, "window") != NULL,
+                 "a window of 2^%u bytes over %d bytes of content: status %d, '%s'", logs[i], CONTENT, (int)st, what);
+    } else {
+      EXPECT_MSG(st == XPACK_OK, "a window of 2^23 bytes: status %d, '%s'", (int)st, what);
+    }
+    printf("window 2^%u: %s%s\n", logs[i], st == XPACK_OK ? "decoded" : "refused: ", what);
+  }
+  xp_transport_decoder_free(&d);
+  printf("frame_window: %d failure(s)\n", failures);
+  return failures ? 1 : 0;
+}
