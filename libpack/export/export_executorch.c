@@ -68,6 +68,7 @@ xp_et_name_kind xp_et_name_of_identity(const char* id, size_t len, size_t* name_
       s[separator + CONTENT_HEX_DIGITS] != ':') {
     return XP_ET_NAME_OTHER;
   }
+  if (len == suffix) return XP_ET_NAME_OTHER; /* an empty key: ExecuTorch looks up no weight by "" */
   *name_len = len - suffix;
   return XP_ET_NAME_MODULE_PATH;
 }

@@ -19,17 +19,18 @@ static void module_path_identity(char* out, size_t len, char fill) {
   memcpy(out + len - suffix, kSuffix, suffix + 1);
 }
 
-/* Records one fp32 weight (and its bias) under `seeds` seeds into path. */
-static void write_cache(const char* path, int seeds) {
+/* Records one fp32 weight (and its bias) under `seeds` seeds into path, both named by module-path identities
+ * of id_len bytes. */
+static void write_cache(const char* path, int seeds, size_t id_len) {
   static float kernel[16], bias[4];
   static char kernel_id[1001], bias_id[1001];
-  module_path_identity(kernel_id, 1000, 'k');
-  module_path_identity(bias_id, 1000, 'b');
+  module_path_identity(kernel_id, id_len, 'k');
+  module_path_identity(bias_id, id_len, 'b');
   xpack_error err;
   xpack_writer* w = NULL;
   EXPECT(xpack_writer_create(path, NULL, &w, &err) == XPACK_OK);
-  EXPECT(xpack_writer_bind(w, kernel, kernel_id, 1000, &err) == XPACK_OK);
-  EXPECT(xpack_writer_bind(w, bias, bias_id, 1000, &err) == XPACK_OK);
+  EXPECT(xpack_writer_bind(w, kernel, kernel_id, id_len, &err) == XPACK_OK);
+  EXPECT(xpack_writer_bind(w, bias, bias_id, id_len, &err) == XPACK_OK);
   const xpack_family fc = {XPACK_OP_FULLY_CONNECTED, xnn_datatype_fp32, xnn_datatype_fp32, xnn_datatype_fp32,
                            xnn_datatype_fp32, 0, 0};
   EXPECT_MSG(xpack_writer_bind_family(w, kernel, &fc, &err) == XPACK_OK, "%s", err.message);
@@ -64,11 +65,19 @@ int main(void) {
   xpack_export_stats stats;
   struct stat st;
 
-  write_cache(cache, 4); /* a few seeds, as families make: 8 KB of names for 2 KB of STRS */
+  write_cache(cache, 4, 1000); /* a few seeds, as families make: 8 KB of names for 2 KB of STRS */
   EXPECT_MSG(xpack_export_executorch(cache, out, NULL, NULL, &stats, &err) == XPACK_OK, "%s", err.message);
   unlink(out);
 
-  write_cache(cache, 20000); /* 40 MB of names for 2 KB of STRS */
+  /* A module path whose key is empty ("#xxh3-128:..."): ExecuTorch looks up no weight by "", so no record is
+   * written for it (once, a record with an empty name was). */
+  write_cache(cache, 2, 45);
+  EXPECT_MSG(xpack_export_executorch(cache, out, NULL, NULL, &stats, &err) == XPACK_OK, "%s", err.message);
+  EXPECT_MSG(stats.records == 0 && stats.skipped_not_executorch == 2, "empty key: %llu records, %llu not keys",
+             (unsigned long long)stats.records, (unsigned long long)stats.skipped_not_executorch);
+  unlink(out);
+
+  write_cache(cache, 20000, 1000); /* 40 MB of names for 2 KB of STRS */
   EXPECT_MSG(xpack_export_executorch(cache, out, NULL, NULL, &stats, &err) == XPACK_ERR_UNSUPPORTED &&
                  strstr(err.message, "share their identity strings") && strstr(err.message, cache),
              "%s", err.message);
