@@ -11,7 +11,8 @@
  *   xpack_error err;
  *   if (xpack_cache_open("model.xpc", 0, &cache, &err) != XPACK_OK) { report(err.message); cache = NULL; }
  *   // for every static weight handed to xnn_define_*:
- *   xpack_cache_bind(cache, weight_ptr, "its identity", 12, NULL); // ExecuTorch named key, or content id
+ *   xpack_cache_bind(cache, weight_ptr, "its identity", 12, NULL); // names the bytes AND how they are packed:
+ *                                   // shape, node, quantization (XNNPACK's seed does not tell them apart)
  *   // for every key XNNPACK will look up, the bytes it reads (xpack_replay_size_weights asks XNNPACK):
  *   xpack_cache_bind_size(cache, &key, packed_size, NULL);
  *   ... define the subgraph ...
