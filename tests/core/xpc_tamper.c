@@ -124,11 +124,13 @@ static int usage(void) {
 /* 8 bytes of 0xAB before the footer, inside a grown metadata area. */
 static int grow_metadata_tail(void) {
   enum { TAIL = 8 };
+  if (g_size < XPC_FOOTER_SIZE) return die("shorter than a footer");
   uint8_t* grown = realloc(g_file, g_size + TAIL);
   if (grown == NULL) return die("out of memory");
   g_file = grown;
   uint8_t* f = g_file + g_size - XPC_FOOTER_SIZE;
-  memmove(f + TAIL, f, XPC_FOOTER_SIZE);
+  for (size_t i = XPC_FOOTER_SIZE; i-- > 0;) f[TAIL + i] = f[i]; /* the footer moves up (GCC's bounds check
+                                                                   * took memmove for a copy into nothing) */
   memset(f, 0xAB, TAIL);
   g_size += TAIL;
   f += TAIL;
