@@ -74,6 +74,7 @@ void xp_replay_free_tables(xp_replay_state* s) {
   free(s->value_use);
   free(s->converted_from);
   free(s->shapes);
+  xp_replay_bindings_free(&s->bound);
   s->shapes = NULL;
   s->ids = NULL;
   s->value_info = NULL;

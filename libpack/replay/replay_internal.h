@@ -28,6 +28,18 @@ typedef struct xp_replay_shape {
   uint32_t dims[XNN_MAX_TENSOR_DIMS];
 } xp_replay_shape;
 
+/* The identity a weight pointer of the delegate is bound to (replay_bindings.c); identity NULL: ambiguous. */
+typedef struct xp_replay_bound {
+  const void* ptr; /* NULL: an empty slot */
+  char* identity;
+  size_t len;
+} xp_replay_bound;
+
+typedef struct xp_replay_bindings {
+  xp_replay_bound* slots; /* open addressing by pointer, capacity a power of two, at most half full */
+  size_t capacity, count;
+} xp_replay_bindings;
+
 typedef struct xp_replay_state {
   const xpack_et_xnn_graph* graph;
   const xpack_et_named_sources* sources;
@@ -47,7 +59,14 @@ typedef struct xp_replay_state {
   unsigned char* value_use; /* by value index: RP_VALUE_* bits (xp_replay_find_value_uses, xp_replay_check_node_ids) */
   int16_t* converted_from;   /* by value index: the datatype a Convert node makes it from, or 0 (xp_replay_find_value_uses) */
   xp_replay_shape* shapes;   /* by value index: what XNNPACK's reshape will make of it, where known (replay_shapes.c) */
+  xp_replay_bindings bound;  /* what each weight pointer is bound to so far (xp_replay_bind) */
 } xp_replay_state;
+
+/* Binds ptr through s->bind: to identity the first time, and to XPACK_IDENTITY_AMBIGUOUS once another constant
+ * of the delegate names the same pointer otherwise (XNNPACK's key holds the pointer: one pointer, one name).
+ * Errors: XPACK_ERR_NOMEM (nothing bound). */
+xpack_status xp_replay_bind(xp_replay_state* s, const void* ptr, const char* identity, size_t len);
+void xp_replay_bindings_free(xp_replay_bindings* t);
 
 enum {
   RP_VALUE_LISTED_INPUT = 1,  /* in the graph's input_ids */

@@ -100,11 +100,10 @@ static xpack_status constant_of(xp_replay_state* s, uint32_t idx, const char* wh
       return xp_fail(err, st, "%s: value %u: %s identity: %s", s->graph->name, value_index, what,
                      err ? err->message : "");
     }
-    if (ambiguous) {
-      s->bind(s->bind_context, c->data, XPACK_IDENTITY_AMBIGUOUS, sizeof XPACK_IDENTITY_AMBIGUOUS - 1);
-    } else {
-      s->bind(s->bind_context, c->data, identity, len);
-    }
+    st = ambiguous ? xp_replay_bind(s, c->data, XPACK_IDENTITY_AMBIGUOUS, sizeof XPACK_IDENTITY_AMBIGUOUS - 1)
+                   : xp_replay_bind(s, c->data, identity, len);
+    if (st != XPACK_OK) return xp_fail(err, st, "%s: value %u: out of memory binding its %s", s->graph->name,
+                                       value_index, what);
   }
   return XPACK_OK;
 }

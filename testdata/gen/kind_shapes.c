@@ -6,7 +6,13 @@
  * every look-up a hit). Each branch below has its own input and output; equal weight numbers mean equal bytes.
  *   shapes-a:    FC [8, 17]; Conv2d 2x2, 16 -> 34 channels, 1 group, bias; Conv2d 1x1, 3 -> 16
  *   shapes-b:    the same bytes as FC [17, 8]; Conv2d 1x2, 64 -> 34, 2 groups (the same bias); FC [24, 2]
- *   shapes-tied: one weight's bytes in two FC nodes, [8, 17] and [17, 8] */
+ *   shapes-tied: one weight's bytes in two FC nodes, [8, 17] and [17, 8]
+ *   shapes-alias: shapes-tied with the two weights keyed by module path (fc0.weight, fc1.weight): equal bytes,
+ *                 so both keys name one segment (as ExecuTorch's NamedDataStore stores them) and one pointer
+ *   shapes-alias-one: shapes-alias's fc1.weight alone, as FC [17, 8] (its key, its bytes)
+ *   shapes-scale-alias: FC [8, 17] and [17, 8] over 136 positive floats that are also the per-channel scales of
+ *                 a qd8 x qc8w FC [136, 4] (one key, one segment) */
+#include <stdio.h>
 #include <string.h>
 
 #include "kinds.h"
@@ -16,6 +22,7 @@ enum { MAX_BRANCHES = 4 };
 typedef struct branch {
   int conv; /* 0: FullyConnected [out, in] */
   uint32_t out, in, kernel_h, kernel_w, groups, bias, weight;
+  const char* key; /* the weight's named-data key; NULL: its bytes' SHA-256 */
 } branch;
 
 /* fp32 normal(0, 0.3) weights, bytes fixed by (role, number) and count. */
@@ -43,6 +50,7 @@ static int build_branches(const gen_options* o, weight_pool* pool, pte_program* 
     const uint32_t per_group = r->conv ? r->in / r->groups : r->in;
     const uint64_t count = (uint64_t)r->out * r->kernel_h * r->kernel_w * per_group;
     weight* w = make_weight(o, pool, 1, r->weight, count);
+    if (w != NULL && r->key != NULL) snprintf(w->name, sizeof w->name, "%s", r->key);
     weight* bias_bytes = r->bias ? make_weight(o, pool, 2, r->bias, r->out) : NULL;
     if (!w || (r->bias && !bias_bytes)) {
       ok = 0;
@@ -79,16 +87,52 @@ static int build_branches(const gen_options* o, weight_pool* pool, pte_program* 
 }
 
 int build_shapes_a(const gen_options* o, weight_pool* pool, pte_program* p) {
-  const branch b[] = {{0, 8, 17, 1, 1, 1, 0, 1}, {1, 34, 16, 2, 2, 1, 1, 2}, {1, 16, 3, 1, 1, 1, 0, 3}};
+  const branch b[] = {{0, 8, 17, 1, 1, 1, 0, 1, NULL}, {1, 34, 16, 2, 2, 1, 1, 2, NULL}, {1, 16, 3, 1, 1, 1, 0, 3, NULL}};
   return build_branches(o, pool, p, b, 3);
 }
 
 int build_shapes_b(const gen_options* o, weight_pool* pool, pte_program* p) {
-  const branch b[] = {{0, 17, 8, 1, 1, 1, 0, 1}, {1, 34, 64, 1, 2, 2, 1, 2}, {0, 24, 2, 1, 1, 1, 0, 3}};
+  const branch b[] = {{0, 17, 8, 1, 1, 1, 0, 1, NULL}, {1, 34, 64, 1, 2, 2, 1, 2, NULL}, {0, 24, 2, 1, 1, 1, 0, 3, NULL}};
   return build_branches(o, pool, p, b, 3);
 }
 
 int build_shapes_tied(const gen_options* o, weight_pool* pool, pte_program* p) {
-  const branch b[] = {{0, 8, 17, 1, 1, 1, 0, 1}, {0, 17, 8, 1, 1, 1, 0, 1}};
+  const branch b[] = {{0, 8, 17, 1, 1, 1, 0, 1, NULL}, {0, 17, 8, 1, 1, 1, 0, 1, NULL}};
   return build_branches(o, pool, p, b, 2);
+}
+
+int build_shapes_alias(const gen_options* o, weight_pool* pool, pte_program* p) {
+  const branch b[] = {{0, 8, 17, 1, 1, 1, 0, 1, "fc0.weight"}, {0, 17, 8, 1, 1, 1, 0, 1, "fc1.weight"}};
+  return build_branches(o, pool, p, b, 2);
+}
+
+int build_shapes_alias_one(const gen_options* o, weight_pool* pool, pte_program* p) {
+  const branch b[] = {{0, 17, 8, 1, 1, 1, 0, 1, "fc1.weight"}};
+  return build_branches(o, pool, p, b, 1);
+}
+
+int build_shapes_scale_alias(const gen_options* o, weight_pool* pool, pte_program* p) {
+  weight* scales = pool_new(pool);
+  weight* q = pool_new(pool);
+  if (scales == NULL || q == NULL) return 0;
+  weight_set(scales, WF_SCALE_F32, tensor_seed(o->seed, 7, 1), 1, 136, 0.05f);
+  weight_set(q, WF_QC8, tensor_seed(o->seed, 7, 2), 136, 4, 0);
+  xg_graph g;
+  xg_init(&g, 3, 3, 1);
+  const uint32_t in[3][XG_MAX_DIMS] = {{3, 17}, {3, 8}, {2, 4}}, out[3][XG_MAX_DIMS] = {{3, 8}, {3, 17}, {2, 136}};
+  const uint32_t nd[3] = {2, 2, 2};
+  uint32_t x[3];
+  for (uint32_t k = 0; k < 3; k++) x[k] = xg_input(&g, k, XDT_FP32, in[k], 2);
+  const uint32_t f0d[2] = {8, 17}, f1d[2] = {17, 8}, qd[2] = {136, 4};
+  xg_fully_connected(&g, x[0], xg_constant(&g, scales, XDT_FP32, f0d, 2), XNN_INVALID_ID,
+                     xg_output(&g, 0, XDT_FP32, out[0], 2));
+  xg_fully_connected(&g, x[1], xg_constant(&g, scales, XDT_FP32, f1d, 2), XNN_INVALID_ID,
+                     xg_output(&g, 1, XDT_FP32, out[1], 2));
+  const uint32_t xq = xg_dynamic_quant(&g, in[2], 2, 1);
+  xg_node_1x1(&g, XN_CONVERT, x[2], xq, 0);
+  xg_fully_connected(&g, xq, xg_constant_per_channel(&g, q, scales, XDT_QCINT8, qd, 2, 0), XNN_INVALID_ID,
+                     xg_output(&g, 2, XDT_FP32, out[2], 2));
+  const int ok = add_single_delegate_method(p, "forward", &g, ST_FLOAT, in, nd, 3, out, nd, 3);
+  xg_free(&g);
+  return ok;
 }

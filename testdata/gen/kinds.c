@@ -80,6 +80,11 @@ static const kind_info k_kinds[] = {
      "another shape with the same XNNPACK seed"},
     {"shapes-b", build_shapes_b, "shapes-a's weight bytes as FC [17, 8], Conv2d 1x2 64->34 in 2 groups, FC [24, 2]"},
     {"shapes-tied", build_shapes_tied, "one weight's bytes in two FC nodes, [8, 17] and [17, 8]"},
+    {"shapes-alias", build_shapes_alias,
+     "shapes-tied keyed by module path (fc0.weight, fc1.weight): two keys naming one segment, one pointer"},
+    {"shapes-alias-one", build_shapes_alias_one, "shapes-alias's fc1.weight alone, as FC [17, 8]"},
+    {"shapes-scale-alias", build_shapes_scale_alias,
+     "FC [8, 17] and [17, 8] over floats that are also a qd8 x qc8w FC's per-channel scales (one key)"},
 };
 
 const kind_info* kind_find(const char* name) {

@@ -289,7 +289,17 @@ static fb_ref ser_named_data(fb_builder* b, weight* const* named, size_t n, size
     fb_ref key = fb_cstring(b, named[i]->key);
     fb_table_begin(b);
     fb_add_ref(b, 0, key);
-    fb_add_u32(b, 1, (uint32_t)(first_segment + i), 0);
+    /* ExecuTorch's NamedDataStore keeps one buffer per distinct content: a key whose bytes equal an earlier
+     * key's (module-path keys of equal tensors) names that key's segment. */
+    size_t segment = i;
+    for (size_t j = 0; j < i && segment == i; j++) {
+      const weight *x = named[j], *y = named[i];
+      if (x->format == y->format && x->seed == y->seed && x->rows == y->rows && x->cols == y->cols &&
+          x->stddev == y->stddev && x->nbytes == y->nbytes) {
+        segment = j;
+      }
+    }
+    fb_add_u32(b, 1, (uint32_t)(first_segment + segment), 0);
     refs[i] = fb_table_end(b);
   }
   fb_ref v = fb_vec_ref(b, refs, n);

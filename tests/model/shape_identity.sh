@@ -66,4 +66,23 @@ PY
 outputs_equal shapes-tied.nocache.json tied_own.json || fail "shapes-tied with its own cache"
 "$XPACK" run shapes-tied.pte --cache a.xpc --json > tied_other.json
 outputs_equal shapes-tied.nocache.json tied_other.json || fail "shapes-tied with an unrelated cache"
+
+# One pointer, two names: two module-path keys on one segment (ExecuTorch stores equal bytes once) used as FC
+# [8, 17] and [17, 8], or bytes that are an FC's weight and a quantized FC's scales. XNNPACK keys by pointer, and
+# the last binding once named the pointer for every use: the program's own cache served one shape's packing to the
+# other, and a cache packed with it served it to a clean program using one of the keys. Now such a pointer is
+# bound to nothing (xpack:ambiguous) by the replay, as the ExecuTorch adapter binds it.
+for kind in shapes-alias shapes-alias-one shapes-scale-alias; do
+  "$GEN" "$kind" -o "$kind.pte" > /dev/null
+  "$XPACK" run "$kind.pte" --json > "$kind.nocache.json"
+done
+"$XPACK" -q pack shapes-alias.pte -o alias.xpc
+"$XPACK" run shapes-alias.pte --cache alias.xpc --json > alias_own.json
+outputs_equal shapes-alias.nocache.json alias_own.json || fail "shapes-alias with its own cache"
+"$XPACK" -q pack shapes-alias.pte shapes-alias-one.pte -o alias_both.xpc
+"$XPACK" run shapes-alias-one.pte --cache alias_both.xpc --json > one_with_both.json
+compare_runs shapes-alias-one.nocache.json one_with_both.json || fail "shapes-alias-one with the cache of both"
+"$XPACK" -q pack shapes-scale-alias.pte -o scale_alias.xpc
+"$XPACK" run shapes-scale-alias.pte --cache scale_alias.xpc --json > scale_alias_own.json
+outputs_equal shapes-scale-alias.nocache.json scale_alias_own.json || fail "shapes-scale-alias with its own cache"
 echo "shape_identity: ok"
