@@ -79,6 +79,7 @@ static void add_activation(XXH3_state_t* h, const xpack_et_xnn_value* v) {
   }
   add_u32(h, 1);
   add_u32(h, (uint32_t)(uint16_t)v->datatype);
+  add_u32(h, (uint32_t)(uint16_t)v->dq_datatype); /* the legacy dynamic-quantization marker: qd8, not f32 */
   add_u32(h, (uint32_t)is_static_quantized(v));
   if (is_static_quantized(v)) {
     add_u32(h, (uint32_t)v->quant.zero_point);

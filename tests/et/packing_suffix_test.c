@@ -115,6 +115,10 @@ int main(int argc, char** argv) {
   in->quant.scale += 1.0f;
   EXPECT_MSG(strcmp(suffix_of(g, &src, idx).text, plain.text) == 0, "a dynamic input's scale changed the suffix");
   *in = in_saved;
+  /* The legacy dynamic-quantization marker on the input makes XNNPACK pack for a qd8 input, not an f32 one. */
+  in->dq_datatype = in->dq_datatype == 0 ? XPACK_ET_XNN_DT_QDINT8 : 0;
+  EXPECT_MSG(strcmp(suffix_of(g, &src, idx).text, plain.text) != 0, "the input's dq_datatype is not in the suffix");
+  *in = in_saved;
 
   /* A statically quantized input and output are packed with the weight: each of their parameters counts. */
   set_static(in, 0.5f, 3);
