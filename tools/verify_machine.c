@@ -46,7 +46,7 @@ void verify_for_this_machine(const cli_cache_source* source, json* j, machine_ve
     xpack_file_get_entry(file, i, &e);
     entries_of[e.family < n ? e.family : n]++;
     xpack_cache_family_info family;
-    if (!e.servable && e.family < n && xpack_cache_family(cache, e.family, &family, NULL) == XPACK_OK &&
+    if (e.family < n && !xpack_file_entry_servable(file, i) && xpack_cache_family(cache, e.family, &family, NULL) == XPACK_OK &&
         family.refusal == XPACK_FAMILY_SERVED) {
       refused_alone++;
     }

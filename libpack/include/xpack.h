@@ -219,10 +219,13 @@ typedef struct xpack_file_entry {
   uint32_t family;
   uint32_t flags;
   bool sound; /* the entry passes its check and points at a sound region */
-  bool servable; /* a loader's look-up of its own key finds and serves it: sound, flags known, identities that are
-                    strings of STRS, and no other entry with its key (FORMAT.md 5.3: then neither is served) */
 } xpack_file_entry;
 void xpack_file_get_entry(const xpack_file* f, uint64_t index, xpack_file_entry* out); /* index < count */
+
+/* Whether a loader's look-up of entry index's own key finds and serves it: sound, flags known, identities that are
+ * strings of STRS, and no other entry with its key (FORMAT.md 5.3: then neither is served). Families aside (a
+ * loader decides those per machine: xpack_cache_family). A binary search: false for a NULL f or index >= count. */
+bool xpack_file_entry_servable(const xpack_file* f, uint64_t index);
 
 /* Finds the entry for (seed, kernel identity, bias identity or NULL); returns its index, or -1 when the
  * file has no sound entry with that key (or f or kernel is NULL). */

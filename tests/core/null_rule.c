@@ -107,6 +107,7 @@ static void file_functions(void) {
   xpack_file_get_entry(NULL, 0, &entry);
   EXPECT(zeroed(&entry, sizeof entry));
   xpack_file_get_entry(NULL, 0, NULL);
+  EXPECT(!xpack_file_entry_servable(NULL, 0));
   EXPECT(xpack_file_find(NULL, 0, "k", NULL) == -1);
   POISONED(xpack_file_family, family);
   xpack_file_get_family(NULL, 0, &family);
