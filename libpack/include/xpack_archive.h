@@ -10,8 +10,11 @@
  * map or change the archive.
  *
  * Read as libziparchive (Android's own reader) reads: the last end-of-central-directory record within the
- * last 65,557 bytes, Zip64 when its fields say so, one disk only, names compared byte for byte, and an
- * archive naming one member twice refused (two readers could otherwise disagree on which one it holds).
+ * last 65,557 bytes, which with its comment must end the file, Zip64 when its fields say so, one disk only, the
+ * first member at offset 0, names without zero bytes and in UTF-8 form compared byte for byte, local headers
+ * agreeing with the central directory on method, name, CRC and sizes (unless a data descriptor follows), and
+ * an archive naming one member twice refused (two readers could otherwise disagree on which one it holds).
+ * Errors of each function: XPACK_ERR_BAD_INPUT naming the record and its offset for any of these. */
  */
 #ifndef XPACK_ARCHIVE_H
 #define XPACK_ARCHIVE_H
