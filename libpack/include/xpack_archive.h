@@ -14,7 +14,7 @@
  * first member at offset 0, names without zero bytes and in UTF-8 form compared byte for byte, local headers
  * agreeing with the central directory on method, name, CRC and sizes (unless a data descriptor follows), and
  * an archive naming one member twice refused (two readers could otherwise disagree on which one it holds).
- * Errors of each function: XPACK_ERR_BAD_INPUT naming the record and its offset for any of these. */
+ * Errors of each function: XPACK_ERR_BAD_INPUT naming the record and its offset for any of these.
  */
 #ifndef XPACK_ARCHIVE_H
 #define XPACK_ARCHIVE_H
