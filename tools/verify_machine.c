@@ -40,27 +40,27 @@ void verify_for_this_machine(const cli_cache_source* source, json* j, machine_ve
   xpack_file_info info;
   xpack_file_get_info(file, &info);
   out->entries = info.entry_count;
-  uint64_t refused_alone = 0; /* entries a served family holds that the loader's look-up refuses one by one */
-  for (uint64_t i = 0; entries_of != NULL && i < info.entry_count; i++) {
-    xpack_file_entry e;
-    xpack_file_get_entry(file, i, &e);
-    entries_of[e.family < n ? e.family : n]++;
-    xpack_cache_family_info family;
-    if (e.family < n && !xpack_file_entry_servable(file, i) && xpack_cache_family(cache, e.family, &family, NULL) == XPACK_OK &&
-        family.refusal == XPACK_FAMILY_SERVED) {
-      refused_alone++;
-    }
-  }
   const char* refusal = xpack_cache_refusal(cache);
-  const uint64_t without_family = entries_of ? entries_of[n] : 0;
-  /* The loader's own count: the file refused whole, entries naming no family, and those of refused families. */
-  out->entries_refused = info.entry_count - xpack_cache_entries_served(cache);
-  if (refusal == NULL) out->entries_refused += refused_alone; /* a file refused whole counts every entry already */
   xpack_cache_family_info* families = calloc((size_t)n + 1, sizeof *families);
   for (uint32_t i = 0; families != NULL && i < n; i++) {
     if (xpack_cache_family(cache, i, &families[i], NULL) != XPACK_OK) continue;
     if (families[i].refusal != XPACK_FAMILY_SERVED) out->families_refused++;
   }
+  /* Entries a served family holds that the loader's look-up refuses one by one; a file refused whole counts every
+   * entry already. */
+  uint64_t refused_alone = 0;
+  for (uint64_t i = 0; entries_of != NULL && i < info.entry_count; i++) {
+    xpack_file_entry e;
+    xpack_file_get_entry(file, i, &e);
+    entries_of[e.family < n ? e.family : n]++;
+    if (refusal == NULL && families != NULL && e.family < n && families[e.family].refusal == XPACK_FAMILY_SERVED &&
+        !xpack_file_entry_servable(file, i)) {
+      refused_alone++;
+    }
+  }
+  const uint64_t without_family = entries_of ? entries_of[n] : 0;
+  /* The loader's own count: the file refused whole, entries naming no family, and those of refused families. */
+  out->entries_refused = info.entry_count - xpack_cache_entries_served(cache) + refused_alone;
   if (j) {
     json_key(j, "machine"); json_object(j);
     json_key(j, "checked"); json_bool(j, 1);
@@ -68,7 +68,7 @@ void verify_for_this_machine(const cli_cache_source* source, json* j, machine_ve
     json_key(j, "entries"); json_uint(j, info.entry_count);
     json_key(j, "entries_refused"); json_uint(j, out->entries_refused);
     json_key(j, "entries_without_family"); json_uint(j, without_family);
-    json_key(j, "entries_refused_alone"); json_uint(j, refusal == NULL ? refused_alone : 0);
+    json_key(j, "entries_refused_alone"); json_uint(j, refused_alone);
     json_key(j, "families"); json_array(j);
   } else if (out->entries_refused == 0) {
     fprintf(cli_out(), "%s: on this machine every entry is served\n", path);
@@ -76,7 +76,7 @@ void verify_for_this_machine(const cli_cache_source* source, json* j, machine_ve
     fprintf(cli_out(), "%s: on this machine %llu of %llu entries would be refused (XNNPACK packs them itself)\n", path,
             (unsigned long long)out->entries_refused, (unsigned long long)info.entry_count);
     if (refusal) fprintf(cli_out(), "  the whole file is refused: %s\n", refusal);
-    if (refusal == NULL && refused_alone) {
+    if (refused_alone) {
       fprintf(cli_out(), "  %llu entr%s of served families %s refused one by one: damaged, a key another entry has "
               "too, or an identity that is no string (the problems above)\n", (unsigned long long)refused_alone,
               refused_alone == 1 ? "y" : "ies", refused_alone == 1 ? "is" : "are");

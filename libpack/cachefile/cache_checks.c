@@ -201,13 +201,9 @@ static int string_ok(const xp_view* v, uint32_t offset, const char** s, uint32_t
 
 /* Why the bytes at STRS offset `offset` are no string (FORMAT.md 5.4), for a message. */
 static const char* string_fault(const xp_view* v, uint32_t offset) {
-  const uint64_t n = v->strings.count;
-  if ((uint64_t)offset + 4 > n) return "its length lies past the end of STRS";
-  const uint8_t* p = v->base + v->strings.offset + offset;
-  const uint32_t l = xp_le32(p);
-  if ((uint64_t)offset + 4 + l + 1 > n) return "its bytes run past the end of STRS";
-  if (p[4 + l] != 0) return "no zero byte follows its bytes";
-  return "it holds a zero byte: strings hold none";
+  const char* s;
+  uint32_t len;
+  return xp_view_string_fault(xp_view_string(v, offset, &s, &len));
 }
 
 typedef struct entry_key {

@@ -240,14 +240,25 @@ xpack_status xp_view_open(xp_view* v, const uint8_t* base, uint64_t size, const 
 
 int xp_view_string(const xp_view* v, uint32_t offset, const char** s, uint32_t* len) {
   const uint64_t n = v->strings.count;
-  if ((uint64_t)offset + 4 > n) return -1;
+  if ((uint64_t)offset + 4 > n) return XP_STRING_LENGTH_OUTSIDE;
   const uint8_t* p = v->base + v->strings.offset + offset;
   uint32_t l = xp_le32(p);
-  if ((uint64_t)offset + 4 + l + 1 > n || p[4 + l] != 0) return -1;
-  if (memchr(p + 4, 0, l) != NULL) return -1; /* FORMAT.md 5.4: no zero byte inside a string */
+  if ((uint64_t)offset + 4 + l + 1 > n) return XP_STRING_BYTES_OUTSIDE;
+  if (p[4 + l] != 0) return XP_STRING_UNTERMINATED;
+  if (memchr(p + 4, 0, l) != NULL) return XP_STRING_HOLDS_ZERO; /* FORMAT.md 5.4 */
   *s = (const char*)p + 4;
   *len = l;
   return 0;
+}
+
+const char* xp_view_string_fault(int fault) {
+  switch (fault) {
+    case XP_STRING_LENGTH_OUTSIDE: return "its length lies past the end of STRS";
+    case XP_STRING_BYTES_OUTSIDE: return "its bytes run past the end of STRS";
+    case XP_STRING_UNTERMINATED: return "no zero byte follows its bytes";
+    case XP_STRING_HOLDS_ZERO: return "it holds a zero byte: strings hold none";
+    default: return "a string";
+  }
 }
 
 void xp_view_region(const xp_view* v, uint64_t index, xp_region* out) {

@@ -82,8 +82,16 @@ xpack_status xp_view_open(xp_view* view, const uint8_t* base, uint64_t size, con
                           xpack_error* err);
 
 /* A string of STRS at byte offset `offset`; returns 0 and sets *s and *len when it lies inside the table
- * and ends with its NUL and holds no other zero byte, -1 otherwise. */
+ * and ends with its NUL and holds no other zero byte, else the fault (negative: XP_STRING_*). */
+enum {
+  XP_STRING_LENGTH_OUTSIDE = -1,
+  XP_STRING_BYTES_OUTSIDE = -2,
+  XP_STRING_UNTERMINATED = -3,
+  XP_STRING_HOLDS_ZERO = -4,
+};
 int xp_view_string(const xp_view* view, uint32_t offset, const char** s, uint32_t* len);
+/* The fault xp_view_string returned, in words for a message. */
+const char* xp_view_string_fault(int fault);
 
 /* A table tag as four printable characters ('?' for any other byte) and a NUL, for messages. */
 void xp_tag_text(uint32_t tag, char out[5]);
