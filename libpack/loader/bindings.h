@@ -71,7 +71,7 @@ typedef struct xp_key_identities {
 } xp_key_identities;
 
 /* Resolves kernel and bias (NULL: the key has none) to their identities, and the key's bound size. Returns 0
- * when each pointer is bound to an identity shorter than XP_MAX_IDENTITY and the kernel's is not
+ * when each pointer is bound to an identity shorter than XP_MAX_IDENTITY and neither is
  * XPACK_IDENTITY_AMBIGUOUS, -1 otherwise (the key cannot be named). */
 int xp_bindings_resolve_key(xp_bindings* b, uint32_t seed, const void* kernel, const void* bias,
                             xp_key_identities* out);

@@ -11,7 +11,12 @@
  *                 so both keys name one segment (as ExecuTorch's NamedDataStore stores them) and one pointer
  *   shapes-alias-one: shapes-alias's fc1.weight alone, as FC [17, 8] (its key, its bytes)
  *   shapes-scale-alias: FC [8, 17] and [17, 8] over 136 positive floats that are also the per-channel scales of
- *                 a qd8 x qc8w FC [136, 4] (one key, one segment) */
+ *                 a qd8 x qc8w FC [136, 4] (one key, one segment)
+ *   shapes-bias-a: FC [8, 17] with a bias whose 8 floats are also the weight of an FC [2, 4]: the bias has no
+ *                 single name, and a key naming it by that (xpack:ambiguous) stood for any bias
+ *   shapes-bias-b: shapes-bias-a with other bias bytes (the same FC [8, 17] weight)
+ *   shapes-bias-two: one FC [8, 17] weight with shapes-bias-a's bias and with shapes-bias-b's, both biases also
+ *                 FC [2, 4] weights: two keys with one weight, one seed and two ambiguous biases */
 #include <stdio.h>
 #include <string.h>
 
@@ -23,6 +28,7 @@ typedef struct branch {
   int conv; /* 0: FullyConnected [out, in] */
   uint32_t out, in, kernel_h, kernel_w, groups, bias, weight;
   const char* key; /* the weight's named-data key; NULL: its bytes' SHA-256 */
+  uint32_t weight_role; /* whose bytes the weight has: 2 = the bias numbered `weight`; 0 = its own */
 } branch;
 
 /* fp32 normal(0, 0.3) weights, bytes fixed by (role, number) and count. */
@@ -49,7 +55,7 @@ static int build_branches(const gen_options* o, weight_pool* pool, pte_program* 
     const branch* r = &b[k];
     const uint32_t per_group = r->conv ? r->in / r->groups : r->in;
     const uint64_t count = (uint64_t)r->out * r->kernel_h * r->kernel_w * per_group;
-    weight* w = make_weight(o, pool, 1, r->weight, count);
+    weight* w = make_weight(o, pool, r->weight_role ? r->weight_role : 1, r->weight, count);
     if (w != NULL && r->key != NULL) snprintf(w->name, sizeof w->name, "%s", r->key);
     weight* bias_bytes = r->bias ? make_weight(o, pool, 2, r->bias, r->out) : NULL;
     if (!w || (r->bias && !bias_bytes)) {
@@ -87,27 +93,29 @@ static int build_branches(const gen_options* o, weight_pool* pool, pte_program* 
 }
 
 int build_shapes_a(const gen_options* o, weight_pool* pool, pte_program* p) {
-  const branch b[] = {{0, 8, 17, 1, 1, 1, 0, 1, NULL}, {1, 34, 16, 2, 2, 1, 1, 2, NULL}, {1, 16, 3, 1, 1, 1, 0, 3, NULL}};
+  const branch b[] = {{0, 8, 17, 1, 1, 1, 0, 1, NULL, 0}, {1, 34, 16, 2, 2, 1, 1, 2, NULL, 0},
+                      {1, 16, 3, 1, 1, 1, 0, 3, NULL, 0}};
   return build_branches(o, pool, p, b, 3);
 }
 
 int build_shapes_b(const gen_options* o, weight_pool* pool, pte_program* p) {
-  const branch b[] = {{0, 17, 8, 1, 1, 1, 0, 1, NULL}, {1, 34, 64, 1, 2, 2, 1, 2, NULL}, {0, 24, 2, 1, 1, 1, 0, 3, NULL}};
+  const branch b[] = {{0, 17, 8, 1, 1, 1, 0, 1, NULL, 0}, {1, 34, 64, 1, 2, 2, 1, 2, NULL, 0},
+                      {0, 24, 2, 1, 1, 1, 0, 3, NULL, 0}};
   return build_branches(o, pool, p, b, 3);
 }
 
 int build_shapes_tied(const gen_options* o, weight_pool* pool, pte_program* p) {
-  const branch b[] = {{0, 8, 17, 1, 1, 1, 0, 1, NULL}, {0, 17, 8, 1, 1, 1, 0, 1, NULL}};
+  const branch b[] = {{0, 8, 17, 1, 1, 1, 0, 1, NULL, 0}, {0, 17, 8, 1, 1, 1, 0, 1, NULL, 0}};
   return build_branches(o, pool, p, b, 2);
 }
 
 int build_shapes_alias(const gen_options* o, weight_pool* pool, pte_program* p) {
-  const branch b[] = {{0, 8, 17, 1, 1, 1, 0, 1, "fc0.weight"}, {0, 17, 8, 1, 1, 1, 0, 1, "fc1.weight"}};
+  const branch b[] = {{0, 8, 17, 1, 1, 1, 0, 1, "fc0.weight", 0}, {0, 17, 8, 1, 1, 1, 0, 1, "fc1.weight", 0}};
   return build_branches(o, pool, p, b, 2);
 }
 
 int build_shapes_alias_one(const gen_options* o, weight_pool* pool, pte_program* p) {
-  const branch b[] = {{0, 17, 8, 1, 1, 1, 0, 1, "fc1.weight"}};
+  const branch b[] = {{0, 17, 8, 1, 1, 1, 0, 1, "fc1.weight", 0}};
   return build_branches(o, pool, p, b, 1);
 }
 
@@ -135,4 +143,20 @@ int build_shapes_scale_alias(const gen_options* o, weight_pool* pool, pte_progra
   const int ok = add_single_delegate_method(p, "forward", &g, ST_FLOAT, in, nd, 3, out, nd, 3);
   xg_free(&g);
   return ok;
+}
+
+int build_shapes_bias_a(const gen_options* o, weight_pool* pool, pte_program* p) {
+  const branch b[] = {{0, 8, 17, 1, 1, 1, 5, 1, NULL, 0}, {0, 2, 4, 1, 1, 1, 0, 5, NULL, 2}};
+  return build_branches(o, pool, p, b, 2);
+}
+
+int build_shapes_bias_b(const gen_options* o, weight_pool* pool, pte_program* p) {
+  const branch b[] = {{0, 8, 17, 1, 1, 1, 6, 1, NULL, 0}, {0, 2, 4, 1, 1, 1, 0, 6, NULL, 2}};
+  return build_branches(o, pool, p, b, 2);
+}
+
+int build_shapes_bias_two(const gen_options* o, weight_pool* pool, pte_program* p) {
+  const branch b[] = {{0, 8, 17, 1, 1, 1, 5, 1, NULL, 0}, {0, 8, 17, 1, 1, 1, 6, 1, NULL, 0},
+                      {0, 2, 4, 1, 1, 1, 0, 5, NULL, 2}, {0, 2, 4, 1, 1, 1, 0, 6, NULL, 2}};
+  return build_branches(o, pool, p, b, 4);
 }

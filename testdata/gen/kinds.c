@@ -85,6 +85,10 @@ static const kind_info k_kinds[] = {
     {"shapes-alias-one", build_shapes_alias_one, "shapes-alias's fc1.weight alone, as FC [17, 8]"},
     {"shapes-scale-alias", build_shapes_scale_alias,
      "FC [8, 17] and [17, 8] over floats that are also a qd8 x qc8w FC's per-channel scales (one key)"},
+    {"shapes-bias-a", build_shapes_bias_a, "FC [8, 17] whose bias bytes are also an FC [2, 4]'s weight"},
+    {"shapes-bias-b", build_shapes_bias_b, "shapes-bias-a with other bias bytes"},
+    {"shapes-bias-two", build_shapes_bias_two,
+     "one FC [8, 17] weight with shapes-bias-a's and shapes-bias-b's biases, each also an FC [2, 4]'s weight"},
 };
 
 const kind_info* kind_find(const char* name) {

@@ -53,6 +53,9 @@ int build_shapes_tied(const gen_options* o, weight_pool* pool, pte_program* p);
 int build_shapes_alias(const gen_options* o, weight_pool* pool, pte_program* p);
 int build_shapes_alias_one(const gen_options* o, weight_pool* pool, pte_program* p);
 int build_shapes_scale_alias(const gen_options* o, weight_pool* pool, pte_program* p);
+int build_shapes_bias_a(const gen_options* o, weight_pool* pool, pte_program* p);
+int build_shapes_bias_b(const gen_options* o, weight_pool* pool, pte_program* p);
+int build_shapes_bias_two(const gen_options* o, weight_pool* pool, pte_program* p);
 
 /* Seeds of tensors: a stable function of the run seed and the tensor's identity. */
 uint64_t tensor_seed(uint64_t run_seed, uint32_t role, uint32_t index);

@@ -85,4 +85,19 @@ compare_runs shapes-alias-one.nocache.json one_with_both.json || fail "shapes-al
 "$XPACK" -q pack shapes-scale-alias.pte -o scale_alias.xpc
 "$XPACK" run shapes-scale-alias.pte --cache scale_alias.xpc --json > scale_alias_own.json
 outputs_equal shapes-scale-alias.nocache.json scale_alias_own.json || fail "shapes-scale-alias with its own cache"
+# A bias with no single name: its bytes are also another FC's weight, so the replay binds it to xpack:ambiguous.
+# Keys naming a bias so once counted as named: a key (seed, weight, xpack:ambiguous) stood for every bias that
+# weight was used with, and one packing was recorded and served for all of them, in the program's own cache
+# (shapes-bias-two's two FC [8, 17]) and in another program's (shapes-bias-b with shapes-bias-a's).
+for kind in shapes-bias-a shapes-bias-b shapes-bias-two; do
+  "$GEN" "$kind" -o "$kind.pte" > /dev/null
+  "$XPACK" run "$kind.pte" --json > "$kind.nocache.json"
+  "$XPACK" -q pack "$kind.pte" -o "$kind.xpc"
+  "$XPACK" dump "$kind.xpc" > "$kind.dump"
+  ! grep -q "xpack:ambiguous" "$kind.dump" || fail "$kind: an entry names a bias xpack:ambiguous"
+  "$XPACK" run "$kind.pte" --cache "$kind.xpc" --json > "$kind.own.json"
+  outputs_equal "$kind.nocache.json" "$kind.own.json" || fail "$kind with its own cache"
+done
+"$XPACK" run shapes-bias-b.pte --cache shapes-bias-a.xpc --json > bias_b_with_a.json
+outputs_equal shapes-bias-b.nocache.json bias_b_with_a.json || fail "shapes-bias-b with shapes-bias-a's cache"
 echo "shape_identity: ok"
