@@ -73,8 +73,8 @@ xpack_status xpack_writer_bind(xpack_writer* w, const void* raw, const char* ide
  * Every recorded entry needs one: a packed weight whose kernel has no family, an unprobeable one, or two
  * different ones, is packed but not recorded (counted in no_family), because no loader could vouch for it.
  * Errors: XPACK_ERR_ARG; XPACK_ERR_UNSUPPORTED (not a family this xpack knows), XPACK_ERR_XNNPACK (its
- * probe cannot run here), XPACK_ERR_MISMATCH (the pointer was bound to another family): then the pointer's
- * entries are not recorded. */
+ * probe cannot run here), XPACK_ERR_MISMATCH (the pointer was bound to another family, or to one that made it
+ * unrecorded): then the pointer's entries are not recorded; XPACK_ERR_NOMEM. */
 xpack_status xpack_writer_bind_family(xpack_writer* w, const void* kernel, const xpack_family* family,
                                       xpack_error* err);
 
@@ -269,8 +269,9 @@ typedef void (*xpack_problem_fn)(void* context, const char* where, const char* w
  * bounds, alignment, overlap and XXH3, every entry's strings, region, check value, order and key hash.
  * Returns XPACK_OK after a complete check (problems counted in *problem_count, 0 = sound) or the error that
  * stopped it from opening the file, as xpack_file_open's (then reported once through fn as well, UNSUPPORTED
- * for entries sharing their identity strings past xpack_file_open's limit included); XPACK_ERR_ARG for a NULL
- * path. */
+ * for entries sharing their identity strings past xpack_file_open's limit included, and *problem_count is 1;
+ * not XPACK_ERR_IO: a file that could not be read has no problem to report, and *problem_count is 0);
+ * XPACK_ERR_ARG for a NULL path. */
 xpack_status xpack_verify_file(const char* path, xpack_problem_fn fn, void* context, uint64_t* problem_count,
                                xpack_error* err);
 /* As xpack_verify_file, on the cache stored as the bytes [offset, offset + size) of the open file fd (an

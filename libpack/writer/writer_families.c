@@ -12,6 +12,12 @@
 #define WR_NO_FAMILY_CONFLICT "!two families"
 #define WR_NO_FAMILY_UNPROBEABLE "!unprobeable"
 
+/* Marks kernel as recording nothing. A failed mark could leave an earlier family bound, so the failure is the
+ * caller's: NOMEM rather than status. */
+static xpack_status exclude(xp_writer_session* s, const void* kernel, const char* marker, xpack_status status) {
+  return xp_bindings_set(&s->family_bindings, kernel, marker, strlen(marker)) == XPACK_OK ? status : XPACK_ERR_NOMEM;
+}
+
 xpack_status xpack_writer_bind_family(xpack_writer* w, const void* kernel, const xpack_family* family,
                                       xpack_error* err) {
   if (w == NULL || kernel == NULL || family == NULL) {
@@ -23,7 +29,8 @@ xpack_status xpack_writer_bind_family(xpack_writer* w, const void* kernel, const
   size_t len = 0;
   xpack_status st = xpack_family_format(family, name, sizeof name, &len, NULL);
   if (st == XPACK_ERR_UNSUPPORTED) {
-    xp_bindings_set(&s->family_bindings, kernel, WR_NO_FAMILY_UNPROBEABLE, strlen(WR_NO_FAMILY_UNPROBEABLE));
+    st = exclude(s, kernel, WR_NO_FAMILY_UNPROBEABLE, st);
+    if (st == XPACK_ERR_NOMEM) return xp_fail(err, st, "out of memory");
     return xp_fail(err, st, "%s: not a packing family this xpack can probe; its weights are not recorded", name);
   }
   if (st != XPACK_OK) return xp_fail(err, st, "xpack_writer_bind_family: cannot name the family");
@@ -31,16 +38,21 @@ xpack_status xpack_writer_bind_family(xpack_writer* w, const void* kernel, const
   xpack_error probe_err;
   st = xp_probe_family(name, len, &probe, &probe_err);
   if (st != XPACK_OK) {
-    xp_bindings_set(&s->family_bindings, kernel, WR_NO_FAMILY_UNPROBEABLE, strlen(WR_NO_FAMILY_UNPROBEABLE));
+    st = exclude(s, kernel, WR_NO_FAMILY_UNPROBEABLE, st);
+    if (st == XPACK_ERR_NOMEM) return xp_fail(err, st, "out of memory");
     return xp_fail(err, st, "%s; its weights are not recorded", probe_err.message);
   }
   char bound[XPACK_FAMILY_NAME_MAX];
   size_t bound_len = xp_bindings_get(&s->family_bindings, kernel, bound, sizeof bound);
+  if (bound_len != (size_t)-1 && bound[0] == '!') {
+    /* Excluded before, as unprobeable or as used by two families: this family is another one all the same. */
+    return xp_fail(err, XPACK_ERR_MISMATCH, "one weight is used by %s and by a family %s; its entries are not recorded",
+                   name, strcmp(bound, WR_NO_FAMILY_CONFLICT) == 0 ? "two others" : "xpack cannot probe");
+  }
   if (bound_len != (size_t)-1 && !(bound_len == len && memcmp(bound, name, len) == 0)) {
-    if (bound[0] == '!') return XPACK_OK; /* already excluded */
-    xp_bindings_set(&s->family_bindings, kernel, WR_NO_FAMILY_CONFLICT, strlen(WR_NO_FAMILY_CONFLICT));
-    return xp_fail(err, XPACK_ERR_MISMATCH,
-                   "one weight is used by two packing families (%.*s and %s); its entries are not recorded",
+    st = exclude(s, kernel, WR_NO_FAMILY_CONFLICT, XPACK_ERR_MISMATCH);
+    if (st == XPACK_ERR_NOMEM) return xp_fail(err, st, "out of memory");
+    return xp_fail(err, st, "one weight is used by two packing families (%.*s and %s); its entries are not recorded",
                    (int)bound_len, bound, name);
   }
   return xp_bindings_set(&s->family_bindings, kernel, name, len);

@@ -284,6 +284,9 @@ int main(void) {
   EXPECT(xpack_writer_bind_family(w, kernel_e, &fc_qd8, &err) == XPACK_ERR_MISMATCH && strstr(err.message, "two"));
   EXPECT(xpack_writer_bind_family(w, kernel_d, &not_a_family, &err) == XPACK_ERR_UNSUPPORTED &&
          strstr(err.message, "w=qb4w"));
+  /* Excluded already: another family is a mismatch, and the pointer stays unrecorded (one review found OK here). */
+  EXPECT(xpack_writer_bind_family(w, kernel_d, &fc, &err) == XPACK_ERR_MISMATCH && strstr(err.message, "cannot probe"));
+  EXPECT(xpack_writer_bind_family(w, kernel_e, &fc, &err) == XPACK_ERR_MISMATCH && strstr(err.message, "two others"));
   EXPECT(xpack_writer_bind_family(w, NULL, &fc, &err) == XPACK_ERR_ARG);
   struct xnn_weights_cache_provider* wp = xpack_writer_provider(w);
   size_t a1 = pack_like_xnnpack(wp, &ka, 128, 0xAA, 1);
