@@ -70,8 +70,10 @@ xpack_status xpack_et_adapter_attach_cache(xpack_cache* cache, const void* pte, 
                                            const void* const* ptds, const size_t* ptd_sizes, size_t ptd_count,
                                            xpack_error* err) {
   if (g_cache) return xp_fail(err, XPACK_ERR_ARG, "xpack_et_adapter_attach_cache: already attached");
-  if (!cache || !pte || (ptd_count && (!ptds || !ptd_sizes)))
+  if (!cache || !pte || (ptd_count && (!ptds || !ptd_sizes))) {
+    xpack_cache_close(cache); /* owned from this call on, as when the attach fails later */
     return xp_fail(err, XPACK_ERR_ARG, "xpack_et_adapter_attach_cache: NULL cache, program or data");
+  }
   g_opening = cache;
   return attach_opened(pte, pte_size, ptds, ptd_sizes, ptd_count, err);
 }

@@ -70,7 +70,8 @@ xpack_status xpack_et_adapter_attach_best(const char* const* cache_paths, size_t
 /* xpack_et_adapter_attach for a cache the app opened itself, e.g. from its APK with xpack_cache_open_fd (pass it
  * the limits {.small_cache_bytes = XPACK_ET_ADAPTER_SMALL_CACHE_BYTES} to skip as attach does). The adapter owns
  * the cache from this call on, also when it fails (it is then closed), and closes it at detach. Errors:
- * XPACK_ERR_ARG (already attached: the cache stays the caller's; a NULL cache or program), those of
+ * XPACK_ERR_ARG (already attached: the cache stays the caller's; a NULL cache, program, or data with ptd_count
+ * above 0: the cache is closed), those of
  * xpack_et_summarize. */
 xpack_status xpack_et_adapter_attach_cache(xpack_cache* cache, const void* pte, size_t pte_size,
                                            const void* const* ptds, const size_t* ptd_sizes, size_t ptd_count,

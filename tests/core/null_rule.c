@@ -13,6 +13,7 @@
 
 #include "expect.h"
 #include "xpack.h"
+#include "xpack_et_adapter.h"
 #include "xpack_executorch.h"
 #include "xpack_family.h"
 #include "xpack_loader.h"
@@ -88,7 +89,18 @@ static void writer_functions(const char* folder) {
   EXPECT(access(path, F_OK) != 0);
 }
 
+static void count_problem(void* context, const char* where, const char* what) {
+  (void)where, (void)what;
+  ++*(int*)context;
+}
+
 static void file_functions(void) {
+  /* A file that cannot be read has no problem to report: the status says it (xpack_verify_file). */
+  int reported = 0;
+  uint64_t problems = 7;
+  xpack_error io;
+  EXPECT(xpack_verify_file("/nonexistent/x.xpc", count_problem, &reported, &problems, &io) == XPACK_ERR_IO &&
+         reported == 0 && problems == 0 && io.message[0] != 0);
   xpack_file* f = NULL;
   EXPECT_ARG(xpack_file_open(NULL, &f, &e_));
   EXPECT_ARG(xpack_file_open("x.xpc", NULL, &e_));
@@ -226,6 +238,31 @@ static void loader_functions(const char* cache_path) {
   EXPECT_ARG(xpack_family_parse("name", 4, NULL, &e_));
 }
 
+/* Lines of this process's mappings that name path: the cache's mapping while it is open. */
+static int mappings_of(const char* path) {
+  FILE* maps = fopen("/proc/self/maps", "r");
+  if (maps == NULL) return -1;
+  char line[8192];
+  int n = 0;
+  while (fgets(line, sizeof line, maps)) n += strstr(line, path) != NULL;
+  fclose(maps);
+  return n;
+}
+
+/* The adapter owns a cache handed to attach_cache, also when the call is refused for its other arguments. */
+static void adapter_functions(const char* cache_path) {
+  static const uint8_t pte[16];
+  EXPECT_ARG(xpack_et_adapter_attach_cache(NULL, pte, sizeof pte, NULL, NULL, 0, &e_));
+  xpack_cache* c = NULL;
+  EXPECT(xpack_cache_open(cache_path, 0, &c, NULL) == XPACK_OK && mappings_of(cache_path) > 0);
+  EXPECT_ARG(xpack_et_adapter_attach_cache(c, NULL, 0, NULL, NULL, 0, &e_));
+  EXPECT_MSG(mappings_of(cache_path) == 0, "the refused attach left the cache open");
+  EXPECT(xpack_cache_open(cache_path, 0, &c, NULL) == XPACK_OK);
+  EXPECT_ARG(xpack_et_adapter_attach_cache(c, pte, sizeof pte, NULL, NULL, 1, &e_));
+  EXPECT_MSG(mappings_of(cache_path) == 0, "the refused attach left the cache open");
+  EXPECT(xpack_et_adapter_cache() == NULL && xpack_et_adapter_provider() == NULL);
+}
+
 static void replay_and_pipeline_functions(const char* folder) {
   xpack_replay_subgraph replay;
   EXPECT_ARG(xpack_replay_define(NULL, NULL, NULL, NULL, &replay, &e_));
@@ -298,6 +335,7 @@ int main(void) {
   file_functions();
   executorch_functions();
   loader_functions(cache_path);
+  adapter_functions(cache_path);
   replay_and_pipeline_functions(folder);
   unlink(cache_path);
   EXPECT(rmdir(folder) == 0);
