@@ -432,3 +432,19 @@ xp_find_result xp_view_find(const xp_view* v, uint32_t seed, const char* kernel,
   if (index != NULL) *index = lo;
   return XPC_FOUND;
 }
+
+bool xp_view_entry_findable(const xp_view* v, uint64_t index) {
+  if (index >= v->entries.count) return false;
+  xp_entry e;
+  xp_view_entry(v, index, &e);
+  const char *kernel, *bias = NULL;
+  uint32_t kernel_len, bias_len = 0;
+  if (xp_view_string(v, e.kernel, &kernel, &kernel_len) != 0 ||
+      (e.bias != XPC_NONE && xp_view_string(v, e.bias, &bias, &bias_len) != 0)) {
+    return false;
+  }
+  xp_entry found;
+  xp_region region;
+  uint64_t at = UINT64_MAX;
+  return xp_view_find(v, e.seed, kernel, kernel_len, bias, bias_len, &found, &region, &at) == XPC_FOUND && at == index;
+}

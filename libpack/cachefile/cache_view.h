@@ -21,6 +21,7 @@
 #ifndef XPACK_SRC_CACHE_VIEW_H
 #define XPACK_SRC_CACHE_VIEW_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -141,5 +142,9 @@ int xp_string_order(const char* a, size_t a_len, const char* b, size_t b_len);
 xp_find_result xp_view_find(const xp_view* view, uint32_t seed, const char* kernel, size_t kernel_len,
                               const char* bias, size_t bias_len, xp_entry* entry, xp_region* region,
                               uint64_t* index);
+
+/* Whether a look-up of entry `index`'s own key finds that entry sound (xp_view_find), i.e. whether the
+ * entry is served when its family is; false for an index out of range or strings that are none. */
+bool xp_view_entry_findable(const xp_view* view, uint64_t index);
 
 #endif

@@ -145,21 +145,7 @@ void xpack_file_get_entry(const xpack_file* f, uint64_t index, xpack_file_entry*
 }
 
 bool xpack_file_entry_servable(const xpack_file* f, uint64_t index) {
-  if (f == NULL || index >= f->file.view.entries.count) return false;
-  const xp_view* v = &f->file.view;
-  xp_entry e;
-  xp_view_entry(v, index, &e);
-  /* The loader's own look-up (xp_view_find) of the entry's key, which applies every per-entry rule it has. */
-  const char *kernel, *bias = NULL;
-  uint32_t kernel_len, bias_len = 0;
-  if (xp_view_string(v, e.kernel, &kernel, &kernel_len) != 0 ||
-      (e.bias != XPC_NONE && xp_view_string(v, e.bias, &bias, &bias_len) != 0)) {
-    return false;
-  }
-  xp_entry found;
-  xp_region region;
-  uint64_t at = UINT64_MAX;
-  return xp_view_find(v, e.seed, kernel, kernel_len, bias, bias_len, &found, &region, &at) == XPC_FOUND && at == index;
+  return f != NULL && xp_view_entry_findable(&f->file.view, index);
 }
 
 void xpack_file_get_family(const xpack_file* f, uint64_t index, xpack_file_family* out) {

@@ -13,8 +13,10 @@ uint64_t xpack_cache_entries_served(xpack_cache* c) {
   for (uint64_t i = 0; i < c->view.entries.count; i++) {
     xp_entry e;
     xp_view_entry(&c->view, i, &e);
-    /* An entry naming no family (a format 1.0 file) is refused as every look-up of it would be. */
-    served += e.family < family_count && c->families.slots[e.family].refusal == XPACK_FAMILY_SERVED;
+    /* An entry naming no family (a format 1.0 file) is refused as every look-up of it would be, and so is one
+     * that its own key's look-up does not find sound (a damaged check value or region, a key claimed twice). */
+    served += e.family < family_count && c->families.slots[e.family].refusal == XPACK_FAMILY_SERVED &&
+              xp_view_entry_findable(&c->view, i);
   }
   return served;
 }

@@ -3,7 +3,8 @@
 # `xpack run --cache A --cache B ...`): the first file served whole is kept; else the one serving the most
 # entries; files that do not open or are refused whole are passed over; files after the chosen one are not
 # opened. Stand-ins for caches packed for other CPUs: one family's probe changed (that family's entries are not
-# served here) and another XNNPACK build (nothing served), checksums re-sealed (xpc_tamper).
+# served here), another XNNPACK build (nothing served) and an entry with an unknown flag (refused alone),
+# checksums re-sealed (xpc_tamper).
 XPACK=$1; GEN=$2; TAMPER=$3
 . "$(dirname "$0")/lib.sh"
 d=$(mktemp -d); trap 'rm -rf "$d"' EXIT
@@ -13,6 +14,7 @@ cd "$d"
 "$XPACK" -q pack q4.pte -o q4.xpc
 cp q4.xpc other_probe.xpc; "$TAMPER" other_probe.xpc probe 0
 cp q4.xpc other_build.xpc; "$TAMPER" other_build.xpc build-id
+cp q4.xpc bad_entry.xpc; "$TAMPER" bad_entry.xpc entry-flags # entry 0 refused alone, its family served
 "$XPACK" dump --json q4.xpc > dump.json
 "$XPACK" run q4.pte --json > n.json
 
@@ -22,6 +24,7 @@ cp q4.xpc other_build.xpc; "$TAMPER" other_build.xpc build-id
   --cache other_probe.xpc > all.txt
 "$XPACK" run q4.pte --cache other_build.xpc --cache other_probe.xpc --json > most.json
 "$XPACK" run q4.pte --cache other_build.xpc --cache other_build.xpc --json > none.json
+"$XPACK" run q4.pte --cache bad_entry.xpc --cache q4.xpc --json > bad_entry.json
 set +e; "$XPACK" run q4.pte --cache missing.xpc --cache missing2.xpc > fail.txt 2> fail.err; st=$?; set -e
 [ "$st" = 3 ] && [ ! -s fail.txt ] || fail "no cache opens: exit $st, expected 3 and nothing on stdout"
 grep -q "no --cache file opens; the first: missing.xpc: cannot open" fail.err || fail "no cache opens: $(cat fail.err)"
@@ -62,6 +65,10 @@ z = json.load(open("none.json"))  # none serves anything: the first that opened,
 assert z["cache"] == "other_build.xpc" and "XNNPACK build" in z["cache_refused"] and z["hits"] == 0
 assert [c["state"] for c in z["cache_candidates"]] == ["chosen", "passed over"], z["cache_candidates"]
 outputs_alike(z)
+b = json.load(open("bad_entry.json"))  # an entry the loader refuses alone is not counted as served
+assert [(c["state"], c["entries_served"]) for c in b["cache_candidates"]] == [("passed over", entries - 1),
+                                                                             ("chosen", entries)], b["cache_candidates"]
+assert b["cache"] == "q4.xpc" and b["hits"] == b["lookups"] > 0, b["cache"]
 s = json.load(open("skipped.json"))  # a file skipped as small is kept at once: the others would be skipped alike
 assert s["cache"] == "conv_a.xpc" and s["cache_refused"].startswith("skipped unread"), s["cache_refused"]
 assert [c["state"] for c in s["cache_candidates"]] == ["chosen", "not tried"] and s["lookups"] == 0
