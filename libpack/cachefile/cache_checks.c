@@ -54,6 +54,38 @@ static void check_reserved(xp_checker* c) {
   }
 }
 
+/* A file of this version or older holds this version's tables and no other, in the writer's order, each of the
+ * record size FORMAT.md 5.1 gives (a later minor may add tables or grow records; readers skip what they do
+ * not know, so only verify tells such a file from one a writer of its version wrote). */
+static void check_table_set(xp_checker* c) {
+  const xp_view* v = c->v;
+  if (v->minor > XPC_VERSION_MINOR) return;
+  enum { MAX_TABLES = 16 };
+  uint32_t tags[MAX_TABLES], sizes[MAX_TABLES];
+  const size_t known = xp_known_tables(tags, sizes, MAX_TABLES);
+  for (uint32_t i = 0; i < v->dir_count && !c->stopped; i++) {
+    const uint8_t* d = v->base + v->dir_offset + (uint64_t)i * XPC_DIR_ENTRY_SIZE;
+    char tag[5], expected[5], where[64];
+    xp_tag_text(xp_le32(d + XPC_D_TAG), tag);
+    snprintf(where, sizeof where, "table directory entry %u at offset %%llu", i);
+    const uint64_t at = v->dir_offset + (uint64_t)i * XPC_DIR_ENTRY_SIZE;
+    if (i >= known) {
+      xp_problem(c, where, at, "table %s: a file of version 1.%u has %zu tables", tag, v->minor, known);
+      return;
+    }
+    xp_tag_text(tags[i], expected);
+    if (xp_le32(d + XPC_D_TAG) != tags[i]) {
+      xp_problem(c, where, at, "table %s where %s comes: the writer's order (FORMAT.md 5.1) in a file of "
+                 "version 1.%u", tag, expected, v->minor);
+      return;
+    }
+    if (xp_le32(d + XPC_D_RECORD_SIZE) != sizes[i]) {
+      xp_problem(c, where, at, "table %s record_size %u, expected %u in a file of version 1.%u", tag,
+                 xp_le32(d + XPC_D_RECORD_SIZE), sizes[i], v->minor);
+    }
+  }
+}
+
 /* The metadata area as the writer lays it out (FORMAT.md 5, 9.1): the tables in directory order, the first at
  * metadata_offset, each at the next multiple of 8 after the one before, then the directory likewise, which
  * ends where the footer starts; zero bytes between. */
@@ -111,6 +143,7 @@ void xp_check_tables(xp_checker* c) {
     }
   }
   check_reserved(c);
+  check_table_set(c);
   check_metadata_layout(c);
 }
 

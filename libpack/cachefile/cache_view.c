@@ -30,6 +30,15 @@ static const table_spec kTables[] = {
     {XPC_TAG_FAMILIES, XPC_FAMILY_SIZE, 1, 1, offsetof(xp_view, families)},
 };
 
+size_t xp_known_tables(uint32_t tag[], uint32_t record_size[], size_t capacity) {
+  const size_t n = sizeof kTables / sizeof kTables[0];
+  for (size_t k = 0; k < n && k < capacity; k++) {
+    tag[k] = kTables[k].tag;
+    record_size[k] = kTables[k].min_record_size;
+  }
+  return n;
+}
+
 void xp_tag_text(uint32_t tag, char out[5]) {
   for (int i = 0; i < 4; i++) {
     unsigned char c = (unsigned char)(tag >> (8 * i));

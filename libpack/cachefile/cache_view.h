@@ -96,6 +96,9 @@ const char* xp_view_string_fault(int fault);
 
 /* A table tag as four printable characters ('?' for any other byte) and a NUL, for messages. */
 void xp_tag_text(uint32_t tag, char out[5]);
+/* The tables of this version in the order a writer emits them (FORMAT.md 5.1): the tag and record size of
+ * table k, for k below the count returned. */
+size_t xp_known_tables(uint32_t tag[], uint32_t record_size[], size_t capacity);
 
 /* Record accessors; the index must be below the table's count. */
 void xp_view_region(const xp_view* view, uint64_t index, xp_region* out);

@@ -74,6 +74,10 @@ check_rule "padding between regions" "^padding at offset $gap: .* between region
 check_rule "families in a file of version 1.0" "^FAMI table at offset [0-9]+: [0-9]+ records in a file of version 1.0" "$TAMPER" "$d/bad.xpc" as-1.0
 check_rule "a folder in an input's name" "^provenance record 0: name \"/.*\" holds a '/'" "$TAMPER" "$d/bad.xpc" prov-name-slash
 check_rule "a zero byte inside a string" "^entry 0 at offset [0-9]+: kernel identity offset [0-9]+ is not a string of STRS: it holds a zero byte" "$TAMPER" "$d/bad.xpc" string-zero
+# Readers skip tables they do not know and find tables through the directory, so only verify tells these from
+# what a writer of the file's version wrote (FORMAT.md 5.1).
+check_rule "tables out of the writer's order" "^table directory entry 4 at offset [0-9]+: table INFO where BLDI comes" "$TAMPER" "$d/bad.xpc" table-order
+check_rule "a table no writer of the version writes" "^table directory entry 7 at offset [0-9]+: table XTRA: a file of version 1\.3 has 7 tables" "$TAMPER" "$d/bad.xpc" extra-table
 check_rule "bytes after the table directory" "^table directory at offset [0-9]+: ends at offset [0-9]+, expected to end where the footer starts" "$TAMPER" "$d/bad.xpc" metadata-tail
 # The same file refused by export and inflate (of its transport form), which check the file first.
 set +e; "$XPACK" export --executorch "$d/bad.xpc" "$d/bad.et" > /dev/null 2> "$d/export.err"; st=$?; set -e

@@ -20,6 +20,8 @@
  *   xpc_tamper FILE move-region I    region I (with a gap of 64 bytes before it) moved 64 bytes down
  *   xpc_tamper FILE prov-name-slash  provenance record 0's name starts with '/' (names hold no folder: 5.5)
  *   xpc_tamper FILE string-zero      entry 0's kernel identity gets a zero byte in its middle (FORMAT.md 5.4)
+ *   xpc_tamper FILE table-order      BLDI and INFO swapped, in the directory and in place (laid out again)
+ *   xpc_tamper FILE extra-table      a table XTRA of 8 bytes after the others (laid out again): a later minor's
  *   xpc_tamper FILE metadata-tail    8 bytes inserted between the table directory and the footer (metadata_size
  *                                    and file_size grown to hold them): bytes in no part of the file
  *   xpc_tamper FILE region-size I    region I's size one byte less (hash recomputed): not a multiple of the
@@ -114,7 +116,8 @@ static uint8_t* record(uint32_t tag, uint64_t index) {
 static int usage(void) {
   return die("usage: xpc_tamper FILE probe INDEX | probe-keys INDEX | as-1.2 | as-1.0 | no-probe-keys | name INDEX | build-id | "
              "no-family | dup-key | key-hash | unused-region | prov-program-size | prov-kind | entry-flags | family-flags | "
-             "family-order | family-dup | reserved | page-alignment | huge-alignment | metadata-tail | string-zero | "
+             "family-order | family-dup | reserved | page-alignment | huge-alignment | metadata-tail | table-order | "
+             "extra-table | string-zero | "
              "prov-name-slash | "
              "move-region INDEX | "
              "region-size INDEX | region-at-end INDEX | region-bytes INDEX");
@@ -142,9 +145,73 @@ static int grow_metadata_tail(void) {
   return 0;
 }
 
+/* The metadata area written again from its tables in directory order, with the directory entries i and j
+ * swapped first (i == j: none) and, with `extra`, an 8-byte table XTRA appended; the data area stays. */
+static int lay_out_tables(uint32_t i, uint32_t j, int extra) {
+  const uint8_t* f = g_file + g_size - XPC_FOOTER_SIZE;
+  const uint64_t meta = xp_le64(f + XPC_F_METADATA_OFFSET), dir = xp_le64(f + XPC_F_DIR_OFFSET);
+  const uint32_t count = xp_le32(f + XPC_F_DIR_COUNT);
+  if (i >= count || j >= count || count > 32) return die("no such table");
+  uint8_t entries[33][XPC_DIR_ENTRY_SIZE];
+  memcpy(entries, g_file + dir, (size_t)count * XPC_DIR_ENTRY_SIZE);
+  uint8_t swap[XPC_DIR_ENTRY_SIZE];
+  memcpy(swap, entries[i], sizeof swap);
+  memcpy(entries[i], entries[j], sizeof swap);
+  memcpy(entries[j], swap, sizeof swap);
+  static const uint8_t kExtra[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  const uint32_t tables = count + (extra ? 1 : 0);
+  if (extra) {
+    memset(entries[count], 0, XPC_DIR_ENTRY_SIZE);
+    xp_put32(entries[count] + XPC_D_TAG, XPC_TAG('X', 'T', 'R', 'A'));
+    xp_put32(entries[count] + XPC_D_RECORD_SIZE, 1);
+    xp_put64(entries[count] + XPC_D_COUNT, sizeof kExtra);
+    xp_put64(entries[count] + XPC_D_HASH, XXH3_64bits(kExtra, sizeof kExtra));
+  }
+  uint64_t size = meta;
+  for (uint32_t k = 0; k < tables; k++) {
+    size = (size + 7) / 8 * 8 + xp_le64(entries[k] + XPC_D_COUNT) * xp_le32(entries[k] + XPC_D_RECORD_SIZE);
+  }
+  const uint64_t new_dir = (size + 7) / 8 * 8, new_size = new_dir + (uint64_t)tables * XPC_DIR_ENTRY_SIZE + XPC_FOOTER_SIZE;
+  uint8_t* out = calloc(1, (size_t)new_size);
+  if (out == NULL) return die("out of memory");
+  memcpy(out, g_file, (size_t)meta);
+  uint64_t at = meta;
+  for (uint32_t k = 0; k < tables; k++) {
+    at = (at + 7) / 8 * 8;
+    const uint64_t bytes = xp_le64(entries[k] + XPC_D_COUNT) * xp_le32(entries[k] + XPC_D_RECORD_SIZE);
+    memcpy(out + at, extra && k == count ? kExtra : g_file + xp_le64(entries[k] + XPC_D_OFFSET), (size_t)bytes);
+    xp_put64(entries[k] + XPC_D_OFFSET, at);
+    at += bytes;
+  }
+  memcpy(out + new_dir, entries, (size_t)tables * XPC_DIR_ENTRY_SIZE);
+  uint8_t* nf = out + new_size - XPC_FOOTER_SIZE;
+  memcpy(nf, f, XPC_FOOTER_SIZE);
+  xp_put64(nf + XPC_F_METADATA_SIZE, new_size - XPC_FOOTER_SIZE - meta);
+  xp_put64(nf + XPC_F_DIR_OFFSET, new_dir);
+  xp_put32(nf + XPC_F_DIR_COUNT, tables);
+  xp_put64(nf + XPC_F_FILE_SIZE, new_size);
+  xp_put64(nf + XPC_F_DIR_HASH, XXH3_64bits(out + new_dir, (size_t)tables * XPC_DIR_ENTRY_SIZE));
+  xp_put64(nf + XPC_F_METADATA_HASH, XXH3_64bits(out + meta, (size_t)(new_size - XPC_FOOTER_SIZE - meta)));
+  xp_put64(nf + XPC_F_CHECKSUM, XXH3_64bits(nf, XPC_F_CHECKSUM));
+  free(g_file);
+  g_file = out;
+  g_size = (size_t)new_size;
+  return 0;
+}
+
+/* The directory index of tag, or UINT32_MAX. */
+static uint32_t dir_index(uint32_t tag) {
+  const uint8_t* d = dir_entry(tag);
+  if (d == NULL) return UINT32_MAX;
+  const uint8_t* f = g_file + g_size - XPC_FOOTER_SIZE;
+  return (uint32_t)((uint64_t)(d - g_file - xp_le64(f + XPC_F_DIR_OFFSET)) / XPC_DIR_ENTRY_SIZE);
+}
+
 static int break_rule(const char* what, const char* arg) {
   uint8_t *e0 = record(XPC_TAG_ENTRIES, 0), *e1 = record(XPC_TAG_ENTRIES, 1);
   if (strcmp(what, "metadata-tail") == 0) return grow_metadata_tail();
+  if (strcmp(what, "table-order") == 0) return lay_out_tables(dir_index(XPC_TAG_BUILD_ID), dir_index(XPC_TAG_INFO), 0);
+  if (strcmp(what, "extra-table") == 0) return lay_out_tables(0, 0, 1);
   uint8_t *m0 = record(XPC_TAG_FAMILIES, 0), *m1 = record(XPC_TAG_FAMILIES, 1);
   if (strcmp(what, "dup-key") == 0) {
     if (e1 == NULL) return die("needs two entries");
