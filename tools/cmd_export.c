@@ -67,7 +67,9 @@ static void validity_text(const char* cache, const xpack_file_info* info, const 
            "valid only in an app whose XNNPACK packs exactly like the one that packed %s: the same XNNPACK build "
            "(build identifier %s; this xpack uses XNNPACK %s) choosing the same CPU kernels (packed on %s). "
            "ExecuTorch checks nothing but each weight's seed, which does not catch every difference, and would "
-           "serve wrongly packed weights",
+           "serve wrongly packed weights. Valid only with the programs it was packed from, too: ExecuTorch names a "
+           "packed weight by its keys alone, and would serve it to a program using the same key in another shape, "
+           "node or quantization",
            cache, build_id, XPACK_XNNPACK_VERSION, info->arch_name);
 }
 
