@@ -16,6 +16,7 @@
 
 #include "common/error.h"
 #include "et/et_internal.h"
+#include "et/xnn_graph_internal.h"
 
 static const char kSuffixPrefix[] = XPACK_ET_PACKING_SUFFIX_PREFIX;
 
@@ -125,37 +126,6 @@ static xpack_status use_hash(const xpack_et_xnn_graph* g, const xpack_et_named_s
   return XPACK_OK;
 }
 
-/* The node packing v as its filter, from index *from on; NULL when there is none. */
-static const xpack_et_xnn_node* next_user(const xpack_et_xnn_graph* g, const xpack_et_xnn_value* v, size_t* from) {
-  for (; *from < g->node_count; (*from)++) {
-    const xpack_et_xnn_node* n = &g->nodes[*from];
-    uint32_t filter = UINT32_MAX;
-    if (n->type == XPACK_ET_XNN_FULLY_CONNECTED) filter = n->u.fully_connected.filter_id;
-    else if (n->type == XPACK_ET_XNN_CONV2D || n->type == XPACK_ET_XNN_DEPTHWISE_CONV2D ||
-             n->type == XPACK_ET_XNN_CONV_TRANSPOSE2D) filter = n->u.conv.filter_id;
-    if (filter == v->id_out) {
-      (*from)++;
-      return n;
-    }
-  }
-  return NULL;
-}
-
-/* Whether constant indexes a and b resolve to one pointer, judged from the graph's own entries (resolving
- * every index for every weight would cost a look-up per pair): the same index, the same named key, or the same
- * place in the blob's constant region. A legacy blob's buffers are distinct. */
-static bool same_bytes(const xpack_et_xnn_graph* g, uint32_t a, uint32_t b) {
-  if (a == 0 || b == 0) return false;
-  if (a == b) return true;
-  if (!g->has_header || a >= g->constant_entry_count || b >= g->constant_entry_count) return false;
-  const xpack_et_xnn_constant_entry *x = &g->constant_entries[a], *y = &g->constant_entries[b];
-  if (x->named_key != NULL || y->named_key != NULL) {
-    return x->named_key != NULL && y->named_key != NULL && x->named_key_len == y->named_key_len &&
-           memcmp(x->named_key, y->named_key, x->named_key_len) == 0;
-  }
-  return x->offset == y->offset && x->size != 0 && y->size != 0;
-}
-
 xpack_status xpack_et_packing_suffix(const xpack_et_xnn_graph* graph, const xpack_et_named_sources* sources,
                                      uint32_t constant_idx, char* suffix, bool* ambiguous, xpack_error* err) {
   if (graph == NULL || suffix == NULL || ambiguous == NULL) {
@@ -168,20 +138,24 @@ xpack_status xpack_et_packing_suffix(const xpack_et_xnn_graph* graph, const xpac
   bool seen = false;
   XXH128_hash_t first = {0, 0};
   /* Every value whose constant is these bytes: XNNPACK is handed one pointer for all of them (two entries of a
-   * blob may name one key), and the pointer is what its key holds. */
-  for (size_t i = 0; i < graph->value_count; i++) {
-    const xpack_et_xnn_value* v = &graph->values[i];
-    if (!same_bytes(graph, v->constant_buffer_idx, constant_idx)) continue;
-    size_t from = 0;
-    const xpack_et_xnn_node* n = next_user(graph, v, &from);
-    do {
+   * blob may name one key), and the pointer is what its key holds. Each is used alone, or by the nodes packing
+   * it (weight_uses.c). */
+  const uint32_t* values;
+  size_t value_count;
+  xp_xnn_graph_values_with_bytes(graph, constant_idx, &values, &value_count);
+  for (size_t i = 0; i < value_count; i++) {
+    const xpack_et_xnn_value* v = &graph->values[values[i]];
+    const uint32_t* users;
+    size_t user_count;
+    xp_xnn_graph_filter_users(graph, v, &users, &user_count);
+    for (size_t u = 0; u == 0 || u < user_count; u++) {
       XXH128_hash_t use;
-      st = use_hash(graph, sources, v, n, &use, err);
+      st = use_hash(graph, sources, v, user_count ? &graph->nodes[users[u]] : NULL, &use, err);
       if (st != XPACK_OK) return st;
       if (seen && !XXH128_isEqual(use, first)) *ambiguous = true;
       if (!seen) first = use;
       seen = true;
-    } while (n != NULL && (n = next_user(graph, v, &from)) != NULL);
+    }
   }
   if (*ambiguous || !seen) return XPACK_OK;
   XXH128_canonical_t canonical;

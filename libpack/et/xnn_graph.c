@@ -434,7 +434,9 @@ static xpack_status parse_graph(xp_xnn_graph* g, const uint8_t* blob, size_t siz
   if ((st = read_values(g, &fb, &root)) != XPACK_OK) return st;
   if ((st = read_nodes(g, &fb, &root)) != XPACK_OK) return st;
   if ((st = read_constant_tables(g, &fb, &root)) != XPACK_OK) return st;
-  return index_and_check_ids(g, &fb);
+  if ((st = index_and_check_ids(g, &fb)) != XPACK_OK) return st;
+  if (!xp_xnn_graph_index_uses(g)) return xp_fb_fail(&fb, XPACK_ERR_NOMEM, "", "xvalues", "out of memory");
+  return XPACK_OK;
 }
 
 xpack_status xpack_et_xnn_graph_parse(const void* blob, size_t size, const char* name, xpack_et_xnn_graph** out,

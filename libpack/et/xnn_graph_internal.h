@@ -16,8 +16,26 @@ typedef struct xp_xnn_graph {
   xp_id_slot* ids; /* sorted by id */
   const uint8_t** legacy_data;
   size_t* legacy_size;
+  /* Uses of weights (weight_uses.c): the indexes of the values with a constant, ordered by the bytes they
+   * resolve to; and by value index, the nodes packing it as their filter, in node order (users_start[i] to
+   * users_start[i + 1] in users). */
+  uint32_t* by_bytes;
+  size_t by_bytes_count;
+  uint32_t* users_start;
+  uint32_t* users;
 } xp_xnn_graph;
 
 static inline const xp_xnn_graph* xp_xnn_graph_impl(const xpack_et_xnn_graph* g) { return (const xp_xnn_graph*)g; }
+
+/* Builds the uses index of a graph whose values are indexed by id; false when out of memory. */
+bool xp_xnn_graph_index_uses(xp_xnn_graph* g);
+/* The values whose constant resolves to constant_idx's bytes (the same index, named key or place in the
+ * blob: one pointer for XNNPACK), as value indexes: *count of them from *first (none for index 0). */
+void xp_xnn_graph_values_with_bytes(const xpack_et_xnn_graph* graph, uint32_t constant_idx, const uint32_t** first,
+                                    size_t* count);
+/* The nodes packing value as their filter (fully connected, convolutions, deconvolution), as node indexes in
+ * node order. */
+void xp_xnn_graph_filter_users(const xpack_et_xnn_graph* graph, const xpack_et_xnn_value* value,
+                               const uint32_t** first, size_t* count);
 
 #endif

@@ -41,6 +41,7 @@ endif()
 
 # What a quantized weight's identity holds besides its bytes (xpack_et_packing_suffix), parameter by parameter.
 add_executable(packing_suffix_test ${_et_dir}/packing_suffix_test.c)
+target_include_directories(packing_suffix_test PRIVATE ${PROJECT_SOURCE_DIR}/libpack) # re-indexes a changed graph
 target_link_libraries(packing_suffix_test PRIVATE xpack_et)
 add_test(NAME et_packing_suffix
          COMMAND bash -c "d=$(mktemp -d) && trap 'rm -rf $d' EXIT && $<TARGET_FILE:xpack-genmodel> qd8-qc8w -o $d/q.pte > /dev/null && $<TARGET_FILE:packing_suffix_test> $d/q.pte")
