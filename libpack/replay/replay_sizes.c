@@ -80,13 +80,44 @@ static int weight_node_ids(const xpack_et_xnn_graph* g, const xpack_et_xnn_node*
   return filter != NULL && filter->constant_buffer_idx != 0;
 }
 
-/* The Convert node that writes `serialized` (a dynamically quantized input), or NULL. */
-static const xpack_et_xnn_node* convert_into(const xpack_et_xnn_graph* g, uint32_t serialized) {
+/* The graph's Convert nodes by the value they write, then by node order: looked up once per weight node (a scan
+ * of every node per weight node cost 120 ms for 11,000 nodes). */
+typedef struct convert_slot {
+  uint32_t output_id, node;
+} convert_slot;
+
+typedef struct converts {
+  convert_slot* slots;
+  size_t count;
+} converts;
+
+static int compare_converts(const void* x, const void* y) {
+  const convert_slot *a = x, *b = y;
+  if (a->output_id != b->output_id) return a->output_id < b->output_id ? -1 : 1;
+  return a->node < b->node ? -1 : a->node > b->node;
+}
+
+static bool index_converts(const xpack_et_xnn_graph* g, converts* out) {
+  out->count = 0;
+  out->slots = malloc((g->node_count ? g->node_count : 1) * sizeof *out->slots);
+  if (out->slots == NULL) return false;
   for (size_t i = 0; i < g->node_count; i++) {
-    const xpack_et_xnn_node* n = &g->nodes[i];
-    if (n->type == XPACK_ET_XNN_CONVERT && n->u.unary.output_id == serialized) return n;
+    if (g->nodes[i].type == XPACK_ET_XNN_CONVERT) {
+      out->slots[out->count++] = (convert_slot){g->nodes[i].u.unary.output_id, (uint32_t)i};
+    }
   }
-  return NULL;
+  qsort(out->slots, out->count, sizeof *out->slots, compare_converts);
+  return true;
+}
+
+/* The first Convert node that writes `serialized` (a dynamically quantized input), or NULL. */
+static const xpack_et_xnn_node* convert_into(const xpack_et_xnn_graph* g, const converts* c, uint32_t serialized) {
+  size_t lo = 0, hi = c->count;
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo) / 2;
+    if (c->slots[mid].output_id < serialized) lo = mid + 1; else hi = mid;
+  }
+  return lo < c->count && c->slots[lo].output_id == serialized ? &g->nodes[c->slots[lo].node] : NULL;
 }
 
 /* Everything of a weight node that XNNPACK's packed size and seed can depend on, pointers and ids left out. */
@@ -219,7 +250,12 @@ static xpack_status size_node(xp_replay_state* s, const xpack_et_xnn_node* n, co
   for (int k = 0; st == XPACK_OK && k < 4; k++) st = define_serialized(s, ids[k], k == 3, &ignored);
   if (st == XPACK_OK && convert != NULL) st = xp_replay_define_node(s, convert, &ignored);
   if (st == XPACK_OK) st = xp_replay_define_node(s, n, &ignored);
-  if (st == XPACK_OK) {
+  /* A family the cache does not serve here is not sized: its entries are refused whatever their size, and
+   * XNNPACK's failure path is not safe for every family on every CPU (92a7ad50 corrupts its heap when the
+   * creation of an fp16 fully-connected node fails on a CPU without fp16 arithmetic). */
+  const bool wanted = z->wanted == NULL || s->family_count == 0 ||
+                      z->wanted(z->context, &s->families[s->family_count - 1].family);
+  if (st == XPACK_OK && wanted) {
     xnn_runtime_t runtime = NULL;
     z->has_pending = false;
     /* A workspace of our own: sizing makes the creation fail on purpose (sizer_reserve_space), and XNNPACK's
@@ -262,16 +298,19 @@ xpack_status xpack_replay_size_weights(const xpack_et_xnn_graph* graph, const xp
           },
       .report = report,
       .context = context,
+      .wanted = wanted,
   };
   /* The checks the replay makes before XNNPACK sees anything: a graph that fails them is not sized. */
   xpack_status st = xp_replay_check_graph_values(&s, err);
   for (size_t i = 0; st == XPACK_OK && i < graph->node_count; i++) st = xp_replay_check_node(&s, &graph->nodes[i], err);
   sized_nodes done = {0};
+  converts by_output = {NULL, 0};
+  if (st == XPACK_OK && !index_converts(graph, &by_output)) st = xp_fail(err, XPACK_ERR_NOMEM, "out of memory");
   for (size_t i = 0; st == XPACK_OK && i < graph->node_count; i++) {
     const xpack_et_xnn_node* n = &graph->nodes[i];
     uint32_t ids[4];
     if (!weight_node_ids(graph, n, ids)) continue;
-    const xpack_et_xnn_node* convert = convert_into(graph, ids[0]);
+    const xpack_et_xnn_node* convert = convert_into(graph, &by_output, ids[0]);
     signature g;
     const bool described = signature_of(graph, n, ids, convert, &g);
     const sized_node* twin = described ? find_sized(&done, &g) : NULL;
