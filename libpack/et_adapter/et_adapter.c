@@ -36,7 +36,7 @@ static xpack_status size_delegate(size_t method, size_t delegate, xpack_error* e
   xpack_status st = xpack_et_xnn_graph_open(g_program, method, delegate, &graph, err);
   if (st != XPACK_OK) return st;
   xpack_et_named_sources sources = {g_program, (const xpack_et_ptd* const*)g_ptds, g_ptd_count};
-  st = xpack_replay_size_weights(graph, &sources, xpack_replay_size_to_cache, g_opening, err);
+  st = xpack_replay_size_weights_for_cache(graph, &sources, g_opening, err);
   xpack_et_xnn_graph_free(graph);
   return st;
 }

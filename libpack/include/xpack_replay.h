@@ -99,6 +99,17 @@ void xpack_replay_size_to_cache(void* cache, const struct xnn_weights_cache_look
 xpack_status xpack_replay_size_weights(const xpack_et_xnn_graph* graph, const xpack_et_named_sources* sources,
                                        xpack_size_fn report, void* context, xpack_error* err);
 
+struct xpack_cache; /* xpack_loader.h */
+
+/* xpack_replay_size_weights into cache (xpack_cache_bind_size), for the nodes of the packing families the cache
+ * serves on this machine only (xpack_cache_family, which probes a family not yet decided): a node of another
+ * family, or of one the file has no entry of, is not sized, since its entries would be refused or not found
+ * whatever their size. That spares its runtime creation, and XNNPACK's failure path where it is unsafe (92a7ad50
+ * corrupts its heap when an fp16 fully-connected node fails to create on a CPU without fp16 arithmetic).
+ * Errors: as xpack_replay_size_weights (XPACK_ERR_ARG: graph or cache NULL). */
+xpack_status xpack_replay_size_weights_for_cache(const xpack_et_xnn_graph* graph, const xpack_et_named_sources* sources,
+                                                 struct xpack_cache* cache, xpack_error* err);
+
 /* Frees everything the replay owns (the subgraph, unless dropped already). Safe on a zeroed replay;
  * NULL is ignored. */
 void xpack_replay_release(xpack_replay_subgraph* replay);

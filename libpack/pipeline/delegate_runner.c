@@ -159,7 +159,7 @@ xpack_status xpack_run_delegate(const xpack_model_set* set, const xpack_delegate
   }
   if (target->kind == XPACK_BIND_WRITER) bind_families(target->object, &replay, out);
   if (target->kind == XPACK_BIND_CACHE && xpack_cache_refusal(target->object) == NULL) { /* else nothing is served */
-    st = xpack_replay_size_weights(graph, &sources, xpack_replay_size_to_cache, target->object, err);
+    st = xpack_replay_size_weights_for_cache(graph, &sources, target->object, err);
   }
   if (st != XPACK_OK) {
     xpack_replay_release(&replay);

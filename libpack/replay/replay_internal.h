@@ -66,6 +66,8 @@ typedef struct xp_replay_state {
  * of the delegate names the same pointer otherwise (XNNPACK's key holds the pointer: one pointer, one name).
  * Errors: XPACK_ERR_NOMEM (nothing bound). */
 xpack_status xp_replay_bind(xp_replay_state* s, const void* ptr, const char* identity, size_t len);
+/* Whether cache (an xpack_cache) holds entries of family and serves them on this machine (deciding it now). */
+bool xp_replay_cache_serves(void* cache, const xpack_family* family);
 void xp_replay_bindings_free(xp_replay_bindings* t);
 
 enum {

@@ -27,6 +27,7 @@ typedef struct sizer {
   struct xnn_weights_cache_look_up_key last; /* the last key reported, and its size */
   size_t last_size;
   bool reported;
+  bool (*wanted)(void* context, const xpack_family* family); /* NULL: every node is sized */
 } sizer;
 
 static size_t sizer_look_up(void* context, const struct xnn_weights_cache_look_up_key* key) {
@@ -279,11 +280,30 @@ static xpack_status size_node(xp_replay_state* s, const xpack_et_xnn_node* n, co
   return XPACK_OK;
 }
 
+static xpack_status size_weights(const xpack_et_xnn_graph* graph, const xpack_et_named_sources* sources,
+                                 bool (*wanted)(void*, const xpack_family*), xpack_size_fn report, void* context,
+                                 xpack_error* err);
+
 xpack_status xpack_replay_size_weights(const xpack_et_xnn_graph* graph, const xpack_et_named_sources* sources,
                                        xpack_size_fn report, void* context, xpack_error* err) {
   if (graph == NULL || report == NULL) {
     return xp_fail(err, XPACK_ERR_ARG, "xpack_replay_size_weights: %s is NULL", graph == NULL ? "the graph" : "report");
   }
+  return size_weights(graph, sources, NULL, report, context, err);
+}
+
+xpack_status xpack_replay_size_weights_for_cache(const xpack_et_xnn_graph* graph, const xpack_et_named_sources* sources,
+                                                 struct xpack_cache* cache, xpack_error* err) {
+  if (graph == NULL || cache == NULL) {
+    return xp_fail(err, XPACK_ERR_ARG, "xpack_replay_size_weights_for_cache: %s is NULL",
+                   graph == NULL ? "the graph" : "the cache");
+  }
+  return size_weights(graph, sources, xp_replay_cache_serves, xpack_replay_size_to_cache, cache, err);
+}
+
+static xpack_status size_weights(const xpack_et_xnn_graph* graph, const xpack_et_named_sources* sources,
+                                 bool (*wanted)(void*, const xpack_family*), xpack_size_fn report, void* context,
+                                 xpack_error* err) {
   xp_replay_state s = {.graph = graph, .sources = sources};
   sizer z = {
       .provider =
@@ -339,6 +359,7 @@ xpack_status xpack_replay_size_weights(const xpack_et_xnn_graph* graph, const xp
     done.items[done.count++] = (sized_node){g, z.reported, own_pointers, z.last.seed, z.last_size};
   }
   free(done.items);
+  free(by_output.slots);
   xp_replay_free_tables(&s);
   free(s.externals);
   free(s.families);

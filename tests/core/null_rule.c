@@ -268,6 +268,7 @@ static void replay_and_pipeline_functions(const char* folder) {
   EXPECT_ARG(xpack_replay_define(NULL, NULL, NULL, NULL, &replay, &e_));
   EXPECT_ARG(xpack_replay_check_externals(NULL, NULL, &e_));
   EXPECT_ARG(xpack_replay_size_weights(NULL, NULL, xpack_replay_size_to_cache, NULL, &e_));
+  EXPECT_ARG(xpack_replay_size_weights_for_cache(NULL, NULL, NULL, &e_));
   static float raw[4];
   const struct xnn_weights_cache_look_up_key key = {.seed = 1, .kernel = raw, .bias = NULL};
   xpack_replay_bind_to_cache(NULL, raw, "a", 1); /* the cache's NULL rule: nothing happens */
