@@ -3,7 +3,8 @@
  * JSON: {"cache": path|null, "cache_refused": reason|null,
  *        "programs": [{"file", "built_from": bool, "message"?}] (with --cache: model identity check),
  *        "delegates": N, "lookups": N, "hits": N, "misses": N,
- *        "heap_fallback_bytes": N, "misses_reused": N, "failed": N, "refused_probe": N, "refused_no_family": N,
+ *        "heap_fallback_bytes": N, "misses_reused": N, "failed": N, "refused_incompatible": N,
+ *        "refused_corrupt": N, "refused_probe": N, "refused_no_family": N,
  *        "refused_mismatch": N, "refused_size": N, "refused_unsized": N,
  *        "families": [{"name", "status": "served"|"refused", "reason": code|null, "message": text|null,
  *                      "packed_probe", "local_probe", "packed_keys", "local_keys": "16 hex", "hits",
@@ -391,6 +392,8 @@ int cmd_run(int argc, char** argv) {
     json_key(&j, "misses_unbound"); json_uint(&j, s.misses_unbound);
     json_key(&j, "misses_not_found"); json_uint(&j, s.misses_not_found);
     json_key(&j, "misses_refused"); json_uint(&j, s.misses_refused);
+    json_key(&j, "refused_incompatible"); json_uint(&j, s.refused_incompatible);
+    json_key(&j, "refused_corrupt"); json_uint(&j, s.refused_corrupt);
     json_key(&j, "refused_probe"); json_uint(&j, s.refused_probe);
     json_key(&j, "refused_no_family"); json_uint(&j, s.refused_no_family);
     json_key(&j, "refused_mismatch"); json_uint(&j, s.refused_mismatch);

@@ -27,6 +27,12 @@ static answer find(xpack_cache* c, const struct xnn_weights_cache_look_up_key* k
   facts->family = UINT32_MAX;
   facts->named = xp_bindings_resolve_key(&c->bindings, key->seed, key->kernel, key->bias, ids) == 0;
   if (!facts->named) return XPACK_MISS_UNBOUND;
+  /* A file refused whole answers nothing, whether or not it holds the key (another XNNPACK build seeds its
+   * keys otherwise): every look-up is counted under the refusal, as xpack_stats says. */
+  if (c->refusal[0] != 0) {
+    BUMP(c, refused_incompatible);
+    return XPACK_MISS_INCOMPATIBLE;
+  }
   xp_entry entry;
   xp_find_result r = xp_view_find(&c->view, key->seed, ids->kernel, ids->kernel_len, ids->has_bias ? ids->bias : NULL,
                                     ids->bias_len, &entry, region, NULL);
@@ -34,10 +40,6 @@ static answer find(xpack_cache* c, const struct xnn_weights_cache_look_up_key* k
   if (r == XPC_ENTRY_CORRUPT) {
     BUMP(c, refused_corrupt);
     return XPACK_MISS_CORRUPT;
-  }
-  if (c->refusal[0] != 0) {
-    BUMP(c, refused_incompatible);
-    return XPACK_MISS_INCOMPATIBLE;
   }
   if (entry.family >= c->families.count) { /* XPC_NONE included */
     BUMP(c, refused_no_family);

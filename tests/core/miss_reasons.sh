@@ -5,7 +5,7 @@
 # once per key (decode's misses, the weights prefill missed, are answered with prefill's packing). Without -v a
 # run names a few misses and says how many it left out; with -v, all. Outputs stay those of a run without a
 # cache. An entry whose key hash no longer matches its key (re-sealed) is named as an entry with this very key
-# that look-ups cannot reach.
+# that look-ups cannot reach. A file refused whole counts every look-up under its refusal.
 XPACK=$1; GEN=$2; RESEED=$3; TAMPER=$4
 . "$(dirname "$0")/lib.sh"
 d=$(mktemp -d); trap 'rm -rf "$d"' EXIT
@@ -60,4 +60,17 @@ missed = [m for d in h["delegates_detail"] for m in d["missed"]]
 assert missed and all(m["reason"] == "not_found" and "look-ups cannot reach" in m["why"] and "xpack verify" in m["why"]
                       for m in missed), missed
 print(f"  a wrong key hash: {len(missed)} miss(es), named as an entry of this very key look-ups cannot reach")
+PY
+# A file refused whole (here: another XNNPACK build's, whose keys carry other seeds) counts every look-up under
+# that refusal (xpack_stats: refused_incompatible), not as weights it does not hold.
+cp other.xpc other_build.xpc && "$TAMPER" other_build.xpc build-id || fail "xpc_tamper build-id"
+"$XPACK" run llm.pte --cache other_build.xpc --json > b.json || fail "run with another build's cache"
+python3 - <<'PY'
+import json
+b = json.load(open("b.json"))
+assert "XNNPACK build" in b["cache_refused"], b["cache_refused"]
+assert b["hits"] == 0 and b["misses_not_found"] == 0 and b["refused_incompatible"] == b["lookups"] > 8, b
+missed = [m for d in b["delegates_detail"] for m in d["missed"]]
+assert missed and all(m["reason"] == "incompatible" for m in missed), missed[:2]
+print(f"  another build's cache: {b['refused_incompatible']} of {b['lookups']} look-ups refused as incompatible")
 PY
