@@ -31,7 +31,8 @@ static uint32_t conv_layer(xg_graph* g, uint8_t type, const xg_conv_params* cp, 
 
 int build_conv(const gen_options* o, weight_pool* pool, pte_program* p) {
   uint32_t s = o->scale ? o->scale : 1;
-  uint32_t H = 32, W = 32, Cin = 3, C = 16 * s, classes = 10;
+  const uint32_t blocks = o->layers; /* --layers: a deep stack on small images, so that it runs fast */
+  uint32_t H = blocks ? 8 : 32, W = H, Cin = 3, C = 16 * s, classes = 10;
   weight* w1 = new_weight(o, pool, ROLE_CONV1_W, 0, WF_F32, C, 9 * Cin, 1.0f / sqrtf(9.0f * Cin));
   weight* b1 = new_weight(o, pool, ROLE_CONV1_B, 0, WF_F32, 1, C, 0.02f);
   weight* w2 = new_weight(o, pool, ROLE_DW_W, 0, WF_F32, 9, C, 1.0f / 3.0f); /* [1, 3, 3, C] */
@@ -50,6 +51,21 @@ int build_conv(const gen_options* o, weight_pool* pool, pte_program* p) {
   xg_conv_params c1 = {1, 1, 1, 1, 3, 3, 1, 1, 1, 1, Cin, C, 1, 0, 0};
   uint32_t w1_dims[4] = {C, 3, 3, Cin}, c1_dims[4] = {1, H, W, C};
   uint32_t y1 = conv_layer(&g, XN_CONV2D, &c1, xt, w1, w1_dims, b1, c1_dims, 1);
+  for (uint32_t b = 0; b < blocks; b++) {
+    weight* pw = new_weight(o, pool, ROLE_CONV1_W, 1 + b, WF_F32, C, C, 1.0f / sqrtf((float)C));
+    weight* pb = new_weight(o, pool, ROLE_CONV1_B, 1 + b, WF_F32, 1, C, 0.02f);
+    weight* dw = new_weight(o, pool, ROLE_DW_W, 1 + b, WF_F32, 9, C, 1.0f / 3.0f);
+    weight* db = new_weight(o, pool, ROLE_DW_B, 1 + b, WF_F32, 1, C, 0.02f);
+    if (!pw || !pb || !dw || !db) {
+      xg_free(&g);
+      return 0;
+    }
+    const xg_conv_params pointwise = {0, 0, 0, 0, 1, 1, 1, 1, 1, 1, C, C, 1, 0, 0};
+    const xg_conv_params depthwise = {1, 1, 1, 1, 3, 3, 1, 1, 1, 1, 1, 1, C, 0, 0};
+    uint32_t pw_dims[4] = {C, 1, 1, C}, dw_dims[4] = {1, 3, 3, C};
+    y1 = conv_layer(&g, XN_CONV2D, &pointwise, y1, pw, pw_dims, pb, c1_dims, 1);
+    y1 = conv_layer(&g, XN_DEPTHWISE_CONV2D, &depthwise, y1, dw, dw_dims, db, c1_dims, 1);
+  }
 
   xg_conv_params c2 = {1, 1, 1, 1, 3, 3, 2, 2, 1, 1, 1, 1, C, 0, 0}; /* depth multiplier 1, C groups */
   uint32_t w2_dims[4] = {1, 3, 3, C}, c2_dims[4] = {1, H / 2, W / 2, C};

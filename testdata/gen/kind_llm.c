@@ -11,7 +11,7 @@
 
 #define LLM_PREFILL_TOKENS 8
 #define LLM_DEFAULT_SIZE (2u << 20)
-#define LLM_MAX_LAYERS 24
+#define LLM_MAX_LAYERS 1024 /* --layers; from --size alone at most 24 */
 
 enum { ROLE_Q, ROLE_K, ROLE_V, ROLE_O, ROLE_GATE, ROLE_UP, ROLE_DOWN, ROLE_HEAD, PROJECTIONS };
 enum { ROLE_SCALE_OFFSET = 100 };
@@ -36,11 +36,12 @@ static uint32_t round_up(uint32_t v, uint32_t a) { return (v + a - 1) / a * a; }
 
 /* Layers grow with log2(size), width with sqrt(size), so kilobytes give a 2-layer toy and
  * gigabytes a deep, wide stack. */
-static void llm_shape(llm_model* m, uint64_t size, double bytes_per_param) {
+static void llm_shape(llm_model* m, uint64_t size, double bytes_per_param, uint32_t fixed_layers) {
   int layers = 0;
   for (uint64_t s = size >> 16; s > 1; s >>= 1) layers++;
   if (layers < 2) layers = 2;
-  if (layers > LLM_MAX_LAYERS) layers = LLM_MAX_LAYERS;
+  if (layers > 24) layers = 24;
+  if (fixed_layers != 0) layers = (int)(fixed_layers < LLM_MAX_LAYERS ? fixed_layers : LLM_MAX_LAYERS);
   m->layers = (uint32_t)layers;
   /* per layer: q,k,v,o = 4*D*D, gate/up/down = 3*D*F with F ~ 8D/3; head V = 2D */
   double d = sqrt((double)size / (bytes_per_param * (12.0 * layers + 2.0)));
@@ -86,7 +87,7 @@ static int llm_model_init(const gen_options* o, weight_pool* pool, llm_model* m,
   uint64_t size = o->size ? o->size : (uint64_t)LLM_DEFAULT_SIZE * (o->scale ? o->scale : 1);
   m->quantized = quantized;
   m->group_size = o->group_size ? o->group_size : 32;
-  llm_shape(m, size, quantized ? 0.5 : 4.0);
+  llm_shape(m, size, quantized ? 0.5 : 4.0, o->layers);
   if (quantized) { /* blockwise layers need whole groups along every input width */
     m->dim = round_up(m->dim, m->group_size);
     m->ffn = round_up(m->ffn, m->group_size);

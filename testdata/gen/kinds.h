@@ -17,6 +17,7 @@ typedef struct gen_options {
   int name_keys; /* llm kinds: key weights by a module-path name, not by content */
   uint32_t delegates; /* llm kinds: XNNPACK delegates per method, each a slice of the layers; 0 = 1 */
   uint32_t group_size;
+  uint32_t layers; /* llm kinds: layers (0: from the size); conv: extra 1x1 + depthwise blocks on 8x8 images */
 } gen_options;
 
 /* Weights live until the program is written; a pool keeps their addresses stable. */

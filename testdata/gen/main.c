@@ -30,6 +30,8 @@ static void usage(FILE* f) {
           "                 so programs with other weights reuse the same keys\n"
           "  --delegates N  llm kinds: N XNNPACK delegates per method (1..8), each a slice of the layers, the\n"
           "                 last with the head; no two delegates of a method share a weight\n"
+          "  --layers N     llm kinds: N layers (1..1024; default from --size), width still from --size;\n"
+          "                 conv: N more blocks (1x1 Conv2d, 3x3 DepthwiseConv2d) on 8x8 images: large graphs\n"
           "  --ptd-layout L FlatTensor layout of the .ptd: 2025-06 (segments, named_data; default) or 2025-04\n"
           "                 (tensor_alignment, empty tensors, segments, named_data as field 4: ExecuTorch 0.6)\n"
           "  --short-vtables\n"
@@ -132,6 +134,9 @@ int main(int argc, char** argv) {
     } else if (!strcmp(a, "--delegates")) {
       if (!parse_u64(v, &n, 0) || n == 0 || n > 8) return bad_usage("bad --delegates (1..8)", v);
       o.delegates = (uint32_t)n, i++;
+    } else if (!strcmp(a, "--layers")) {
+      if (!parse_u64(v, &n, 0) || n == 0 || n > 1024) return bad_usage("bad --layers (1..1024)", v);
+      o.layers = (uint32_t)n, i++;
     } else if (!strcmp(a, "--group-size")) {
       if (!parse_u64(v, &n, 0) || n < 16 || n > 4096 || (n & (n - 1))) return bad_usage("bad --group-size", v);
       o.group_size = (uint32_t)n, i++;

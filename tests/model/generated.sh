@@ -86,4 +86,14 @@ print(f"  16 KiB pages: {len(big)} large regions page-aligned")'
 compare_runs llm_nocache.json c16.json
 st=$(status_of "$XPACK" pack llm.pte -o x.xpc --page-size 8000)
 [ "$st" = 2 ] || fail "--page-size 8000: exit $st"
+# Deep graphs (--layers): a 40-layer LLM-like program and a stack of 200 convolution blocks pack and hit in full,
+# every weight named by its uses alone (weight_uses.c indexes them once per graph).
+"$GEN" llm-q4 --layers 40 --size 2M -o deep_llm.pte > /dev/null
+"$GEN" conv --layers 200 -o deep_conv.pte > /dev/null
+for p in deep_llm deep_conv; do
+  "$XPACK" -q pack "$p.pte" -o "$p.xpc"
+  "$XPACK" run "$p.pte" --json > "$p.n.json"
+  "$XPACK" run "$p.pte" --cache "$p.xpc" --json > "$p.c.json"
+  compare_runs "$p.n.json" "$p.c.json"
+done
 echo "generated: ok"
