@@ -55,13 +55,37 @@ xpack_status xp_fb_fail(xp_fb* fb, xpack_status status, const char* path, const 
 /* Paths only serve messages: a very deep one is cut short rather than failing the parse. */
 static void path_truncated(char* out) { memcpy(out + XP_FB_PATH_MAX - 4, "...", 4); }
 
+/* out = a b c, cut as snprintf would cut it into XP_FB_PATH_MAX bytes and then marked. Paths are joined for every
+ * table and vector element a parse visits, so this is plain copying: snprintf was most of a large graph's parse. */
+static void join3(char* out, const char* a, size_t a_len, const char* b, size_t b_len, const char* c, size_t c_len) {
+  const char* parts[3] = {a, b, c};
+  const size_t lens[3] = {a_len, b_len, c_len};
+  size_t n = 0;
+  bool cut = false;
+  for (int k = 0; k < 3; k++) {
+    size_t take = lens[k];
+    if (n + take > XP_FB_PATH_MAX - 1) take = XP_FB_PATH_MAX - 1 - n, cut = true;
+    memmove(out + n, parts[k], take); /* out may be a's own buffer */
+    n += take;
+  }
+  out[n] = 0;
+  if (cut) path_truncated(out);
+}
+
+static void copy_path(char* out, const char* path) { join3(out, path, strlen(path), "", 0, "", 0); }
+
 void xp_fb_path_field(char* out, const char* base, const char* field) {
-  int n = base[0] ? snprintf(out, XP_FB_PATH_MAX, "%s.%s", base, field) : snprintf(out, XP_FB_PATH_MAX, "%s", field);
-  if (n >= XP_FB_PATH_MAX) path_truncated(out);
+  if (base[0] == 0) join3(out, field, strlen(field), "", 0, "", 0);
+  else join3(out, base, strlen(base), ".", 1, field, strlen(field));
 }
 
 void xp_fb_path_index(char* out, const char* base, uint32_t index) {
-  if (snprintf(out, XP_FB_PATH_MAX, "%s[%u]", base, (unsigned)index) >= XP_FB_PATH_MAX) path_truncated(out);
+  char digits[16];
+  size_t n = sizeof digits;
+  digits[--n] = ']';
+  do digits[--n] = (char)('0' + index % 10); while ((index /= 10) != 0);
+  digits[--n] = '[';
+  join3(out, base, strlen(base), digits + n, sizeof digits - n, "", 0);
 }
 
 /* "Can `len` bytes be read at `pos`?" without overflow. */
@@ -100,7 +124,7 @@ static bool follow(xp_fb* fb, size_t at, size_t need, const char* path, const ch
 static bool table_at(xp_fb* fb, size_t pos, unsigned depth, const char* path, xp_fb_table* out) {
   memset(out, 0, sizeof *out);
   out->fb = fb;
-  snprintf(out->path, sizeof out->path, "%s", path);
+  copy_path(out->path, path);
   if (xp_fb_failed(fb)) return false;
   if (depth > XP_FB_MAX_DEPTH) {
     xp_fb_fail(fb, XPACK_ERR_BAD_INPUT, path, NULL, "tables nested deeper than %d", XP_FB_MAX_DEPTH);
@@ -248,7 +272,7 @@ bool xp_fb_child(const xp_fb_table* t, unsigned id, const char* field, xp_fb_tab
   if (!p || !follow(t->fb, p, 4, t->path, field, &c)) {
     memset(out, 0, sizeof *out);
     out->fb = t->fb;
-    snprintf(out->path, sizeof out->path, "%s", path);
+    copy_path(out->path, path);
     return false;
   }
   return table_at(t->fb, c, t->depth + 1, path, out);
@@ -290,7 +314,7 @@ bool xp_fb_vec_table(const xp_fb_vec* v, uint32_t i, xp_fb_table* out) {
       !follow(v->fb, v->pos + (size_t)i * 4, 4, path, NULL, &c)) {
     memset(out, 0, sizeof *out);
     out->fb = v->fb;
-    snprintf(out->path, sizeof out->path, "%s", path);
+    copy_path(out->path, path);
     return false;
   }
   return table_at(v->fb, c, v->depth, path, out);
@@ -328,8 +352,8 @@ uint8_t xp_fb_union(const xp_fb_table* t, unsigned type_id, unsigned value_id, u
                     xp_fb_table* value) {
   memset(value, 0, sizeof *value);
   value->fb = t->fb;
-  char type_field[96];
-  snprintf(type_field, sizeof type_field, "%s_type", field);
+  char type_field[XP_FB_PATH_MAX];
+  join3(type_field, field, strlen(field), "_type", 5, "", 0);
   uint8_t type = xp_fb_u8(t, type_id, 0, type_field);
   if (xp_fb_failed(t->fb) || type == 0) return 0;
   if (type > max_type) {
