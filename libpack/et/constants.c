@@ -133,10 +133,19 @@ bool xpack_et_identity_reads_bytes(const char* named_key, size_t named_key_len) 
   return named_key == NULL || !is_content_key(named_key, named_key_len);
 }
 
+void xp_et_hex(const uint8_t* bytes, size_t n, char* out) {
+  static const char kDigits[] = "0123456789abcdef";
+  for (size_t i = 0; i < n; i++) {
+    out[2 * i] = kDigits[bytes[i] >> 4];
+    out[2 * i + 1] = kDigits[bytes[i] & 15];
+  }
+  out[2 * n] = 0;
+}
+
 static void hex_of(XXH128_hash_t h, char hex[33]) {
   XXH128_canonical_t c;
   XXH128_canonicalFromHash(&c, h);
-  for (int i = 0; i < 16; i++) snprintf(hex + 2 * i, 3, "%02x", c.digest[i]);
+  xp_et_hex(c.digest, sizeof c.digest, hex);
 }
 
 static XXH128_hash_t hash_of(const uint8_t* data, size_t size) {

@@ -38,6 +38,8 @@ typedef struct xp_et_holder {
   const xp_et_map* map;
   xp_et_hash_memo* memo; /* mutable through the const sources: the memo is thread safe */
 } xp_et_holder;
+/* Lower-case hex of n bytes into out (2n characters and a NUL): identities are named by it, constant by constant. */
+void xp_et_hex(const uint8_t* bytes, size_t n, char* out);
 xp_et_holder xp_et_holder_of(const xpack_et_named_sources* sources, const uint8_t* data, size_t size);
 
 /* XPACK_ET_OPEN_WEIGHTS_ON_DEMAND (weights_on_demand.c): madvise before parsing a mapped file, and after

@@ -8,7 +8,6 @@
  * zero point folded in. None of that is in the key, so a weight's name must hold it: named by its bytes alone, a
  * weight in another shape, another node, quantized otherwise or under recalibrated activations would be served
  * another packing. */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #define XXH_STATIC_LINKING_ONLY /* XXH3_state_t on the stack */
@@ -162,7 +161,7 @@ xpack_status xpack_et_packing_suffix(const xpack_et_xnn_graph* graph, const xpac
   XXH128_canonicalFromHash(&canonical, first);
   char* p = suffix + sizeof kSuffixPrefix - 1;
   memcpy(suffix, kSuffixPrefix, sizeof kSuffixPrefix - 1);
-  for (size_t i = 0; i < sizeof canonical.digest; i++) p += sprintf(p, "%02x", canonical.digest[i]);
+  xp_et_hex(canonical.digest, sizeof canonical.digest, p);
   return XPACK_OK;
 }
 
