@@ -15,7 +15,7 @@ static void usage(FILE* f) {
   fprintf(f,
           "usage: xpack-genmodel KIND -o OUT.pte [--ptd OUT.ptd] [--size BYTES | --scale N] [--seed N]\n"
           "                      [--variant LETTER] [--alias-decode] [--group-size N] [--scale-keys prefixed|plain]\n"
-          "                      [--name-keys] [--delegates N] [--short-vtables] [--ptd-layout 2025-06|2025-04]\n"
+          "                      [--name-keys] [--delegates N] [--layers N] [--short-vtables] [--ptd-layout 2025-06|2025-04]\n"
           "       xpack-genmodel --list\n"
           "  --size BYTES   total weight bytes of llm kinds (suffix K, M or G = KiB, MiB, GiB)\n"
           "  --scale N      width multiplier (other kinds) or size multiplier (llm kinds), default 1\n"
