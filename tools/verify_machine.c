@@ -59,8 +59,9 @@ void verify_for_this_machine(const cli_cache_source* source, json* j, machine_ve
     }
   }
   const uint64_t without_family = entries_of ? entries_of[n] : 0;
-  /* The loader's own count: the file refused whole, entries naming no family, and those of refused families. */
-  out->entries_refused = info.entry_count - xpack_cache_entries_served(cache) + refused_alone;
+  /* The loader's own count: the file refused whole, entries naming no family, those of refused families, and
+   * those refused one by one (xpack_cache_entries_served leaves them out since 1f8a2b4). */
+  out->entries_refused = info.entry_count - xpack_cache_entries_served(cache);
   if (j) {
     json_key(j, "machine"); json_object(j);
     json_key(j, "checked"); json_bool(j, 1);
