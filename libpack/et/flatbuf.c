@@ -65,7 +65,7 @@ static void join3(char* out, const char* a, size_t a_len, const char* b, size_t 
   for (int k = 0; k < 3; k++) {
     size_t take = lens[k];
     if (n + take > XP_FB_PATH_MAX - 1) take = XP_FB_PATH_MAX - 1 - n, cut = true;
-    memmove(out + n, parts[k], take); /* out may be a's own buffer */
+    memcpy(out + n, parts[k], take);
     n += take;
   }
   out[n] = 0;
