@@ -339,6 +339,17 @@ int cmd_run(int argc, char** argv) {
     else if (strcmp(argv[i], "--skip-small") == 0) open_flags |= XPACK_OPEN_SKIP_SMALL;
     else if (strcmp(argv[i], "--skip-cold") == 0) open_flags |= XPACK_OPEN_SKIP_COLD;
   }
+  /* These say how to open a cache: without one they would be ignored in silence, and the user believes a
+   * cache was read (or checked) that never was. */
+  static const char* const kCacheOnly[] = {"--read", "--check-regions", "--skip-small", "--skip-cold"};
+  for (int i = 0; i < argc && candidate_count == 0; i++) {
+    for (size_t k = 0; k < sizeof kCacheOnly / sizeof kCacheOnly[0]; k++) {
+      if (strcmp(argv[i], kCacheOnly[k]) == 0) {
+        cli_error("run: %s says how to open a cache, and no --cache FILE is given", kCacheOnly[k]);
+        return XPACK_EXIT_USAGE;
+      }
+    }
+  }
   /* The cache first: its probes then run on their own thread while the programs are opened and replayed. */
   cli_cache_source sources[RUN_MAX_CACHES];
   xpack_cache_candidate candidates[RUN_MAX_CACHES];

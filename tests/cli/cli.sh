@@ -77,6 +77,12 @@ for c in "pack m.pte --page-size 0" "pack m.pte --page-size 16384x" "pack m.pte 
   grep -q -- "$opt.*expected .*[0-9]" err.txt || fail "$c: the error does not name $opt and what it accepts: $(cat err.txt)"
   [ -e n.xpc ] && fail "$c: wrote a file"
 done
+# The options that say how to open a cache are usage errors without --cache (they were once ignored in silence).
+for o in --read --check-regions --skip-small --skip-cold; do
+  set +e; "$XPACK" run m.pte $o > out.txt 2> err.txt; s=$?; set -e
+  [ "$s" = 2 ] && grep -q -- "$o .*no --cache" err.txt || fail "run m.pte $o without --cache: exit $s: $(cat err.txt)"
+  [ -s out.txt ] && fail "run m.pte $o: a usage error wrote to stdout"
+done
 # --method names a method of the given programs: another name is a usage error listing theirs.
 set +e; "$XPACK" run m.pte --method nosuch > out.txt 2> err.txt; s=$?; set -e
 [ "$s" = 2 ] || fail "run --method nosuch: exit $s, expected 2"
