@@ -54,6 +54,15 @@ static void check_reserved(xp_checker* c) {
   }
 }
 
+/* arch is the ELF e_machine of the CPU that packed the file; 0 (EM_NONE) names none. The loader refuses such a
+ * file whole anyway (no CPU it runs on has it), so only verify can say why. */
+static void check_arch(xp_checker* c) {
+  if (c->v->arch == 0) {
+    xp_problem(c, "header at offset %llu", XPC_H_ARCH, "arch 0 (EM_NONE) names no CPU: expected the ELF e_machine "
+               "of the packing CPU (FORMAT.md 3)");
+  }
+}
+
 /* A file of this version or older holds this version's tables and no other, in the writer's order, each of the
  * record size FORMAT.md 5.1 gives (a later minor may add tables or grow records; readers skip what they do
  * not know, so only verify tells such a file from one a writer of its version wrote). */
@@ -143,6 +152,7 @@ void xp_check_tables(xp_checker* c) {
     }
   }
   check_reserved(c);
+  check_arch(c);
   check_table_set(c);
   check_metadata_layout(c);
 }

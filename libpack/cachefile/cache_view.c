@@ -17,17 +17,18 @@ typedef struct table_spec {
   uint32_t min_record_size;
   int required;
   int hash_at_open; /* small tables are hashed at open; REGN, ENTR, STRS are checked per use */
+  int byte_table;   /* offsets into it count bytes: its record size is 1 in every 1.x file */
   size_t field;     /* offsetof the xp_table in xp_view */
 } table_spec;
 
 static const table_spec kTables[] = {
-    {XPC_TAG_REGIONS, XPC_REGION_SIZE, 1, 0, offsetof(xp_view, regions)},
-    {XPC_TAG_ENTRIES, XPC_ENTRY_SIZE, 1, 0, offsetof(xp_view, entries)},
-    {XPC_TAG_STRINGS, 1, 1, 0, offsetof(xp_view, strings)},
-    {XPC_TAG_PROVENANCE, XPC_PROVENANCE_SIZE, 1, 1, offsetof(xp_view, provenance)},
-    {XPC_TAG_BUILD_ID, 1, 1, 1, offsetof(xp_view, build_id)},
-    {XPC_TAG_INFO, XPC_INFO_SIZE, 1, 1, offsetof(xp_view, info)},
-    {XPC_TAG_FAMILIES, XPC_FAMILY_SIZE, 1, 1, offsetof(xp_view, families)},
+    {XPC_TAG_REGIONS, XPC_REGION_SIZE, 1, 0, 0, offsetof(xp_view, regions)},
+    {XPC_TAG_ENTRIES, XPC_ENTRY_SIZE, 1, 0, 0, offsetof(xp_view, entries)},
+    {XPC_TAG_STRINGS, 1, 1, 0, 1, offsetof(xp_view, strings)},
+    {XPC_TAG_PROVENANCE, XPC_PROVENANCE_SIZE, 1, 1, 0, offsetof(xp_view, provenance)},
+    {XPC_TAG_BUILD_ID, 1, 1, 1, 1, offsetof(xp_view, build_id)},
+    {XPC_TAG_INFO, XPC_INFO_SIZE, 1, 1, 0, offsetof(xp_view, info)},
+    {XPC_TAG_FAMILIES, XPC_FAMILY_SIZE, 1, 1, 0, offsetof(xp_view, families)},
 };
 
 size_t xp_known_tables(uint32_t tag[], uint32_t record_size[], size_t capacity) {
@@ -193,6 +194,11 @@ static xpack_status open_directory(xp_view* v, const char* name, xpack_error* er
       xp_table* slot = (xp_table*)((char*)v + kTables[k].field);
       if (slot->present) {
         return xp_fail(err, XPACK_ERR_CORRUPT, "%s: directory[%u]: table %s appears twice", name, i, tt);
+      }
+      if (kTables[k].byte_table && t.record_size != 1) {
+        /* Offsets into a byte table count bytes; a larger record would leave what they point at undefined. */
+        return xp_fail(err, XPACK_ERR_CORRUPT, "%s: directory[%u]: table %s record_size %u, expected 1 (a byte table)",
+                       name, i, tt, t.record_size);
       }
       if (t.record_size < kTables[k].min_record_size) {
         return xp_fail(err, XPACK_ERR_CORRUPT, "%s: directory[%u]: table %s record_size %u, expected >= %u", name,

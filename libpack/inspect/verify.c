@@ -4,6 +4,7 @@
 #include "inspect/verify.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "cachefile/cache_checks.h"
 #include "cachefile/cache_open.h"
@@ -50,7 +51,11 @@ static xpack_status verify_opened(xp_file* file, xpack_status st, const char* na
                                   uint64_t* problem_count, xpack_error* err) {
   if (st != XPACK_OK) {
     if (st != XPACK_ERR_IO) { /* the file was read: what is wrong with it is its one problem */
-      if (fn) fn(context, name, err ? err->message : xpack_status_name(st));
+      const char* what = err ? err->message : xpack_status_name(st);
+      const size_t name_len = strlen(name);
+      /* Open's messages start with the file's name, which is already the problem's place. */
+      if (strncmp(what, name, name_len) == 0 && strncmp(what + name_len, ": ", 2) == 0) what += name_len + 2;
+      if (fn) fn(context, name, what);
       if (problem_count) *problem_count = 1;
     }
     return st;

@@ -63,6 +63,8 @@ check_rule "family flags" "^family record 0 at offset [0-9]+: flags 0x1, expecte
 check_rule "unsorted family names" "^family record 1 at offset [0-9]+: name .* sorts before the previous" "$TAMPER" "$d/bad.xpc" family-order
 check_rule "duplicate family names" "^family record 1 at offset [0-9]+: name .* is the same as the previous" "$TAMPER" "$d/bad.xpc" family-dup
 check_rule "reserved header field" "^header at offset 0: reserved fields at offsets 30 and 48 must be 0" "$TAMPER" "$d/bad.xpc" reserved
+check_rule "byte table of 2-byte records" "table STRS record_size 2, expected 1 \\(a byte table\\)" "$TAMPER" "$d/bad.xpc" strs-record-size
+check_rule "arch naming no CPU" "^header at offset 28: arch 0 \\(EM_NONE\\) names no CPU" "$TAMPER" "$d/bad.xpc" arch-none
 check_rule "page_alignment other than data_offset" "header: data_offset 4096 must equal page_alignment 8192" "$TAMPER" "$d/bad.xpc" page-alignment
 check_rule "alignment beyond the maximum" "header: page_alignment 2147483648 .* 4096 <= page <= 65536" "$TAMPER" "$d/bad.xpc" huge-alignment
 check_rule "large region off its page" "^region $large at offset [0-9]+: size [0-9]+ .*at a multiple of 4096" "$TAMPER" "$d/bad.xpc" move-region "$large"

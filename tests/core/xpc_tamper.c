@@ -116,7 +116,7 @@ static uint8_t* record(uint32_t tag, uint64_t index) {
 static int usage(void) {
   return die("usage: xpc_tamper FILE probe INDEX | probe-keys INDEX | as-1.2 | as-1.0 | no-probe-keys | name INDEX | build-id | "
              "no-family | dup-key | key-hash | unused-region | prov-program-size | prov-kind | entry-flags | family-flags | "
-             "family-order | family-dup | reserved | page-alignment | huge-alignment | metadata-tail | table-order | "
+             "family-order | family-dup | reserved | arch-none | strs-record-size | page-alignment | huge-alignment | metadata-tail | table-order | "
              "extra-table | string-zero | "
              "prov-name-slash | "
              "move-region INDEX | "
@@ -291,6 +291,19 @@ static int break_rule(const char* what, const char* arg) {
       if (reseal_entries() != 0) return 1;
     }
     reseal(XPC_TAG_FAMILIES);
+    return 0;
+  }
+  if (strcmp(what, "strs-record-size") == 0) { /* STRS as records of 2 bytes, half as many, in the same bytes */
+    uint8_t* d = dir_entry(XPC_TAG_STRINGS);
+    if (d == NULL) return die("no STRS table");
+    xp_put32(d + XPC_D_RECORD_SIZE, 2);
+    xp_put64(d + XPC_D_COUNT, xp_le64(d + XPC_D_COUNT) / 2);
+    reseal(XPC_TAG_STRINGS);
+    return 0;
+  }
+  if (strcmp(what, "arch-none") == 0) {
+    xp_put16(g_file + XPC_H_ARCH, 0);
+    reseal_header();
     return 0;
   }
   if (strcmp(what, "reserved") == 0) {
