@@ -42,12 +42,8 @@ static int compare_classes(const void* x, const void* y) {
 
 /* The value a node packs as its filter; NULL for a node packing none. */
 static const xpack_et_xnn_value* filter_of(const xpack_et_xnn_graph* g, const xpack_et_xnn_node* n) {
-  if (n->type == XPACK_ET_XNN_FULLY_CONNECTED) return xpack_et_xnn_graph_find_value(g, n->u.fully_connected.filter_id);
-  if (n->type == XPACK_ET_XNN_CONV2D || n->type == XPACK_ET_XNN_DEPTHWISE_CONV2D ||
-      n->type == XPACK_ET_XNN_CONV_TRANSPOSE2D) {
-    return xpack_et_xnn_graph_find_value(g, n->u.conv.filter_id);
-  }
-  return NULL;
+  xpack_et_xnn_weight_ids ids;
+  return xpack_et_xnn_node_weight_ids(n, &ids) ? xpack_et_xnn_graph_find_value(g, ids.filter) : NULL;
 }
 
 bool xp_xnn_graph_index_uses(xp_xnn_graph* g) {

@@ -189,3 +189,17 @@ const xpack_et_xnn_field* xpack_et_xnn_layout_fields(xpack_et_xnn_layout layout,
   if (count) *count = n;
   return f;
 }
+
+bool xpack_et_xnn_node_weight_ids(const xpack_et_xnn_node* node, xpack_et_xnn_weight_ids* ids) {
+  if (node->layout == XPACK_ET_XNN_LAYOUT_FULLY_CONNECTED) {
+    const __typeof__(node->u.fully_connected)* f = &node->u.fully_connected;
+    *ids = (xpack_et_xnn_weight_ids){f->input1_id, f->filter_id, f->bias_id, f->output_id};
+    return true;
+  }
+  if (node->layout == XPACK_ET_XNN_LAYOUT_CONV) {
+    const __typeof__(node->u.conv)* c = &node->u.conv;
+    *ids = (xpack_et_xnn_weight_ids){c->input1_id, c->filter_id, c->bias_id, c->output_id};
+    return true;
+  }
+  return false;
+}

@@ -431,6 +431,14 @@ void xpack_et_xnn_graph_free(xpack_et_xnn_graph* graph);
 /* The value whose id_out is `id`, or NULL. */
 const xpack_et_xnn_value* xpack_et_xnn_graph_find_value(const xpack_et_xnn_graph* graph, uint32_t id);
 
+/* The ids of a node whose filter and bias XNNPACK packs: FullyConnected, Conv2d, DepthwiseConv2d and
+ * ConvTranspose2d (layouts FULLY_CONNECTED and CONV). Fills `ids` and returns true for such a node; returns false,
+ * leaving `ids` alone, for any other. The one place that says which node types pack weights. */
+typedef struct xpack_et_xnn_weight_ids {
+  uint32_t input, filter, bias, output;
+} xpack_et_xnn_weight_ids;
+bool xpack_et_xnn_node_weight_ids(const xpack_et_xnn_node* node, xpack_et_xnn_weight_ids* ids);
+
 /* ================================================================== constants and identities == */
 
 typedef enum xpack_et_constant_source {

@@ -284,16 +284,10 @@ xpack_status xp_replay_check_flags(const xp_replay_state* s, const xpack_et_xnn_
   }
   /* XNNPACK reads the static filter and bias as fp32 when these are set, whatever their datatype: an fp16
    * weight is then read twice over (found by fuzz_replay over 1adaa7c7). */
-  uint32_t filter_id = XNN_INVALID_VALUE_ID, bias_id = XNN_INVALID_VALUE_ID;
-  if (n->layout == XPACK_ET_XNN_LAYOUT_FULLY_CONNECTED) {
-    filter_id = n->u.fully_connected.filter_id, bias_id = n->u.fully_connected.bias_id;
-  } else if (n->layout == XPACK_ET_XNN_LAYOUT_CONV) {
-    filter_id = n->u.conv.filter_id, bias_id = n->u.conv.bias_id;
-  } else {
-    return XPACK_OK;
-  }
-  const xpack_et_xnn_value* filter = value_of(s, filter_id);
-  const xpack_et_xnn_value* bias = value_of(s, bias_id);
+  xpack_et_xnn_weight_ids ids;
+  if (!xpack_et_xnn_node_weight_ids(n, &ids)) return XPACK_OK;
+  const xpack_et_xnn_value* filter = value_of(s, ids.filter);
+  const xpack_et_xnn_value* bias = value_of(s, ids.bias);
   const xpack_et_xnn_value* wrong = (flags & RP_FP32_STATIC_WEIGHTS) && filter && filter->datatype != XPACK_ET_XNN_DT_FP32
                                         ? filter
                                     : (flags & RP_FP32_STATIC_BIASES) && bias && bias->datatype != XPACK_ET_XNN_DT_FP32

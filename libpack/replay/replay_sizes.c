@@ -65,18 +65,10 @@ static enum xnn_status sizer_delete_cache(void* context) { return xnn_status_suc
 /* The serialized ids a weight node reads and writes (input, filter, bias, output), or 0 for a node that packs
  * no static filter. */
 static int weight_node_ids(const xpack_et_xnn_graph* g, const xpack_et_xnn_node* n, uint32_t ids[4]) {
-  if (n->type == XPACK_ET_XNN_FULLY_CONNECTED) {
-    const __typeof__(n->u.fully_connected)* f = &n->u.fully_connected;
-    const uint32_t used[4] = {f->input1_id, f->filter_id, f->bias_id, f->output_id};
-    memcpy(ids, used, sizeof used);
-  } else if (n->type == XPACK_ET_XNN_CONV2D || n->type == XPACK_ET_XNN_DEPTHWISE_CONV2D ||
-             n->type == XPACK_ET_XNN_CONV_TRANSPOSE2D) {
-    const __typeof__(n->u.conv)* c = &n->u.conv;
-    const uint32_t used[4] = {c->input1_id, c->filter_id, c->bias_id, c->output_id};
-    memcpy(ids, used, sizeof used);
-  } else {
-    return 0;
-  }
+  xpack_et_xnn_weight_ids w;
+  if (!xpack_et_xnn_node_weight_ids(n, &w)) return 0;
+  const uint32_t used[4] = {w.input, w.filter, w.bias, w.output};
+  memcpy(ids, used, sizeof used);
   const xpack_et_xnn_value* filter = xpack_et_xnn_graph_find_value(g, ids[1]);
   return filter != NULL && filter->constant_buffer_idx != 0;
 }
