@@ -1,6 +1,7 @@
 /* Linked only when the app links with -Wl,--wrap=xnn_create_runtime_v4 (nothing else references this
  * object, so it costs nothing otherwise): every XNNPACK runtime ExecuTorch creates gets xpack's
- * provider once xpack_et_adapter_attach succeeded (ExecuTorch's own provider, if any, is not used). */
+ * provider once xpack_et_adapter_attach succeeded (ExecuTorch's own provider, if any, is not used); the runtimes
+ * xpack creates for itself pass through as they are. */
 #include "xpack_et_adapter.h"
 
 enum xnn_status __real_xnn_create_runtime_v4(xnn_subgraph_t, xnn_weights_cache_t, xnn_workspace_t, pthreadpool_t,
@@ -9,6 +10,8 @@ enum xnn_status __real_xnn_create_runtime_v4(xnn_subgraph_t, xnn_weights_cache_t
 enum xnn_status __wrap_xnn_create_runtime_v4(xnn_subgraph_t subgraph, xnn_weights_cache_t cache,
                                              xnn_workspace_t workspace, pthreadpool_t threadpool, uint32_t flags,
                                              xnn_runtime_t* runtime_out) {
-  struct xnn_weights_cache_provider* xpack = xpack_et_adapter_provider();
+  /* xpack's own runtimes (a family probe, the sizing of weights) keep the provider they pass: a probe of another
+   * cache judged through this one would find nothing packed and refuse its family for the whole process. */
+  struct xnn_weights_cache_provider* xpack = xpack_creating_own_runtime() ? NULL : xpack_et_adapter_provider();
   return __real_xnn_create_runtime_v4(subgraph, xpack ? xpack : cache, workspace, threadpool, flags, runtime_out);
 }

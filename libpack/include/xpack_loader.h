@@ -42,7 +42,11 @@
  * that memory. docs/INTEGRATION.md, "Replacing a cache file"; tests/core/change_underneath.sh.
  *
  * Thread safety: the provider may be called from several threads at once, and bind/unbind may run
- * concurrently with look-ups. open/close are not concurrent with anything else on the same cache.
+ * concurrently with look-ups, and so may xpack_cache_stats, xpack_cache_family, xpack_cache_entries_served,
+ * xpack_cache_prefetch and xpack_cache_warm_up (which warms the file once whichever thread calls it). Set
+ * xpack_cache_on_miss before any runtime is created with the provider. Different caches are independent;
+ * opening (xpack_cache_open*) may run on several threads at once. close is not concurrent with anything
+ * else on the same cache.
  *
  * Dependencies: libc, pthreads, XNNPACK (its build identifier, and its subgraph API for the family probes),
  * xxHash. No zstd, no flatbuffers.
@@ -383,6 +387,12 @@ typedef struct xpack_cache_range {
 xpack_status xpack_cache_open_best_fd(const xpack_cache_range* ranges, size_t count, unsigned flags,
                                       const xpack_open_limits* limits, xpack_cache** out, size_t* chosen,
                                       xpack_cache_candidate* candidates, xpack_error* err);
+
+/* 1 while the calling thread is inside a runtime creation of xpack's own, else 0: a packing family's probe, or
+ * the sizing of weights (xpack_replay_size_weights*). A wrapper of xnn_create_runtime_v4 that substitutes its
+ * own provider (xpack_et_adapter.h does) must pass these calls through unchanged: a probe judges how this CPU
+ * packs by what XNNPACK packs through the probe's own provider, and the sizing records what XNNPACK reads. */
+int xpack_creating_own_runtime(void);
 
 /* File facts, for tools and messages (0 for a NULL cache). */
 uint64_t xpack_cache_entry_count(const xpack_cache* cache);

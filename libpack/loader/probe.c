@@ -12,6 +12,7 @@
 
 #include "common/error.h"
 #include "common/le.h"
+#include "loader/own_runtime.h"
 
 #define PROBE_MAX_BUFFERS 64
 #define PROBE_ALIGNMENT 64 /* at least XNN_ALLOCATION_ALIGNMENT on every target */
@@ -370,7 +371,7 @@ xpack_status xp_probe_run(const xpack_family* family, xp_probe_result* out, xpac
   xnn_runtime_t runtime = NULL;
   if (xs == xnn_status_success) {
     stage = "create a runtime for";
-    xs = xnn_create_runtime_v4(p.sg, &c.provider, NULL, NULL, 0, &runtime);
+    xs = xp_create_own_runtime(p.sg, &c.provider, NULL, &runtime);
   }
   if (runtime != NULL) xnn_delete_runtime(runtime);
   if (p.sg != NULL) xnn_delete_subgraph(p.sg);

@@ -16,6 +16,7 @@
 #include <xxhash.h>
 
 #include "common/error.h"
+#include "loader/own_runtime.h"
 #include "replay/replay_internal.h"
 
 typedef struct sizer {
@@ -258,7 +259,7 @@ static xpack_status size_node(xp_replay_state* s, const xpack_et_xnn_node* n, co
       st = xp_fail(&ignored, XPACK_ERR_NOMEM, "%s: node %u (%s): xnn_create_workspace failed", s->graph->name,
                    n->index, n->type_name);
     } else {
-      if (xnn_create_runtime_v4(s->subgraph, &z->provider, workspace, NULL, 0, &runtime) == xnn_status_success) {
+      if (xp_create_own_runtime(s->subgraph, &z->provider, workspace, &runtime) == xnn_status_success) {
         xnn_delete_runtime(runtime);
       }
       xnn_release_workspace(workspace);
