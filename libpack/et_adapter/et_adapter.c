@@ -1,6 +1,8 @@
 /* xpack's loader inside stock ExecuTorch: see xpack_et_adapter.h. */
 #include "xpack_et_adapter.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +12,12 @@
 
 #include "common/error.h"
 
-static xpack_cache* g_cache;     /* published (substituted by the wrapper) only once attach is complete */
+/* Published (substituted by the wrapper, on whichever thread creates a runtime) only once attach is complete: a
+ * release store, so that a thread that loads it sees the cache as attach left it. */
+static _Atomic(xpack_cache*) g_cache;
+/* Held by attach and detach: one attach at a time, so that two threads cannot both find nothing attached, and a
+ * failing attach releases its own cache. Not held by the wrapper, which only loads g_cache. */
+static pthread_mutex_t g_attach_lock = PTHREAD_MUTEX_INITIALIZER;
 static xpack_cache* g_opening;
 static xpack_et_program* g_program;
 static xpack_et_ptd** g_ptds;
@@ -23,8 +30,8 @@ static void release(void) {
   g_ptd_count = 0;
   xpack_et_program_close(g_program);
   g_program = NULL;
-  xpack_cache_close(g_cache ? g_cache : g_opening);
-  g_cache = NULL;
+  xpack_cache* attached = atomic_exchange_explicit(&g_cache, NULL, memory_order_acq_rel);
+  xpack_cache_close(attached ? attached : g_opening);
   g_opening = NULL;
 }
 
@@ -54,28 +61,40 @@ xpack_status xpack_et_adapter_attach_best(const char* const* cache_paths, size_t
                                           const void* pte, size_t pte_size, const void* const* ptds,
                                           const size_t* ptd_sizes, size_t ptd_count, size_t* chosen,
                                           xpack_cache_candidate* candidates, xpack_error* err) {
-  if (g_cache) return xp_fail(err, XPACK_ERR_ARG, "xpack_et_adapter_attach: already attached");
   if (!cache_paths || !cache_count || !chosen || !pte || (ptd_count && (!ptds || !ptd_sizes)))
     return xp_fail(err, XPACK_ERR_ARG, "xpack_et_adapter_attach: NULL argument or no cache path");
-  const xpack_open_limits limits = {.small_cache_bytes = XPACK_ET_ADAPTER_SMALL_CACHE_BYTES};
-  /* Choosing decides the candidates' packing families: their probes create runtimes through the wrapped
-   * xnn_create_runtime_v4 too, before anything is substituted (g_cache is still NULL). */
-  xpack_status st =
-      xpack_cache_open_best_limits(cache_paths, cache_count, flags, &limits, &g_opening, chosen, candidates, err);
-  if (st != XPACK_OK) return st;
-  return attach_opened(pte, pte_size, ptds, ptd_sizes, ptd_count, err);
+  pthread_mutex_lock(&g_attach_lock);
+  xpack_status st = XPACK_OK;
+  if (atomic_load_explicit(&g_cache, memory_order_acquire)) {
+    st = xp_fail(err, XPACK_ERR_ARG, "xpack_et_adapter_attach: already attached");
+  } else {
+    const xpack_open_limits limits = {.small_cache_bytes = XPACK_ET_ADAPTER_SMALL_CACHE_BYTES};
+    /* Choosing decides the candidates' packing families: their probes are xpack's own runtimes, which the
+     * wrapper passes through (xpack_creating_own_runtime). */
+    st = xpack_cache_open_best_limits(cache_paths, cache_count, flags, &limits, &g_opening, chosen, candidates, err);
+    if (st == XPACK_OK) st = attach_opened(pte, pte_size, ptds, ptd_sizes, ptd_count, err);
+  }
+  pthread_mutex_unlock(&g_attach_lock);
+  return st;
 }
 
 xpack_status xpack_et_adapter_attach_cache(xpack_cache* cache, const void* pte, size_t pte_size,
                                            const void* const* ptds, const size_t* ptd_sizes, size_t ptd_count,
                                            xpack_error* err) {
-  if (g_cache) return xp_fail(err, XPACK_ERR_ARG, "xpack_et_adapter_attach_cache: already attached");
   if (!cache || !pte || (ptd_count && (!ptds || !ptd_sizes))) {
     xpack_cache_close(cache); /* owned from this call on, as when the attach fails later */
     return xp_fail(err, XPACK_ERR_ARG, "xpack_et_adapter_attach_cache: NULL cache, program or data");
   }
-  g_opening = cache;
-  return attach_opened(pte, pte_size, ptds, ptd_sizes, ptd_count, err);
+  pthread_mutex_lock(&g_attach_lock);
+  xpack_status st;
+  if (atomic_load_explicit(&g_cache, memory_order_acquire)) {
+    st = xp_fail(err, XPACK_ERR_ARG, "xpack_et_adapter_attach_cache: already attached");
+  } else {
+    g_opening = cache;
+    st = attach_opened(pte, pte_size, ptds, ptd_sizes, ptd_count, err);
+  }
+  pthread_mutex_unlock(&g_attach_lock);
+  return st;
 }
 
 typedef struct bound_constant {
@@ -128,7 +147,8 @@ static xpack_status attach_opened(const void* pte, size_t pte_size, const void* 
                                   size_t ptd_count, xpack_error* err) {
   xpack_status st = XPACK_OK;
   if (xpack_cache_entry_count(g_opening) == 0) { /* skipped unread (XPACK_OPEN_SKIP_SMALL or _COLD): nothing to find */
-    g_cache = g_opening;
+    atomic_store_explicit(&g_cache, g_opening, memory_order_release);
+    g_opening = NULL;
     return XPACK_OK;
   }
   xpack_cache_prefetch(g_opening); /* a small cold cache is read while the program is summarized and replayed */
@@ -159,9 +179,8 @@ static xpack_status attach_opened(const void* pte, size_t pte_size, const void* 
       if (program->methods[m].delegates[d].is_xnnpack) st = size_delegate(m, d, err);
     }
   }
-  /* Decide every packing family now. A probe creates an XNNPACK runtime of its own, through the same
-   * (wrapped) xnn_create_runtime_v4: it must run before the wrapper substitutes xpack's provider, or the
-   * probe would pack through the cache it is judging. */
+  /* Decide every packing family now, so that no look-up waits for a probe while ExecuTorch creates its
+   * runtimes. */
   for (uint32_t i = 0; st == XPACK_OK && i < xpack_cache_family_count(g_opening); i++) {
     xpack_cache_family_info info;
     st = xpack_cache_family(g_opening, i, &info, err);
@@ -170,14 +189,20 @@ static xpack_status attach_opened(const void* pte, size_t pte_size, const void* 
     release();
     return st;
   }
-  g_cache = g_opening;
+  atomic_store_explicit(&g_cache, g_opening, memory_order_release);
+  g_opening = NULL;
   return XPACK_OK;
 }
 
 struct xnn_weights_cache_provider* xpack_et_adapter_provider(void) {
-  return g_cache ? xpack_cache_provider(g_cache) : NULL;
+  xpack_cache* cache = atomic_load_explicit(&g_cache, memory_order_acquire);
+  return cache ? xpack_cache_provider(cache) : NULL;
 }
 
-xpack_cache* xpack_et_adapter_cache(void) { return g_cache; }
+xpack_cache* xpack_et_adapter_cache(void) { return atomic_load_explicit(&g_cache, memory_order_acquire); }
 
-void xpack_et_adapter_detach(void) { release(); }
+void xpack_et_adapter_detach(void) {
+  pthread_mutex_lock(&g_attach_lock);
+  release();
+  pthread_mutex_unlock(&g_attach_lock);
+}

@@ -17,9 +17,13 @@
  * likewise, and gives the same bytes to xpack_et_adapter_attach, which binds every constant of every
  * XNNPACK delegate to its identity (libpack/et/IDENTITY.md), asks XNNPACK the size it reads for each packed
  * weight (xpack_replay_size_weights; the loader serves only regions of exactly that size), and decides
- * every packing family (its probe
- * creates an XNNPACK runtime through the same wrapped function, so it runs before the adapter starts
- * substituting). The mappings must outlive every method.
+ * every packing family (its probe creates an XNNPACK runtime of xpack's own through the same wrapped function,
+ * which passes such runtimes through: xpack_creating_own_runtime). The mappings must outlive every method.
+ * Threads: attach, attach_best, attach_cache and detach run one at a time (a second attach, even a concurrent
+ * one, fails). ExecuTorch may create runtimes on any thread, also while attach runs: those created before it
+ * completes get ExecuTorch's own provider, the later ones xpack's. Detach only when no runtime exists and none
+ * is being created. Other caches opened in the same process (e.g. by xpack_cache_open) are served and probed
+ * as without the adapter.
  * Load methods with the backend option weight_cache_enabled = false: ExecuTorch's own cache is not used.
  * What the adapter does not know (a weight at another address: ExecuTorch copied or converted it) misses,
  * and XNNPACK packs it as usual.
