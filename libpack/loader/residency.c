@@ -120,10 +120,12 @@ xp_residency xp_residency_ask_range(int fd, uint64_t offset, uint64_t size, xp_r
 }
 
 void xp_residency_warm(xp_residency_check* check, uint64_t size) {
-  if (check->fd < 0) return;
-  (void)posix_fadvise(check->fd, (off_t)check->offset, (off_t)size, POSIX_FADV_WILLNEED);
-  close(check->fd);
-  check->fd = -1;
+  /* Taken once, whichever thread warms first: two threads that both saw the descriptor would close it twice, and
+   * the second close could close a file another thread had just been given the same number for. */
+  const int fd = __atomic_exchange_n(&check->fd, -1, __ATOMIC_ACQ_REL);
+  if (fd < 0) return;
+  (void)posix_fadvise(fd, (off_t)check->offset, (off_t)size, POSIX_FADV_WILLNEED);
+  close(fd);
 }
 
 int xp_page_resident(const void* address) {

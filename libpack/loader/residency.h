@@ -34,7 +34,7 @@ xp_residency xp_residency_ask_range(int fd, uint64_t offset, uint64_t size, xp_r
 
 /* Asks the kernel to read the file of a XP_NOT_RESIDENT check into the page cache in the background
  * (posix_fadvise WILLNEED: it queues the reads and returns), size bytes from check->offset, then closes its
- * descriptor. */
+ * descriptor. Threads may call it at once: one of them warms and closes, the others return. */
 void xp_residency_warm(xp_residency_check* check, uint64_t size);
 
 /* Whether the page of a file mapping that holds `address` is in the page cache (mincore of that page): one
