@@ -225,3 +225,13 @@ set_tests_properties(core_same_hash_lookups PROPERTIES TIMEOUT 120)
 add_test(NAME core_report_memory
          COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/report_memory.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpc_craft>)
 set_tests_properties(core_report_memory PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77)
+
+# The adapter and the loader from several threads: another cache's probes while one is attached, concurrent
+# attaches, concurrent warm-ups of a cache skipped as cold.
+add_executable(adapter_threads ${CMAKE_CURRENT_LIST_DIR}/adapter_threads.c ${PROJECT_SOURCE_DIR}/bench/page_cache.c)
+target_include_directories(adapter_threads PRIVATE ${PROJECT_SOURCE_DIR}/bench)
+target_link_libraries(adapter_threads PRIVATE xpack_pack xpack_xxhash Threads::Threads
+                      -Wl,--wrap=xnn_create_runtime_v4 -Wl,--wrap=close)
+add_test(NAME core_adapter_threads
+         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/adapter_threads.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>
+                 $<TARGET_FILE:adapter_threads>)
