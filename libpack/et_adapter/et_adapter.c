@@ -134,6 +134,8 @@ static xpack_status bind_constants(const xpack_et_summary* summary, xpack_error*
     for (; end < n && all[end].data == all[i].data; end++) {
       ambiguous |= all[end].ambiguous || strcmp(all[end].identity, all[i].identity) != 0;
     }
+    /* An identity longer than any binding takes names nothing either (XPACK_IDENTITY_MAX_LEN). */
+    ambiguous |= strlen(all[i].identity) > XPACK_IDENTITY_MAX_LEN;
     const char* identity = ambiguous ? XPACK_IDENTITY_AMBIGUOUS : all[i].identity;
     st = xpack_cache_bind(g_opening, all[i].data, identity, strlen(identity), err);
     i = end;

@@ -189,6 +189,11 @@ void xpack_cache_prefetch(xpack_cache* cache);
  * entry may serve. Bound to it, a pointer is as unbound: its look-ups miss, and a writer records nothing for it. */
 #define XPACK_IDENTITY_AMBIGUOUS "xpack:ambiguous"
 
+/* The longest identity a pointer can be bound to, in bytes. xpack's readers bind a weight whose identity would be
+ * longer (a named key of about 950 bytes or more) to XPACK_IDENTITY_AMBIGUOUS: it names nothing, and XNNPACK packs it
+ * at load. */
+#define XPACK_IDENTITY_MAX_LEN 1023u
+
 /* Binds a raw weight pointer (as handed to xnn_define_*) to its identity, a string of 1..1023 bytes without
  * a zero byte (copied). Rebinding a pointer replaces its identity. Unbound pointers always miss, and so do pointers bound
  * to XPACK_IDENTITY_AMBIGUOUS. Does nothing on a file skipped (XPACK_OPEN_SKIP_SMALL, XPACK_OPEN_SKIP_COLD).

@@ -47,6 +47,8 @@ typedef struct xpack_replay_subgraph {
   xpack_replay_weight_family* weight_families; /* owned: one per fully-connected, convolution and
                                                   deconvolution node with a static filter */
   size_t num_weight_families;
+  size_t unnamed_long;               /* weights bound to XPACK_IDENTITY_AMBIGUOUS because their identity is longer
+                                        than XPACK_IDENTITY_MAX_LEN: no entry names them, XNNPACK packs them */
   void* scratch;                     /* converted scales etc.; must outlive xnn_create_runtime, no longer */
 } xpack_replay_subgraph;
 

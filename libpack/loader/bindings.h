@@ -59,7 +59,7 @@ xpack_status xp_bind_check(const char* fn, const void* owner, const char* owner_
 
 /* An identity is shorter than this (its NUL excluded): binding a longer one is refused, by the loader
  * (xpack_cache_bind) and the recording writer (xpack_writer_bind) alike. */
-#define XP_MAX_IDENTITY 1024
+#define XP_MAX_IDENTITY (XPACK_IDENTITY_MAX_LEN + 1)
 
 /* The identities of a weights-cache key's kernel and bias pointers, copied out of the bindings. */
 typedef struct xp_key_identities {

@@ -114,6 +114,7 @@ xpack_status xpack_replay_define(const xpack_et_xnn_graph* graph, const xpack_et
   out->num_externals = s.num_externals;
   out->weight_families = s.families;
   out->num_weight_families = s.family_count;
+  out->unnamed_long = s.unnamed_long;
   out->scratch = s.scratch;
   return XPACK_OK;
 }

@@ -60,6 +60,7 @@ typedef struct xp_replay_state {
   int16_t* converted_from;   /* by value index: the datatype a Convert node makes it from, or 0 (xp_replay_find_value_uses) */
   xp_replay_shape* shapes;   /* by value index: what XNNPACK's reshape will make of it, where known (replay_shapes.c) */
   xp_replay_bindings bound;  /* what each weight pointer is bound to so far (xp_replay_bind) */
+  size_t unnamed_long;       /* constants whose identity is longer than any binding takes */
 } xp_replay_state;
 
 /* Binds ptr through s->bind: to identity the first time, and to XPACK_IDENTITY_AMBIGUOUS once another constant

@@ -1,4 +1,5 @@
 /* Defining a delegate's tensors (XNNGraph xvalues) the way ExecuTorch's XNNPACK backend does. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -90,18 +91,31 @@ static xpack_status constant_of(xp_replay_state* s, uint32_t idx, const char* wh
   xpack_status st = xpack_et_xnn_resolve_constant(s->graph, idx, s->sources, c, err);
   if (st != XPACK_OK) return st;
   if (s->bind != NULL && c->data != NULL) {
-    char identity[XP_MAX_IDENTITY]; /* the bind limit of the loader and the writer */
+    /* Room for any identity (xpack_executorch.h): the key, a content hash, the packing suffix. */
+    char local[XP_MAX_IDENTITY + XPACK_ET_IDENTITY_MAX + XPACK_ET_PACKING_SUFFIX_SIZE];
+    const size_t capacity = (c->named_key ? c->named_key_len : 0) + XPACK_ET_IDENTITY_MAX + XPACK_ET_PACKING_SUFFIX_SIZE;
+    char* identity = capacity <= sizeof local ? local : malloc(capacity);
+    if (identity == NULL) return xp_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", s->graph->name);
     size_t len = 0;
     bool ambiguous = false;
     /* A quantized weight's name holds what XNNPACK packs with it and its key does not (xpack_executorch.h). */
     st = xpack_et_weight_identity_of(s->graph, s->sources, idx, c, strcmp(what, "weight") != 0, identity,
-                                     sizeof identity, &len, &ambiguous, err);
+                                     identity == local ? sizeof local : capacity, &len, &ambiguous, err);
     if (st != XPACK_OK) {
-      return xp_fail(err, st, "%s: value %u: %s identity: %s", s->graph->name, value_index, what,
-                     err ? err->message : "");
+      if (identity != local) free(identity);
+      if (err == NULL) return st;
+      char cause[sizeof err->message]; /* xp_fail writes err->message: not its own argument */
+      snprintf(cause, sizeof cause, "%s", err->message);
+      return xp_fail(err, st, "%s: value %u: %s identity: %s", s->graph->name, value_index, what, cause);
+    }
+    /* Longer than any binding takes: it names nothing, as an ambiguous one, and XNNPACK packs it at load. */
+    if (len > XPACK_IDENTITY_MAX_LEN) {
+      ambiguous = true;
+      s->unnamed_long++;
     }
     st = ambiguous ? xp_replay_bind(s, c->data, XPACK_IDENTITY_AMBIGUOUS, sizeof XPACK_IDENTITY_AMBIGUOUS - 1)
                    : xp_replay_bind(s, c->data, identity, len);
+    if (identity != local) free(identity);
     if (st != XPACK_OK) return xp_fail(err, st, "%s: value %u: out of memory binding its %s", s->graph->name,
                                        value_index, what);
   }
@@ -211,7 +225,9 @@ xpack_status xp_replay_define_value(xp_replay_state* s, const xpack_et_xnn_value
   const uint32_t flags = v->flags & (XNN_VALUE_FLAG_EXTERNAL_INPUT | XNN_VALUE_FLAG_EXTERNAL_OUTPUT);
   xpack_et_constant c;
   xpack_status st = constant_of(s, v->constant_buffer_idx, "weight", v->index, &c, err);
-  if (st == XPACK_OK && c.data != NULL) st = xp_replay_check_constant_size(s, v, c.size, err);
+  /* Also a constant of 0 bytes (its data is NULL): defined with no data, it would be a dynamic value nothing
+   * writes, packed from whatever XNNPACK finds there (a filter [16, 0] divided by zero in XNNPACK's reshape). */
+  if (st == XPACK_OK && v->constant_buffer_idx != 0) st = xp_replay_check_constant_size(s, v, c.size, err);
   if (st != XPACK_OK) return st;
   uint32_t id = XNN_INVALID_VALUE_ID;
   enum xnn_status xs = xnn_status_success;

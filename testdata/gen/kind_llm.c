@@ -53,6 +53,17 @@ static void llm_shape(llm_model* m, uint64_t size, double bytes_per_param, uint3
   m->vocab = 2 * m->dim;
 }
 
+/* A module path made `length` bytes long by 'm' characters and a '.' in front of it (as a deeply nested module's
+ * path is long), for the limits on identities; unchanged when length is 0 or not longer than the name. */
+static void pad_key(char* name, size_t capacity, uint32_t length) {
+  const size_t len = strlen(name);
+  if (length <= len + 1 || length >= capacity) return;
+  const size_t pad = length - len - 1;
+  memmove(name + pad + 1, name, len + 1);
+  memset(name, 'm', pad);
+  name[pad] = '.';
+}
+
 static int make_proj(const gen_options* o, weight_pool* pool, llm_proj* pr, uint32_t role, uint32_t layer,
                      uint32_t in, uint32_t out, llm_quant q, uint32_t group_size) {
   pr->in = in;
@@ -70,12 +81,14 @@ static int make_proj(const gen_options* o, weight_pool* pool, llm_proj* pr, uint
     case LQ_QB4: weight_set(pr->w, WF_QC4, seed, out, in, 0); break;
   }
   if (o->name_keys) snprintf(pr->w->name, sizeof pr->w->name, "layers.%u.%s.weight", (unsigned)layer, kRoleNames[role]);
+  if (o->name_keys) pad_key(pr->w->name, sizeof pr->w->name, o->key_length);
   if (q == LQ_FP32) return 1;
   pr->scales = pool_new(pool);
   if (!pr->scales) return 0;
   uint64_t sseed = tensor_seed(seed, ROLE_SCALE_OFFSET, 0);
   if (o->name_keys)
     snprintf(pr->scales->name, sizeof pr->scales->name, "layers.%u.%s.scale", (unsigned)layer, kRoleNames[role]);
+  if (o->name_keys) pad_key(pr->scales->name, sizeof pr->scales->name, o->key_length);
   /* int4 values spread ~2.5 around zero, so scale ~ weight stddev / 2.5 */
   if (q == LQ_QC4) weight_set(pr->scales, WF_SCALE_F32, sseed, 1, out, std / 2.5f);
   else weight_set(pr->scales, WF_SCALE_BF16, sseed, out, in / group_size, std / 2.5f);

@@ -22,11 +22,11 @@ typedef struct weight {
   uint64_t rows, cols; /* logical elements = rows * cols */
   float stddev;
   int is_scale;   /* key gets the "scale_" prefix (see weights_set_scale_prefix) */
-  char name[48];  /* when set, the named-data key is this name instead of the content's SHA-256 (as
+  char name[1104]; /* when set, the named-data key is this name instead of the content's SHA-256 (as
                      exporters that key tensors by module path do): same name, any bytes */
   /* filled by weight_hash */
   uint64_t nbytes;
-  char key[80];
+  char key[1112];
   int hashed;
 } weight;
 

@@ -379,6 +379,29 @@ static void empty_weight(const char* path) {
   close_graph(&o);
 }
 
+/* A fully-connected filter whose constant has 0 bytes (its data NULL): once defined without data, a dynamic value
+ * nothing writes, packed from whatever XNNPACK found there; with a dim of 0 as well, XNNPACK's reshape divided
+ * by zero (SIGFPE in `xpack run`, found by a review on 2026-11-28). */
+static void zero_byte_weight(const char* path, int zero_dim) {
+  opened o;
+  if (open_graph(path, &o) != 0) { failures++; return; }
+  const xpack_et_xnn_value* w = NULL;
+  for (size_t i = 0; i < o.graph->node_count && w == NULL; i++) {
+    xpack_et_xnn_weight_ids ids;
+    if (xpack_et_xnn_node_weight_ids(&o.graph->nodes[i], &ids)) w = xpack_et_xnn_graph_find_value(o.graph, ids.filter);
+  }
+  EXPECT_MSG(w != NULL && w->constant_buffer_idx != 0 && o.graph->has_header, "%s: no static filter in an XH00 blob",
+             path);
+  if (w && w->constant_buffer_idx != 0 && o.graph->has_header) {
+    xpack_et_xnn_constant_entry* e = (xpack_et_xnn_constant_entry*)&o.graph->constant_entries[w->constant_buffer_idx];
+    *e = (xpack_et_xnn_constant_entry){0, 0, NULL, 0}; /* in the blob, 0 bytes */
+    if (zero_dim) ((uint32_t*)w->dims)[w->num_dims - 1] = 0;
+    expect_refused(&o, zero_dim ? "expected every dim of a weight to be at least 1" : "its constant has 0 bytes",
+                   zero_dim ? "a filter of 0 bytes with a dim of 0" : "a filter of 0 bytes");
+  }
+  close_graph(&o);
+}
+
 /* An external input's dims 32768 x 32768 x 32768 x 32768: 2^60 fp32 elements, whose byte count wrapped to 0, so
  * run handed XNNPACK a buffer of a few bytes for a tensor it read whole (a crash in the first kernel). */
 static void external_dims_overflow(const char* path) {
@@ -443,6 +466,8 @@ int main(int argc, char** argv) {
   convert_dims(argv[4]);
   convert_source(argv[4]);
   empty_weight(argv[5]);
+  zero_byte_weight(argv[3], 0);
+  zero_byte_weight(argv[3], 1);
   output_datatype(argv[1]);
   external_dims_overflow(argv[1]);
   four_bit_odd_rows(argv[6]);

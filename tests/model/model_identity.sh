@@ -57,4 +57,27 @@ assert p["built_from"] is True, p  # same flatbuffer: only the per-entry identit
 check llm-q4 --name-keys
 "$XPACK" inspect b.pte --json | grep -q '"layers.0.head.weight#xxh3-128:' || fail "module-path keys do not carry the content hash"
 
+# Keys so long that a weight's identity (key, content hash, packing suffix) passes the 1023 bytes a binding takes:
+# those weights are named by nothing, pack warns and records none, and a run with the cache packs them as without
+# it. Keys a little shorter still hit in full. (A 1,000-byte key once failed the pack as a usage error, exit 2,
+# with a message that had lost its cause.)
+"$GEN" llm --size 1M --name-keys --key-length 900 -o k900.pte > /dev/null
+"$GEN" llm --size 1M --name-keys --key-length 1000 -o k1000.pte > /dev/null
+for k in k900 k1000; do
+  "$XPACK" pack $k.pte -o $k.xpc 2> $k.pack.err || fail "pack $k: $(cat $k.pack.err)"
+  "$XPACK" run $k.pte --json > $k.alone.json
+  "$XPACK" run $k.pte --cache $k.xpc --json > $k.cached.json
+done
+compare_runs k900.alone.json k900.cached.json
+python3 - <<'PY'
+import json
+n, c = json.load(open("k1000.alone.json")), json.load(open("k1000.cached.json"))
+for a, b in zip(n["delegates_detail"], c["delegates_detail"]):
+    assert a["output_xxh3"] == b["output_xxh3"], f"keys of 1,000 bytes: other outputs with the cache: {a['method']}"
+assert c["hits"] == 0 and c["misses"] == c["misses_unbound"] > 0, f"keys of 1,000 bytes: expected every weight unnamed: {c}"
+print(f"  keys of 1,000 bytes: {c['misses']} look-ups miss as unbound, outputs identical")
+PY
+grep -q "weights not recorded: a named key makes the weight's identity longer than 1023 bytes" k1000.pack.err ||
+  fail "pack does not say why weights with long keys are not recorded: $(cat k1000.pack.err)"
+
 echo "model identity: ok"
