@@ -186,6 +186,9 @@ int main(int argc, char** argv) {
   /* A reader that closes the pipe early (`xpack dump F | head -1`) makes the write of the report fail with
    * EPIPE, reported as exit 4 (docs/CLI.md), instead of killing xpack with SIGPIPE (exit 141). */
   signal(SIGPIPE, SIG_IGN);
+  /* Likewise a write past the file-size limit (ulimit -f) fails with EFBIG, reported with the file's name, instead
+   * of killing xpack with SIGXFSZ (exit 153, no message). */
+  signal(SIGXFSZ, SIG_IGN);
   int i = 1;
   int version = 0, version_json = 0;
   for (; i < argc && argv[i][0] == '-'; i++) {

@@ -22,3 +22,14 @@ for cmd in "pack m.pte -o out/o" "pack m.pte --zstd=1 -o out/o" "inflate z.xpc o
   echo "$cmd with a FIFO appearing at the output: exit 2, $(cat err.txt)"
   rm out/o
 done
+# A file-size limit (ulimit -f) below the output's size: exit 4 naming the output, no file left, the old one kept
+# (xpack once died of SIGXFSZ, exit 153, without a word).
+echo old > out/o
+for cmd in "pack m.pte -o out/o" "pack m.pte --zstd=1 -o out/o" "inflate z.xpc out/o" "export --executorch c.xpc out/o"; do
+  rc=0
+  # shellcheck disable=SC2086
+  (ulimit -f 64 && exec "$XPACK" -q $cmd > /dev/null 2> err.txt) || rc=$?
+  [ $rc = 4 ] && grep -q "out/o" err.txt || fail "$cmd past ulimit -f: exit $rc: $(cat err.txt)"
+  [ "$(cat out/o)" = old ] && [ "$(ls -A out)" = o ] || fail "$cmd past ulimit -f: the output folder holds $(ls -A out)"
+  echo "$cmd past ulimit -f: exit 4, $(head -c 200 err.txt)"
+done
