@@ -110,18 +110,56 @@ static void add_node(XXH3_state_t* h, const xpack_et_xnn_graph* g, const xpack_e
   add_activation(h, xpack_et_xnn_graph_find_value(g, output_id));
 }
 
-/* One use of the weight value v by node n (NULL: v alone): v's datatype, dims and quantization, and the node. */
-static xpack_status use_hash(const xpack_et_xnn_graph* g, const xpack_et_named_sources* src, const xpack_et_xnn_value* v,
-                             const xpack_et_xnn_node* n, XXH128_hash_t* out, xpack_error* err) {
-  XXH3_state_t h;
-  XXH3_128bits_reset(&h);
-  xpack_status st = add_weight(&h, g, src, v, err);
+/* The weight value v alone: its datatype, dims and quantization. Each use by a node continues from this state. */
+static xpack_status value_state(const xpack_et_xnn_graph* g, const xpack_et_named_sources* src,
+                                const xpack_et_xnn_value* v, XXH3_state_t* h, xpack_error* err) {
+  XXH3_128bits_reset(h);
+  xpack_status st = add_weight(h, g, src, v, err);
   if (st != XPACK_OK) return st;
-  add_u32(&h, v->num_dims);
-  for (uint32_t i = 0; i < v->num_dims; i++) add_u32(&h, v->dims[i]);
+  add_u32(h, v->num_dims);
+  for (uint32_t i = 0; i < v->num_dims; i++) add_u32(h, v->dims[i]);
+  return XPACK_OK;
+}
+
+/* One use of the weight value v (its state from value_state) by node n (NULL: v alone). */
+static XXH128_hash_t use_hash(const xpack_et_xnn_graph* g, const XXH3_state_t* value, const xpack_et_xnn_node* n) {
+  XXH3_state_t h;
+  XXH3_copyState(&h, value);
   add_u32(&h, n != NULL);
   if (n != NULL) add_node(&h, g, n);
-  *out = XXH3_128bits_digest(&h);
+  return XXH3_128bits_digest(&h);
+}
+
+/* The suffix of the class of values `values` (value_count of them), computed. */
+static xpack_status compute_suffix(const xpack_et_xnn_graph* graph, const xpack_et_named_sources* sources,
+                                   const uint32_t* values, size_t value_count, xp_suffix_memo* out, xpack_error* err) {
+  *out = (xp_suffix_memo){0};
+  bool seen = false;
+  XXH128_hash_t first = {0, 0};
+  /* Every value whose constant is these bytes: XNNPACK is handed one pointer for all of them (two entries of a
+   * blob may name one key), and the pointer is what its key holds. Each is used alone, or by the nodes packing
+   * it (weight_uses.c). */
+  for (size_t i = 0; i < value_count && !out->ambiguous; i++) {
+    const xpack_et_xnn_value* v = &graph->values[values[i]];
+    XXH3_state_t state;
+    const xpack_status st = value_state(graph, sources, v, &state, err);
+    if (st != XPACK_OK) return st;
+    const uint32_t* users;
+    size_t user_count;
+    xp_xnn_graph_filter_users(graph, v, &users, &user_count);
+    for (size_t u = 0; u == 0 || u < user_count; u++) {
+      const XXH128_hash_t use = use_hash(graph, &state, user_count ? &graph->nodes[users[u]] : NULL);
+      if (seen && !XXH128_isEqual(use, first)) out->ambiguous = true;
+      if (!seen) first = use;
+      seen = true;
+    }
+  }
+  out->known = true;
+  if (out->ambiguous || !seen) return XPACK_OK;
+  XXH128_canonical_t canonical;
+  XXH128_canonicalFromHash(&canonical, first);
+  memcpy(out->suffix, kSuffixPrefix, sizeof kSuffixPrefix - 1);
+  xp_et_hex(canonical.digest, sizeof canonical.digest, out->suffix + sizeof kSuffixPrefix - 1);
   return XPACK_OK;
 }
 
@@ -133,36 +171,26 @@ xpack_status xpack_et_packing_suffix(const xpack_et_xnn_graph* graph, const xpac
   suffix[0] = '\0';
   *ambiguous = false;
   if (constant_idx == 0) return XPACK_OK;
-  xpack_status st = XPACK_OK;
-  bool seen = false;
-  XXH128_hash_t first = {0, 0};
-  /* Every value whose constant is these bytes: XNNPACK is handed one pointer for all of them (two entries of a
-   * blob may name one key), and the pointer is what its key holds. Each is used alone, or by the nodes packing
-   * it (weight_uses.c). */
   const uint32_t* values;
   size_t value_count;
   xp_xnn_graph_values_with_bytes(graph, constant_idx, &values, &value_count);
-  for (size_t i = 0; i < value_count; i++) {
-    const xpack_et_xnn_value* v = &graph->values[values[i]];
-    const uint32_t* users;
-    size_t user_count;
-    xp_xnn_graph_filter_users(graph, v, &users, &user_count);
-    for (size_t u = 0; u == 0 || u < user_count; u++) {
-      XXH128_hash_t use;
-      st = use_hash(graph, sources, v, user_count ? &graph->nodes[users[u]] : NULL, &use, err);
-      if (st != XPACK_OK) return st;
-      if (seen && !XXH128_isEqual(use, first)) *ambiguous = true;
-      if (!seen) first = use;
-      seen = true;
-    }
+  if (value_count == 0) return XPACK_OK;
+  xp_xnn_graph* g = (xp_xnn_graph*)xp_xnn_graph_impl(graph); /* the memo is the graph's cache, not its contents */
+  const size_t class_at = (size_t)(values - g->by_bytes);
+  xpack_status st = XPACK_OK;
+  pthread_mutex_lock(&g->suffix_lock);
+  if (g->suffixes == NULL) g->suffixes = calloc(g->by_bytes_count, sizeof *g->suffixes);
+  xp_suffix_memo computed;
+  xp_suffix_memo* memo = g->suffixes ? &g->suffixes[class_at] : &computed; /* no memory for it: computed each time */
+  if (memo == &computed || !memo->known) st = compute_suffix(graph, sources, values, value_count, memo, err);
+  if (st == XPACK_OK) {
+    *ambiguous = memo->ambiguous;
+    memcpy(suffix, memo->suffix, sizeof memo->suffix);
+  } else {
+    memo->known = false;
   }
-  if (*ambiguous || !seen) return XPACK_OK;
-  XXH128_canonical_t canonical;
-  XXH128_canonicalFromHash(&canonical, first);
-  char* p = suffix + sizeof kSuffixPrefix - 1;
-  memcpy(suffix, kSuffixPrefix, sizeof kSuffixPrefix - 1);
-  xp_et_hex(canonical.digest, sizeof canonical.digest, p);
-  return XPACK_OK;
+  pthread_mutex_unlock(&g->suffix_lock);
+  return st;
 }
 
 xpack_status xpack_et_weight_identity_of(const xpack_et_xnn_graph* graph, const xpack_et_named_sources* sources,

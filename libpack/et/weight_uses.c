@@ -46,8 +46,16 @@ static const xpack_et_xnn_value* filter_of(const xpack_et_xnn_graph* g, const xp
   return xpack_et_xnn_node_weight_ids(n, &ids) ? xpack_et_xnn_graph_find_value(g, ids.filter) : NULL;
 }
 
+void xp_xnn_graph_forget_suffixes(xp_xnn_graph* g) {
+  pthread_mutex_lock(&g->suffix_lock);
+  free(g->suffixes);
+  g->suffixes = NULL;
+  pthread_mutex_unlock(&g->suffix_lock);
+}
+
 bool xp_xnn_graph_index_uses(xp_xnn_graph* g) {
   const xpack_et_xnn_graph* pub = &g->pub;
+  xp_xnn_graph_forget_suffixes(g); /* of the uses indexed before */
   size_t with_bytes = 0;
   for (size_t i = 0; i < pub->value_count; i++) with_bytes += pub->values[i].constant_buffer_idx != 0;
   bytes_class* classes = with_bytes ? malloc(with_bytes * sizeof *classes) : NULL;

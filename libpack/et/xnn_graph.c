@@ -450,6 +450,7 @@ xpack_status xpack_et_xnn_graph_parse(const void* blob, size_t size, const char*
     return xp_fail(err, XPACK_ERR_NOMEM, "out of memory");
   }
   g->pub.name = owned;
+  pthread_mutex_init(&g->suffix_lock, NULL);
   xpack_status st = parse_graph(g, blob, size, err);
   if (st != XPACK_OK) {
     xpack_et_xnn_graph_free(&g->pub);
@@ -481,6 +482,8 @@ void xpack_et_xnn_graph_free(xpack_et_xnn_graph* graph) {
   if (!graph) return;
   xp_xnn_graph* g = (xp_xnn_graph*)graph;
   xp_arena_free(&g->arena);
+  free(g->suffixes);
+  pthread_mutex_destroy(&g->suffix_lock);
   free((void*)g->pub.name);
   free(g);
 }

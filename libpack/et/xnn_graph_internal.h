@@ -2,8 +2,17 @@
 #ifndef XPACK_ET_XNN_GRAPH_INTERNAL_H
 #define XPACK_ET_XNN_GRAPH_INTERNAL_H
 
+#include <pthread.h>
+
 #include "et/arena.h"
 #include "et/et_internal.h"
+
+/* A packing suffix once computed (packing_suffix.c). */
+typedef struct xp_suffix_memo {
+  bool known;
+  bool ambiguous;
+  char suffix[XPACK_ET_PACKING_SUFFIX_SIZE];
+} xp_suffix_memo;
 
 typedef struct xp_id_slot {
   uint32_t id;
@@ -23,12 +32,21 @@ typedef struct xp_xnn_graph {
   size_t by_bytes_count;
   uint32_t* users_start;
   uint32_t* users;
+  /* Packing suffixes, one per class of values sharing bytes, at the position in by_bytes where the class starts:
+   * computed at the first call for the class (every value of a class has the same suffix, and computing it costs
+   * O(the class's uses): thousands of values sharing one weight cost seconds when each computed it). Allocated
+   * at the first call, under suffix_lock; dropped when the uses are indexed again. */
+  pthread_mutex_t suffix_lock;
+  xp_suffix_memo* suffixes;
 } xp_xnn_graph;
 
 static inline const xp_xnn_graph* xp_xnn_graph_impl(const xpack_et_xnn_graph* g) { return (const xp_xnn_graph*)g; }
 
-/* Builds the uses index of a graph whose values are indexed by id; false when out of memory. */
+/* Builds the uses index of a graph whose values are indexed by id, forgetting the suffixes computed before; false
+ * when out of memory. */
 bool xp_xnn_graph_index_uses(xp_xnn_graph* g);
+/* Forgets the packing suffixes computed so far: for tests that change a graph's values or nodes in memory. */
+void xp_xnn_graph_forget_suffixes(xp_xnn_graph* g);
 /* The values whose constant resolves to constant_idx's bytes (the same index, named key or place in the
  * blob: one pointer for XNNPACK), as value indexes: *count of them from *first (none for index 0). */
 void xp_xnn_graph_values_with_bytes(const xpack_et_xnn_graph* graph, uint32_t constant_idx, const uint32_t** first,

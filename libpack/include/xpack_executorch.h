@@ -518,8 +518,11 @@ xpack_status xpack_et_constant_identity_of(const xpack_et_named_sources* sources
  * Writes into `suffix` (XPACK_ET_PACKING_SUFFIX_SIZE bytes) "|xnn:" and 32 lower-case hex digits (XXH3-128 of
  * those parameters), or "" for a constant no value of the graph uses. Sets *ambiguous (suffix "") when the values
  * and nodes that use the constant disagree: no single name fits its packings, and the caller binds
- * XPACK_IDENTITY_AMBIGUOUS instead (xpack_loader.h). Errors: ARG (NULL argument), and those of resolving a scale
- * constant and of xpack_et_constant_identity_of. */
+ * XPACK_IDENTITY_AMBIGUOUS instead (xpack_loader.h). The graph remembers the answer for the constant's bytes (every
+ * value sharing them has the same suffix), so that naming all of a graph's weights costs O(uses) however many
+ * values share one weight: later calls for those bytes return it, whatever `sources` they pass (pass the graph's
+ * own every time). Safe from several threads on one graph. Errors: ARG (NULL argument), and those of resolving a
+ * scale constant and of xpack_et_constant_identity_of (nothing is remembered then). */
 #define XPACK_ET_PACKING_SUFFIX_PREFIX "|xnn:"
 #define XPACK_ET_PACKING_SUFFIX_SIZE 38
 xpack_status xpack_et_packing_suffix(const xpack_et_xnn_graph* graph, const xpack_et_named_sources* sources,

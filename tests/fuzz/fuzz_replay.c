@@ -19,6 +19,7 @@
 
 #include <xnnpack.h>
 
+#include "et/xnn_graph_internal.h"
 #include "xpack.h"
 #include "xpack_executorch.h"
 #include "xpack_loader.h"
@@ -270,6 +271,9 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         xpack_et_xnn_graph* graph = NULL;
         if (xpack_et_xnn_graph_open(program, m, d, &graph, &err) != XPACK_OK) continue;
         apply_edits(graph, data + 1, edits);
+        /* The edits change which values have which bytes and which nodes pack what: index the uses again, as a
+         * parse of the edited graph would, so that the packing suffix reads the graph it names. */
+        if (edits && !xp_xnn_graph_index_uses((xp_xnn_graph*)graph)) abort();
         replay_graph(program, graph);
         xpack_et_xnn_graph_free(graph);
       }
