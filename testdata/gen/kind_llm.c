@@ -178,7 +178,8 @@ static void llm_graph(xg_graph* g, const llm_model* m, uint32_t T, uint32_t firs
 
 /* One method, its layers cut into `delegates` consecutive slices chained through method values, as
  * ExecuTorch lowers a graph that something outside XNNPACK interrupts. */
-static int llm_method(pte_program* p, const llm_model* m, const char* name, uint32_t T, uint32_t delegates) {
+static int llm_method(pte_program* p, const llm_model* m, const char* name, uint32_t T, uint32_t delegates,
+                      uint32_t repeat) {
   if (delegates == 0) delegates = 1;
   if (delegates > m->layers) delegates = m->layers;
   pte_method* method = pte_add_method(p, name);
@@ -194,6 +195,8 @@ static int llm_method(pte_program* p, const llm_model* m, const char* name, uint
     llm_graph(&g, m, T, m->layers * i / delegates, m->layers * (i + 1) / delegates);
     int args[2] = {values[i], values[i + 1]};
     int ok = pte_add_delegate(p, method, &g, args, 2);
+    /* Further calls of the first slice: delegate entries that all name its one blob. */
+    for (uint32_t r = 1; ok && i == 0 && r < repeat; r++) ok = pte_add_delegate(p, method, &g, args, 2);
     xg_free(&g);
     if (!ok) return 0;
   }
@@ -204,8 +207,9 @@ static int build(const gen_options* o, weight_pool* pool, pte_program* p, int qu
   llm_model* m = calloc(1, sizeof *m);
   if (!m) return 0;
   const uint32_t d = o->delegates;
-  int ok = llm_model_init(o, pool, m, quantized) && llm_method(p, m, "prefill", LLM_PREFILL_TOKENS, d) &&
-           llm_method(p, m, "decode", 1, d) && (!o->alias_decode || llm_method(p, m, "decode_alias", 1, d));
+  int ok = llm_model_init(o, pool, m, quantized) && llm_method(p, m, "prefill", LLM_PREFILL_TOKENS, d, 1) &&
+           llm_method(p, m, "decode", 1, d, o->repeat_calls) &&
+           (!o->alias_decode || llm_method(p, m, "decode_alias", 1, d, 1));
   free(m);
   return ok;
 }

@@ -18,6 +18,7 @@ typedef struct gen_options {
   uint32_t delegates; /* llm kinds: XNNPACK delegates per method, each a slice of the layers; 0 = 1 */
   uint32_t group_size;
   uint32_t layers; /* llm kinds: layers (0: from the size); conv: extra 1x1 + depthwise blocks on 8x8 images */
+  uint32_t repeat_calls; /* llm kinds: decode calls its first delegate this many times (one blob); 0 = once */
   uint32_t key_length; /* llm kinds with name_keys: every key padded at its front to this many bytes; 0 = as is */
 } gen_options;
 

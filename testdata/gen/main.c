@@ -15,7 +15,7 @@ static void usage(FILE* f) {
   fprintf(f,
           "usage: xpack-genmodel KIND -o OUT.pte [--ptd OUT.ptd] [--size BYTES | --scale N] [--seed N]\n"
           "                      [--variant LETTER] [--alias-decode] [--group-size N] [--scale-keys prefixed|plain]\n"
-          "                      [--name-keys [--key-length N]] [--delegates N] [--layers N] [--short-vtables] [--ptd-layout 2025-06|2025-04]\n"
+          "                      [--name-keys [--key-length N]] [--delegates N] [--repeat-calls N] [--layers N] [--short-vtables] [--ptd-layout 2025-06|2025-04]\n"
           "       xpack-genmodel --list\n"
           "  --size BYTES   total weight bytes of llm kinds (suffix K, M or G = KiB, MiB, GiB)\n"
           "  --scale N      width multiplier (other kinds) or size multiplier (llm kinds), default 1\n"
@@ -29,6 +29,8 @@ static void usage(FILE* f) {
           "  --name-keys    llm kinds: key weights by module path (layers.N.q.weight) instead of by content,\n"
           "                 so programs with other weights reuse the same keys\n"
           "  --key-length N with --name-keys: every key N bytes long (32..1100), a module path padded in front\n"
+          "  --repeat-calls N llm kinds: decode calls its first delegate N times (2..504): N delegate entries\n"
+          "                 naming one blob\n"
           "  --delegates N  llm kinds: N XNNPACK delegates per method (1..8), each a slice of the layers, the\n"
           "                 last with the head; no two delegates of a method share a weight\n"
           "  --layers N     llm kinds: N layers (1..1024; default from --size), width still from --size;\n"
@@ -138,6 +140,9 @@ int main(int argc, char** argv) {
     } else if (!strcmp(a, "--layers")) {
       if (!parse_u64(v, &n, 0) || n == 0 || n > 1024) return bad_usage("bad --layers (1..1024)", v);
       o.layers = (uint32_t)n, i++;
+    } else if (!strcmp(a, "--repeat-calls")) {
+      if (!parse_u64(v, &n, 0) || n < 2 || n + 8 > PTE_MAX_CALLS) return bad_usage("bad --repeat-calls (2..504)", v);
+      o.repeat_calls = (uint32_t)n, i++;
     } else if (!strcmp(a, "--key-length")) {
       if (!parse_u64(v, &n, 0) || n < 32 || n > 1100) return bad_usage("bad --key-length (32..1100)", v);
       o.key_length = (uint32_t)n, i++;
@@ -164,8 +169,8 @@ int main(int argc, char** argv) {
   if (have_size && have_scale) return bad_usage("--size and --scale exclude each other", NULL);
   int is_llm = !strncmp(o.kind, "llm", 3);
   if (have_size && !is_llm) return bad_usage("--size applies to llm kinds only; use --scale", NULL);
-  if (!is_llm && (o.variant != 'A' || o.alias_decode || o.name_keys || o.delegates))
-    return bad_usage("--variant/--alias-decode/--name-keys/--delegates: llm kinds only", NULL);
+  if (!is_llm && (o.variant != 'A' || o.alias_decode || o.name_keys || o.delegates || o.repeat_calls))
+    return bad_usage("--variant/--alias-decode/--name-keys/--delegates/--repeat-calls: llm kinds only", NULL);
   if (o.group_size && strcmp(o.kind, "llm-q4")) return bad_usage("--group-size applies to llm-q4 only", NULL);
   if (o.layers && !is_llm && strcmp(o.kind, "conv")) return bad_usage("--layers applies to llm kinds and conv only", NULL);
   if (o.key_length && !o.name_keys) return bad_usage("--key-length applies with --name-keys only", NULL);

@@ -17,7 +17,7 @@
 enum { ST_LONG = 4, ST_HALF = 5, ST_FLOAT = 6, ST_BFLOAT16 = 15 };
 
 #define PTE_MAX_VALUES 16
-#define PTE_MAX_CALLS 8
+#define PTE_MAX_CALLS 512
 #define PTE_MAX_METHODS 4
 
 typedef struct pte_tensor {
