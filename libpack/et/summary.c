@@ -68,6 +68,11 @@ xpack_status xpack_et_summarize_graph(const xpack_et_xnn_graph* g, const xpack_e
     }
   }
   free(seen);
+  /* Room was made for two constants per value; a summary is kept as long as its program (inspect keeps every
+   * delegate's), so give back what was not used. */
+  xpack_et_constant_summary* fitted =
+      realloc(d->constants, (d->constant_count ? d->constant_count : 1) * sizeof *d->constants);
+  if (fitted != NULL) d->constants = fitted;
   return st;
 }
 
