@@ -162,6 +162,8 @@ typedef struct xpack_run_result {
   uint64_t output_hash[XPACK_RUN_MAX_OUTPUTS]; /* XXH3-64 of each output, in external-value order */
   size_t weights_not_recorded; /* XPACK_BIND_WRITER: weights whose packing family the writer refused */
   xpack_error not_recorded;    /* why the first of them was refused */
+  size_t weights_unnamed_long; /* XPACK_BIND_WRITER: weights left unnamed, their identity being longer than
+                                  XPACK_IDENTITY_MAX_LEN (xpack_replay_subgraph.unnamed_long): not recorded */
 } xpack_run_result;
 
 /* Replays the delegate, creates a runtime binding weights to `target`, unbinds right after creation, and

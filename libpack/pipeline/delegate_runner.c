@@ -159,11 +159,7 @@ xpack_status xpack_run_delegate(const xpack_model_set* set, const xpack_delegate
   }
   if (target->kind == XPACK_BIND_WRITER) {
     bind_families(target->object, &replay, out);
-    if (replay.unnamed_long > 0 && out->weights_not_recorded == 0) {
-      xp_fail(&out->not_recorded, XPACK_ERR_UNSUPPORTED, "a named key makes the weight's identity longer than %u "
-              "bytes: nothing names it in a cache, and XNNPACK packs it at load", XPACK_IDENTITY_MAX_LEN);
-    }
-    out->weights_not_recorded += replay.unnamed_long;
+    out->weights_unnamed_long = replay.unnamed_long;
   }
   if (target->kind == XPACK_BIND_CACHE && xpack_cache_refusal(target->object) == NULL) { /* else nothing is served */
     st = xpack_replay_size_weights_for_cache(graph, &sources, target->object, err);

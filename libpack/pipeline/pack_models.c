@@ -90,6 +90,13 @@ static xpack_status report_one(pack_run* run, const delegate_outcome* o, xpack_e
     say(run, XPACK_MESSAGE_WARNING, "%s: method '%s' delegate %zu: %zu weight%s not recorded: %s", ref->file,
         ref->method_name, ref->delegate, refused, refused == 1 ? "" : "s", o->result.not_recorded.message);
   }
+  const size_t unnamed = o->result.weights_unnamed_long;
+  if (unnamed > 0) {
+    say(run, XPACK_MESSAGE_WARNING, "%s: method '%s' delegate %zu: %zu weight%s not recorded: a named key makes the "
+        "identity longer than %u bytes, so nothing names %s in a cache and XNNPACK packs %s at load", ref->file,
+        ref->method_name, ref->delegate, unnamed, unnamed == 1 ? "" : "s", XPACK_IDENTITY_MAX_LEN,
+        unnamed == 1 ? "it" : "them", unnamed == 1 ? "it" : "them");
+  }
   if (o->status == XPACK_OK) {
     c->packed++;
     say(run, XPACK_MESSAGE_DETAIL, "packed %s: method '%s' delegate %zu in %.2f ms", ref->file, ref->method_name,

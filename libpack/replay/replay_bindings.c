@@ -63,6 +63,14 @@ xpack_status xp_replay_bind(xp_replay_state* s, const void* ptr, const char* ide
   return XPACK_OK;
 }
 
+bool xp_replay_bound_before(const xp_replay_state* s, const void* ptr) {
+  const xp_replay_bindings* t = &s->bound;
+  if (t->capacity == 0) return false;
+  size_t at = slot_of(ptr, t->capacity);
+  while (t->slots[at].ptr != NULL && t->slots[at].ptr != ptr) at = (at + 1) & (t->capacity - 1);
+  return t->slots[at].ptr != NULL;
+}
+
 void xp_replay_bindings_free(xp_replay_bindings* t) {
   for (size_t i = 0; i < t->capacity; i++) free(t->slots[i].identity);
   free(t->slots);

@@ -60,13 +60,15 @@ typedef struct xp_replay_state {
   int16_t* converted_from;   /* by value index: the datatype a Convert node makes it from, or 0 (xp_replay_find_value_uses) */
   xp_replay_shape* shapes;   /* by value index: what XNNPACK's reshape will make of it, where known (replay_shapes.c) */
   xp_replay_bindings bound;  /* what each weight pointer is bound to so far (xp_replay_bind) */
-  size_t unnamed_long;       /* constants whose identity is longer than any binding takes */
+  size_t unnamed_long;       /* weight pointers whose identity is longer than any binding takes, each counted once */
 } xp_replay_state;
 
 /* Binds ptr through s->bind: to identity the first time, and to XPACK_IDENTITY_AMBIGUOUS once another constant
  * of the delegate names the same pointer otherwise (XNNPACK's key holds the pointer: one pointer, one name).
  * Errors: XPACK_ERR_NOMEM (nothing bound). */
 xpack_status xp_replay_bind(xp_replay_state* s, const void* ptr, const char* identity, size_t len);
+/* Whether ptr was bound before in this replay (to whatever identity). */
+bool xp_replay_bound_before(const xp_replay_state* s, const void* ptr);
 /* Whether cache (an xpack_cache) holds entries of family and serves them on this machine (deciding it now). */
 bool xp_replay_cache_serves(void* cache, const xpack_family* family);
 void xp_replay_bindings_free(xp_replay_bindings* t);

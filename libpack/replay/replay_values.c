@@ -111,7 +111,7 @@ static xpack_status constant_of(xp_replay_state* s, uint32_t idx, const char* wh
     /* Longer than any binding takes: it names nothing, as an ambiguous one, and XNNPACK packs it at load. */
     if (len > XPACK_IDENTITY_MAX_LEN) {
       ambiguous = true;
-      s->unnamed_long++;
+      if (!xp_replay_bound_before(s, c->data)) s->unnamed_long++; /* values sharing the pointer: one weight */
     }
     st = ambiguous ? xp_replay_bind(s, c->data, XPACK_IDENTITY_AMBIGUOUS, sizeof XPACK_IDENTITY_AMBIGUOUS - 1)
                    : xp_replay_bind(s, c->data, identity, len);

@@ -77,7 +77,7 @@ for a, b in zip(n["delegates_detail"], c["delegates_detail"]):
 assert c["hits"] == 0 and c["misses"] == c["misses_unbound"] > 0, f"keys of 1,000 bytes: expected every weight unnamed: {c}"
 print(f"  keys of 1,000 bytes: {c['misses']} look-ups miss as unbound, outputs identical")
 PY
-grep -q "weights not recorded: a named key makes the weight's identity longer than 1023 bytes" k1000.pack.err ||
+grep -q "weights not recorded: a named key makes the identity longer than 1023 bytes" k1000.pack.err ||
   fail "pack does not say why weights with long keys are not recorded: $(cat k1000.pack.err)"
 
 echo "model identity: ok"
