@@ -22,8 +22,9 @@
  * Threads: attach, attach_best, attach_cache and detach run one at a time (a second attach, even a concurrent
  * one, fails). ExecuTorch may create runtimes on any thread, also while attach runs: those created before it
  * completes get ExecuTorch's own provider, the later ones xpack's. Detach only when no runtime exists and none
- * is being created. Other caches opened in the same process (e.g. by xpack_cache_open) are served and probed
- * as without the adapter.
+ * is being created. Other caches opened in the same process (e.g. by xpack_cache_open) are probed as without the
+ * adapter, but a runtime the app creates through the wrapper gets the attached cache's provider, whatever
+ * provider it passes.
  * Load methods with the backend option weight_cache_enabled = false: ExecuTorch's own cache is not used.
  * What the adapter does not know (a weight at another address: ExecuTorch copied or converted it) misses,
  * and XNNPACK packs it as usual.
