@@ -272,8 +272,11 @@ static xpack_status locate_processed(xpack_et_program* p, xp_fb* fb, const xp_fb
 /* XNNPACK blob bytes the delegates of a program may name, all together, per byte of the file. Each delegate's blob
  * is parsed and replayed, even when several delegates name one blob (ExecuTorch's methods may share one, as an
  * LLM's prefill and decode do): 2,000 delegates naming one blob of 370 KB in a file of 563 KB took 70 s to pack
- * and 528 MB to inspect (a review on 2026-11-28). Programs of every method sharing every blob stay far below. */
+ * and 528 MB to inspect (a review on 2026-11-28). Programs of every method sharing every blob stay far below. Each
+ * delegate counts at least XP_ET_BLOB_MIN_CHARGE bytes, for what a replay and a runtime cost beyond the blob's
+ * bytes: many entries naming one tiny blob cost that many replays. */
 #define XP_ET_BLOB_BYTES_PER_FILE_BYTE 64u
+#define XP_ET_BLOB_MIN_CHARGE 4096u
 
 static xpack_status read_methods(xpack_et_program* p, xp_fb* fb, const xp_fb_table* root) {
   uint64_t blob_bytes = 0;
@@ -319,10 +322,10 @@ static xpack_status read_methods(xpack_et_program* p, xp_fb* fb, const xp_fb_tab
       if (st != XPACK_OK) return st;
       if (!ds[i].is_xnnpack) continue;
       p->info.xnnpack_delegate_count++;
-      blob_bytes += ds[i].size;
+      blob_bytes += ds[i].size > XP_ET_BLOB_MIN_CHARGE ? ds[i].size : XP_ET_BLOB_MIN_CHARGE;
       if (blob_bytes / XP_ET_BLOB_BYTES_PER_FILE_BYTE > p->info.file_size) {
         return xp_fb_fail(fb, XPACK_ERR_BAD_INPUT, del.path, "processed",
-                          "the XNNPACK delegates up to this one name %llu bytes of blobs, more than %u times the "
+                          "the XNNPACK delegates up to this one name %llu bytes of blobs (at least 4 KiB each), more than %u times the "
                           "file's %zu bytes: each delegate's blob is read and replayed, so naming one blob that "
                           "often costs time and memory out of proportion to the file",
                           (unsigned long long)blob_bytes, XP_ET_BLOB_BYTES_PER_FILE_BYTE, p->info.file_size);
