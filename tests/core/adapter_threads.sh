@@ -15,6 +15,7 @@ mid_size=$(stat -c %s mid.xpc)
 "$AT" probe-after llm.pte llm.xpc mid.xpc || fail "probe-after"
 "$AT" attach-race llm.pte llm.xpc 40 4 || fail "attach-race"
 st=0; "$AT" warm-up mid.xpc 300 || st=$?
-[ $st = 77 ] && { echo "warm-up skipped: the file cannot be made cold here"; exit 0; }
+# Skipped as a whole (ctest says so) when no file can be made cold, though the two cases above passed.
+[ $st = 77 ] && { echo "the warm-up case cannot run: no file can be made cold here (tmpfs?); the others passed"; exit 77; }
 [ $st = 0 ] || fail "warm-up"
 echo "adapter_threads: probes of another cache, concurrent attaches and warm-ups"
