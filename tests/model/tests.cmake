@@ -36,6 +36,9 @@ add_test(NAME model_bf16 COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/bf16.sh $<TARGET
          ${_xpack_has_bf16_fc})
 set_tests_properties(model_bf16 PROPERTIES SKIP_RETURN_CODE 77)
 add_test(NAME model_identity COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/model_identity.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>)
+# Identities pinned for generated programs of every kind of weight: a change would make older caches miss.
+add_test(NAME model_identity_golden
+         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/identity_golden.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>)
 # The corruption matrix (tests/core/corruption_matrix.sh) on caches of a generated program and of real ones.
 add_test(NAME model_corruption_generated
          COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/corruption_model.sh generated $<TARGET_FILE:xpack> $<TARGET_FILE:flipbyte> $<TARGET_FILE:xpack-genmodel>)
