@@ -26,8 +26,9 @@
  * adapter, but a runtime the app creates through the wrapper gets the attached cache's provider, whatever
  * provider it passes.
  * Load methods with the backend option weight_cache_enabled = false: ExecuTorch's own cache is not used.
- * What the adapter does not know (a weight at another address: ExecuTorch copied or converted it) misses,
- * and XNNPACK packs it as usual.
+ * What the adapter does not know (a weight at another address: ExecuTorch copied or converted it, or loaded the
+ * program through another loader) misses, and XNNPACK packs it as usual, into memory the cache holds until
+ * detach, once per distinct packing (loading a method again adds nothing).
  */
 #ifndef XPACK_ET_ADAPTER_H
 #define XPACK_ET_ADAPTER_H

@@ -253,7 +253,9 @@ typedef struct xpack_stats {
   uint64_t misses_reused;       /* of misses, whatever their reason: answered with the heap fallback of an earlier
                                    miss of the same key (seed, kernel and bias identity, and the size XNNPACK reads
                                    for it), so XNNPACK packed nothing; a key that is not named (misses_unbound) or
-                                   not sized (refused_unsized) is never reused */
+                                   not sized (refused_unsized) is packed again each time, and its packing is
+                                   answered with an earlier one of the same bytes (XNNPACK's copy goes back), so
+                                   that it is kept once however often it is packed */
 } xpack_stats;
 
 /* A consistent-enough snapshot of the counters (each read atomically); zeroes for a NULL cache. */

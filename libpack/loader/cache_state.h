@@ -35,6 +35,7 @@ struct xpack_cache {
   xp_bindings bindings;
   xp_heap_pool heap;
   xp_kept_weights kept; /* the heap pool's kept weights by key */
+  xp_kept_weights kept_unnamed; /* those of keys no identity names, by their packed bytes (provider.c) */
   xp_pending_keys pending;
   xp_cache_families families;
   _Atomic uint64_t lookups, hits, hits_after_packing, misses, misses_unbound, misses_not_found, misses_refused,

@@ -306,6 +306,7 @@ xpack_status xp_cache_finish_open(xpack_cache* c, const char* name, unsigned fla
   xp_bindings_init(&c->bindings);
   xp_heap_init(&c->heap, xp_target_xnn_alignment());
   xp_kept_init(&c->kept);
+  xp_kept_init(&c->kept_unnamed);
   xp_pending_init(&c->pending);
   xp_cache_provider_init(c);
   *out = c;
@@ -338,6 +339,7 @@ void xpack_cache_close(xpack_cache* c) {
   }
   xp_bindings_destroy(&c->bindings);
   xp_kept_destroy(&c->kept);
+  xp_kept_destroy(&c->kept_unnamed);
   xp_heap_destroy(&c->heap);
   xp_pending_destroy(&c->pending);
   xp_families_destroy(&c->families);

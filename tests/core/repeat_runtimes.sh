@@ -33,6 +33,18 @@ for kind in not_found incompatible probe; do
   [ $((misses - reused)) = "$kept" ] || fail "$kind: $misses misses, $reused reused, $kept kept"
   echo "  $kind: 3 repetitions: $misses misses, $reused answered with the first packing, $kept kept ($bytes bytes, as after one)"
 done
+# Weights bound to nothing (an app whose weights lie elsewhere than the bytes it bound, as ExecuTorch's mmap
+# loader puts them): every look-up misses as unbound, and each repetition's packing, identical to the first, is
+# given back for it (once, each repetition kept a copy of every weight until the cache was closed).
+"$SUB" run --cache sub.xpc --unbound > once.txt
+"$SUB" run --cache sub.xpc --unbound --repeat 3 > thrice.txt
+[ "$(outputs thrice.txt)" = "$(outputs n.txt; outputs n.txt; outputs n.txt)" ] || fail "unbound: outputs differ"
+kept=$(stat_of thrice.txt heap_fallbacks) misses=$(stat_of thrice.txt misses) reused=$(stat_of thrice.txt misses_reused)
+[ "$(stat_of thrice.txt hits)" = 0 ] && [ "$misses" = "$(stat_of thrice.txt misses_unbound)" ] && [ "$kept" -gt 0 ] ||
+  fail "unbound: expected every look-up to miss as unbound: $(grep '^stats ' thrice.txt)"
+[ "$kept" = "$(stat_of once.txt heap_fallbacks)" ] && [ "$(stat_of thrice.txt heap_fallback_bytes)" = "$(stat_of once.txt heap_fallback_bytes)" ] ||
+  fail "unbound: heap fallbacks grew with repetitions: $kept after three, $(stat_of once.txt heap_fallbacks) after one"
+echo "  unbound: 3 repetitions: $misses misses, $reused given the first packing back, $kept kept (as after one)"
 "$SUB" run --cache sub.xpc --repeat 3 > served.txt
 [ "$(outputs served.txt)" = "$(outputs n.txt; outputs n.txt; outputs n.txt)" ] || fail "served: outputs differ"
 [ "$(stat_of served.txt hits)" = "$(stat_of served.txt lookups)" ] && [ "$(stat_of served.txt heap_fallbacks)" = 0 ] ||

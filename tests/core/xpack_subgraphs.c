@@ -2,8 +2,9 @@
  * without one and prints every output's XXH3-64 and the loader's counters. Tests compare two processes.
  *
  *   xpack-subgraphs pack OUT.xpc
- *   xpack-subgraphs run [--cache FILE [--cache-at OFFSET SIZE]] [--read] [--probe-early] [--only NAME]
- *   (--cache-at: the cache is the SIZE bytes at OFFSET of FILE, opened with xpack_cache_open_fd)
+ *   xpack-subgraphs run [--cache FILE [--cache-at OFFSET SIZE]] [--read] [--probe-early] [--only NAME] [--unbound]
+ *   (--cache-at: the cache is the SIZE bytes at OFFSET of FILE, opened with xpack_cache_open_fd; --unbound: the
+ *   weights are bound to nothing, as an app's whose program the cache does not know)
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -75,11 +76,13 @@ static int pack(const char* out) {
 
 /* Runs graph `index`, appending its line to out. shared_bindings: the caller bound every weight already
  * (several threads at once), so neither bind nor unbind here. */
+static int g_unbound; /* --unbound */
+
 static int run_graph(size_t index, xpack_cache* cache, int shared_bindings, char* out, size_t cap) {
   xpack_stats before, after;
   xpack_cache_stats(cache, &before);
   demo_graph g;
-  int bind_here = cache != NULL && !shared_bindings;
+  int bind_here = cache != NULL && !shared_bindings && !g_unbound;
   if (demo_define(index, bind_here ? bind_cache : NULL, cache, &g) != xnn_status_success) return -1;
   xnn_runtime_t rt = NULL;
   double t0 = now_us();
@@ -174,6 +177,7 @@ static int run(int argc, char** argv) {
     if (strcmp(argv[i], "--cache") == 0 && i + 1 < argc) cache_path = argv[++i];
     else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
     else if (strcmp(argv[i], "--read") == 0) flags |= XPACK_OPEN_READ;
+    else if (strcmp(argv[i], "--unbound") == 0) g_unbound = 1;
     else if (strcmp(argv[i], "--probe-early") == 0) flags |= XPACK_OPEN_PROBE_EARLY;
     else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) threads = atoi(argv[++i]);
     else if (strcmp(argv[i], "--repeat") == 0 && i + 1 < argc) repeat = atoi(argv[++i]);
