@@ -255,7 +255,8 @@ extern "C" enum xnn_status __wrap_xnn_create_runtime_v4(xnn_subgraph_t subgraph,
                                                         xnn_workspace_t workspace, pthreadpool_t threadpool,
                                                         uint32_t flags, xnn_runtime_t* runtime_out) {
 #ifdef XPACK_ET_ADAPTER
-  if (xpack_et_adapter_provider() != nullptr) cache = xpack_et_adapter_provider();  // as libpack/et_adapter/et_adapter_wrap.c does
+  // As libpack/et_adapter/et_adapter_wrap.c does: xpack's own runtimes (probes, sizing) keep their provider.
+  if (!xpack_creating_own_runtime() && xpack_et_adapter_provider() != nullptr) cache = xpack_et_adapter_provider();
 #endif
   // Only runtimes ExecuTorch creates in load_method are counted (not, say, xpack's probe runtimes).
   if (cache == nullptr || g_current_method == nullptr)
