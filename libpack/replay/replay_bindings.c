@@ -39,12 +39,17 @@ static int grow(xp_replay_bindings* t) {
   return 0;
 }
 
+/* The slot holding ptr, or the empty one where it belongs. capacity > 0. */
+static xp_replay_bound* slot_for(const xp_replay_bindings* t, const void* ptr) {
+  size_t at = slot_of(ptr, t->capacity);
+  while (t->slots[at].ptr != NULL && t->slots[at].ptr != ptr) at = (at + 1) & (t->capacity - 1);
+  return &t->slots[at];
+}
+
 xpack_status xp_replay_bind(xp_replay_state* s, const void* ptr, const char* identity, size_t len) {
   xp_replay_bindings* t = &s->bound;
   if (grow(t) != 0) return XPACK_ERR_NOMEM;
-  size_t at = slot_of(ptr, t->capacity);
-  while (t->slots[at].ptr != NULL && t->slots[at].ptr != ptr) at = (at + 1) & (t->capacity - 1);
-  xp_replay_bound* b = &t->slots[at];
+  xp_replay_bound* b = slot_for(t, ptr);
   if (b->ptr == NULL) { /* the pointer's first binding */
     char* copy = malloc(len + 1);
     if (copy == NULL) return XPACK_ERR_NOMEM;
@@ -64,11 +69,7 @@ xpack_status xp_replay_bind(xp_replay_state* s, const void* ptr, const char* ide
 }
 
 bool xp_replay_bound_before(const xp_replay_state* s, const void* ptr) {
-  const xp_replay_bindings* t = &s->bound;
-  if (t->capacity == 0) return false;
-  size_t at = slot_of(ptr, t->capacity);
-  while (t->slots[at].ptr != NULL && t->slots[at].ptr != ptr) at = (at + 1) & (t->capacity - 1);
-  return t->slots[at].ptr != NULL;
+  return s->bound.capacity != 0 && slot_for(&s->bound, ptr)->ptr != NULL;
 }
 
 void xp_replay_bindings_free(xp_replay_bindings* t) {
