@@ -182,12 +182,11 @@ xpack_status xpack_et_packing_suffix(const xpack_et_xnn_graph* graph, const xpac
   if (g->suffixes == NULL) g->suffixes = calloc(g->by_bytes_count, sizeof *g->suffixes);
   xp_suffix_memo computed;
   xp_suffix_memo* memo = g->suffixes ? &g->suffixes[class_at] : &computed; /* no memory for it: computed each time */
+  /* compute_suffix leaves the memo unknown when it fails: nothing is remembered then */
   if (memo == &computed || !memo->known) st = compute_suffix(graph, sources, values, value_count, memo, err);
   if (st == XPACK_OK) {
     *ambiguous = memo->ambiguous;
     memcpy(suffix, memo->suffix, sizeof memo->suffix);
-  } else {
-    memo->known = false;
   }
   pthread_mutex_unlock(&g->suffix_lock);
   return st;
