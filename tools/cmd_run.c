@@ -320,6 +320,7 @@ int cmd_run(int argc, char** argv) {
   size_t candidate_count = 0;
   const char* method = NULL;
   unsigned open_flags = XPACK_OPEN_PROBE_EARLY;
+  const char* open_option = NULL; /* the first option that says how to open a cache */
   run_job job = {0};
   int rc = model_args_check(argc, argv, &kRunOptions);
   if (rc != 0) return rc;
@@ -334,21 +335,21 @@ int cmd_run(int argc, char** argv) {
     else if (strcmp(argv[i], "--method") == 0) method = argv[++i];
     else if (strcmp(argv[i], "--data") == 0) i++;
     else if (strcmp(argv[i], "--json") == 0) job.as_json = 1;
-    else if (strcmp(argv[i], "--read") == 0) open_flags |= XPACK_OPEN_READ;
-    else if (strcmp(argv[i], "--check-regions") == 0) open_flags |= XPACK_OPEN_CHECK_REGIONS;
-    else if (strcmp(argv[i], "--skip-small") == 0) open_flags |= XPACK_OPEN_SKIP_SMALL;
-    else if (strcmp(argv[i], "--skip-cold") == 0) open_flags |= XPACK_OPEN_SKIP_COLD;
-  }
-  /* These say how to open a cache: without one they would be ignored in silence, and the user believes a
-   * cache was read (or checked) that never was. */
-  static const char* const kCacheOnly[] = {"--read", "--check-regions", "--skip-small", "--skip-cold"};
-  for (int i = 0; i < argc && candidate_count == 0; i++) {
-    for (size_t k = 0; k < sizeof kCacheOnly / sizeof kCacheOnly[0]; k++) {
-      if (strcmp(argv[i], kCacheOnly[k]) == 0) {
-        cli_error("run: %s says how to open a cache, and no --cache FILE is given", kCacheOnly[k]);
-        return XPACK_EXIT_USAGE;
-      }
+    else {
+      const unsigned flag = strcmp(argv[i], "--read") == 0            ? XPACK_OPEN_READ
+                            : strcmp(argv[i], "--check-regions") == 0 ? XPACK_OPEN_CHECK_REGIONS
+                            : strcmp(argv[i], "--skip-small") == 0    ? XPACK_OPEN_SKIP_SMALL
+                            : strcmp(argv[i], "--skip-cold") == 0     ? XPACK_OPEN_SKIP_COLD
+                                                                      : 0u;
+      if (flag && open_option == NULL) open_option = argv[i];
+      open_flags |= flag;
     }
+  }
+  /* Without a cache these would be ignored in silence, and the user believes a cache was read (or checked) that
+   * never was. */
+  if (open_option != NULL && candidate_count == 0) {
+    cli_error("run: %s says how to open a cache, and no --cache FILE is given", open_option);
+    return XPACK_EXIT_USAGE;
   }
   /* The cache first: its probes then run on their own thread while the programs are opened and replayed. */
   cli_cache_source sources[RUN_MAX_CACHES];
