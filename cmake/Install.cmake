@@ -107,10 +107,11 @@ endfunction()
 
 _xpack_link_closure(xpack_loader _xpack_loader_links)
 _xpack_link_closure(xpack_pack _xpack_pack_links)
+_xpack_link_closure(xpack_et_adapter _xpack_adapter_links) # not part of xpack_pack: it wraps XNNPACK's runtime creation
 
-# Every library of xpack's own in the closure is installed and exported as xpack::<name without xpack_>.
+# Every library of xpack's own in the closures is installed and exported as xpack::<name without xpack_>.
 set(_xpack_install_libs "")
-foreach(_xpack_item IN LISTS _xpack_pack_links)
+foreach(_xpack_item IN LISTS _xpack_pack_links _xpack_adapter_links)
   if(TARGET "${_xpack_item}")
     get_target_property(_xpack_imported "${_xpack_item}" IMPORTED)
     if(NOT _xpack_imported)
@@ -118,6 +119,7 @@ foreach(_xpack_item IN LISTS _xpack_pack_links)
     endif()
   endif()
 endforeach()
+list(REMOVE_DUPLICATES _xpack_install_libs)
 if(TARGET xpack_et)
   set_target_properties(xpack_et PROPERTIES EXPORT_NAME executorch)
 endif()

@@ -1,7 +1,9 @@
-/* Linked only when the app links with -Wl,--wrap=xnn_create_runtime_v4 (nothing else references this
- * object, so it costs nothing otherwise): every XNNPACK runtime ExecuTorch creates gets xpack's
- * provider once xpack_et_adapter_attach succeeded (ExecuTorch's own provider, if any, is not used); the runtimes
- * xpack creates for itself pass through as they are. */
+/* The stand-in for xnn_create_runtime_v4 under -Wl,--wrap=xnn_create_runtime_v4, which the target
+ * xpack::et_adapter adds to the app's link line together with -Wl,--undefined=__wrap_xnn_create_runtime_v4, so
+ * that this object is linked wherever the archives fall on the line (libpack/CMakeLists.txt). Every XNNPACK
+ * runtime ExecuTorch creates gets xpack's provider once xpack_et_adapter_attach succeeded (ExecuTorch's own
+ * provider, if any, is not used); the runtimes xpack creates for itself pass through as they are. An app with
+ * a wrapper of its own defines the symbol itself, and this object is then not linked. */
 #include "xpack_et_adapter.h"
 
 enum xnn_status __real_xnn_create_runtime_v4(xnn_subgraph_t, xnn_weights_cache_t, xnn_workspace_t, pthreadpool_t,

@@ -37,7 +37,7 @@ set_tests_properties(core_provider_quirks_without_cachestat PROPERTIES SKIP_RETU
 
 # The NULL rule of xpack_status.h for every public function that takes a handle.
 add_executable(null_rule ${CMAKE_CURRENT_LIST_DIR}/null_rule.c)
-target_link_libraries(null_rule PRIVATE xpack_pack)
+target_link_libraries(null_rule PRIVATE xpack_pack xpack_et_adapter)
 add_test(NAME core_null_rule COMMAND null_rule)
 
 # Packing families: names, probes (deterministic within and across processes), names that are not families.
@@ -230,8 +230,8 @@ set_tests_properties(core_report_memory PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 
 # attaches, concurrent warm-ups of a cache skipped as cold.
 add_executable(adapter_threads ${CMAKE_CURRENT_LIST_DIR}/adapter_threads.c ${PROJECT_SOURCE_DIR}/bench/page_cache.c)
 target_include_directories(adapter_threads PRIVATE ${PROJECT_SOURCE_DIR}/bench)
-target_link_libraries(adapter_threads PRIVATE xpack_pack xpack_xxhash Threads::Threads
-                      -Wl,--wrap=xnn_create_runtime_v4 -Wl,--wrap=close)
+target_link_libraries(adapter_threads PRIVATE xpack_pack xpack_et_adapter xpack_xxhash Threads::Threads
+                      -Wl,--wrap=close)
 add_test(NAME core_adapter_threads
          COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/adapter_threads.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>
                  $<TARGET_FILE:adapter_threads>)

@@ -75,6 +75,42 @@ fi
 loader_only "$XP_TMP/loader_part/part_app"
 "$XP_TMP/loader_part/part_app" "$XP_TMP/model.pte" "$XP_TMP/model.xpc" || fail "the CMake loader-only app refused the cache"
 
+# The adapter for stock ExecuTorch, found as the component et_adapter: it links without zstd and attaches the
+# installed tool's cache to the program it was packed from (no ExecuTorch here: what attach does alone).
+cat > "$XP_TMP/adapter_app.c" <<'C'
+#include <stdio.h>
+#include <stdlib.h>
+#include "xpack_et_adapter.h"
+int main(int argc, char** argv) {
+  FILE* f = argc == 3 ? fopen(argv[1], "rb") : NULL;
+  if (f == NULL) return 2;
+  fseek(f, 0, SEEK_END);
+  long size = ftell(f);
+  rewind(f);
+  char* pte = malloc((size_t)size);
+  if (pte == NULL || fread(pte, 1, (size_t)size, f) != (size_t)size) return 2;
+  fclose(f);
+  xpack_error err;
+  if (xpack_et_adapter_attach(argv[2], XPACK_OPEN_PROBE_EARLY, pte, (size_t)size, NULL, NULL, 0, &err) != XPACK_OK) {
+    fprintf(stderr, "attach: %s\n", err.message);
+    return 1;
+  }
+  xpack_cache* cache = xpack_et_adapter_cache();
+  const unsigned long long served = xpack_cache_entries_served(cache), entries = xpack_cache_entry_count(cache);
+  printf("adapter: %llu of %llu entries served here\n", served, entries);
+  const int whole = xpack_et_adapter_provider() != NULL && entries > 0 && served == entries;
+  xpack_et_adapter_detach();
+  free(pte);
+  return whole ? 0 : 1;
+}
+C
+build_project "$XP_SOURCE/tests/install/consumer_part" "$XP_TMP/adapter_part" -DXPACK_PART=et_adapter \
+  -DXPACK_PART_SOURCE="$XP_TMP/adapter_app.c"
+if grep -E 'zstd|xpack_(writer|inflate)' "$XP_TMP/adapter_part/build.ninja"; then
+  fail "xpack::et_adapter's link line drags in zstd or the writer (above)"
+fi
+"$XP_TMP/adapter_part/part_app" "$XP_TMP/model.pte" "$XP_TMP/model.xpc" || fail "the CMake adapter app did not serve the cache whole"
+
 # The transport form: packed with --zstd by the installed tool, refused by the loader, inflated by a program
 # linked from `pkg-config xpack-inflate` (no writer), then served.
 "$xpack" -q pack "$XP_TMP/model.pte" --zstd -o "$XP_TMP/transport.xpc"
