@@ -312,7 +312,9 @@ xpack_status xpack_cache_check_program(const xpack_cache* cache, const void* pro
 /* Packing families (xpack_family.h). Every entry belongs to a family whose probe the file records; the
  * loader serves a family's entries only when the probe packs to the same bytes with this process's
  * XNNPACK on this CPU. It decides on the first look-up that finds an entry of the family (running the
- * probe once per process, inside that look-up: a few tens of microseconds), never at open. */
+ * probe once per process, inside that look-up: a few tens of microseconds), unless the cache was opened with
+ * XPACK_OPEN_PROBE_EARLY, whose thread runs the probes from open on (the look-up then waits for one still
+ * running); open itself never waits for a probe. */
 typedef enum xpack_family_refusal {
   XPACK_FAMILY_SERVED = 0,        /* not refused: the probe packs to the recorded bytes here */
   XPACK_FAMILY_PROBE_DIFFERS = 1, /* the probe packs to other bytes here: XNNPACK picks other kernels on this CPU */
@@ -354,7 +356,7 @@ uint64_t xpack_cache_entries_served(xpack_cache* cache);
 
 /* What xpack_cache_open_best found of one candidate file. */
 typedef struct xpack_cache_candidate {
-  int tried;               /* 0: not opened, as a file before it was kept (served whole or skipped) */
+  int tried;               /* 0: not opened: a file after the one kept (served whole, or skipped unread) */
   xpack_error open_error;  /* .status XPACK_OK when the file opened; else why not */
   int refused_whole;       /* the file opened but serves nothing here: another architecture or XNNPACK build */
   uint64_t entries;        /* entries of the file (0 when it did not open) */
