@@ -55,7 +55,8 @@ function(xpack_add_cache name)
   endif()
 
   set(inputs "")
-  set(command "$<TARGET_FILE:xpack::xpack>" -q pack)
+  # Not -q: a failed pack's reason, and "nothing to pack" with its reason, are what the check below points to.
+  set(command "$<TARGET_FILE:xpack::xpack>" pack)
   foreach(model IN LISTS arg_MODEL)
     get_filename_component(model "${model}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
     list(APPEND inputs "${model}")

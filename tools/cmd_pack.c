@@ -69,6 +69,7 @@ static void report_written(int as_json, const char* out_path, int level, const x
     json_init(&j, cli_out());
     json_object(&j);
     json_key(&j, "output"); json_string(&j, out_path);
+    json_key(&j, "written"); json_bool(&j, 1); /* as with nothing to pack (false there), for pipelines that test it */
     json_key(&j, "xnnpack_delegates"); json_uint(&j, r->xnnpack);
     json_key(&j, "packed_delegates"); json_uint(&j, r->packed);
     json_key(&j, "not_packed_delegates"); json_uint(&j, r->not_packed);

@@ -43,7 +43,7 @@ static const command kCommands[] = {
      "into the page cache in the background once the run is over, for the next one.\n"
      "A cache, program or .ptd inside an APK or zip is named ARCHIVE!/MEMBER (app.apk!/assets/model.xpc) and read\n"
      "where it lies."},
-    {"inspect", cmd_inspect, "xpack inspect MODEL.pte [--data FILE.ptd ...] [--json]",
+    {"inspect", cmd_inspect, "xpack inspect MODEL.pte [MODEL2.pte ...] [--data FILE.ptd ...] [--json]",
      "Methods, delegates (backend, location, size), XNNPACK node counts by type, datatypes, constants (identity,\n"
      "size, where they live), and what xpack can and cannot replay."},
     {"dump", cmd_dump, "xpack dump FILE [--json]",
@@ -54,7 +54,9 @@ static const command kCommands[] = {
      "Checks structure, bounds and every checksum (metadata, each table, each region, each entry).\n"
      "With --model, also re-packs the model with this machine's XNNPACK and compares every packed weight with the\n"
      "cache byte for byte, then runs every delegate with and without the cache comparing outputs bit for bit.\n"
-     "Prints one line per problem naming where it is; exit 0 when the file is sound, 1 when it is not.\n"
+     "Prints one line per problem naming where it is; exit 0 when the file is sound and this machine would serve\n"
+     "every entry, 1 otherwise (also a sound cache packed for another architecture, XNNPACK build or CPU: its\n"
+     "`sound` in --json says which).\n"
      "FILE may be ARCHIVE!/MEMBER (app.apk!/assets/model.xpc): a cache inside an APK or zip, checked where it lies,\n"
      "with whether it is stored uncompressed (else no app can open it) and whether the loader maps it in place."},
     {"bench", cmd_bench,
@@ -79,7 +81,8 @@ static const command kCommands[] = {
      "Turns a transport-form cache (written by `xpack pack --zstd`: every region one zstd frame) into the mappable\n"
      "form the loader needs, laid out exactly as `xpack pack` without --zstd lays it out. Checks every frame, every\n"
      "region's XXH3-64 and all metadata checksums; streams one region at a time; writes OUT atomically (never a\n"
-     "partial file). Prints the sizes and the throughput (MB/s of OUT written)."},
+     "partial file). Prints the sizes and the throughput (MB/s of OUT written). IN may be ARCHIVE!/MEMBER (a cache\n"
+     "inside an APK or zip, inflated where it lies). An IN already mappable is a usage error (exit 2), nothing written."},
     {"export", cmd_export, "xpack export --executorch CACHE OUT [--json]",
      "Writes CACHE as ExecuTorch's file-backed packed-weights cache (XPWC version 2): set the XNNPACK backend's\n"
      "packed_cache_path option to OUT and the app starts with every exported weight already packed. Entries are\n"
@@ -124,7 +127,7 @@ static void print_help(FILE* out) {
          "  -h, --help     this command's help\n\n"
          "exit codes:\n"
          "  0  success\n"
-         "  1  a check failed (verify found a problem)\n"
+         "  1  a check failed (verify found a problem or an entry this machine would refuse; bench saw outputs differ)\n"
          "  2  usage error\n"
          "  3  an input file is missing, unreadable or malformed\n"
          "  4  could not complete (output I/O error, XNNPACK error, out of memory)\n");

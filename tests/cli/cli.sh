@@ -188,6 +188,7 @@ grep -q "^note: small.xpc is under 128.0 KiB .* will not make the app start soon
 "$XPACK" pack m.pte -o m2.xpc --json > m2.json 2> m2.err || fail "pack m.pte --json exits $?"
 python3 -c 'import json; assert json.load(open("small.json"))["likely_slower_than_packing"] is True; assert json.load(open("m2.json"))["likely_slower_than_packing"] is False' ||
   fail "likely_slower_than_packing: $(cat small.json m2.json)"
+python3 -c 'import json; assert json.load(open("m2.json"))["written"] is True' || fail "pack --json: written is not true: $(cat m2.json)"
 grep -q "^note: .*start sooner" m2.err && fail "a 4 MiB cache is called too small: $(cat m2.err)"
 "$XPACK" --version > v.txt || fail "--version"
 grep -q "^xpack [0-9]" v.txt && grep -q "build identifier [0-9a-f]\{16,\}" v.txt || fail "--version: $(cat v.txt)"

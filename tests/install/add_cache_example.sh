@@ -71,6 +71,7 @@ echo "ZSTD: transport form $(stat -c %s "$transport") bytes, mappable $(stat -c 
 cmake "$ex" -DEXAMPLE_MODEL="$XP_TMP/bmm.pte" > /dev/null
 if "$XP_NINJA" -C "$ex" > "$XP_TMP/build.log" 2>&1; then cat "$XP_TMP/build.log"; fail "a program with nothing to pack built"; fi
 grep -q "xpack pack. wrote no" "$XP_TMP/build.log" || { cat "$XP_TMP/build.log"; fail "no message for a program with nothing to pack"; }
+grep -q "^nothing to pack: " "$XP_TMP/build.log" || { cat "$XP_TMP/build.log"; fail "the build log does not say why there was nothing to pack"; }
 [ ! -e "$cache" ] || fail "a failed pack left the older cache in place"
 echo "nothing to pack: the build fails, no cache"
 echo "add_cache example: ok"
