@@ -151,6 +151,9 @@ static uint32_t report_families(xpack_cache* cache, json* j) {
       json_key(j, "hits"); json_uint(j, f.hits);
       json_key(j, "refused"); json_uint(j, f.refused);
       json_end_object(j);
+    } else if (f.refusal == XPACK_FAMILY_FILE_REFUSED) { /* its look-ups are the file's (refused_incompatible) */
+      fprintf(cli_out(), "family %s: file_refused (its look-ups count as refused_incompatible): %s\n",
+              f.name, f.reason);
     } else {
       fprintf(cli_out(), "family %s: %s, %llu hits, %llu refused look-ups%s%s\n", f.name,
               served ? "served" : xpack_family_refusal_name(f.refusal), (unsigned long long)f.hits,
