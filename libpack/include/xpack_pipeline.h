@@ -249,7 +249,9 @@ xpack_status xpack_pack_check_output(const char* output_path, const char* const*
  * Errors: XPACK_ERR_ARG for a NULL argument, a page_alignment other than 0, 4096 or 16384, a zstd_level
  * out of range, or an output_path that is one of the set's files (by device and inode), not a regular
  * file, or a path no file can be made at (a trailing '/', a missing folder, a name too long): checked before
- * any delegate is packed, nothing is written; those of xpack_pack_into_writer; XPACK_ERR_XNNPACK when XNNPACK
+ * any delegate is packed, nothing is written; XPACK_ERR_BAD_INPUT (report->failed_on_input set, nothing packed or
+ * written) when two programs give one content key (a named key trusted as the SHA-256 of its bytes) different
+ * bytes, which a cache would serve as one weight; those of xpack_pack_into_writer; XPACK_ERR_XNNPACK when XNNPACK
  * does not support this CPU; XPACK_ERR_IO (also, before any packing, a folder that may not be written into)
  * and the writer's and compressor's errors for the output (no partial
  * file is left); when every XNNPACK delegate failed, the first one's status with the message

@@ -9,6 +9,7 @@
 #include "common/error.h"
 #include "common/output_check.h"
 #include "common/temp_files.h"
+#include "pipeline/shared_keys.h"
 #include "xpack_pipeline.h"
 
 static void nothing_to_pack(xpack_pack_report* report, const char* fmt, ...)
@@ -126,6 +127,10 @@ xpack_status xpack_pack_set(const xpack_model_set* set, const xpack_pack_options
   const char* out_path = options->output_path;
   xpack_status st = check_output(set, out_path, err);
   if (st != XPACK_OK) return st;
+  if ((st = xp_check_shared_content_keys(set, err)) != XPACK_OK) {
+    report->failed_on_input = st == XPACK_ERR_BAD_INPUT;
+    return st;
+  }
   xpack_writer_options writer_options = {options->page_alignment};
   xpack_writer* writer = NULL;
   /* With a zstd level the mappable file has no name: made beside the output, compressed into it, gone. */

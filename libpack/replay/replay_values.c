@@ -252,6 +252,13 @@ xpack_status xp_replay_define_value(xp_replay_state* s, const xpack_et_xnn_value
       }
       break;
     case XPACK_ET_XNN_QUANT_PER_TENSOR:
+      /* XNNPACK 4ea82e5 defines a channelwise or blockwise datatype with one scale too, then reads that scale as
+       * the pointer to per-channel scales, or divides by its block size of 0 (found by a review: SIGSEGV, SIGFPE). */
+      if (dt != xnn_datatype_qint8 && dt != xnn_datatype_quint8 && dt != xnn_datatype_qint32) {
+        return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: value %u: per-tensor quantization of a %s tensor, expected "
+                       "qint8, quint8 or qint32 (per-channel and blockwise datatypes take their own quantization)",
+                       name, v->index, v->datatype_name);
+      }
       xs = xnn_define_quantized_tensor_value(s->subgraph, dt, q->zero_point, q->scale, v->num_dims, dims, c.data,
                                              external_id, flags, &id);
       break;

@@ -68,10 +68,47 @@ static xpack_status check_same_padding(const xp_replay_state* s, const xpack_et_
 }
 #endif
 
+/* XNNPACK's 2-D window nodes read their input as NHWC, and its global average pooling as [..., W, C], from whatever
+ * dims the input has. Fewer (a crafted graph: ExecuTorch's exporter gives these nodes 4 dims) make XNNPACK's reshape
+ * read dims the input lacks, or drop dims it does not have: a global average pooling over 2 dims handed the
+ * fully-connected node after it a shape of no dims, which that node's reshape copied with a size of -8 (found by
+ * a review). `least`: the dims the node needs. */
+static xpack_status check_input_dims(const xp_replay_state* s, const xpack_et_xnn_node* n, uint32_t input_id,
+                                     uint8_t least, xpack_error* err) {
+  const xp_replay_shape* in = xp_replay_shape_of(s, input_id);
+  if (in == NULL || in->num_dims >= least) return XPACK_OK;
+  return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: node %u (%s): its input (value id %u) has %u dims, expected %s%u",
+                 s->graph->name, n->index, n->type_name, input_id, in->num_dims, least == 4 ? "" : "at least ", least);
+}
+
+/* A window longer than its padded input on either axis: PyTorch refuses such a node. XNNPACK makes its output 1
+ * wide and, with no padding, allocates no zero buffer for the taps past the input: they are NULL pointers that
+ * inference reads (a convolution over 64 columns with a dilated window of 101 crashed `xpack run`, found by a
+ * review). */
+static xpack_status check_window_fits(const xp_replay_state* s, const xpack_et_xnn_node* n, const xp_replay_window* w,
+                                      xpack_error* err) {
+  const xp_replay_shape* in = xp_replay_shape_of(s, w->input_id);
+  if (in == NULL || in->num_dims != 4) return XPACK_OK;
+  for (int d = 0; d < 2; d++) {
+    const uint64_t padded = (uint64_t)in->dims[1 + d] + w->padding[d];
+    const uint64_t window = xp_replay_window_extent(w->kernel[d], w->dilation[d] ? w->dilation[d] : 1);
+    if (window <= padded) continue;
+    return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: node %u (%s): its window is %" PRIu64 " %s (kernel %" PRIu64
+                   ", dilation %" PRIu64 "), longer than its input's %" PRIu64 " with padding %" PRIu64 "; expected at "
+                   "most %" PRIu64, s->graph->name, n->index, n->type_name, window, d ? "wide" : "high", w->kernel[d],
+                   w->dilation[d], (uint64_t)in->dims[1 + d], w->padding[d], padded);
+  }
+  return XPACK_OK;
+}
+
 xpack_status xp_replay_check_window(const xp_replay_state* s, const xpack_et_xnn_node* n, xpack_error* err) {
+  if (n->type == XPACK_ET_XNN_GLOBAL_AVG_POOLING_2D) return check_input_dims(s, n, n->u.unary.input_id, 3, err);
   xp_replay_window w;
   if (!xp_replay_window_of(n, &w)) return XPACK_OK;
+  xpack_status st = check_input_dims(s, n, w.input_id, 4, err);
+  if (st != XPACK_OK) return st;
   if (n->type == XPACK_ET_XNN_CONV_TRANSPOSE2D) return check_deconv_output(s, n, &w, err);
+  if (!w.same_padding) return check_window_fits(s, n, &w, err);
 #if XPACK_XNN_SAME_PADDING_UNSIGNED
   const int same_padding_unsigned = n->type == XPACK_ET_XNN_CONV2D || n->type == XPACK_ET_XNN_DEPTHWISE_CONV2D ||
                                     n->type == XPACK_ET_XNN_AVG_POOLING_2D; /* max and argmax pooling saturate it */

@@ -444,6 +444,60 @@ static void four_bit_odd_rows(const char* path) {
   close_graph(&o);
 }
 
+/* The qcint8 filter's per-channel quantization made per-tensor: XNNPACK 4ea82e5 defined it and then read its one
+ * scale as the pointer to per-channel scales (SEGV in xnn_init_qs8_qc8w_scale_fp32_params; qbint4 so made divided by
+ * a block size of 0; found by a review). */
+static void per_tensor_channelwise(const char* path) {
+  opened o;
+  if (open_graph(path, &o) != 0) { failures++; return; }
+  xpack_et_xnn_value* w = NULL;
+  for (size_t i = 0; i < o.graph->value_count; i++) {
+    if (o.graph->values[i].datatype == XPACK_ET_XNN_DT_QCINT8) w = (xpack_et_xnn_value*)&o.graph->values[i];
+  }
+  EXPECT_MSG(w != NULL, "%s: no qcint8 value", path);
+  if (w) {
+    w->quant.kind = XPACK_ET_XNN_QUANT_PER_TENSOR;
+    w->quant.scale = 0.01f;
+    w->quant.zero_point = 0;
+    expect_refused(&o, "per-tensor quantization of a qcint8 tensor", "qcint8 weight quantized per tensor");
+  }
+  close_graph(&o);
+}
+
+/* The convolution's dilation made 100 across, its window 201 wide over a 32-wide input without padding: XNNPACK made
+ * the output 1 wide and read taps past the input through NULL pointers (SEGV in the igemm microkernel at the first
+ * inference, found by a review). */
+static void window_past_input(const char* path) {
+  opened o;
+  if (open_graph(path, &o) != 0) { failures++; return; }
+  xpack_et_xnn_node* conv = node_of_type(&o, XPACK_ET_XNN_CONV2D);
+  EXPECT_MSG(conv != NULL, "%s: no convolution", path);
+  if (conv) {
+    conv->u.conv.dilation_width = 100;
+    conv->u.conv.padding_left = conv->u.conv.padding_right = 0;
+    conv->u.conv.flags &= ~(uint32_t)XNN_FLAG_TENSORFLOW_SAME_PADDING;
+    expect_refused(&o, "longer than its input's", "convolution window wider than its input");
+  }
+  close_graph(&o);
+}
+
+/* The Convert before the fully-connected node made a global average pooling over the 2-dim input: XNNPACK dropped
+ * two dims the input lacks and the fully-connected node's reshape copied a shape of size -8 (SEGV, found by a
+ * review). */
+static void pooling_of_two_dims(const char* path) {
+  opened o;
+  if (open_graph(path, &o) != 0) { failures++; return; }
+  xpack_et_xnn_node* convert = node_of_type(&o, XPACK_ET_XNN_CONVERT);
+  const xpack_et_xnn_value* in = convert ? xpack_et_xnn_graph_find_value(o.graph, convert->u.unary.input_id) : NULL;
+  EXPECT_MSG(in != NULL && in->num_dims == 2, "%s: no convert node with a 2-dim input", path);
+  if (in && in->num_dims == 2) {
+    convert->type = XPACK_ET_XNN_GLOBAL_AVG_POOLING_2D;
+    convert->type_name = xpack_et_xnn_node_type_name(convert->type);
+    expect_refused(&o, "has 2 dims, expected at least 3", "global average pooling of a 2-dim input");
+  }
+  close_graph(&o);
+}
+
 int main(int argc, char** argv) {
   if (argc != 7) {
     fprintf(stderr, "usage: hostile_graphs CONV.pte DECONV.pte FC.pte DQ.pte BMM.pte Q4.pte\n");
@@ -471,6 +525,9 @@ int main(int argc, char** argv) {
   output_datatype(argv[1]);
   external_dims_overflow(argv[1]);
   four_bit_odd_rows(argv[6]);
+  per_tensor_channelwise(argv[4]);
+  window_past_input(argv[1]);
+  pooling_of_two_dims(argv[4]);
   if (failures) {
     fprintf(stderr, "%d check(s) failed\n", failures);
     return 1;

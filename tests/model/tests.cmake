@@ -36,6 +36,9 @@ add_test(NAME model_bf16 COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/bf16.sh $<TARGET
          ${_xpack_has_bf16_fc})
 set_tests_properties(model_bf16 PROPERTIES SKIP_RETURN_CODE 77)
 add_test(NAME model_identity COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/model_identity.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>)
+# Two programs giving one content key different bytes are refused by pack (one cache would serve one of them).
+add_test(NAME model_shared_content_keys
+         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/shared_content_keys.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>)
 # Identities pinned for generated programs of every kind of weight: a change would make older caches miss.
 add_test(NAME model_identity_golden
          COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/identity_golden.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>)
