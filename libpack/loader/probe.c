@@ -1,6 +1,7 @@
 /* Family probes: the canonical probe subgraph of each family, run through a capturing provider.
  * docs/FORMAT.md, section 5.8, is the normative description of every shape, value and the hash. */
 #include "loader/probe.h"
+#include "loader/xnn_compat.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -339,7 +340,7 @@ xpack_status xp_probe_run(const xpack_family* family, xp_probe_result* out, xpac
   if (st != XPACK_OK) return st;
   enum xnn_status xs = xnn_initialize(NULL);
   if (xs != xnn_status_success) {
-    return xp_fail(err, XPACK_ERR_XNNPACK, "%s: xnn_initialize failed (status %d)", name, (int)xs);
+    return xp_fail(err, XPACK_ERR_XNNPACK, "%s: xnn_initialize failed (status %d: %s)", name, (int)xs, xp_xnn_status_text(xs));
   }
   probe p;
   memset(&p, 0, sizeof p);
@@ -378,8 +379,8 @@ xpack_status xp_probe_run(const xpack_family* family, xp_probe_result* out, xpac
   for (size_t i = 0; i < p.allocation_count; i++) free(p.allocations[i]);
   for (size_t i = 0; i < c.reserved_count; i++) free(c.reserved[i]);
   if (xs != xnn_status_success) {
-    return xp_fail(err, XPACK_ERR_XNNPACK, "XNNPACK cannot %s the probe of %s here (status %d)", stage, name,
-                   (int)xs);
+    return xp_fail(err, XPACK_ERR_XNNPACK, "XNNPACK cannot %s the probe of %s here (status %d: %s)", stage, name,
+                   (int)xs, xp_xnn_status_text(xs));
   }
   if (c.failed || c.inserted_count == 0) {
     return xp_fail(err, XPACK_ERR_XNNPACK, "the probe of %s packed %s", name,

@@ -46,4 +46,21 @@
 #define XPACK_XNN_FC_RESHAPE_2D_FLAG 0u
 #endif
 
+/* What an xnn_status says, for messages ("status 4: unsupported parameter"): the same numbers in every XNNPACK
+ * xpack supports. */
+static inline const char* xp_xnn_status_text(int status) {
+  switch (status) {
+    case 0: return "success";
+    case 1: return "uninitialized";
+    case 2: return "invalid parameter";
+    case 3: return "invalid state";
+    case 4: return "unsupported parameter";
+    case 5: return "unsupported hardware";
+    case 6: return "out of memory";
+    case 7: return "reallocation required";
+    case 8: return "deprecated";
+    default: return "unknown status";
+  }
+}
+
 #endif /* XPACK_XNN_COMPAT_H */

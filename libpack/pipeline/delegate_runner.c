@@ -6,6 +6,7 @@
 #include <xxhash.h>
 
 #include "common/error.h"
+#include "loader/xnn_compat.h"
 #include "xpack_pipeline.h"
 
 int xpack_for_each_delegate(const xpack_model_set* set, const char* only_method, xpack_delegate_fn fn,
@@ -64,8 +65,8 @@ xpack_status xpack_execute_runtime(xnn_runtime_t runtime, const xpack_replay_sub
    * 8.4 GB of zeroed and filled buffers before its reshape failed; found by a review). */
   const double t0 = now_ms();
   if ((xs = xnn_reshape_runtime(runtime)) != xnn_status_success) {
-    return xp_fail(err, XPACK_ERR_XNNPACK, "%s: method '%s' delegate %zu: reshaping the runtime failed (status %d)",
-                   ref->file, ref->method_name, ref->delegate, (int)xs);
+    return xp_fail(err, XPACK_ERR_XNNPACK, "%s: method '%s' delegate %zu: reshaping the runtime failed (status %d: %s)",
+                   ref->file, ref->method_name, ref->delegate, (int)xs, xp_xnn_status_text(xs));
   }
   if ((st = xpack_replay_check_externals(runtime, replay, &why)) != XPACK_OK) {
     return xp_fail(err, st, "%s: method '%s' delegate %zu: %s", ref->file, ref->method_name, ref->delegate,
@@ -86,8 +87,8 @@ xpack_status xpack_execute_runtime(xnn_runtime_t runtime, const xpack_replay_sub
                  ref->file, ref->method_name, ref->delegate);
   } else if ((xs = xnn_setup_runtime_v2(runtime, replay->num_externals, ext)) != xnn_status_success ||
              (xs = xnn_invoke_runtime(runtime)) != xnn_status_success) {
-    st = xp_fail(err, XPACK_ERR_XNNPACK, "%s: method '%s' delegate %zu: running the runtime failed (status %d)",
-                 ref->file, ref->method_name, ref->delegate, (int)xs);
+    st = xp_fail(err, XPACK_ERR_XNNPACK, "%s: method '%s' delegate %zu: running the runtime failed (status %d: %s)",
+                 ref->file, ref->method_name, ref->delegate, (int)xs, xp_xnn_status_text(xs));
   } else {
     out->first_inference_ms = reshape_ms + (now_ms() - t1); /* reshape, set-up and run: not the buffers' filling */
     for (uint32_t i = 0; i < replay->num_externals && out->num_outputs < XPACK_RUN_MAX_OUTPUTS; i++) {
@@ -185,8 +186,8 @@ xpack_status xpack_run_delegate(const xpack_model_set* set, const xpack_delegate
   if (b.unbind) b.unbind(target->object);
   xpack_replay_drop_definition(&replay); /* as ExecuTorch, before the first inference */
   if (xs != xnn_status_success) {
-    st = xp_fail(err, XPACK_ERR_XNNPACK, "%s: method '%s' delegate %zu: xnn_create_runtime_v4 failed (status %d)",
-                 ref->file, ref->method_name, ref->delegate, (int)xs);
+    st = xp_fail(err, XPACK_ERR_XNNPACK, "%s: method '%s' delegate %zu: xnn_create_runtime_v4 failed (status %d: %s)",
+                 ref->file, ref->method_name, ref->delegate, (int)xs, xp_xnn_status_text(xs));
   } else if (execute) {
     st = xpack_execute_runtime(runtime, &replay, ref, out, err);
   }

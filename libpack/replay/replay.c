@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "common/error.h"
+#include "loader/xnn_compat.h"
 #include "replay/replay_internal.h"
 
 xpack_status xp_replay_map_id(xp_replay_state* s, uint32_t serialized, uint32_t defined, xpack_error* err) {
@@ -91,8 +92,8 @@ xpack_status xpack_replay_define(const xpack_et_xnn_graph* graph, const xpack_et
   xp_replay_state s = {.graph = graph, .sources = sources, .bind = bind, .bind_context = bind_context};
   enum xnn_status xs = xnn_create_subgraph(graph->num_externs, 0, &s.subgraph);
   if (xs != xnn_status_success) {
-    return xp_fail(err, XPACK_ERR_XNNPACK, "%s: xnn_create_subgraph(%u externals) failed (status %d)", graph->name,
-                   graph->num_externs, (int)xs);
+    return xp_fail(err, XPACK_ERR_XNNPACK, "%s: xnn_create_subgraph(%u externals) failed (status %d: %s)", graph->name,
+                   graph->num_externs, (int)xs, xp_xnn_status_text(xs));
   }
   xpack_status st = xp_replay_check_graph_values(&s, err);
   if (st == XPACK_OK) xp_replay_read_ahead(&s);

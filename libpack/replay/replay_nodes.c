@@ -314,8 +314,8 @@ xpack_status xp_replay_define_node(xp_replay_state* s, const xpack_et_xnn_node* 
   }
   if (x.failed) return XPACK_ERR_BAD_INPUT;
   if (xs != xnn_status_success) {
-    return xp_fail(err, xp_replay_define_refusal(xs), "%s: node %u (%s): XNNPACK refused to define it (status %d)",
-                   s->graph->name, n->index, n->type_name, (int)xs);
+    return xp_fail(err, xp_replay_define_refusal(xs), "%s: node %u (%s): XNNPACK refused to define it (status %d: %s)",
+                   s->graph->name, n->index, n->type_name, (int)xs, xp_xnn_status_text(xs));
   }
   return XPACK_OK;
 }

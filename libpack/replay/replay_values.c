@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "common/error.h"
+#include "loader/xnn_compat.h"
 #include "loader/bindings.h"
 #include "replay/replay_internal.h"
 
@@ -295,8 +296,8 @@ xpack_status xp_replay_define_value(xp_replay_state* s, const xpack_et_xnn_value
       break;
   }
   if (xs != xnn_status_success) {
-    return xp_fail(err, xp_replay_define_refusal(xs), "%s: value %u (%s, %u dims): XNNPACK refused to define it (status %d)",
-                   name, v->index, v->datatype_name, v->num_dims, (int)xs);
+    return xp_fail(err, xp_replay_define_refusal(xs), "%s: value %u (%s, %u dims): XNNPACK refused to define it (status %d: %s)",
+                   name, v->index, v->datatype_name, v->num_dims, (int)xs, xp_xnn_status_text(xs));
   }
   st = note_external(s, v, id);
   if (st == XPACK_OK) {

@@ -51,7 +51,7 @@ for p in "${programs[@]}"; do
     # A CPU that cannot run the program (fp16 on a Cortex-A53: XNNPACK's status 5, unsupported hardware) has no
     # cache in the bundle; any other failure fails.
     if ! as "$c" "$target_xpack" pack "$p" -o "$(file_of "$name" "$c")" > "$work/$name.pack" 2>&1; then
-      grep -q "no delegate could be packed.*(status 5)" "$work/$name.pack" || fail "$name: pack as $c: $(tail -3 "$work/$name.pack")"
+      grep -q "no delegate could be packed.*(status 5: unsupported hardware)" "$work/$name.pack" || fail "$name: pack as $c: $(tail -3 "$work/$name.pack")"
       echo "$name: no cache for $c (XNNPACK does not support this program on it)"
     fi
   done

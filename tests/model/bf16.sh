@@ -30,10 +30,10 @@ fi
 set +e; "$XPACK" run bf16.pte --json > n.json 2> run_err.txt; st=$?; set -e
 if [ "$st" != 0 ]; then
   grep -q "refused to define" run_err.txt && fail "run: a node was refused at definition: $(cat run_err.txt)"
-  [ "$st" = 4 ] && grep -q "xnn_create_runtime_v4 failed (status 5)" run_err.txt \
+  [ "$st" = 4 ] && grep -q "xnn_create_runtime_v4 failed (status 5: unsupported hardware)" run_err.txt \
     || fail "run exited $st, expected 4 with XNNPACK's unsupported hardware (status 5): $(cat run_err.txt)"
   set +e; "$XPACK" pack bf16.pte -o bf16.xpc 2> pack_err.txt; st=$?; set -e
-  [ "$st" = 4 ] && grep -q "xnn_create_runtime_v4 failed (status 5)" pack_err.txt && [ ! -e bf16.xpc ] \
+  [ "$st" = 4 ] && grep -q "xnn_create_runtime_v4 failed (status 5: unsupported hardware)" pack_err.txt && [ ! -e bf16.xpc ] \
     || fail "pack exited $st without a kernel: $(cat pack_err.txt)"
   echo "SKIP: this XNNPACK build has no bf16 fully-connected kernel on this CPU (unsupported hardware when it"
   echo "  creates the runtime): $(cat run_err.txt)"
