@@ -3,36 +3,26 @@
 
 #include <string.h>
 
+#include "cachefile/string_sharing.h"
 #include "common/error.h"
 #include "xpc_format.h"
 
-/* The length of the string of STRS at offset, or 0 when there is none there (verify reports it). */
-static uint64_t identity_length(const xp_view* v, uint32_t offset) {
-  const char* s;
-  uint32_t len;
-  return offset != XPC_NONE && xp_view_string(v, offset, &s, &len) == 0 ? len : 0;
-}
-
-/* XP_IDENTITY_BYTES_PER_STRS_BYTE: refused before any tool reads the identities entry by entry. */
-static xpack_status check_identity_sharing(const xp_view* v, const char* path, xpack_error* err) {
-  const uint64_t limit = XP_IDENTITY_BYTES_PER_STRS_BYTE * v->strings.count; /* STRS < 2^32 bytes (open) */
-  uint64_t named = 0;
-  for (uint64_t i = 0; i < v->entries.count; i++) {
-    xp_entry e;
-    xp_view_entry(v, i, &e);
-    named += identity_length(v, e.kernel) + identity_length(v, e.bias);
-    if (named > limit) {
-      return xp_fail(err, XPACK_ERR_UNSUPPORTED,
-                     "%s: table ENTR at offset %llu: entries 0 to %llu (of %llu) already name %llu bytes of identity "
-                     "strings, more than %u times the %llu bytes of STRS: the entries share their identity strings "
-                     "far more than any writer makes them; refused, as reading each entry's identities would cost "
-                     "time and memory out of proportion to the file",
-                     path, (unsigned long long)v->entries.offset, (unsigned long long)i,
-                     (unsigned long long)v->entries.count, (unsigned long long)named, XP_IDENTITY_BYTES_PER_STRS_BYTE,
-                     (unsigned long long)v->strings.count);
-    }
-  }
-  return XPACK_OK;
+/* XP_STRING_BYTES_PER_STRS_BYTE (string_sharing.h): refused before any tool reads the records one by one. */
+static xpack_status check_string_sharing(const xp_view* v, const char* path, xpack_error* err) {
+  xp_string_sharing at;
+  if (!xp_view_strings_overshared(v, &at)) return XPACK_OK;
+  char tag[5];
+  xp_tag_text(at.tag, tag);
+  return xp_fail(err, XPACK_ERR_UNSUPPORTED,
+                 "%s: table %s at offset %llu: %s 0 to %llu (of %llu)%s already name %llu bytes of %s strings, more "
+                 "than %u times the %llu bytes of STRS: the %s share their %s strings far more than any writer makes "
+                 "them; refused, as reading each one's strings would cost time and memory out of proportion to the file",
+                 path, tag, (unsigned long long)at.offset, at.tag == XPC_TAG_ENTRIES ? "entries" : "records",
+                 (unsigned long long)at.record, (unsigned long long)at.records,
+                 at.tag == XPC_TAG_ENTRIES ? "" : " with the entries and records before them", (unsigned long long)at.named,
+                 at.tag == XPC_TAG_ENTRIES ? "identity" : "name", XP_STRING_BYTES_PER_STRS_BYTE,
+                 (unsigned long long)v->strings.count, at.tag == XPC_TAG_ENTRIES ? "entries" : "records",
+                 at.tag == XPC_TAG_ENTRIES ? "identity" : "name");
 }
 
 /* Opens the view over the mapping f->map from its byte f->delta on, size bytes. */
@@ -40,7 +30,7 @@ static xpack_status open_view(xp_file* f, uint64_t size, const char* name, int a
   /* An empty file maps to no memory; the view still needs a base to report "not an xpack cache". */
   static const uint8_t kEmpty[1];
   xpack_status st = xp_view_open(&f->view, f->map.data ? f->map.data + f->delta : kEmpty, size, name, allow_transport, err);
-  if (st == XPACK_OK) st = check_identity_sharing(&f->view, name, err);
+  if (st == XPACK_OK) st = check_string_sharing(&f->view, name, err);
   if (st != XPACK_OK) xp_file_close(f);
   return st;
 }

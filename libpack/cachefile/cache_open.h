@@ -14,18 +14,11 @@ typedef struct xp_file {
   uint64_t delta;
 } xp_file;
 
-/* Entries name their identities by STRS offset and a writer stores each string once, so any number of
- * entries may name one string. A writer's entries name at most about as many identity bytes as STRS holds
- * (0.4 to 0.8 times in the real caches measured: a weight appears under the few seeds of its packing families). Every tool
- * that reads a whole file does work per entry over its identities (verify and inflate hash them into the
- * key hash, dump prints them, export copies them), which for entries sharing one long string grows with
- * entries x its length: a 1.8 MB file asked dump for 2 GB. Past this many times STRS, xp_file_open refuses. */
-#define XP_IDENTITY_BYTES_PER_STRS_BYTE 16
 
-/* Maps path and opens its view (allow_transport as for xp_view_open), then counts the identity bytes its
- * entries name (O(entries), lengths only). On failure nothing stays mapped.
+/* Maps path and opens its view (allow_transport as for xp_view_open), then counts the string bytes its records
+ * name (xp_view_strings_overshared: O(records), lengths only). On failure nothing stays mapped.
  * Errors: XPACK_ERR_IO (the mapping), then those of xp_view_open, then XPACK_ERR_UNSUPPORTED when the
- * entries name more than XP_IDENTITY_BYTES_PER_STRS_BYTE times the bytes of STRS. */
+ * records name more than XP_STRING_BYTES_PER_STRS_BYTE times the bytes of STRS. */
 xpack_status xp_file_open(xp_file* f, const char* path, int allow_transport, xpack_error* err);
 
 /* As xp_file_open, on the bytes [offset, offset + size) of the open file fd (a cache stored inside another

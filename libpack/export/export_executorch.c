@@ -120,7 +120,7 @@ static int compare_items(const void* a, const void* b) {
 }
 
 /* Names one entry: kernel name followed by bias name, as ExecuTorch's look-up builds it. A name is at most its
- * identities, whose bytes over all entries xp_file_open bounds (XP_IDENTITY_BYTES_PER_STRS_BYTE): the copies
+ * identities, whose bytes over all entries xp_file_open bounds (XP_STRING_BYTES_PER_STRS_BYTE): the copies
  * and their sort stay in proportion to the file. */
 static xpack_status name_item(const xp_view* v, const char* path, uint64_t index, export_item* it,
                               xpack_error* err) {

@@ -351,7 +351,9 @@ xpack_status xpack_cache_family(xpack_cache* cache, uint32_t index, xpack_cache_
 /* Choosing among caches packed for several classes of CPU (an app bundle holding, say, one cache packed as a
  * Cortex-A55 and one as a Cortex-A76, XNNPACK choosing other kernels on each): how many of the file's entries
  * this process would serve, deciding every family now (a family no look-up has reached yet is probed here:
- * tens of microseconds each). 0 for a NULL cache, a skipped one and one refused whole. */
+ * tens of microseconds each). 0 for a NULL cache, a skipped one, one refused whole, and one whose records share
+ * their strings far more than any writer makes them (xpack verify refuses it: looking its entries up one by one
+ * would cost time growing with the square of its size). */
 uint64_t xpack_cache_entries_served(xpack_cache* cache);
 
 /* What xpack_cache_open_best found of one candidate file. */

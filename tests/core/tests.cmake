@@ -207,7 +207,8 @@ set_target_properties(xpc_craft PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURR
 # Entries sharing one long identity: refused by every tool that reads a whole cache, in milliseconds and
 # under a memory limit (issue 16).
 add_test(NAME core_identity_sharing
-         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/identity_sharing.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpc_craft>)
+         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/identity_sharing.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpc_craft>
+                 $<TARGET_FILE:xpc_tamper> $<TARGET_FILE:xpack-genmodel>)
 set_tests_properties(core_identity_sharing PROPERTIES TIMEOUT 120)
 # Many region records over one place: verify reads the place once and reports the overlaps, in well under a
 # second (it once read a 1 GiB frame's worth per record).

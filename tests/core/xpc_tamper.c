@@ -21,6 +21,8 @@
  *   xpc_tamper FILE prov-name-slash  provenance record 0's name starts with '/' (names hold no folder: 5.5)
  *   xpc_tamper FILE string-zero      entry 0's kernel identity gets a zero byte in its middle (FORMAT.md 5.4)
  *   xpc_tamper FILE table-order      BLDI and INFO swapped, in the directory and in place (laid out again)
+ *   xpc_tamper FILE info-shared N    N INFO records before the file's own, all naming entry 0's kernel identity
+ *                                    as key and value (laid out again): strings shared past what a writer makes
  *   xpc_tamper FILE extra-table      a table XTRA of 8 bytes after the others (laid out again): a later minor's
  *   xpc_tamper FILE metadata-tail    8 bytes inserted between the table directory and the footer (metadata_size
  *                                    and file_size grown to hold them): bytes in no part of the file
@@ -117,7 +119,7 @@ static int usage(void) {
   return die("usage: xpc_tamper FILE probe INDEX | probe-keys INDEX | as-1.2 | as-1.0 | no-probe-keys | name INDEX | build-id | "
              "no-family | dup-key | key-hash | unused-region | prov-program-size | prov-kind | entry-flags | family-flags | "
              "family-order | family-dup | reserved | arch-none | strs-record-size | page-alignment | huge-alignment | metadata-tail | table-order | "
-             "extra-table | string-zero | "
+             "extra-table | info-shared N | string-zero | "
              "prov-name-slash | "
              "move-region INDEX | "
              "region-size INDEX | region-at-end INDEX | region-bytes INDEX");
@@ -145,9 +147,17 @@ static int grow_metadata_tail(void) {
   return 0;
 }
 
+/* A table's new contents for lay_out_tables: `count` records of the table's record size. */
+typedef struct replaced_table {
+  uint32_t tag; /* 0: none */
+  const uint8_t* bytes;
+  uint64_t count;
+} replaced_table;
+
 /* The metadata area written again from its tables in directory order, with the directory entries i and j
- * swapped first (i == j: none) and, with `extra`, an 8-byte table XTRA appended; the data area stays. */
-static int lay_out_tables(uint32_t i, uint32_t j, int extra) {
+ * swapped first (i == j: none), the table `replace->tag` holding replace->bytes (its hash recomputed) and, with
+ * `extra`, an 8-byte table XTRA appended; the data area stays. */
+static int lay_out_tables_replacing(uint32_t i, uint32_t j, int extra, const replaced_table* replace) {
   const uint8_t* f = g_file + g_size - XPC_FOOTER_SIZE;
   const uint64_t meta = xp_le64(f + XPC_F_METADATA_OFFSET), dir = xp_le64(f + XPC_F_DIR_OFFSET);
   const uint32_t count = xp_le32(f + XPC_F_DIR_COUNT);
@@ -160,6 +170,12 @@ static int lay_out_tables(uint32_t i, uint32_t j, int extra) {
   memcpy(entries[j], swap, sizeof swap);
   static const uint8_t kExtra[8] = {1, 2, 3, 4, 5, 6, 7, 8};
   const uint32_t tables = count + (extra ? 1 : 0);
+  for (uint32_t k = 0; k < count && replace->tag != 0; k++) {
+    if (xp_le32(entries[k] + XPC_D_TAG) != replace->tag) continue;
+    xp_put64(entries[k] + XPC_D_COUNT, replace->count);
+    xp_put64(entries[k] + XPC_D_HASH,
+             XXH3_64bits(replace->bytes, (size_t)(replace->count * xp_le32(entries[k] + XPC_D_RECORD_SIZE))));
+  }
   if (extra) {
     memset(entries[count], 0, XPC_DIR_ENTRY_SIZE);
     xp_put32(entries[count] + XPC_D_TAG, XPC_TAG('X', 'T', 'R', 'A'));
@@ -179,7 +195,10 @@ static int lay_out_tables(uint32_t i, uint32_t j, int extra) {
   for (uint32_t k = 0; k < tables; k++) {
     at = (at + 7) / 8 * 8;
     const uint64_t bytes = xp_le64(entries[k] + XPC_D_COUNT) * xp_le32(entries[k] + XPC_D_RECORD_SIZE);
-    memcpy(out + at, extra && k == count ? kExtra : g_file + xp_le64(entries[k] + XPC_D_OFFSET), (size_t)bytes);
+    const uint8_t* from = extra && k == count                          ? kExtra
+                          : xp_le32(entries[k] + XPC_D_TAG) == replace->tag ? replace->bytes
+                                                                           : g_file + xp_le64(entries[k] + XPC_D_OFFSET);
+    memcpy(out + at, from, (size_t)bytes);
     xp_put64(entries[k] + XPC_D_OFFSET, at);
     at += bytes;
   }
@@ -199,6 +218,32 @@ static int lay_out_tables(uint32_t i, uint32_t j, int extra) {
   return 0;
 }
 
+static int lay_out_tables(uint32_t i, uint32_t j, int extra) {
+  const replaced_table none = {0, NULL, 0};
+  return lay_out_tables_replacing(i, j, extra, &none);
+}
+
+/* n INFO records before the file's own, each naming entry 0's kernel identity as key and value: a sound file
+ * whose records share one string far more than a writer makes them. */
+static int info_shared(uint64_t n) {
+  uint64_t count;
+  uint32_t record_size;
+  const uint8_t* info = table(XPC_TAG_INFO, &count, &record_size);
+  const uint8_t* e0 = record(XPC_TAG_ENTRIES, 0);
+  if (info == NULL || e0 == NULL || record_size < 8) return die("no INFO table or no entry");
+  uint8_t* grown = calloc((size_t)(n + count), record_size);
+  if (grown == NULL) return die("out of memory");
+  for (uint64_t i = 0; i < n; i++) {
+    xp_put32(grown + i * record_size + XPC_I_KEY, xp_le32(e0 + XPC_E_KERNEL));
+    xp_put32(grown + i * record_size + XPC_I_VALUE, xp_le32(e0 + XPC_E_KERNEL));
+  }
+  memcpy(grown + n * record_size, info, (size_t)(count * record_size));
+  const replaced_table replace = {XPC_TAG_INFO, grown, n + count};
+  const int st = lay_out_tables_replacing(0, 0, 0, &replace);
+  free(grown);
+  return st;
+}
+
 /* The directory index of tag, or UINT32_MAX. */
 static uint32_t dir_index(uint32_t tag) {
   const uint8_t* d = dir_entry(tag);
@@ -212,6 +257,7 @@ static int break_rule(const char* what, const char* arg) {
   if (strcmp(what, "metadata-tail") == 0) return grow_metadata_tail();
   if (strcmp(what, "table-order") == 0) return lay_out_tables(dir_index(XPC_TAG_BUILD_ID), dir_index(XPC_TAG_INFO), 0);
   if (strcmp(what, "extra-table") == 0) return lay_out_tables(0, 0, 1);
+  if (strcmp(what, "info-shared") == 0) return arg ? info_shared(strtoull(arg, NULL, 10)) : usage();
   uint8_t *m0 = record(XPC_TAG_FAMILIES, 0), *m1 = record(XPC_TAG_FAMILIES, 1);
   if (strcmp(what, "dup-key") == 0) {
     if (e1 == NULL) return die("needs two entries");
