@@ -95,6 +95,10 @@ FILE* cli_out(void);
  * the file and the offset and exit 3, writing nothing (cli_sigbus.c). */
 void cli_catch_truncated_inputs(void);
 
+/* From here on, SIGINT, SIGTERM and SIGHUP first remove the temporary files libpack has named for outputs
+ * (xpack_remove_temporary_files), then end the process as they would have (cli_interrupt.c). */
+void cli_remove_temporaries_on_interrupt(void);
+
 /* Starts holding the report. Returns 0, or XPACK_EXIT_FAILED after printing why (out of memory). */
 int cli_out_begin(void);
 

@@ -253,6 +253,7 @@ int main(int argc, char** argv) {
     return XPACK_EXIT_FAILED;
   }
   cli_catch_truncated_inputs();
+  cli_remove_temporaries_on_interrupt();
   int rc = cli_out_begin();
   if (rc != 0) return rc;
   return cli_out_end(c->run(cmd_argc, argv + i + 1));

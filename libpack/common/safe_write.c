@@ -102,7 +102,10 @@ xpack_status xp_safe_write_at(xp_safe_file* f, const void* bytes, size_t n, uint
 }
 
 void xp_safe_abort(xp_safe_file* f) {
-  if (f->tmp_path != NULL) unlink(f->tmp_path);
+  if (f->tmp_path != NULL) {
+    unlink(f->tmp_path);
+    xp_temp_forget_name(f->tmp_path);
+  }
   release(f);
 }
 
@@ -156,6 +159,7 @@ xpack_status xp_safe_commit(xp_safe_file* f, uint64_t file_size, xpack_error* er
     return fail_and_abort(f, "cannot name the temporary file", err);
   }
   if (rename(f->tmp_path, f->path) != 0) return fail_and_abort(f, "cannot rename the temporary file into place", err);
+  xp_temp_forget_name(f->tmp_path);
   /* Closed (and unlocked) only once renamed: a named, unlocked temporary file is a leftover to any other
    * writer in this folder. The bytes are synced already, so there is nothing for the close to report. */
   free(f->tmp_path);

@@ -3,6 +3,7 @@
 #define _GNU_SOURCE /* O_TMPFILE, sync_file_range */
 #endif
 #include "common/temp_files.h"
+#include "xpack_status.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -127,6 +128,46 @@ static int still_named(const char* path, int fd) {
 }
 
 /* A named temporary file, created exclusively and locked. Returns the descriptor and *named, or -1. */
+/* The temporary files this process has named and not yet renamed or removed, for xpack_remove_temporary_files,
+ * which a signal handler calls: fixed slots, no allocation there. A path longer than a slot is not noted (the next
+ * writer's sweep removes such a leftover, as before). */
+#define XP_NAMED_SLOTS 16
+#define XP_NAMED_PATH 4096
+static char g_named_paths[XP_NAMED_SLOTS][XP_NAMED_PATH];
+static atomic_int g_named_used[XP_NAMED_SLOTS];
+static pthread_mutex_t g_named_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void note_named(const char* path) {
+  const size_t n = strlen(path);
+  if (n >= XP_NAMED_PATH) return;
+  pthread_mutex_lock(&g_named_lock);
+  for (int i = 0; i < XP_NAMED_SLOTS; i++) {
+    if (atomic_load(&g_named_used[i])) continue;
+    memcpy(g_named_paths[i], path, n + 1);
+    atomic_store(&g_named_used[i], 1); /* after the path: a handler never reads a half-written one */
+    break;
+  }
+  pthread_mutex_unlock(&g_named_lock);
+}
+
+void xp_temp_forget_name(const char* path) {
+  if (path == NULL) return;
+  pthread_mutex_lock(&g_named_lock);
+  for (int i = 0; i < XP_NAMED_SLOTS; i++) {
+    if (atomic_load(&g_named_used[i]) && strcmp(g_named_paths[i], path) == 0) {
+      atomic_store(&g_named_used[i], 0);
+      break;
+    }
+  }
+  pthread_mutex_unlock(&g_named_lock);
+}
+
+void xpack_remove_temporary_files(void) {
+  for (int i = 0; i < XP_NAMED_SLOTS; i++) {
+    if (atomic_exchange(&g_named_used[i], 0)) unlink(g_named_paths[i]);
+  }
+}
+
 static int open_named(const char* folder, char** named) {
   for (int attempt = 0; attempt < XP_TEMP_ATTEMPTS; attempt++) {
     char* path = fresh_name(folder);
@@ -144,6 +185,7 @@ static int open_named(const char* folder, char** named) {
     }
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
       if (errno != EWOULDBLOCK) { /* no locks here: keep it unlocked */
+        note_named(path);
         *named = path;
         return fd;
       }
@@ -155,6 +197,7 @@ static int open_named(const char* folder, char** named) {
       continue;
     }
     if (still_named(path, fd)) {
+      note_named(path);
       *named = path;
       return fd;
     }
@@ -193,7 +236,10 @@ int xp_temp_open(const char* folder, char** named) {
 int xp_temp_open_unnamed(const char* folder) {
   char* named;
   int fd = xp_temp_open(folder, &named);
-  if (fd >= 0 && named != NULL) unlink(named);
+  if (fd >= 0 && named != NULL) {
+    unlink(named);
+    xp_temp_forget_name(named);
+  }
   free(named);
   return fd;
 }
@@ -218,6 +264,7 @@ int xp_temp_link(int fd, const char* folder, char** named) {
     }
     /* Following the /proc link needs no privilege, unlike linkat(fd, "", ..., AT_EMPTY_PATH). */
     if (linkat(AT_FDCWD, self, AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0) {
+      note_named(path);
       *named = path;
       return 0;
     }

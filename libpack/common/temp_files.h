@@ -46,6 +46,9 @@ int xp_temp_open_unnamed(const char* folder);
 /* Gives the nameless temporary file fd (from xp_temp_open with *named NULL) a fresh temporary name in
  * `folder`, for a rename over its target. Returns 0 with *named set (malloc'd), or -1 with errno set. */
 int xp_temp_link(int fd, const char* folder, char** named);
+/* The caller renamed or removed the named temporary file `path` (from xp_temp_open or xp_temp_link):
+ * xpack_remove_temporary_files no longer removes it. */
+void xp_temp_forget_name(const char* path);
 
 /* A path that opens the file open as fd again ("/proc/self/fd/N", or "/dev/fd/N" where there is no /proc),
  * for a reader that takes a path: also a file without a name. */

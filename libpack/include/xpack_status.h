@@ -56,6 +56,15 @@ const char* xpack_status_name(xpack_status status);
  * exit 3). The path is libpack's copy, valid until the file is unmapped. */
 const char* xpack_mapped_file_at(const void* address, unsigned long long* offset);
 
+/* Removes the temporary files libpack has given a name and not yet renamed over their targets or removed. An
+ * output is written to a temporary file beside it and renamed into place (atomic replacement); where the file
+ * system allows (Linux's O_TMPFILE) that file has no name until the instant of the rename, elsewhere (vfat,
+ * exfat, some network and FUSE file systems, no /proc) it is named ".xpack-XXXXXX.tmp" from its creation.
+ * Async-signal-safe: it is meant for a handler of SIGINT, SIGTERM or SIGHUP, which then ends the process (the
+ * `xpack` tool does, and re-raises the signal); the outputs keep their previous contents. Do not call it while
+ * a libpack function is writing an output on another thread for any other reason. */
+void xpack_remove_temporary_files(void);
+
 #ifdef __cplusplus
 }
 #endif

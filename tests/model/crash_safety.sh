@@ -145,4 +145,29 @@ exec 9>&-
 [ "$(temps)" = 0 ] || fail "temporary files remain: $(ls -a)"
 cmp -s target.xpc new.xpc || fail "the last pack did not write the complete file"
 echo "  the next pack removed the killed pack's named temporary file; a locked one and another form stayed"
+
+# Interrupted (SIGINT, SIGTERM, SIGHUP: Ctrl-C, a build system stopping, a closed terminal), a pack removes its
+# named temporary file itself and ends by the signal; the target keeps its previous contents. Before, it stayed
+# until the next pack into the folder (found by a review).
+cp previous.xpc target.xpc
+set -m # job control: a background job of a script ignores SIGINT otherwise
+for sig in INT TERM HUP; do
+  for attempt in 1 2 3 4 5; do
+    XPACK_TEST_NAMED_TEMP=1 "$XPACK" pack big.pte -o target.xpc > /dev/null 2>&1 &
+    pid=$!
+    while kill -0 "$pid" 2> /dev/null && [ "$(temps)" -lt 1 ]; do :; done
+    seen=$(temps)
+    kill -"$sig" "$pid" 2> /dev/null || true
+    st=0; { wait "$pid"; } 2> /dev/null || st=$?
+    [ "$seen" -ge 1 ] && break
+  done
+  [ "$seen" -ge 1 ] || fail "SIG$sig: no pack was caught with its temporary file"
+  [ "$(temps)" = 0 ] || fail "SIG$sig: the interrupted pack left its temporary file: $(ls -A)"
+  [ "$st" -ge 128 ] || [ "$st" = 0 ] || fail "SIG$sig: the pack ended with exit $st, not by the signal"
+  if [ "$st" -ge 128 ]; then cmp -s target.xpc previous.xpc || fail "SIG$sig: the target changed"; fi
+  [ "$st" -ge 128 ] || fail "SIG$sig: the pack was not interrupted (exit $st)"
+  cp previous.xpc target.xpc
+done
+set +m
+echo "  SIGINT, SIGTERM and SIGHUP: the interrupted pack removed its named temporary file"
 echo "crash_safety: ok"
