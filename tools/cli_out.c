@@ -1,8 +1,11 @@
 /* The report held back until the command's exit code is known (cli_common.h: cli_out). */
 #define _GNU_SOURCE /* fopencookie */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "cli_common.h"
@@ -68,9 +71,18 @@ int cli_out_end(int exit_code) {
       /* Names from files reach the terminal only defused (cli_common.h); a --json document holds no control
        * character (json.c escapes them), so this leaves it as it is. */
       cli_neutralize_controls(g_report.bytes, g_report.size, 1);
+      /* Where stdout is a regular file, a report cut short (a full disk, ulimit -f) is taken back out of it: a
+       * failed command leaves stdout as it found it (docs/CLI.md), not half a JSON document (found by a review). */
+      struct stat st;
+      const int appending = (fcntl(STDOUT_FILENO, F_GETFL) & O_APPEND) != 0; /* `>>`: writes go to the end */
+      const off_t start = fstat(STDOUT_FILENO, &st) != 0 || !S_ISREG(st.st_mode) ? -1
+                          : appending                                           ? st.st_size
+                                                                                : lseek(STDOUT_FILENO, 0, SEEK_CUR);
       if ((g_report.size > 0 && fwrite(g_report.bytes, 1, g_report.size, stdout) != g_report.size) ||
           fflush(stdout) != 0) {
-        cli_error("cannot write the report to stdout: %s", strerror(errno));
+        const int e = errno;
+        if (start >= 0 && ftruncate(STDOUT_FILENO, start) == 0) lseek(STDOUT_FILENO, start, SEEK_SET);
+        cli_error("cannot write the report to stdout: %s%s", strerror(e), start >= 0 ? " (nothing of it is left there)" : "");
         exit_code = XPACK_EXIT_FAILED;
       }
     }

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli_common.h"
 #include "commands.h"
@@ -188,6 +189,13 @@ int cmd_export(int argc, char** argv) {
   if (!executorch || cache == NULL || out == NULL) {
     cli_error("export: %s (usage: " USAGE ")",
               !executorch ? "say which format: --executorch is the only one" : "missing CACHE or OUT");
+    return XPACK_EXIT_USAGE;
+  }
+  /* The other commands read ARCHIVE!/MEMBER where it lies; export reads a cache file (the export goes into the
+   * app beside the cache, not from inside its APK). */
+  if (strstr(cache, "!/") != NULL && access(cache, F_OK) != 0) {
+    cli_error("export: %s names a member of an archive: export takes a cache file (export it before it goes into "
+              "the archive, or extract it)", cache);
     return XPACK_EXIT_USAGE;
   }
   /* The export checks the cache first (a transport-form cache is refused before anything else). */

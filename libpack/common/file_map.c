@@ -26,7 +26,12 @@ xpack_status xp_open_regular(const char* path, int* fd, uint64_t* size, struct s
   *size = 0;
   if (path[0] == '\0') return xp_fail(err, XPACK_ERR_IO, "an input is an empty path: expected the name of a file");
   int f = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-  if (f < 0) return xp_fail(err, XPACK_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+  if (f < 0) {
+    /* Out of descriptors or kernel memory: this process's limits, not the file's fault (exit 4, not 3). */
+    const int e = errno;
+    return xp_fail(err, e == EMFILE || e == ENFILE || e == ENOMEM ? XPACK_ERR_NOMEM : XPACK_ERR_IO,
+                   "%s: cannot open: %s", path, strerror(e));
+  }
   struct stat st;
   if (fstat(f, &st) != 0) {
     int e = errno;

@@ -30,7 +30,7 @@ typedef enum xpack_status {
   XPACK_ERR_CORRUPT = 5,      /* a field, bound or checksum of a cache file is wrong */
   XPACK_ERR_INCOMPATIBLE = 6, /* built for another architecture, alignment or XNNPACK build (strict open) */
   XPACK_ERR_TRANSPORT = 7,    /* a zstd transport-form cache: run `xpack inflate` first */
-  XPACK_ERR_NOMEM = 8,        /* an allocation failed */
+  XPACK_ERR_NOMEM = 8,        /* an allocation failed (memory; also file descriptors: EMFILE, ENFILE) */
   XPACK_ERR_ARG = 9,          /* a caller error: NULL pointer, bad flag, call out of order */
   XPACK_ERR_XNNPACK = 10,     /* an XNNPACK call failed (its status is in the message) */
   XPACK_ERR_BAD_INPUT = 11,   /* a malformed model file: .pte, .ptd or XNNPACK delegate blob */

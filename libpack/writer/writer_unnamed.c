@@ -1,6 +1,8 @@
 /* Writers of files that never get a name: a cache read back by the same process and then gone, whenever
  * and however the process ends (xpack_writer_create_unnamed, xpack_writer_finish_fd). */
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "common/error.h"
 #include "common/temp_files.h"
@@ -10,9 +12,17 @@ xpack_status xpack_writer_create_unnamed(const char* near_path, const xpack_writ
                                          xpack_error* err) {
   if (out == NULL) return xp_fail(err, XPACK_ERR_ARG, "xpack_writer_create_unnamed: NULL argument");
   if (near_path == NULL) {
+    /* Messages name the file by this label: the folder alone read as a file "beside" which one was made. */
     const char* tmp = getenv("TMPDIR");
-    const char* folder = tmp && tmp[0] ? tmp : "/tmp";
-    return xp_writer_create(folder, folder, options, out, err);
+    const int from_env = tmp && tmp[0];
+    const char* folder = from_env ? tmp : "/tmp";
+    const size_t size = strlen(folder) + 32;
+    char* label = malloc(size);
+    if (label == NULL) return xp_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", folder);
+    snprintf(label, size, "a scratch file in %s%s", folder, from_env ? " ($TMPDIR)" : "");
+    xpack_status st = xp_writer_create(label, folder, options, out, err);
+    free(label);
+    return st;
   }
   char* folder = xp_folder_of(near_path);
   if (folder == NULL) return xp_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", near_path);

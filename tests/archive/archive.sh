@@ -81,6 +81,10 @@ python3 -c 'import json; c = json.load(open("fifo.json"))["cache_candidates"]; a
 set +e; "$XPACK" run model.pte --cache "apk/agp.apk!/assets/model.xpc" --cache missing.xpc > out.txt 2> err.txt; rc=$?; set -e
 [ $rc = 3 ] && [ ! -s out.txt ] && grep -q "run: missing.xpc: cannot open" err.txt || fail "run, a member and a missing file: exit $rc, $(cat err.txt)"
 echo "  verify --model through a member; run --cache MEMBER --cache FILE chooses the member, every look-up hits; a FIFO passed over"
+# export takes a cache file: a member is a usage error that says so (it said "cannot open" of the archive's name).
+set +e; "$XPACK" export --executorch "apk/agp.apk!/assets/model.xpc" out.xpwc > out.txt 2> err.txt; rc=$?; set -e
+[ $rc = 2 ] && [ ! -e out.xpwc ] && grep -q "names a member of an archive: export takes a cache file" err.txt ||
+  fail "export of a member: exit $rc, $(cat err.txt)"
 
 # The transport form shipped as an asset, inflated from where it lies (xpack_inflate_range), as an app does at
 # install: the very file `pack` writes without --zstd; the archive itself is refused as the output.

@@ -33,3 +33,15 @@ for cmd in "pack m.pte -o out/o" "pack m.pte --zstd=1 -o out/o" "inflate z.xpc o
   [ "$(cat out/o)" = old ] && [ "$(ls -A out)" = o ] || fail "$cmd past ulimit -f: the output folder holds $(ls -A out)"
   echo "$cmd past ulimit -f: exit 4, $(head -c 200 err.txt)"
 done
+# The same limit on a report written to a file: exit 4, and the file as it was (empty with `>`, its old bytes
+# with `>>`), not half a JSON document (found by a review).
+for redirect in new append; do
+  printf 'kept' > report.json
+  rc=0
+  if [ $redirect = new ]; then (ulimit -f 2 && exec "$XPACK" dump c.xpc --json > report.json 2> err.txt) || rc=$?
+  else (ulimit -f 2 && exec "$XPACK" dump c.xpc --json >> report.json 2> err.txt) || rc=$?; fi
+  want=$([ $redirect = new ] && echo "" || echo kept)
+  [ $rc = 4 ] && [ "$(cat report.json)" = "$want" ] && grep -q "cannot write the report to stdout" err.txt ||
+    fail "dump --json past ulimit -f ($redirect): exit $rc, report.json holds $(wc -c < report.json) bytes: $(cat err.txt)"
+done
+echo "a report past ulimit -f: exit 4, the file as it was"

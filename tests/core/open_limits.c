@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "expect.h"
@@ -62,6 +63,22 @@ int main(void) {
   xpack_cache* c = NULL;
   xpack_error err;
   EXPECT(xpack_cache_open(small, XPACK_OPEN_SKIP_SMALL, &c, &err) == XPACK_OK && xpack_cache_provider(c) == NULL);
+  xpack_cache_close(c);
+
+  /* Out of file descriptors is this process's limit, not the file's fault: XPACK_ERR_NOMEM (the tool's exit 4),
+   * not XPACK_ERR_IO (exit 3, "an input is missing or malformed"; found by a review). */
+  struct rlimit kept;
+  EXPECT(getrlimit(RLIMIT_NOFILE, &kept) == 0);
+  const int lowest_free = dup(STDERR_FILENO);
+  EXPECT(lowest_free >= 0);
+  close(lowest_free);
+  struct rlimit none_left = {(rlim_t)lowest_free, kept.rlim_max};
+  EXPECT(setrlimit(RLIMIT_NOFILE, &none_left) == 0);
+  c = NULL;
+  const xpack_status no_fd = xpack_cache_open(small, 0, &c, &err);
+  EXPECT(setrlimit(RLIMIT_NOFILE, &kept) == 0);
+  EXPECT_MSG(no_fd == XPACK_ERR_NOMEM && strstr(err.message, "Too many open files") != NULL, "out of descriptors: %s: %s",
+             xpack_status_name(no_fd), no_fd == XPACK_OK ? "opened" : err.message);
   xpack_cache_close(c);
 
   /* XPACK_OPEN_SKIP_COLD at the caller's limit: a 2 MiB file out of the page cache is skipped under a 4 MiB
