@@ -45,3 +45,9 @@ for redirect in new append; do
     fail "dump --json past ulimit -f ($redirect): exit $rc, report.json holds $(wc -c < report.json) bytes: $(cat err.txt)"
 done
 echo "a report past ulimit -f: exit 4, the file as it was"
+# verify --model re-packs into a scratch file in $TMPDIR: a TMPDIR that is no folder is named as such (it was
+# called a file with a temporary file "beside it").
+rc=0; TMPDIR="$PWD/no-such-folder" "$XPACK" verify c.xpc --model m.pte > /dev/null 2> err.txt || rc=$?
+[ $rc = 4 ] && grep -q "a scratch file in $PWD/no-such-folder (\$TMPDIR): cannot create it in the folder" err.txt ||
+  fail "verify --model with TMPDIR missing: exit $rc: $(cat err.txt)"
+echo "verify --model with TMPDIR missing: exit 4, $(head -c 160 err.txt)"
