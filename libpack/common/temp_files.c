@@ -127,7 +127,6 @@ static int still_named(const char* path, int fd) {
   return fstat(fd, &a) == 0 && lstat(path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
-/* A named temporary file, created exclusively and locked. Returns the descriptor and *named, or -1. */
 /* The temporary files this process has named and not yet renamed or removed, for xpack_remove_temporary_files,
  * which a signal handler calls: fixed slots, no allocation there. A path longer than a slot is not noted (the next
  * writer's sweep removes such a leftover, as before). */
@@ -168,6 +167,7 @@ void xpack_remove_temporary_files(void) {
   }
 }
 
+/* A named temporary file, created exclusively and locked. Returns the descriptor and *named, or -1. */
 static int open_named(const char* folder, char** named) {
   for (int attempt = 0; attempt < XP_TEMP_ATTEMPTS; attempt++) {
     char* path = fresh_name(folder);

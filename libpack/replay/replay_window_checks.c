@@ -83,7 +83,7 @@ static xpack_status check_input_dims(const xp_replay_state* s, const xpack_et_xn
 
 /* A window longer than its padded input on either axis: PyTorch refuses such a node. XNNPACK makes its output 1
  * wide and, with no padding, allocates no zero buffer for the taps past the input: they are NULL pointers that
- * inference reads (a convolution over 64 columns with a dilated window of 101 crashed `xpack run`, found by a
+ * inference reads (a convolution over 32 columns with a dilated window of 201 crashed `xpack run`, found by a
  * review). */
 static xpack_status check_window_fits(const xp_replay_state* s, const xpack_et_xnn_node* n, const xp_replay_window* w,
                                       xpack_error* err) {
