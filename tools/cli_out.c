@@ -73,16 +73,20 @@ int cli_out_end(int exit_code) {
       cli_neutralize_controls(g_report.bytes, g_report.size, 1);
       /* Where stdout is a regular file, a report cut short (a full disk, ulimit -f) is taken back out of it: a
        * failed command leaves stdout as it found it (docs/CLI.md), not half a JSON document (found by a review). */
+      /* Only a report that began at the file's end (`>`, `>>`) is cut off: truncating one written over old bytes
+       * (`1<>file` at an offset before the end) would take those with it. */
       struct stat st;
       const int appending = (fcntl(STDOUT_FILENO, F_GETFL) & O_APPEND) != 0; /* `>>`: writes go to the end */
-      const off_t start = fstat(STDOUT_FILENO, &st) != 0 || !S_ISREG(st.st_mode) ? -1
-                          : appending                                           ? st.st_size
-                                                                                : lseek(STDOUT_FILENO, 0, SEEK_CUR);
+      off_t start = fstat(STDOUT_FILENO, &st) != 0 || !S_ISREG(st.st_mode) ? -1
+                    : appending                                           ? st.st_size
+                                                                          : lseek(STDOUT_FILENO, 0, SEEK_CUR);
+      if (start >= 0 && start < st.st_size) start = -1;
       if ((g_report.size > 0 && fwrite(g_report.bytes, 1, g_report.size, stdout) != g_report.size) ||
           fflush(stdout) != 0) {
         const int e = errno;
-        if (start >= 0 && ftruncate(STDOUT_FILENO, start) == 0) lseek(STDOUT_FILENO, start, SEEK_SET);
-        cli_error("cannot write the report to stdout: %s%s", strerror(e), start >= 0 ? " (nothing of it is left there)" : "");
+        const int taken_back = start >= 0 && ftruncate(STDOUT_FILENO, start) == 0;
+        if (taken_back) lseek(STDOUT_FILENO, start, SEEK_SET);
+        cli_error("cannot write the report to stdout: %s%s", strerror(e), taken_back ? " (nothing of it is left there)" : "");
         exit_code = XPACK_EXIT_FAILED;
       }
     }

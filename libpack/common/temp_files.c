@@ -132,8 +132,9 @@ static int still_named(const char* path, int fd) {
  * writer's sweep removes such a leftover, as before). */
 #define XP_NAMED_SLOTS 16
 #define XP_NAMED_PATH 4096
+enum { SLOT_FREE = 0, SLOT_NAMED = 1, SLOT_REMOVING = 2 }; /* a slot the handler took is never written again */
 static char g_named_paths[XP_NAMED_SLOTS][XP_NAMED_PATH];
-static atomic_int g_named_used[XP_NAMED_SLOTS];
+static atomic_int g_named_state[XP_NAMED_SLOTS];
 static pthread_mutex_t g_named_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void note_named(const char* path) {
@@ -141,9 +142,9 @@ static void note_named(const char* path) {
   if (n >= XP_NAMED_PATH) return;
   pthread_mutex_lock(&g_named_lock);
   for (int i = 0; i < XP_NAMED_SLOTS; i++) {
-    if (atomic_load(&g_named_used[i])) continue;
+    if (atomic_load(&g_named_state[i]) != SLOT_FREE) continue;
     memcpy(g_named_paths[i], path, n + 1);
-    atomic_store(&g_named_used[i], 1); /* after the path: a handler never reads a half-written one */
+    atomic_store(&g_named_state[i], SLOT_NAMED); /* after the path: a handler never reads a half-written one */
     break;
   }
   pthread_mutex_unlock(&g_named_lock);
@@ -153,8 +154,9 @@ void xp_temp_forget_name(const char* path) {
   if (path == NULL) return;
   pthread_mutex_lock(&g_named_lock);
   for (int i = 0; i < XP_NAMED_SLOTS; i++) {
-    if (atomic_load(&g_named_used[i]) && strcmp(g_named_paths[i], path) == 0) {
-      atomic_store(&g_named_used[i], 0);
+    int named = SLOT_NAMED;
+    if (atomic_load(&g_named_state[i]) == SLOT_NAMED && strcmp(g_named_paths[i], path) == 0 &&
+        atomic_compare_exchange_strong(&g_named_state[i], &named, SLOT_FREE)) {
       break;
     }
   }
@@ -163,7 +165,8 @@ void xp_temp_forget_name(const char* path) {
 
 void xpack_remove_temporary_files(void) {
   for (int i = 0; i < XP_NAMED_SLOTS; i++) {
-    if (atomic_exchange(&g_named_used[i], 0)) unlink(g_named_paths[i]);
+    int named = SLOT_NAMED;
+    if (atomic_compare_exchange_strong(&g_named_state[i], &named, SLOT_REMOVING)) unlink(g_named_paths[i]);
   }
 }
 

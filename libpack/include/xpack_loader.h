@@ -353,7 +353,8 @@ xpack_status xpack_cache_family(xpack_cache* cache, uint32_t index, xpack_cache_
  * this process would serve, deciding every family now (a family no look-up has reached yet is probed here:
  * tens of microseconds each). 0 for a NULL cache, a skipped one, one refused whole, and one whose records share
  * their strings far more than any writer makes them (xpack verify refuses it: looking its entries up one by one
- * would cost time growing with the square of its size). */
+ * would cost time growing with the square of its size); for that one the 0 is this count's only: its look-ups
+ * are answered as usual, each at its own cost. */
 uint64_t xpack_cache_entries_served(xpack_cache* cache);
 
 /* What xpack_cache_open_best found of one candidate file. */

@@ -52,6 +52,8 @@ xpack_status xp_check_shared_content_keys(const xpack_model_set* set, xpack_erro
     const xpack_et_program_info* info = xpack_et_program_get_info(set->programs[p]);
     for (size_t k = 0; k < info->named_data_count; k++) {
       const xpack_et_named_data* named = &info->named_data[k];
+      /* The entry a look-up of the key finds in this program (its first, in file order), once per program. */
+      if (xpack_et_program_find_named(set->programs[p], named->key, named->key_len) != named) continue;
       if (!xpack_et_identity_reads_bytes(named->key, named->key_len)) all[n++] = (keyed){named, p};
     }
   }
@@ -62,8 +64,6 @@ xpack_status xp_check_shared_content_keys(const xpack_model_set* set, xpack_erro
       start = i;
       continue;
     }
-    /* A program's later entries under a key it already holds are never looked up. */
-    if (all[i].program == all[i - 1].program) continue;
     const keyed *first = &all[start], *other = &all[i];
     if (same_bytes(first->named, other->named) || in_some_ptd(set, other->named)) continue;
     st = xp_fail(err, XPACK_ERR_BAD_INPUT,

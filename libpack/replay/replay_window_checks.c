@@ -72,13 +72,13 @@ static xpack_status check_same_padding(const xp_replay_state* s, const xpack_et_
  * dims the input has. Fewer (a crafted graph: ExecuTorch's exporter gives these nodes 4 dims) make XNNPACK's reshape
  * read dims the input lacks, or drop dims it does not have: a global average pooling over 2 dims handed the
  * fully-connected node after it a shape of no dims, which that node's reshape copied with a size of -8 (found by
- * a review). `least`: the dims the node needs. */
+ * a review). `least`: the dims the node needs (exactly, for a 2-D window node). */
 static xpack_status check_input_dims(const xp_replay_state* s, const xpack_et_xnn_node* n, uint32_t input_id,
-                                     uint8_t least, xpack_error* err) {
+                                     uint8_t least, int exactly, xpack_error* err) {
   const xp_replay_shape* in = xp_replay_shape_of(s, input_id);
-  if (in == NULL || in->num_dims >= least) return XPACK_OK;
+  if (in == NULL || (exactly ? in->num_dims == least : in->num_dims >= least)) return XPACK_OK;
   return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: node %u (%s): its input (value id %u) has %u dims, expected %s%u",
-                 s->graph->name, n->index, n->type_name, input_id, in->num_dims, least == 4 ? "" : "at least ", least);
+                 s->graph->name, n->index, n->type_name, input_id, in->num_dims, exactly ? "" : "at least ", least);
 }
 
 /* A window longer than its padded input on either axis: PyTorch refuses such a node. XNNPACK makes its output 1
@@ -102,10 +102,10 @@ static xpack_status check_window_fits(const xp_replay_state* s, const xpack_et_x
 }
 
 xpack_status xp_replay_check_window(const xp_replay_state* s, const xpack_et_xnn_node* n, xpack_error* err) {
-  if (n->type == XPACK_ET_XNN_GLOBAL_AVG_POOLING_2D) return check_input_dims(s, n, n->u.unary.input_id, 3, err);
+  if (n->type == XPACK_ET_XNN_GLOBAL_AVG_POOLING_2D) return check_input_dims(s, n, n->u.unary.input_id, 3, 0, err);
   xp_replay_window w;
   if (!xp_replay_window_of(n, &w)) return XPACK_OK;
-  xpack_status st = check_input_dims(s, n, w.input_id, 4, err);
+  xpack_status st = check_input_dims(s, n, w.input_id, 4, 1, err); /* NHWC: the checks below read dims 1 and 2 */
   if (st != XPACK_OK) return st;
   if (n->type == XPACK_ET_XNN_CONV_TRANSPOSE2D) return check_deconv_output(s, n, &w, err);
   if (!w.same_padding) return check_window_fits(s, n, &w, err);

@@ -44,6 +44,12 @@ for redirect in new append; do
   [ $rc = 4 ] && [ "$(cat report.json)" = "$want" ] && grep -q "cannot write the report to stdout" err.txt ||
     fail "dump --json past ulimit -f ($redirect): exit $rc, report.json holds $(wc -c < report.json) bytes: $(cat err.txt)"
 done
+# ...but a report written over a file's old bytes (`1<>`, offset 0) must not cut the file: that would take bytes
+# xpack never wrote (found by a review of the change above).
+head -c 12000 /dev/zero | tr '\0' 'k' > report.json
+rc=0; (ulimit -f 2 && exec "$XPACK" dump c.xpc --json 1<> report.json 2> err.txt) || rc=$?
+[ $rc = 4 ] && [ "$(stat -c %s report.json)" = 12000 ] ||
+  fail "dump --json over a file's bytes past ulimit -f: exit $rc, the file holds $(stat -c %s report.json) bytes of 12000"
 echo "a report past ulimit -f: exit 4, the file as it was"
 # verify --model re-packs into a scratch file in $TMPDIR: a TMPDIR that is no folder is named as such (it was
 # called a file with a temporary file "beside it").
