@@ -53,6 +53,9 @@ static int pack(const char* path) {
     fprintf(stderr, "%s\n", err.message);
     return 1;
   }
+  /* A short name keeps the example readable; a real identity names the bytes and how they are packed (a content
+   * hash and the shape, node and quantization: docs/INTEGRATION.md, "At build time: record"), since a name like this
+   * would serve this packing to another model version whose layer0 holds other weights. */
   xpack_writer_bind(writer, g_weight, "layer0.weight", strlen("layer0.weight"), NULL);
   xpack_writer_bind(writer, g_bias, "layer0.bias", strlen("layer0.bias"), NULL);
   /* The filter's packing family (operator and datatypes): the cache records its probe, and a loader on
