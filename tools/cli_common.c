@@ -20,6 +20,28 @@ void cli_neutralize_controls(char* s, size_t n, int keep_line_breaks) {
   }
 }
 
+/* The copies cli_name made: a ring, each freed when its place comes round again (names are printed at once). */
+#define CLI_NAME_RING 8
+static char* g_name_ring[CLI_NAME_RING];
+static unsigned g_name_next;
+
+const char* cli_name(const char* s) {
+  if (s == NULL) return NULL;
+  const unsigned char* u = (const unsigned char*)s;
+  size_t n = 0;
+  int controls = 0;
+  for (; u[n]; n++) controls |= u[n] < 0x20 || u[n] == 0x7f || (u[n] == 0xc2 && u[n + 1] >= 0x80 && u[n + 1] <= 0x9f);
+  if (!controls) return s;
+  char* copy = malloc(n + 1);
+  if (copy == NULL) return "<a name with control characters>";
+  memcpy(copy, s, n + 1);
+  cli_neutralize_controls(copy, n, 0);
+  free(g_name_ring[g_name_next]);
+  g_name_ring[g_name_next] = copy;
+  g_name_next = (g_name_next + 1) % CLI_NAME_RING;
+  return copy;
+}
+
 static void put_line(FILE* out, const char* prefix, const char* fmt, va_list ap) {
   char small[1024];
   va_list again;

@@ -41,6 +41,11 @@ void cli_line(FILE* out, const char* fmt, ...)
  * as ls does: C0 (but '\n' and '\t' when keep_line_breaks), DEL, and C1 in its UTF-8 form (U+0080..U+009F,
  * which some terminals obey) as "??". */
 void cli_neutralize_controls(char* s, size_t n, int keep_line_breaks);
+/* A name from a file as a report may print it inside one of its own lines: s itself when it holds no control
+ * character, else a copy with each one written as '?' (line breaks and tabs too: a key holding "\n" once started
+ * a line of its own in `dump`'s report, which cli_neutralize_controls over the whole report keeps). The copy lives
+ * until 8 more are made. NULL for NULL. */
+const char* cli_name(const char* s);
 
 /* An xpack_message_fn for the pipeline's messages, on stderr: notes ("note: ...") unless -q, details only
  * with -v, warnings ("warning: ...") and errors ("xpack: ...") always. context is unused. */

@@ -160,8 +160,8 @@ static void dump_text(const xpack_file* f, const xpack_file_info* info, const ch
   for (uint64_t i = 0; i < info->input_count; i++) {
     xpack_file_input in;
     xpack_file_get_input(f, i, &in);
-    fprintf(cli_out(), "  %-3s %s  %llu bytes  xxh3 %016llx", input_kind(in.kind), in.name, (unsigned long long)in.file_size,
-            (unsigned long long)in.file_hash);
+    fprintf(cli_out(), "  %-3s %s  %llu bytes  xxh3 %016llx", input_kind(in.kind), cli_name(in.name),
+            (unsigned long long)in.file_size, (unsigned long long)in.file_hash);
     if (in.program_size) {
       fprintf(cli_out(), "  program %llu bytes xxh3 %016llx", (unsigned long long)in.program_size,
               (unsigned long long)in.program_hash);
@@ -171,7 +171,7 @@ static void dump_text(const xpack_file* f, const xpack_file_info* info, const ch
   for (uint64_t i = 0; i < info->info_count; i++) {
     const char *k, *v;
     xpack_file_get_info_pair(f, i, &k, &v);
-    fprintf(cli_out(), "info            %s = %s\n", k, v);
+    fprintf(cli_out(), "info            %s = %s\n", cli_name(k), cli_name(v));
   }
   fprintf(cli_out(), "regions         %llu\n", (unsigned long long)info->region_count);
   for (uint64_t i = 0; i < info->region_count; i++) {
@@ -188,8 +188,9 @@ static void dump_text(const xpack_file* f, const xpack_file_info* info, const ch
   for (uint64_t i = 0; i < info->family_count; i++) {
     xpack_file_family m;
     xpack_file_get_family(f, i, &m);
-    fprintf(cli_out(), "  #%-4llu %s  probe xxh3 %016llx  keys xxh3 %016llx%s\n", (unsigned long long)i, m.name,
-            (unsigned long long)m.probe_hash, (unsigned long long)m.probe_keys, m.flags ? "  (unknown flags)" : "");
+    fprintf(cli_out(), "  #%-4llu %s  probe xxh3 %016llx  keys xxh3 %016llx%s\n", (unsigned long long)i,
+            cli_name(m.name), (unsigned long long)m.probe_hash, (unsigned long long)m.probe_keys,
+            m.flags ? "  (unknown flags)" : "");
   }
   fprintf(cli_out(), "entries         %llu\n", (unsigned long long)info->entry_count);
   for (uint64_t i = 0; i < info->entry_count; i++) {
@@ -197,7 +198,8 @@ static void dump_text(const xpack_file* f, const xpack_file_info* info, const ch
     xpack_file_get_entry(f, i, &e);
     char family[32] = "no family";
     if (e.family != 0xFFFFFFFFu) snprintf(family, sizeof family, "family #%u", e.family);
-    fprintf(cli_out(), "  seed %08x  kernel %s  bias %s  -> region #%u, %s%s%s\n", e.seed, e.kernel, e.bias ? e.bias : "(none)",
+    fprintf(cli_out(), "  seed %08x  kernel %s  bias %s  -> region #%u, %s%s%s\n", e.seed, cli_name(e.kernel),
+            e.bias ? cli_name(e.bias) : "(none)",
             e.region, family, (e.flags & 1) ? "  (XNNPACK packs it at every create)" : "",
             e.sound ? "" : "  ** UNSOUND **");
   }

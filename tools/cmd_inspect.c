@@ -192,17 +192,18 @@ static const char* location_name(xpack_et_location l) { return l == XPACK_ET_LOC
 static void print_delegate_text(const insp_program* ip, const insp_delegate* d, FILE* out) {
   char b[32];
   const xpack_et_delegate* del = d->del;
-  fprintf(out, "  delegate %zu: %s, %s[%u], %s at offset %llu", d->index, del->backend_id, location_name(del->location),
-          (unsigned)del->index, cli_bytes(del->size, b), (unsigned long long)del->file_offset);
+  fprintf(out, "  delegate %zu: %s, %s[%u], %s at offset %llu", d->index, cli_name(del->backend_id),
+          location_name(del->location), (unsigned)del->index, cli_bytes(del->size, b),
+          (unsigned long long)del->file_offset);
   if (!del->is_xnnpack) {
     fprintf(out, "\n    skipped: not XNNPACK\n");
     return;
   }
   if (!d->parsed) {
-    fprintf(out, "\n    error: %s\n", d->error);
+    fprintf(out, "\n    error: %s\n", cli_name(d->error));
     return;
   }
-  fprintf(out, "\n    %s%s, %zu values, %zu nodes\n", d->sum.identifier, d->sum.has_header ? " with XH00 header" : " (legacy, no XH00)",
+  fprintf(out, "\n    %s%s, %zu values, %zu nodes\n", cli_name(d->sum.identifier), d->sum.has_header ? " with XH00 header" : " (legacy, no XH00)",
           d->sum.value_count, d->sum.node_count);
   fprintf(out, "    nodes:");
   for (int t = 1; t <= XPACK_ET_XNN_NODE_TYPE_MAX; t++) {
@@ -219,16 +220,16 @@ static void print_delegate_text(const insp_program* ip, const insp_delegate* d, 
     const xpack_et_constant_summary* c = &d->sum.constants[k];
     int64_t offset;
     const char* file = constant_place(ip, c, &offset);
-    fprintf(out, "      %s  %zu bytes  %s%s", c->identity, c->size, xpack_et_constant_source_name(c->source),
+    fprintf(out, "      %s  %zu bytes  %s%s", cli_name(c->identity), c->size, xpack_et_constant_source_name(c->source),
             c->is_scale ? " (scale)" : "");
     if (offset >= 0) fprintf(out, " at %s+%lld", xpack_model_base_name(file), (long long)offset);
     else fprintf(out, " in %s", xpack_model_base_name(file));
     fprintf(out, "  xvalues[%u] %s\n", (unsigned)c->value_index, xpack_et_xnn_datatype_name(c->datatype));
   }
   if (shown < d->sum.constant_count) fprintf(out, "      ... %zu more (-v lists all)\n", d->sum.constant_count - shown);
-  if (d->error) fprintf(out, "    error: %s\n", d->error);
+  if (d->error) fprintf(out, "    error: %s\n", cli_name(d->error));
   if (d->replayable) fprintf(out, "    replay: replayable\n");
-  else fprintf(out, "    replay: NOT replayable: %s\n", d->replay_error);
+  else fprintf(out, "    replay: NOT replayable: %s\n", cli_name(d->replay_error));
 }
 
 static void print_program_text(const insp_program* ip, FILE* out) {
@@ -246,7 +247,8 @@ static void print_program_text(const insp_program* ip, FILE* out) {
   size_t k = 0;
   for (size_t m = 0; m < info->method_count; m++) {
     const xpack_et_method* method = &info->methods[m];
-    fprintf(out, "method %s: %zu delegate(s)\n", method->name ? method->name : "(unnamed)", method->delegate_count);
+    fprintf(out, "method %s: %zu delegate(s)\n", method->name ? cli_name(method->name) : "(unnamed)",
+            method->delegate_count);
     for (size_t i = 0; i < method->delegate_count; i++) print_delegate_text(ip, &ip->delegates[k++], out);
   }
   if (ip->xnnpack_count == 0) {

@@ -87,8 +87,8 @@ static int run_one(void* context, const xpack_model_set* set, const xpack_delega
   } else if (st == XPACK_OK) {
     fprintf(cli_out(), "%s  method %-10s delegate %-3zu create %8.3f ms  first inference %8.3f ms  look-ups %llu hits %llu misses "
             "%llu heap %llu B  outputs",
-            ref->file, ref->method_name, ref->delegate, r.create_ms, r.first_inference_ms, (unsigned long long)lookups,
-           (unsigned long long)hits, (unsigned long long)misses, (unsigned long long)heap);
+            cli_name(ref->file), cli_name(ref->method_name), ref->delegate, r.create_ms, r.first_inference_ms,
+            (unsigned long long)lookups, (unsigned long long)hits, (unsigned long long)misses, (unsigned long long)heap);
     for (size_t i = 0; i < r.num_outputs; i++) fprintf(cli_out(), " %016llx", (unsigned long long)r.output_hash[i]);
     fprintf(cli_out(), "\n");
   }
@@ -153,9 +153,9 @@ static uint32_t report_families(xpack_cache* cache, json* j) {
       json_end_object(j);
     } else if (f.refusal == XPACK_FAMILY_FILE_REFUSED) { /* its look-ups are the file's (refused_incompatible) */
       fprintf(cli_out(), "family %s: file_refused (its look-ups count as refused_incompatible): %s\n",
-              f.name, f.reason);
+              cli_name(f.name), cli_name(f.reason));
     } else {
-      fprintf(cli_out(), "family %s: %s, %llu hits, %llu refused look-ups%s%s\n", f.name,
+      fprintf(cli_out(), "family %s: %s, %llu hits, %llu refused look-ups%s%s\n", cli_name(f.name),
               served ? "served" : xpack_family_refusal_name(f.refusal), (unsigned long long)f.hits,
               (unsigned long long)f.refused, served ? "" : ": ", served ? "" : f.reason);
     }

@@ -27,7 +27,7 @@ static void on_problem(void* context, const char* where, const char* what) {
     json_key(r->j, "what"); json_string(r->j, what);
     json_end_object(r->j);
   } else {
-    fprintf(cli_out(), "%s: %s\n", where, what);
+    fprintf(cli_out(), "%s: %s\n", cli_name(where), cli_name(what));
   }
 }
 

@@ -104,8 +104,9 @@ void verify_for_this_machine(const cli_cache_source* source, json* j, machine_ve
       json_key(j, "entries"); json_uint(j, entries);
       json_end_object(j);
     } else {
-      fprintf(cli_out(), "  family %s: %s, %llu entr%s%s%s\n", f->name, served ? "served" : xpack_family_refusal_name(f->refusal),
-              (unsigned long long)entries, entries == 1 ? "y" : "ies", served ? "" : ": ", served ? "" : f->reason);
+      fprintf(cli_out(), "  family %s: %s, %llu entr%s%s%s\n", cli_name(f->name),
+              served ? "served" : xpack_family_refusal_name(f->refusal), (unsigned long long)entries,
+              entries == 1 ? "y" : "ies", served ? "" : ": ", served ? "" : cli_name(f->reason));
     }
   }
   if (j) {

@@ -206,6 +206,10 @@ target_link_libraries(xpc_craft PRIVATE xpack_pack xpack_xxhash xpack_zstd)
 set_target_properties(xpc_craft PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
 # Entries sharing one long identity: refused by every tool that reads a whole cache, in milliseconds and
 # under a memory limit (issue 16).
+# Names from files cannot start lines of their own in a text report.
+add_test(NAME core_report_names
+         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/report_names.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpc_tamper>
+                 $<TARGET_FILE:xpack-genmodel>)
 add_test(NAME core_identity_sharing
          COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/identity_sharing.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpc_craft>
                  $<TARGET_FILE:xpc_tamper> $<TARGET_FILE:xpack-genmodel>)

@@ -20,6 +20,7 @@
  *   xpc_tamper FILE move-region I    region I (with a gap of 64 bytes before it) moved 64 bytes down
  *   xpc_tamper FILE prov-name-slash  provenance record 0's name starts with '/' (names hold no folder: 5.5)
  *   xpc_tamper FILE string-zero      entry 0's kernel identity gets a zero byte in its middle (FORMAT.md 5.4)
+ *   xpc_tamper FILE info-newline     INFO record 0's key starts with a line break (a name that would forge a line)
  *   xpc_tamper FILE table-order      BLDI and INFO swapped, in the directory and in place (laid out again)
  *   xpc_tamper FILE info-shared N    N INFO records before the file's own, all naming entry 0's kernel identity
  *                                    as key and value (laid out again): strings shared past what a writer makes
@@ -119,7 +120,7 @@ static int usage(void) {
   return die("usage: xpc_tamper FILE probe INDEX | probe-keys INDEX | as-1.2 | as-1.0 | no-probe-keys | name INDEX | build-id | "
              "no-family | dup-key | key-hash | unused-region | prov-program-size | prov-kind | entry-flags | family-flags | "
              "family-order | family-dup | reserved | arch-none | strs-record-size | page-alignment | huge-alignment | metadata-tail | table-order | "
-             "extra-table | info-shared N | string-zero | "
+             "extra-table | info-shared N | string-zero | info-newline | "
              "prov-name-slash | "
              "move-region INDEX | "
              "region-size INDEX | region-at-end INDEX | region-bytes INDEX");
@@ -290,6 +291,18 @@ static int break_rule(const char* what, const char* arg) {
     const uint32_t at = xp_le32(p0 + XPC_P_NAME);
     if ((uint64_t)at + 4 > count || xp_le32(strings + at) < 2) return die("the input's name is no string of 2 bytes");
     strings[at + 4] = '/';
+    reseal(XPC_TAG_STRINGS);
+    return 0;
+  }
+  if (strcmp(what, "info-newline") == 0) { /* INFO record 0's key starts with a line break */
+    uint64_t count;
+    uint32_t record_size;
+    uint8_t* strings = table(XPC_TAG_STRINGS, &count, &record_size);
+    const uint8_t* i0 = record(XPC_TAG_INFO, 0);
+    if (i0 == NULL || strings == NULL) return die("needs an INFO record and STRS");
+    const uint32_t at = xp_le32(i0 + XPC_I_KEY);
+    if ((uint64_t)at + 4 > count || xp_le32(strings + at) < 1) return die("INFO record 0's key is no string");
+    strings[at + 4] = '\n';
     reseal(XPC_TAG_STRINGS);
     return 0;
   }
