@@ -12,6 +12,9 @@
  *                                     entry (seeds 1..1000, identity "w"); with zstd, each frame is a few
  *                                     bytes per 128 KiB: the decompression bomb of the transport form, N x
  *                                     SIZE bytes declared (about 32,000 times the frames)
+ *   xpc_craft OUT mid-long N LEN      N entries that all claim the key (seed 1, "w"), the middle one of them
+ *                                     naming a LEN-byte string instead (not sound: one key claimed N times),
+ *                                     so that every search for an entry's key meets that string first
  *   xpc_craft OUT same-hash N         N entries (seeds 1..N, identity "w") that all carry the key hash of
  *                                     seed 1's key, in seed order, so that a look-up of (1, "w") meets one
  *                                     run of N equal key hashes (not sound: N - 1 key hashes are wrong,
@@ -57,6 +60,8 @@ typedef struct craft_entry {
 typedef struct craft {
   const char* identity; /* every entry's kernel identity */
   uint32_t identity_len;
+  const char* middle; /* NULL, or the kernel identity of the middle entry in ENTR's order instead */
+  uint32_t middle_len;
   craft_region* regions;
   uint64_t region_count;
   craft_entry* entries;
@@ -128,6 +133,7 @@ static int craft_write(const char* out, craft* k) {
     }
   }
   qsort(k->entries, k->entry_count, sizeof *k->entries, by_key);
+  const uint64_t middle_entry = k->middle != NULL ? k->entry_count / 2 : UINT64_MAX;
 
   xp_probe_result probe;
   xpack_error err;
@@ -164,9 +170,10 @@ static int craft_write(const char* out, craft* k) {
   }
   const uint64_t data_end = end;
 
-  /* STRS: the identity at 0, then the family name. */
+  /* STRS: the identity at 0, then the family name, then the middle entry's identity. */
   const uint32_t name_at = (uint32_t)xp_string_size(k->identity_len);
-  const uint64_t strings = name_at + xp_string_size(sizeof kFamily - 1);
+  const uint32_t middle_at = (uint32_t)(name_at + xp_string_size(sizeof kFamily - 1));
+  const uint64_t strings = middle_at + (k->middle != NULL ? xp_string_size(k->middle_len) : 0);
   xp_table_out tables[] = {
       {XPC_TAG_REGIONS, XPC_REGION_SIZE, k->region_count, 0, NULL},
       {XPC_TAG_ENTRIES, XPC_ENTRY_SIZE, k->entry_count, 0, NULL},
@@ -184,12 +191,14 @@ static int craft_write(const char* out, craft* k) {
   for (uint64_t i = 0; i < k->region_count; i++) xp_put_region(regn + i * XPC_REGION_SIZE, &records[i]);
   uint8_t* entries = xp_metadata_table(&m, XPC_TAG_ENTRIES);
   for (uint64_t i = 0; i < k->entry_count; i++) {
-    const xp_entry e = {k->entries[i].key_hash, k->entries[i].seed, 0, XPC_NONE, k->entries[i].region, 0, 0, 0};
+    const xp_entry e = {k->entries[i].key_hash, k->entries[i].seed, i == middle_entry ? middle_at : 0, XPC_NONE,
+                        k->entries[i].region, 0, 0, 0};
     xp_put_entry(entries + i * XPC_ENTRY_SIZE, &e);
   }
   uint8_t* strs = xp_metadata_table(&m, XPC_TAG_STRINGS);
   xp_put_string(strs, k->identity, k->identity_len);
   xp_put_string(strs + name_at, kFamily, sizeof kFamily - 1);
+  if (k->middle != NULL) xp_put_string(strs + middle_at, k->middle, k->middle_len);
   memcpy(xp_metadata_table(&m, XPC_TAG_BUILD_ID), xnn_experimental_get_build_identifier_data(), build_id_size);
   const xp_family family = {name_at, 0, probe.hash, probe.keys};
   xp_put_family(xp_metadata_table(&m, XPC_TAG_FAMILIES), &family);
@@ -233,7 +242,7 @@ int main(int argc, char** argv) {
   const char* mode = argc >= 3 ? argv[2] : "";
   const uint64_t n = args >= 4 ? strtoull(argv[3], NULL, 10) : 0;
   const uint64_t x = args >= 5 ? strtoull(argv[4], NULL, 10) : 0;
-  craft k = {"w", 1, NULL, 0, NULL, 0, transport};
+  craft k = {"w", 1, NULL, 0, NULL, 0, NULL, 0, transport};
   static craft_region one = {64, 0xAB, 0};
   char* identity = NULL;
   if (strcmp(mode, "shared-name") == 0 && args == 5) {
@@ -253,19 +262,28 @@ int main(int argc, char** argv) {
     if (k.regions == NULL) return fail("out of memory");
     for (uint64_t i = 0; i < n; i++) k.regions[i] = (craft_region){x, 0, 0};
     k.entry_count = n < 1000 ? n : 1000; /* one identity: more entries would be refused as sharing it */
+  } else if (strcmp(mode, "mid-long") == 0 && args == 5) {
+    identity = malloc(x ? x : 1);
+    if (identity == NULL) return fail("out of memory");
+    for (uint64_t i = 0; i < x; i++) identity[i] = (char)('a' + i % 26);
+    k.middle = identity, k.middle_len = (uint32_t)x;
+    k.regions = &one, k.region_count = 1;
+    k.entry_count = n;
   } else if (strcmp(mode, "same-hash") == 0 && args == 4) {
     k.regions = &one, k.region_count = 1;
     k.entry_count = n;
   } else {
     fprintf(stderr, "usage: xpc_craft OUT shared-name N LEN | same-region N SIZE | zero-regions N SIZE | "
-                    "same-hash N  [zstd]\n");
+                    "mid-long N LEN | same-hash N  [zstd]\n");
     return 2;
   }
   k.entries = calloc(k.entry_count ? k.entry_count : 1, sizeof *k.entries);
   if (k.entries == NULL) return fail("out of memory");
-  const uint64_t same_hash = strcmp(mode, "same-hash") == 0 ? xp_key_hash(1, k.identity, k.identity_len, NULL, 0) : 0;
+  const int one_key = strcmp(mode, "mid-long") == 0;
+  const uint64_t same_hash = strcmp(mode, "same-hash") == 0 || one_key ? xp_key_hash(1, k.identity, k.identity_len, NULL, 0) : 0;
   for (uint64_t i = 0; i < k.entry_count; i++) {
-    k.entries[i] = (craft_entry){same_hash, (uint32_t)(i + 1), strcmp(mode, "zero-regions") == 0 ? (uint32_t)i : 0};
+    k.entries[i] = (craft_entry){same_hash, one_key ? 1u : (uint32_t)(i + 1),
+                                 strcmp(mode, "zero-regions") == 0 ? (uint32_t)i : 0};
   }
   const int st = craft_write(argv[1], &k);
   free(identity);
