@@ -13,16 +13,17 @@ static xpack_status check_string_sharing(const xp_view* v, const char* path, xpa
   if (!xp_view_strings_overshared(v, &at)) return XPACK_OK;
   char tag[5];
   xp_tag_text(at.tag, tag);
+  const int entries = at.tag == XPC_TAG_ENTRIES; /* the first table counted: nothing before it */
+  const char* records = entries ? "entries" : "records";
+  const char* kind = entries ? "identity" : "name";
   return xp_fail(err, XPACK_ERR_UNSUPPORTED,
                  "%s: table %s at offset %llu: %s 0 to %llu (of %llu)%s already name %llu bytes of %s strings, more "
                  "than %u times the %llu bytes of STRS: the %s share their %s strings far more than any writer makes "
                  "them; refused, as reading each one's strings would cost time and memory out of proportion to the file",
-                 path, tag, (unsigned long long)at.offset, at.tag == XPC_TAG_ENTRIES ? "entries" : "records",
-                 (unsigned long long)at.record, (unsigned long long)at.records,
-                 at.tag == XPC_TAG_ENTRIES ? "" : " with the entries and records before them", (unsigned long long)at.named,
-                 at.tag == XPC_TAG_ENTRIES ? "identity" : "name", XP_STRING_BYTES_PER_STRS_BYTE,
-                 (unsigned long long)v->strings.count, at.tag == XPC_TAG_ENTRIES ? "entries" : "records",
-                 at.tag == XPC_TAG_ENTRIES ? "identity" : "name");
+                 path, tag, (unsigned long long)at.offset, records, (unsigned long long)at.record,
+                 (unsigned long long)at.records, entries ? "" : " with the entries and records before them",
+                 (unsigned long long)at.named, kind, XP_STRING_BYTES_PER_STRS_BYTE, (unsigned long long)v->strings.count,
+                 records, kind);
 }
 
 /* Opens the view over the mapping f->map from its byte f->delta on, size bytes. */

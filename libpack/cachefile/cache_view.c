@@ -253,15 +253,25 @@ xpack_status xp_view_open(xp_view* v, const uint8_t* base, uint64_t size, const 
   return st;
 }
 
-int xp_view_string(const xp_view* v, uint32_t offset, const char** s, uint32_t* len) {
+int xp_view_string_span(const xp_view* v, uint32_t offset, const char** s, uint32_t* len) {
   const uint64_t n = v->strings.count;
   if ((uint64_t)offset + 4 > n) return XP_STRING_LENGTH_OUTSIDE;
   const uint8_t* p = v->base + v->strings.offset + offset;
   uint32_t l = xp_le32(p);
   if ((uint64_t)offset + 4 + l + 1 > n) return XP_STRING_BYTES_OUTSIDE;
   if (p[4 + l] != 0) return XP_STRING_UNTERMINATED;
-  if (memchr(p + 4, 0, l) != NULL) return XP_STRING_HOLDS_ZERO; /* FORMAT.md 5.4 */
   *s = (const char*)p + 4;
+  *len = l;
+  return 0;
+}
+
+int xp_view_string(const xp_view* v, uint32_t offset, const char** s, uint32_t* len) {
+  const char* bytes;
+  uint32_t l;
+  const int fault = xp_view_string_span(v, offset, &bytes, &l);
+  if (fault != 0) return fault;
+  if (memchr(bytes, 0, l) != NULL) return XP_STRING_HOLDS_ZERO; /* FORMAT.md 5.4 */
+  *s = bytes;
   *len = l;
   return 0;
 }
@@ -390,15 +400,14 @@ int xp_string_order(const char* a, size_t a_len, const char* b, size_t b_len) {
  * stays deterministic over a damaged run. */
 static int compare_string(const xp_view* v, const char* s, size_t len, uint32_t offset) {
   if (offset == XPC_NONE) return xp_string_order(s, len, NULL, 0);
-  /* xp_view_string's checks but the scan for a zero byte, which would read all of a long stored string at every
+  /* The span, not xp_view_string, whose scan for a zero byte would read all of a long stored string at every
    * comparison (a search meets the same middle entries for every key: verify of a 24 MB file whose middle entry
    * names a 20 MB string took minutes, found by a review): bytes past the shorter of the two are not read, and
    * a stored string equal to s holds a zero byte only where s does. */
-  if ((uint64_t)offset + 4 > v->strings.count) return -1;
-  const uint8_t* p = v->base + v->strings.offset + offset;
-  const uint32_t stored_len = xp_le32(p);
-  if ((uint64_t)offset + 4 + stored_len + 1 > v->strings.count || p[4 + stored_len] != 0) return -1;
-  const int order = xp_string_order(s, len, (const char*)p + 4, stored_len);
+  const char* stored;
+  uint32_t stored_len;
+  if (xp_view_string_span(v, offset, &stored, &stored_len) != 0) return -1;
+  const int order = xp_string_order(s, len, stored, stored_len);
   if (order == 0 && memchr(s, 0, len) != NULL) return -1; /* FORMAT.md 5.4: no string holds a zero byte */
   return order;
 }

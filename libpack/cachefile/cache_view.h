@@ -91,6 +91,10 @@ enum {
   XP_STRING_HOLDS_ZERO = -4,
 };
 int xp_view_string(const xp_view* view, uint32_t offset, const char** s, uint32_t* len);
+/* xp_view_string without its scan for a zero byte inside the string: the checks that read no more than the length
+ * and the terminator, O(1) however long the string, for callers that read only part of it or its length. Returns
+ * 0 (with *s and *len) or XP_STRING_LENGTH_OUTSIDE, _BYTES_OUTSIDE or _UNTERMINATED. */
+int xp_view_string_span(const xp_view* view, uint32_t offset, const char** s, uint32_t* len);
 /* The fault xp_view_string returned, in words for a message. */
 const char* xp_view_string_fault(int fault);
 

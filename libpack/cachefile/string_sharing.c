@@ -6,11 +6,12 @@
 #include "common/le.h"
 #include "xpc_format.h"
 
-/* The length STRS gives the string at offset (its prefix), or 0 when none starts there (verify reports it). */
+/* The length of the string at offset (its span: its bytes are not read), or 0 when none is there (verify reports
+ * it). */
 static uint64_t named_length(const xp_view* v, uint32_t offset) {
-  if (offset == XPC_NONE || (uint64_t)offset + 4 > v->strings.count) return 0;
-  const uint64_t len = xp_le32(v->base + v->strings.offset + offset);
-  return (uint64_t)offset + 4 + len + 1 <= v->strings.count ? len : 0;
+  const char* s;
+  uint32_t len;
+  return offset != XPC_NONE && xp_view_string_span(v, offset, &s, &len) == 0 ? len : 0;
 }
 
 /* Adds the strings at the u32 fields `fields` (byte offsets, count of them) of every record of table t. */
