@@ -235,6 +235,13 @@ static int craft_write(const char* out, craft* k) {
   return ok ? 0 : fail("write failed");
 }
 
+/* A string of len letters, "abc...zab...": malloc'd, NULL when out of memory. */
+static char* letters(uint64_t len) {
+  char* s = malloc(len ? len : 1);
+  for (uint64_t i = 0; s != NULL && i < len; i++) s[i] = (char)('a' + i % 26);
+  return s;
+}
+
 int main(int argc, char** argv) {
   if (xnn_initialize(NULL) != xnn_status_success) return fail("xnn_initialize failed");
   const int transport = argc >= 5 && strcmp(argv[argc - 1], "zstd") == 0;
@@ -246,9 +253,7 @@ int main(int argc, char** argv) {
   static craft_region one = {64, 0xAB, 0};
   char* identity = NULL;
   if (strcmp(mode, "shared-name") == 0 && args == 5) {
-    identity = malloc(x ? x : 1);
-    if (identity == NULL) return fail("out of memory");
-    for (uint64_t i = 0; i < x; i++) identity[i] = (char)('a' + i % 26);
+    if ((identity = letters(x)) == NULL) return fail("out of memory");
     k.identity = identity, k.identity_len = (uint32_t)x;
     k.regions = &one, k.region_count = 1;
     k.entry_count = n;
@@ -263,9 +268,7 @@ int main(int argc, char** argv) {
     for (uint64_t i = 0; i < n; i++) k.regions[i] = (craft_region){x, 0, 0};
     k.entry_count = n < 1000 ? n : 1000; /* one identity: more entries would be refused as sharing it */
   } else if (strcmp(mode, "mid-long") == 0 && args == 5) {
-    identity = malloc(x ? x : 1);
-    if (identity == NULL) return fail("out of memory");
-    for (uint64_t i = 0; i < x; i++) identity[i] = (char)('a' + i % 26);
+    if ((identity = letters(x)) == NULL) return fail("out of memory");
     k.middle = identity, k.middle_len = (uint32_t)x;
     k.regions = &one, k.region_count = 1;
     k.entry_count = n;
