@@ -19,4 +19,26 @@ grep -q '^info            ?' nl.txt || fail "the INFO key's line break is not wr
 "$XPACK" dump nl.xpc --json > nl.json || fail "dump --json: exit $?"
 python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert any(k.startswith("\n") for k in d["info"]), d["info"]' nl.json ||
   fail "dump --json does not keep the key as it is: $(head -c 300 nl.json)"
-echo "PASS: a name's line break is written as '?' in dump's text and kept in its JSON"
+
+# A program's method name with a line break, in inspect's and run's text.
+python3 -c '
+import sys
+d = bytearray(open(sys.argv[1], "rb").read())
+at = d.find(b"\x07\x00\x00\x00prefill\x00")
+if at < 0 or d.count(b"prefill") != 1: sys.exit("no single method name prefill in " + sys.argv[1])
+d[at + 4 + 3] = 10
+open(sys.argv[2], "wb").write(d)' m.pte nl.pte || fail "could not write nl.pte"
+"$XPACK" pack nl.pte -o nlp.xpc > /dev/null 2>&1 || fail "pack of a program whose method name holds a line break: exit $?"
+for cmd in "inspect" "run --cache nlp.xpc"; do
+  # shellcheck disable=SC2086
+  "$XPACK" $cmd m.pte 2> /dev/null | sed 's/m\.pte/F/g' > m.out
+  # shellcheck disable=SC2086
+  "$XPACK" $cmd nl.pte 2> /dev/null | sed 's/nl\.pte/F/g' > nl.out || fail "$cmd of nl.pte: exit $?"
+  [ "$(wc -l < nl.out)" = "$(wc -l < m.out)" ] ||
+    fail "$cmd: the method name's line break made a line of its own: $(wc -l < nl.out) lines, not $(wc -l < m.out)"
+  grep -q 'method pre?ill' nl.out || fail "$cmd: the method name is not written as pre?ill: $(grep -n method nl.out | head -3)"
+done
+"$XPACK" run nl.pte --cache nlp.xpc --json > nlp.json || fail "run --json: exit $?"
+python3 -c 'import json, sys; assert "pre\nill" in open(sys.argv[1]).read().encode().decode("unicode_escape")' nlp.json ||
+  fail "run --json does not keep the method name as it is"
+echo "PASS: a name's line break is written as '?' in dump's, inspect's and run's text and kept in their JSON"
