@@ -260,6 +260,9 @@ xpack_status xp_replay_define_value(xp_replay_state* s, const xpack_et_xnn_value
                        "qint8, quint8 or qint32 (per-channel and blockwise datatypes take their own quantization)",
                        name, v->index, v->datatype_name);
       }
+      st = xp_replay_check_zero_point(name, v, dt, q->zero_point, err);
+      if (st == XPACK_OK) st = xp_replay_check_scales(name, v, "scale", &q->scale, 1, err);
+      if (st != XPACK_OK) return st;
       xs = xnn_define_quantized_tensor_value(s->subgraph, dt, q->zero_point, q->scale, v->num_dims, dims, c.data,
                                              external_id, flags, &id);
       break;
@@ -270,6 +273,7 @@ xpack_status xp_replay_define_value(xp_replay_state* s, const xpack_et_xnn_value
       }
       const float* scales = NULL;
       st = channel_scales(s, v, dims[q->channel_dim], &scales, err);
+      if (st == XPACK_OK) st = xp_replay_check_scales(name, v, "per-channel scale", scales, dims[q->channel_dim], err);
       if (st != XPACK_OK) return st;
       const int32_t zero_point = v->datatype == XPACK_ET_XNN_DT_QCINT4 ? 8 : 0;
       xs = xnn_define_channelwise_quantized_tensor_value_v2(s->subgraph, dt, zero_point, scales, v->num_dims,
@@ -285,6 +289,7 @@ xpack_status xp_replay_define_value(xp_replay_state* s, const xpack_et_xnn_value
       }
       const uint16_t* scales = NULL;
       st = block_scales(s, v, dims[0] * dims[1] / (size_t)q->group_size, &scales, err);
+      if (st == XPACK_OK) st = xp_replay_check_bf16_scales(name, v, scales, dims[0] * dims[1] / (size_t)q->group_size, err);
       if (st != XPACK_OK) return st;
       xs = xnn_define_blockwise_quantized_tensor_value(s->subgraph, dt, 8, scales, v->num_dims, 0,
                                                        (size_t)q->group_size, dims, c.data, external_id, flags, &id);

@@ -464,6 +464,74 @@ static void per_tensor_channelwise(const char* path) {
   close_graph(&o);
 }
 
+/* Scales and zero points XNNPACK refuses to define ("invalid parameter", naming neither the field nor the channel):
+ * each refused first by the replay, naming the value, the field or the scale's index, and what it found. */
+static xpack_et_xnn_value* value_of_datatype(opened* o, int datatype) {
+  for (size_t i = 0; i < o->graph->value_count; i++) {
+    if (o->graph->values[i].datatype == datatype) return (xpack_et_xnn_value*)&o->graph->values[i];
+  }
+  return NULL;
+}
+
+static void quantization_parameters(const char* dq_path, const char* q4_path) {
+  opened o;
+  if (open_graph(dq_path, &o) != 0) { failures++; return; }
+  xpack_et_xnn_value* w = value_of_datatype(&o, XPACK_ET_XNN_DT_QCINT8);
+  EXPECT_MSG(w != NULL && w->num_dims == 2, "%s: no 2-dim qcint8 value", dq_path);
+  if (w && w->num_dims == 2) {
+    const xpack_et_xnn_quant kept = w->quant;
+    const int16_t kept_type = w->datatype;
+    const char* kept_name = w->datatype_name;
+    w->datatype = XPACK_ET_XNN_DT_QINT8;
+    w->datatype_name = xpack_et_xnn_datatype_name(XPACK_ET_XNN_DT_QINT8);
+    w->quant.kind = XPACK_ET_XNN_QUANT_PER_TENSOR;
+    w->quant.scale = 0.0f;
+    w->quant.zero_point = 0;
+    expect_refused(&o, "scale 0 of 1 is 0, expected a positive, normal float", "per-tensor scale 0");
+    w->quant.scale = 0.5f;
+    w->quant.zero_point = 300;
+    expect_refused(&o, "zero_point 300, expected -128 to 127", "qint8 zero point 300");
+    w->datatype = kept_type;
+    w->datatype_name = kept_name;
+    w->quant = kept;
+    const uint32_t channels = w->dims[w->quant.channel_dim];
+    float* scales = malloc(channels * sizeof *scales);
+    if (scales) {
+      for (uint32_t c = 0; c < channels; c++) scales[c] = 0.25f;
+      scales[channels / 2] = -0.25f;
+      w->quant.scale_buffer_idx = 0;
+      w->quant.scales = scales;
+      w->quant.scale_count = channels;
+      char needle[96];
+      snprintf(needle, sizeof needle, "per-channel scale %u of %u is -0.25", channels / 2, channels);
+      expect_refused(&o, needle, "a negative per-channel scale");
+      w->quant = kept;
+      free(scales);
+    }
+  }
+  close_graph(&o);
+
+  if (open_graph(q4_path, &o) != 0) { failures++; return; }
+  w = value_of_datatype(&o, XPACK_ET_XNN_DT_QBINT4);
+  EXPECT_MSG(w != NULL && w->num_dims == 2 && w->quant.group_size > 0, "%s: no 2-dim qbint4 value", q4_path);
+  if (w && w->num_dims == 2 && w->quant.group_size > 0) {
+    const size_t blocks = (size_t)w->dims[0] * w->dims[1] / (size_t)w->quant.group_size;
+    float* scales = malloc(blocks * sizeof *scales);
+    if (scales) {
+      for (size_t b = 0; b < blocks; b++) scales[b] = 0.125f;
+      scales[blocks - 1] = 0.0f;
+      w->quant.scale_buffer_idx = 0;
+      w->quant.scales = scales;
+      w->quant.scale_count = (uint32_t)blocks;
+      char needle[96];
+      snprintf(needle, sizeof needle, "blockwise scale %zu of %zu is 0", blocks - 1, blocks);
+      expect_refused(&o, needle, "a blockwise scale of 0");
+      free(scales);
+    }
+  }
+  close_graph(&o);
+}
+
 /* The convolution's dilation made 100 across, its window 201 wide over a 32-wide input without padding: XNNPACK made
  * the output 1 wide and read taps past the input through NULL pointers (SEGV in the igemm microkernel at the first
  * inference, found by a review). */
@@ -526,6 +594,7 @@ int main(int argc, char** argv) {
   external_dims_overflow(argv[1]);
   four_bit_odd_rows(argv[6]);
   per_tensor_channelwise(argv[4]);
+  quantization_parameters(argv[4], argv[6]);
   window_past_input(argv[1]);
   pooling_of_two_dims(argv[4]);
   if (failures) {
