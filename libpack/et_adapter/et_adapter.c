@@ -81,14 +81,14 @@ xpack_status xpack_et_adapter_attach_best(const char* const* cache_paths, size_t
 xpack_status xpack_et_adapter_attach_cache(xpack_cache* cache, const void* pte, size_t pte_size,
                                            const void* const* ptds, const size_t* ptd_sizes, size_t ptd_count,
                                            xpack_error* err) {
-  if (!cache || !pte || (ptd_count && (!ptds || !ptd_sizes))) {
-    xpack_cache_close(cache); /* owned from this call on, as when the attach fails later */
-    return xp_fail(err, XPACK_ERR_ARG, "xpack_et_adapter_attach_cache: NULL cache, program or data");
-  }
   pthread_mutex_lock(&g_attach_lock);
   xpack_status st;
+  /* Already attached first: that cache stays the caller's, whatever else is wrong with the call (the header). */
   if (atomic_load_explicit(&g_cache, memory_order_acquire)) {
     st = xp_fail(err, XPACK_ERR_ARG, "xpack_et_adapter_attach_cache: already attached");
+  } else if (!cache || !pte || (ptd_count && (!ptds || !ptd_sizes))) {
+    xpack_cache_close(cache); /* owned from this call on, as when the attach fails later */
+    st = xp_fail(err, XPACK_ERR_ARG, "xpack_et_adapter_attach_cache: NULL cache, program or data");
   } else {
     g_opening = cache;
     st = attach_opened(pte, pte_size, ptds, ptd_sizes, ptd_count, err);

@@ -56,7 +56,7 @@ extern "C" {
  * nothing bound, sized or probed, and no provider substituted (ExecuTorch's own is passed through); call
  * xpack_cache_warm_up(xpack_et_adapter_cache()) once the app has started, so that a file skipped as cold is
  * read for the next start. A file refused whole is not sized. One program per process: a second
- * attach fails. Errors as xpack_cache_open and xpack_et_summarize. */
+ * attach fails. Errors: XPACK_ERR_ARG (already attached, a NULL path or program), and those of attach_best. */
 xpack_status xpack_et_adapter_attach(const char* cache_path, unsigned flags, const void* pte, size_t pte_size,
                                      const void* const* ptds, const size_t* ptd_sizes, size_t ptd_count,
                                      xpack_error* err);
@@ -67,7 +67,8 @@ xpack_status xpack_et_adapter_attach(const char* cache_path, unsigned flags, con
  * *chosen to its index and fills candidates (NULL, or cache_count elements) with what was found of each file,
  * then binds, sizes and probes as attach does. Attach and this share the one attachment per process.
  * Errors: XPACK_ERR_ARG (already attached, NULL paths, chosen or program, cache_count 0, a NULL path), those of
- * xpack_cache_open_best (no file opens: the first file's error) and of xpack_et_summarize. */
+ * xpack_cache_open_best (no file opens: the first file's error) and those of attaching an opened cache (see
+ * attach_cache). */
 xpack_status xpack_et_adapter_attach_best(const char* const* cache_paths, size_t cache_count, unsigned flags,
                                           const void* pte, size_t pte_size, const void* const* ptds,
                                           const size_t* ptd_sizes, size_t ptd_count, size_t* chosen,
@@ -76,9 +77,11 @@ xpack_status xpack_et_adapter_attach_best(const char* const* cache_paths, size_t
 /* xpack_et_adapter_attach for a cache the app opened itself, e.g. from its APK with xpack_cache_open_fd (pass it
  * the limits {.small_cache_bytes = XPACK_ET_ADAPTER_SMALL_CACHE_BYTES} to skip as attach does). The adapter owns
  * the cache from this call on, also when it fails (it is then closed), and closes it at detach. Errors:
- * XPACK_ERR_ARG (already attached: the cache stays the caller's; a NULL cache, program, or data with ptd_count
- * above 0: the cache is closed), those of
- * xpack_et_summarize. */
+ * XPACK_ERR_ARG (already attached, checked first: the cache stays the caller's; else a NULL cache, program, or
+ * data with ptd_count above 0: the cache is closed); those of reading the program and its data
+ * (xpack_et_program_open_memory, xpack_et_ptd_open_memory, xpack_et_summarize, xpack_et_xnn_graph_open), of
+ * binding and sizing its weights (xpack_cache_bind, xpack_replay_size_weights_for_cache) and of deciding the
+ * packing families (xpack_cache_family). */
 xpack_status xpack_et_adapter_attach_cache(xpack_cache* cache, const void* pte, size_t pte_size,
                                            const void* const* ptds, const size_t* ptd_sizes, size_t ptd_count,
                                            xpack_error* err);

@@ -113,10 +113,11 @@ xpack_status xpack_model_set_add(xpack_model_set* set, const xpack_model_input* 
 /* Closes every file of the set and empties it. Safe on an empty or zeroed set. */
 void xpack_model_set_close(xpack_model_set* set);
 
-/* The named-key sources for program i: the .ptd files, then the program. Borrowed from the set. */
+/* The named-key sources for program i: the .ptd files, then the program. Borrowed from the set. All zero for a
+ * NULL set or a program not in it. */
 xpack_et_named_sources xpack_model_set_sources(const xpack_model_set* set, size_t program);
 
-/* A short name for messages: the path's base name (a pointer into `path`). */
+/* A short name for messages: the path's base name (a pointer into `path`; NULL for NULL). */
 const char* xpack_model_base_name(const char* path);
 
 /* ---- Walking and running delegates ------------------------------------------------------------------- */
@@ -132,7 +133,8 @@ typedef struct xpack_delegate_ref {
  * else to stop the walk and have xpack_for_each_delegate return it. */
 typedef int (*xpack_delegate_fn)(void* context, const xpack_model_set* set, const xpack_delegate_ref* ref);
 
-/* Walks the delegates of `only_method` (every method when NULL). Returns 0 or what `fn` stopped with. */
+/* Walks the delegates of `only_method` (every method when NULL). Returns 0 or what `fn` stopped with; 0 with
+ * nothing walked for a NULL set or fn. */
 int xpack_for_each_delegate(const xpack_model_set* set, const char* only_method, xpack_delegate_fn fn, void* context);
 
 /* What a replayed delegate's weights are bound to while XNNPACK creates its runtime. */
@@ -169,15 +171,19 @@ typedef struct xpack_run_result {
 /* Replays the delegate, creates a runtime binding weights to `target`, unbinds right after creation, and
  * when `execute` is true runs it once with inputs seeded from (method, delegate, input). `out` is always
  * filled (zero where nothing was measured). XNNPACK must be initialized (xnn_initialize). Errors: as xpack_et_xnn_graph_open and xpack_replay_define,
- * XPACK_ERR_ARG for a NULL argument, XPACK_ERR_NOMEM, and XPACK_ERR_XNNPACK for runtime failures; the
- * message names file, method and delegate. */
+ * XPACK_ERR_ARG for a NULL argument or a ref whose program is not in the set, XPACK_ERR_NOMEM, and
+ * XPACK_ERR_XNNPACK for runtime failures; when executing, also xpack_execute_runtime's. The message names file,
+ * method and delegate. */
 xpack_status xpack_run_delegate(const xpack_model_set* set, const xpack_delegate_ref* ref,
                                 const xpack_bind_target* target, bool execute, xpack_run_result* out,
                                 xpack_error* err);
 
 /* Runs a created runtime once with inputs seeded as xpack_run_delegate seeds them, and sets
  * out->first_inference_ms (reshape + setup + invoke), num_outputs and output_hash. The runtime stays the
- * caller's. Errors: XPACK_ERR_NOMEM, XPACK_ERR_XNNPACK (the message names file, method and delegate). */
+ * caller's. The runtime is reshaped, and its external values checked against their declared dims, before any
+ * input or output buffer is allocated. Errors: XPACK_ERR_ARG for a NULL argument, XPACK_ERR_BAD_INPUT (an
+ * external value's declared dims give other bytes than XNNPACK's reshape), XPACK_ERR_NOMEM, XPACK_ERR_XNNPACK
+ * (the message names file, method and delegate). */
 xpack_status xpack_execute_runtime(xnn_runtime_t runtime, const xpack_replay_subgraph* replay,
                                    const xpack_delegate_ref* ref, xpack_run_result* out, xpack_error* err);
 

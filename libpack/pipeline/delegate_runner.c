@@ -11,6 +11,7 @@
 
 int xpack_for_each_delegate(const xpack_model_set* set, const char* only_method, xpack_delegate_fn fn,
                             void* context) {
+  if (set == NULL || fn == NULL) return 0;
   for (size_t p = 0; p < set->program_count; p++) {
     const xpack_et_program_info* info = xpack_et_program_get_info(set->programs[p]);
     for (size_t m = 0; m < info->method_count; m++) {
@@ -60,6 +61,9 @@ xpack_status xpack_execute_runtime(xnn_runtime_t runtime, const xpack_replay_sub
   xpack_status st = XPACK_OK;
   enum xnn_status xs = xnn_status_success;
   xpack_error why;
+  if (runtime == NULL || replay == NULL || ref == NULL || out == NULL) {
+    return xp_fail(err, XPACK_ERR_ARG, "xpack_execute_runtime: NULL argument");
+  }
   /* Reshaped and checked before the inputs and outputs are allocated: their sizes are the graph's declared dims,
    * which a crafted file sets to gigabytes that the reshape or the check then refuses (a 1.7 KB program cost
    * 8.4 GB of zeroed and filled buffers before its reshape failed; found by a review). */
@@ -153,6 +157,10 @@ xpack_status xpack_run_delegate(const xpack_model_set* set, const xpack_delegate
   if (out) memset(out, 0, sizeof *out);
   if (set == NULL || ref == NULL || target == NULL || out == NULL) {
     return xp_fail(err, XPACK_ERR_ARG, "xpack_run_delegate: NULL argument");
+  }
+  if (ref->program >= set->program_count) {
+    return xp_fail(err, XPACK_ERR_ARG, "xpack_run_delegate: program %zu of a set of %zu", ref->program,
+                   set->program_count);
   }
   binding b;
   xpack_status st = resolve_target(target, &b, err);

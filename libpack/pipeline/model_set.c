@@ -12,6 +12,7 @@
 #include "xpack_pipeline.h"
 
 const char* xpack_model_base_name(const char* path) {
+  if (path == NULL) return NULL;
   const char* slash = strrchr(path, '/');
   return slash ? slash + 1 : path;
 }
@@ -174,6 +175,8 @@ void xpack_model_set_close(xpack_model_set* set) {
 }
 
 xpack_et_named_sources xpack_model_set_sources(const xpack_model_set* set, size_t program) {
-  xpack_et_named_sources s = {set->programs[program], (const xpack_et_ptd* const*)set->ptds, set->ptd_count};
+  xpack_et_named_sources s = {NULL, NULL, 0};
+  if (set == NULL || program >= set->program_count) return s;
+  s = (xpack_et_named_sources){set->programs[program], (const xpack_et_ptd* const*)set->ptds, set->ptd_count};
   return s;
 }

@@ -1,7 +1,7 @@
 /* The writer's packing families: which family each kernel pointer belongs to, and the FAMI records
  * (name and this process's probe) of the families that recorded entries use. */
-    #include <stdio.h>
-    #include <string.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "common/error.h"
 #include "loader/probe.h"
@@ -55,7 +55,8 @@ xpack_status xpack_writer_bind_family(xpack_writer* w, const void* kernel, const
     return xp_fail(err, st, "one weight is used by two packing families (%.*s and %s); its entries are not recorded",
                    (int)bound_len, bound, name);
   }
-  return xp_bindings_set(&s->family_bindings, kernel, name, len);
+  st = xp_bindings_set(&s->family_bindings, kernel, name, len);
+  return st == XPACK_OK ? XPACK_OK : xp_fail(err, st, "out of memory binding the family %s", name);
 }
 
 uint32_t xp_writer_entry_family(xpack_writer* w, xp_writer_session* session, const void* kernel) {

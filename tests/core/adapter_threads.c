@@ -116,6 +116,17 @@ static int load_program(const char* path) {
   return g_delegates ? 0 : fail("%s has no XNNPACK delegate", path);
 }
 
+/* Whether this process maps `path` (an open cache's mapping). */
+static bool mapped(const char* path) {
+  FILE* maps = fopen("/proc/self/maps", "r");
+  if (maps == NULL) return false;
+  char line[8192];
+  bool found = false;
+  while (!found && fgets(line, sizeof line, maps)) found = strstr(line, path) != NULL;
+  fclose(maps);
+  return found;
+}
+
 static int probe_after(const char* cache_path, const char* other_path) {
   xpack_error err;
   if (xpack_et_adapter_attach(cache_path, XPACK_OPEN_PROBE_EARLY, g_pte, g_pte_size, NULL, NULL, 0, &err) != XPACK_OK) {
@@ -131,6 +142,13 @@ static int probe_after(const char* cache_path, const char* other_path) {
            family.reason ? ": " : "", family.reason ? family.reason : "");
     bad |= family.refusal != XPACK_FAMILY_SERVED;
   }
+  /* Attached already: refused first, and the cache stays the caller's, whatever else is wrong with the call (it
+   * was closed when the NULL program was judged first; found by a review). */
+  if (xpack_et_adapter_attach_cache(other, NULL, 0, NULL, NULL, 0, &err) != XPACK_ERR_ARG ||
+      strstr(err.message, "already attached") == NULL) {
+    return fail("attach_cache while attached, with a NULL program: %s", err.message);
+  }
+  if (!mapped(other_path)) return fail("%s", "attach_cache while attached closed the caller's cache");
   xpack_cache_close(other);
   xpack_et_adapter_detach();
   return bad ? fail("%s", "a family of another cache was refused while a cache was attached") : 0;

@@ -289,6 +289,16 @@ static void replay_and_pipeline_functions(const char* folder) {
   const xpack_bind_target none = {XPACK_BIND_NONE, NULL, NULL, NULL, NULL};
   xpack_run_result result;
   EXPECT_ARG(xpack_run_delegate(NULL, &ref, &none, false, &result, &e_));
+  xpack_model_set_init(&set, 0);
+  ref.program = 1; /* the set holds no program */
+  EXPECT_ARG(xpack_run_delegate(&set, &ref, &none, false, &result, &e_));
+  xpack_model_set_close(&set);
+  EXPECT(xpack_for_each_delegate(NULL, NULL, NULL, NULL) == 0);
+  EXPECT(xpack_model_base_name(NULL) == NULL);
+  const xpack_et_named_sources no_sources = xpack_model_set_sources(NULL, 0);
+  EXPECT(no_sources.program == NULL && no_sources.ptd_count == 0);
+  ref.program = 0;
+  EXPECT_ARG(xpack_execute_runtime(NULL, NULL, &ref, &result, &e_));
   xpack_pack_report report;
   char out[4096];
   snprintf(out, sizeof out, "%s/pack.xpc", folder);
