@@ -1,7 +1,8 @@
 # `cmake --install`: the xpack tool, libpack's static libraries, the public headers, a CMake package
 # (find_package(xpack): xpack::loader, xpack::pack, xpack::executorch, xpack::inflate, xpack::xpack,
 # xpack_add_cache) and pkg-config files (xpack-loader.pc: the loader alone; xpack-inflate.pc: the transport
-# form's inflater alone, no loader and no XNNPACK; xpack.pc: everything, requiring xpack-loader). Included by the top-level CMakeLists.txt after every target is
+# form's inflater alone, no loader and no XNNPACK; xpack.pc: everything but the adapter, requiring xpack-loader;
+# xpack-et-adapter.pc: the ExecuTorch adapter, requiring xpack-loader). Included by the top-level CMakeLists.txt after every target is
 # defined. docs/INTEGRATION.md, "Installing and linking".
 #
 # The libraries to install are not listed here: they are every library xpack_pack links, found by walking
@@ -193,13 +194,16 @@ if(XPACK_XNNPACK_INCLUDE_DIR STREQUAL "${_xpack_pc_xnnpack_prefix}/include")
 endif()
 _xpack_pc_libs("${_xpack_loader_links}" "" XPACK_PC_LOADER_LIBS)
 _xpack_pc_libs("${_xpack_pack_links}" "${_xpack_loader_links}" XPACK_PC_PACK_LIBS)
+_xpack_pc_libs("${_xpack_adapter_links}" "${_xpack_loader_links}" XPACK_PC_ADAPTER_LIBS)
 string(APPEND XPACK_PC_LOADER_LIBS "${_xpack_pc_sanitize}")
 file(RELATIVE_PATH XPACK_PC_PREFIX_FROM_PCDIR "/p/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/p")
 set(XPACK_PC_XNNPACK_PREFIX "${_xpack_pc_xnnpack_prefix}")
 set(XPACK_PC_XNNPACK_CFLAGS "${_xpack_pc_xnnpack_cflags}")
 configure_file(${CMAKE_CURRENT_LIST_DIR}/xpack-loader.pc.in ${PROJECT_BINARY_DIR}/package/xpack-loader.pc @ONLY)
 configure_file(${CMAKE_CURRENT_LIST_DIR}/xpack.pc.in ${PROJECT_BINARY_DIR}/package/xpack.pc @ONLY)
+configure_file(${CMAKE_CURRENT_LIST_DIR}/xpack-et-adapter.pc.in ${PROJECT_BINARY_DIR}/package/xpack-et-adapter.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/package/xpack-loader.pc ${PROJECT_BINARY_DIR}/package/xpack.pc
+              ${PROJECT_BINARY_DIR}/package/xpack-et-adapter.pc
         DESTINATION "${CMAKE_INSTALL_LIBDIR}/pkgconfig")
 if(TARGET xpack_inflate)
   # The inflater's whole closure and no Requires: it needs neither the loader nor XNNPACK.

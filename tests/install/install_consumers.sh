@@ -5,7 +5,8 @@
 # loader alone links from `pkg-config --static --libs xpack-loader` and from find_package(xpack COMPONENTS loader)
 # without zstd or the writer; a transport-form cache is inflated by a program linked from `pkg-config
 # xpack-inflate` and by one built with find_package(xpack COMPONENTS inflate) where no XNNPACK can be found,
-# neither holding the loader or XNNPACK, and then served.
+# neither holding the loader or XNNPACK, and then served; the ExecuTorch adapter links from find_package(xpack
+# COMPONENTS et_adapter) and from `pkg-config xpack-et-adapter` and attaches the cache whole.
 # Usage: install_consumers.sh BUILD_DIR SOURCE_DIR GENMODEL C_COMPILER NINJA
 source "$(dirname "$0")/lib.sh" "$@"
 
@@ -110,6 +111,18 @@ if grep -E 'zstd|xpack_(writer|inflate)' "$XP_TMP/adapter_part/build.ninja"; the
   fail "xpack::et_adapter's link line drags in zstd or the writer (above)"
 fi
 "$XP_TMP/adapter_part/part_app" "$XP_TMP/model.pte" "$XP_TMP/model.xpc" || fail "the CMake adapter app did not serve the cache whole"
+# The same from `pkg-config xpack-et-adapter`, a plain cc command line: its Libs carry the --wrap.
+adapter_flags=$(pkg-config --static --cflags --libs xpack-et-adapter) || fail "pkg-config xpack-et-adapter"
+echo "--- pkg-config --static --cflags --libs xpack-et-adapter: $adapter_flags"
+case " $adapter_flags " in
+  *zstd* | *xpack_writer* | *xpack_inflate* | *xpack_pipeline*) fail "the adapter's link line drags in zstd or the writer" ;;
+  *--wrap=xnn_create_runtime_v4*) ;;
+  *) fail "the adapter's link line lacks --wrap=xnn_create_runtime_v4" ;;
+esac
+# shellcheck disable=SC2086
+"$XP_CC" -std=c11 -o "$XP_TMP/adapter_app_pc" "$XP_TMP/adapter_app.c" $adapter_flags \
+  || fail "linking the adapter app with pkg-config xpack-et-adapter"
+"$XP_TMP/adapter_app_pc" "$XP_TMP/model.pte" "$XP_TMP/model.xpc" || fail "the pkg-config adapter app did not serve the cache whole"
 
 # The transport form: packed with --zstd by the installed tool, refused by the loader, inflated by a program
 # linked from `pkg-config xpack-inflate` (no writer), then served.
