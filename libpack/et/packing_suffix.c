@@ -179,9 +179,8 @@ xpack_status xpack_et_packing_suffix(const xpack_et_xnn_graph* graph, const xpac
   const size_t class_at = (size_t)(values - g->by_bytes);
   xpack_status st = XPACK_OK;
   pthread_mutex_lock(&g->suffix_lock);
-  if (g->suffixes == NULL) g->suffixes = calloc(g->by_bytes_count, sizeof *g->suffixes);
   xp_suffix_memo computed;
-  xp_suffix_memo* memo = g->suffixes ? &g->suffixes[class_at] : &computed; /* no memory for it: computed each time */
+  xp_suffix_memo* memo = g->suffixes ? &g->suffixes[class_at] : &computed; /* none: computed each time */
   /* compute_suffix leaves the memo unknown when it fails: nothing is remembered then */
   if (memo == &computed || !memo->known) st = compute_suffix(graph, sources, values, value_count, memo, err);
   if (st == XPACK_OK) {

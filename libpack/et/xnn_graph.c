@@ -482,7 +482,6 @@ void xpack_et_xnn_graph_free(xpack_et_xnn_graph* graph) {
   if (!graph) return;
   xp_xnn_graph* g = (xp_xnn_graph*)graph;
   xp_arena_free(&g->arena);
-  free(g->suffixes);
   pthread_mutex_destroy(&g->suffix_lock);
   free((void*)g->pub.name);
   free(g);

@@ -34,8 +34,9 @@ typedef struct xp_xnn_graph {
   uint32_t* users;
   /* Packing suffixes, one per class of values sharing bytes, at the position in by_bytes where the class starts:
    * computed at the first call for the class (every value of a class has the same suffix, and computing it costs
-   * O(the class's uses): thousands of values sharing one weight cost seconds when each computed it). Allocated
-   * at the first call, under suffix_lock; dropped when the uses are indexed again. */
+   * O(the class's uses): thousands of values sharing one weight cost seconds when each computed it). In the
+   * graph's arena, with the uses index; read and written under suffix_lock; forgotten when the uses are indexed
+   * again. */
   pthread_mutex_t suffix_lock;
   xp_suffix_memo* suffixes;
 } xp_xnn_graph;
