@@ -38,7 +38,9 @@ static int ends_with(const char* name, size_t length, const char* suffix) {
   return length >= n && memcmp(name + length - n, suffix, n) == 0;
 }
 
+/* A member with an empty name, which Android's reader accepts, cannot be named as ARCHIVE!/MEMBER: not listed. */
 static int list_cache(void* context, const char* name, size_t length, const xpack_archive_member* m) {
+  if (length == 0) return 0;
   if (m->looks_like_cache || ends_with(name, length, ".xpc")) {
     list_member(context, name, length, m->method == XPACK_ARCHIVE_STORED ? "" : " (compressed)");
   }
@@ -46,6 +48,7 @@ static int list_cache(void* context, const char* name, size_t length, const xpac
 }
 
 static int list_model(void* context, const char* name, size_t length, const xpack_archive_member* m) {
+  if (length == 0) return 0;
   if (ends_with(name, length, ".pte") || ends_with(name, length, ".ptd")) {
     list_member(context, name, length, m->method == XPACK_ARCHIVE_STORED ? "" : " (compressed)");
   }
@@ -73,8 +76,9 @@ static int refuse_whole_archive(const char* command, const char* path) {
     cli_error("%s: %s is a zip archive and holds no cache (no member named *.xpc or starting with a cache's magic)",
               command, path);
   } else {
-    cli_error("%s: %s is a zip archive: name the cache inside it as %s!/MEMBER; it holds %zu that look%s like caches: %s%s",
-              command, path, path, l.count, l.count == 1 ? "s" : "", l.text, l.count > LISTED_MAX ? ", ..." : "");
+    cli_error("%s: %s is a zip archive: name the cache inside it as %s!/MEMBER; it holds %zu %s: %s%s", command, path,
+              path, l.count, l.count == 1 ? "member that looks like a cache" : "members that look like caches", l.text,
+              l.count > LISTED_MAX ? ", ..." : "");
   }
   return XPACK_EXIT_BAD_INPUT;
 }

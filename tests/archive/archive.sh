@@ -118,8 +118,18 @@ echo "  a deflated member: verify exit 1 naming the fix, run and dump exit 3"
 # A whole archive where a cache is expected, a missing member, a missing archive.
 set +e; "$XPACK" verify apk/others.apk > out.txt 2> err.txt; rc=$?; set -e
 [ $rc = 3 ] && [ ! -s out.txt ] || fail "verify of a whole archive: exit $rc"
-grep -q 'is a zip archive: name the cache inside it as apk/others.apk!/MEMBER; it holds 3 that look like caches: assets/old.xpc (compressed), assets/renamed.bin, assets/model.xpc' err.txt ||
+grep -q 'is a zip archive: name the cache inside it as apk/others.apk!/MEMBER; it holds 3 members that look like caches: assets/old.xpc (compressed), assets/renamed.bin, assets/model.xpc' err.txt ||
   fail "verify of a whole archive: $(cat err.txt)"
+# A member with an empty name is accepted, as Android's reader accepts it, and never listed (it cannot be named).
+python3 -c '
+import sys, zipfile
+with zipfile.ZipFile("apk/empty_name.apk", "w") as z:
+    z.writestr(zipfile.ZipInfo(""), b"nameless", compress_type=zipfile.ZIP_STORED)
+    z.writestr(zipfile.ZipInfo("assets/model.xpc"), open(sys.argv[1], "rb").read(), compress_type=zipfile.ZIP_STORED)' model.xpc
+"$XPACK" verify "apk/empty_name.apk!/assets/model.xpc" > /dev/null || fail "a cache beside a member with an empty name"
+set +e; "$XPACK" verify apk/empty_name.apk > out.txt 2> err.txt; rc=$?; set -e
+[ $rc = 3 ] && grep -q 'it holds 1 member that looks like a cache: assets/model.xpc$' err.txt ||
+  fail "verify of an archive holding an empty name: exit $rc, $(cat err.txt)"
 set +e; "$XPACK" dump "apk/page.apk!/assets/none.xpc" > out.txt 2> err.txt; rc=$?; set -e
 [ $rc = 3 ] && grep -q 'apk/page.apk: no member named "assets/none.xpc"' err.txt || fail "a missing member: exit $rc, $(cat err.txt)"
 [ "$(status_of "$XPACK" verify "apk/none.apk!/assets/model.xpc")" = 3 ] || fail "a missing archive"
