@@ -42,14 +42,17 @@ typedef struct segment_range {
 /* Bytes per element of ExecuTorch's ScalarType, 0 when unknown or sub-byte. */
 static size_t scalar_type_size(int8_t t) {
   switch (t) {
-    case 0: case 1: case 11: case 12: case 13: case 16: case 17: case 23: case 24: case 25: case 26:
-      return 1; /* byte, char, bool, qint8, quint8, packed 4x2/2x4 (one byte per element), float8s */
+    case 0: case 1: case 11: case 12: case 13: case 16: case 17: case 18: case 19: case 20: case 21: case 23: case 24:
+    case 25: case 26:
+      return 1; /* byte, char, bool, qint8, quint8, packed 4x2/2x4 (one byte per element), bits1x8 to bits8, float8s */
     case 2: case 5: case 15: case 22: case 27:
       return 2; /* short, half, bfloat16, bits16, uint16 */
-    case 3: case 6: case 14: case 28:
-      return 4; /* int, float, qint32, uint32 */
-    case 4: case 7: case 29:
-      return 8; /* long, double, uint64 */
+    case 3: case 6: case 8: case 14: case 28:
+      return 4; /* int, float, complex half, qint32, uint32 */
+    case 4: case 7: case 9: case 29:
+      return 8; /* long, double, complex float, uint64 */
+    case 10:
+      return 16; /* complex double */
     default:
       return 0;
   }

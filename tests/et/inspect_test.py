@@ -214,6 +214,31 @@ def check_generated(xpack, gen):
           "all replayable")
 
 
+def check_early_scalar_types(xpack, real):
+    """Every ExecuTorch scalar type has a size in an early-2025 .ptd: one tensor of a complex or bits type once made
+    the whole file unreadable ("not a scalar type this xpack knows"; found by a review). The real early-layout
+    file's first tensor (float, 4 bytes an element) is made ComplexHalf (4 bytes) and Bits1x8 (1 byte)."""
+    source = os.path.join(real, "portable_linear_oldlayout.ptd")
+    data = open(source, "rb").read()
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "gen"))
+    import fb_tables
+    schema = fb_tables.Schema(os.path.join(os.path.dirname(os.path.abspath(__file__)), "flat_tensor_2025early.fbs"))
+    tensors = [t for t in fb_tables.tables(schema, data) if t.type_name == "TensorMetadata"]
+    fields = {name: off for name, off, _ in tensors[0].fields} if tensors else {}
+    if not check("scalar_type" in fields and data[tensors[0].pos + fields["scalar_type"]] == 6,
+                 f"{source}: no float tensor first"):
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        for scalar_type in (8, 18):
+            changed = bytearray(data)
+            changed[tensors[0].pos + fields["scalar_type"]] = scalar_type
+            path = os.path.join(tmp, f"type{scalar_type}.ptd")
+            open(path, "wb").write(changed)
+            rc, out, err = run(xpack, os.path.join(real, "portable_linear.pte"), "--data", path)
+            check(rc == 0, f"portable_linear.pte with a tensor of scalar type {scalar_type}: exit {rc}, {err.strip()}")
+    print("ok an early .ptd holding complex and bits tensors is read")
+
+
 def main():
     xpack, real = sys.argv[1], sys.argv[2]
     gen = sys.argv[3] if len(sys.argv) > 3 else ""
@@ -239,6 +264,7 @@ def main():
     for name in EXPECTED:
         check(name in names, f"{name}: listed in MANIFEST facts but absent from {real}")
     check_cli(xpack, real)
+    check_early_scalar_types(xpack, real)
     if gen:
         check_generated(xpack, gen)
     if failures:
