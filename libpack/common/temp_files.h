@@ -8,9 +8,10 @@
  * as long as its writer has it open; the kernel drops that lock when the process ends, however it ends.
  * Before an output's temporary file is made, xp_temp_sweep removes files of that exact form (the ".xpack-"
  * marker, six letters or digits, ".tmp") in the output's folder that are regular and that nobody holds
- * locked: leftovers of killed writers, except this process's inputs (xp_temp_spare). An output may not have
- * such a name (xp_check_output), and scratch folders (TMPDIR) are never swept. Nothing else is ever removed,
- * whatever its name looks like. The environment variable XPACK_TEST_NAMED_TEMP (any value) makes every temporary file a named
+ * locked and that this process's user owns: leftovers of its killed writers, except this process's inputs
+ * (xp_temp_spare). An output may not have such a name (xp_check_output). Shared scratch folders are never swept:
+ * TMPDIR (or /tmp), and any folder everyone may write into with the sticky bit set. Nothing else is ever
+ * removed, whatever its name looks like. The environment variable XPACK_TEST_NAMED_TEMP (any value) makes every temporary file a named
  * one, for tests of that path. */
 #ifndef XPACK_SRC_TEMP_FILES_H
 #define XPACK_SRC_TEMP_FILES_H

@@ -173,6 +173,24 @@ for named in "" XPACK_TEST_NAMED_TEMP=1; do
 done
 rm -f .xpack-Inpt0[123].tmp .xpack-Dead02.tmp
 echo "  verify --model sweeps no scratch folder and keeps its inputs"
+# Nor does an output written into a shared scratch folder (TMPDIR, a sticky folder everyone may write into), and
+# no sweep removes another user's file (a review found `-o $TMPDIR/x.xpc` sweeping TMPDIR).
+echo killed > .xpack-Dead03.tmp
+TMPDIR="$PWD" "$XPACK" -q pack ../m.pte --data ../m.ptd -o c3.xpc 2> ../err.txt || bad "pack into TMPDIR: $(cat ../err.txt)"
+[ -e .xpack-Dead03.tmp ] || bad "pack -o \$TMPDIR/c3.xpc swept TMPDIR"
+mkdir shared && chmod 1777 shared && echo killed > shared/.xpack-Dead04.tmp
+"$XPACK" -q pack ../m.pte --data ../m.ptd -o shared/c.xpc 2> ../err.txt || bad "pack into a sticky folder: $(cat ../err.txt)"
+[ -e shared/.xpack-Dead04.tmp ] || bad "pack into a sticky folder everyone may write into swept it"
+if [ "$(id -u)" = 0 ] && id nobody > /dev/null 2>&1; then
+  mkdir others && echo killed > others/.xpack-Dead05.tmp && chown nobody others/.xpack-Dead05.tmp
+  "$XPACK" -q pack ../m.pte --data ../m.ptd -o others/c.xpc 2> ../err.txt || bad "pack beside another user's leftover: $(cat ../err.txt)"
+  [ -e others/.xpack-Dead05.tmp ] || bad "a sweep removed another user's file"
+  echo killed > others/.xpack-Dead06.tmp
+  "$XPACK" -q pack ../m.pte --data ../m.ptd -o others/c.xpc 2> ../err.txt || bad "pack beside its own leftover: $(cat ../err.txt)"
+  [ ! -e others/.xpack-Dead06.tmp ] || bad "a sweep kept this user's own leftover"
+fi
+rm -rf .xpack-Dead03.tmp c3.xpc shared others
+echo "  outputs in shared scratch folders sweep nothing; another user's leftover stays"
 # An output may not be named like a temporary file: a later write in its folder would remove it as a leftover.
 echo mine > .xpack-Mine01.tmp
 for cmd in "pack ../m.pte --data ../m.ptd -o" "inflate ../z.xpc" "export --executorch ../c.xpc"; do
