@@ -242,9 +242,13 @@ static xpack_status read_fh01(xpack_et_ptd* p, size_t* region, xpack_error* err)
     return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: expected the \"FH01\" header magic at bytes 8..12", p->name);
   }
   uint32_t len = xp_le32(d + 12);
-  if (len < FH01_MIN_LENGTH || (uint64_t)len + 8 > size) {
-    return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: FH01 header length %u; expected >= %d and inside the %zu-byte file",
-                   p->name, (unsigned)len, FH01_MIN_LENGTH, size);
+  if (len < FH01_MIN_LENGTH) {
+    return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: FH01 header length %u at byte 12; expected at least %d", p->name,
+                   (unsigned)len, FH01_MIN_LENGTH);
+  }
+  if ((uint64_t)len + 8 > size) {
+    return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: FH01 header length %u at byte 12 runs past the %zu-byte file (the "
+                   "header starts at byte 8)", p->name, (unsigned)len, size);
   }
   uint64_t fb_off = xp_le64(d + 16), fb_size = xp_le64(d + 24);
   uint64_t seg_base = xp_le64(d + 32), seg_size = xp_le64(d + 40);
