@@ -100,8 +100,6 @@ static int may_remove(const struct stat* st) {
   return !spared;
 }
 
-/* The lock is taken before the name is unlinked, and the name must still be the file that was locked: a writer
- * that is creating its file at this moment either finds its name gone (and makes another) or is never touched. */
 /* Whether folder is shared scratch space: $TMPDIR (or /tmp), or a folder everyone may write into with the sticky
  * bit set (where files are other users' or other tools'): an output written there sweeps nothing, as CLI.md
  * promises (a review found `-o $TMPDIR/x.xpc` sweeping TMPDIR). */
@@ -114,6 +112,8 @@ static int is_scratch_folder(const char* folder) {
   return stat(tmpdir, &tmp) == 0 && tmp.st_dev == f.st_dev && tmp.st_ino == f.st_ino;
 }
 
+/* The lock is taken before the name is unlinked, and the name must still be the file that was locked: a writer
+ * that is creating its file at this moment either finds its name gone (and makes another) or is never touched. */
 void xp_temp_sweep(const char* folder) {
   if (is_scratch_folder(folder)) return;
   DIR* d = opendir(folder);
