@@ -125,15 +125,17 @@ xpack_status xp_replay_check_elementwise(const xp_replay_state* s, const xpack_e
 xpack_status xp_replay_check_flags(const xp_replay_state* s, const xpack_et_xnn_node* node, xpack_error* err);
 /* A fully-connected or batch-matrix-multiply input quantized at run time comes from the node's output type. */
 xpack_status xp_replay_check_dynamic_quant(const xp_replay_state* s, const xpack_et_xnn_node* node, xpack_error* err);
-/* A quantized value's zero point within its datatype's range, and each scale a positive, normal float, as
- * XNNPACK's define requires (replay_quant_checks.c); `what` names the scales in the message ("per-channel scale").
- * XPACK_ERR_BAD_INPUT naming the value, the field or the scale's index, and the value found. */
-xpack_status xp_replay_check_zero_point(const char* graph, const xpack_et_xnn_value* v, enum xnn_datatype datatype,
-                                        int32_t zero_point, xpack_error* err);
-xpack_status xp_replay_check_scales(const char* graph, const xpack_et_xnn_value* v, const char* what,
-                                    const float* scales, size_t count, xpack_error* err);
-xpack_status xp_replay_check_bf16_scales(const char* graph, const xpack_et_xnn_value* v, const uint16_t* scales,
-                                         size_t count, xpack_error* err);
+/* The scales a quantized value was defined with: per-channel floats or blockwise bf16, `count` of them. */
+typedef struct xp_replay_quant_scales {
+  const float* channel;
+  const uint16_t* block;
+  size_t count;
+} xp_replay_quant_scales;
+/* After XNNPACK refused to define the value v as `datatype` with an invalid parameter: XPACK_ERR_BAD_INPUT naming
+ * the zero point outside its datatype's range, or the first scale that is not a positive, normal float (its
+ * index and value), as XNNPACK's define checks them (replay_quant_checks.c); XPACK_OK when neither is at fault. */
+xpack_status xp_replay_explain_quant_refusal(const char* graph, const xpack_et_xnn_value* v, enum xnn_datatype datatype,
+                                             const xp_replay_quant_scales* given, xpack_error* err);
 /* What an xnn_define_* refusal is: invalid or unsupported parameters come from the file's graph
  * (XPACK_ERR_BAD_INPUT), lack of memory is XPACK_ERR_NOMEM, anything else (XNNPACK not initialized, this
  * hardware) is XPACK_ERR_XNNPACK. (replay_checks.c) */

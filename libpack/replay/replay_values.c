@@ -233,6 +233,7 @@ xpack_status xp_replay_define_value(xp_replay_state* s, const xpack_et_xnn_value
   uint32_t id = XNN_INVALID_VALUE_ID;
   enum xnn_status xs = xnn_status_success;
   const xpack_et_xnn_quant* q = &v->quant;
+  xp_replay_quant_scales given = {NULL, NULL, 0}; /* for the refusal's explanation */
   switch (q->kind) {
     case XPACK_ET_XNN_QUANT_NONE:
       xs = xnn_define_tensor_value(s->subgraph, dt, v->num_dims, dims, c.data, external_id, flags, &id);
@@ -260,9 +261,6 @@ xpack_status xp_replay_define_value(xp_replay_state* s, const xpack_et_xnn_value
                        "qint8, quint8 or qint32 (per-channel and blockwise datatypes take their own quantization)",
                        name, v->index, v->datatype_name);
       }
-      st = xp_replay_check_zero_point(name, v, dt, q->zero_point, err);
-      if (st == XPACK_OK) st = xp_replay_check_scales(name, v, "scale", &q->scale, 1, err);
-      if (st != XPACK_OK) return st;
       xs = xnn_define_quantized_tensor_value(s->subgraph, dt, q->zero_point, q->scale, v->num_dims, dims, c.data,
                                              external_id, flags, &id);
       break;
@@ -273,8 +271,8 @@ xpack_status xp_replay_define_value(xp_replay_state* s, const xpack_et_xnn_value
       }
       const float* scales = NULL;
       st = channel_scales(s, v, dims[q->channel_dim], &scales, err);
-      if (st == XPACK_OK) st = xp_replay_check_scales(name, v, "per-channel scale", scales, dims[q->channel_dim], err);
       if (st != XPACK_OK) return st;
+      given = (xp_replay_quant_scales){scales, NULL, dims[q->channel_dim]};
       const int32_t zero_point = v->datatype == XPACK_ET_XNN_DT_QCINT4 ? 8 : 0;
       xs = xnn_define_channelwise_quantized_tensor_value_v2(s->subgraph, dt, zero_point, scales, v->num_dims,
                                                             (size_t)q->channel_dim, dims, c.data, external_id, flags,
@@ -289,8 +287,8 @@ xpack_status xp_replay_define_value(xp_replay_state* s, const xpack_et_xnn_value
       }
       const uint16_t* scales = NULL;
       st = block_scales(s, v, dims[0] * dims[1] / (size_t)q->group_size, &scales, err);
-      if (st == XPACK_OK) st = xp_replay_check_bf16_scales(name, v, scales, dims[0] * dims[1] / (size_t)q->group_size, err);
       if (st != XPACK_OK) return st;
+      given = (xp_replay_quant_scales){NULL, scales, dims[0] * dims[1] / (size_t)q->group_size};
       xs = xnn_define_blockwise_quantized_tensor_value(s->subgraph, dt, 8, scales, v->num_dims, 0,
                                                        (size_t)q->group_size, dims, c.data, external_id, flags, &id);
       break;
@@ -299,6 +297,9 @@ xpack_status xp_replay_define_value(xp_replay_state* s, const xpack_et_xnn_value
       xs = xnn_define_dynamically_quantized_tensor_value(s->subgraph, dt, v->num_dims, (size_t)q->num_nonbatch_dims,
                                                          dims, external_id, flags, &id);
       break;
+  }
+  if (xs == xnn_status_invalid_parameter && xp_replay_explain_quant_refusal(name, v, dt, &given, err) != XPACK_OK) {
+    return XPACK_ERR_BAD_INPUT;
   }
   if (xs != xnn_status_success) {
     return xp_fail(err, xp_replay_define_refusal(xs), "%s: value %u (%s, %u dims): XNNPACK refused to define it (status %d: %s)",
