@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "common/error.h"
@@ -103,6 +104,17 @@ xpack_status xp_safe_write_at(xp_safe_file* f, const void* bytes, size_t n, uint
   }
   return xp_fail(err, XPACK_ERR_IO, "%s: cannot write the temporary file (%zu bytes at offset %llu): %s", f->path,
                  n, (unsigned long long)offset, strerror(errno));
+}
+
+xpack_status xp_safe_check_room(const xp_safe_file* f, uint64_t bytes, xpack_error* err) {
+  struct statvfs fs;
+  if (fstatvfs(f->fd, &fs) != 0 || fs.f_frsize == 0) return XPACK_OK; /* unknown: the writes will tell */
+  /* What this user may still take: root may also take the blocks the file system keeps back for it. */
+  const uint64_t blocks = geteuid() == 0 ? (uint64_t)fs.f_bfree : (uint64_t)fs.f_bavail;
+  const uint64_t room = blocks > UINT64_MAX / fs.f_frsize ? UINT64_MAX : blocks * fs.f_frsize;
+  if (bytes <= room) return XPACK_OK;
+  return xp_fail(err, XPACK_ERR_IO, "%s: needs %llu bytes, and its file system has %llu free; nothing was written",
+                 f->path, (unsigned long long)bytes, (unsigned long long)room);
 }
 
 void xp_safe_abort(xp_safe_file* f) {

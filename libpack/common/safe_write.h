@@ -51,6 +51,11 @@ xpack_status xp_safe_commit(xp_safe_file* f, uint64_t file_size, xpack_error* er
  * it); f is released either way. Errors: XPACK_ERR_IO; XPACK_ERR_ARG for a file made by xp_safe_create. */
 xpack_status xp_safe_keep(xp_safe_file* f, uint64_t file_size, int* fd, xpack_error* err);
 
+/* Whether the temporary file's file system has room for `bytes` more (free blocks this user may take), before a
+ * writer that knows its output's size writes any of it: XPACK_ERR_IO naming the target, the bytes needed and the
+ * room. XPACK_OK when the file system does not say. */
+xpack_status xp_safe_check_room(const xp_safe_file* f, uint64_t bytes, xpack_error* err);
+
 /* Removes the temporary file and releases f. Safe on a file released already, and on XP_SAFE_FILE_NONE. */
 void xp_safe_abort(xp_safe_file* f);
 

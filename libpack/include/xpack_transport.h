@@ -78,7 +78,8 @@ xpack_status xpack_compress_file_threads(const char* in_path, const char* out_pa
  * of the metadata area, whatever the size of the regions. stats may be NULL.
  * Errors: XPACK_ERR_ARG (NULL path, in_path already mappable, out_path the same file as in_path or not a
  * regular file, or a path no file can be made at, as xpack_compress_file: checked before anything is read or
- * written), XPACK_ERR_IO (also a folder that may not be written into), XPACK_ERR_NOMEM, and for a
+ * written), XPACK_ERR_IO (also a folder that may not be written into, or a file system without room for the
+ * size the metadata declares, checked before any byte is written), XPACK_ERR_NOMEM, and for a
  * bad input the statuses of xpack_file_open or XPACK_ERR_CORRUPT naming the region and its offset. */
 xpack_status xpack_inflate_file(const char* in_path, const char* out_path, xpack_transport_stats* stats,
                                 xpack_error* err);

@@ -37,6 +37,8 @@ xpack_status xp_transport_inflate_view(const xp_view* v, const char* name, const
     frame_bytes += r.stored_size;
   }
   st = xp_metadata_rebuild(v, name, offsets, sizes, v->page_alignment, data_end, 0, &layout, err);
+  /* A file system too small for the declared size is found before gigabytes are written into it. */
+  if (st == XPACK_OK && sink->room != NULL) st = sink->room(sink->context, layout.file_size, err);
   if (st == XPACK_OK) st = xp_transport_decoder_init(&decoder, err);
   if (st != XPACK_OK) goto done;
   decoder.release_input = input_is_mapped;

@@ -21,6 +21,8 @@
 typedef struct xp_transport_sink {
   xpack_status (*write)(void* context, const uint8_t* bytes, size_t n, uint64_t offset, xpack_error* err);
   void* context;
+  /* Whether the output has room for file_size bytes, asked before any is written; NULL: no limit to check. */
+  xpack_status (*room)(void* context, uint64_t file_size, xpack_error* err);
 } xp_transport_sink;
 
 /* ---- one region's frame (inflate_frame.c) ---- */

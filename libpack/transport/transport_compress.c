@@ -103,7 +103,7 @@ static void* run_frame_job(void* arg) {
   j->frame.size = 0;
   j->status = check_region(j->v, j->name, j->index, &r, &j->err);
   if (j->status == XPACK_OK) {
-    const xp_transport_sink memory = {memory_write, &j->frame};
+    const xp_transport_sink memory = {memory_write, &j->frame, NULL};
     uint64_t frame_size = 0;
     j->status = compress_region(&j->c, j->v->base + r.offset, r.size, &memory, 0, &frame_size, j->name, j->index,
                                 &j->err);

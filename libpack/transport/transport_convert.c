@@ -54,4 +54,8 @@ static xpack_status write_at(void* context, const uint8_t* bytes, size_t n, uint
   return xp_safe_write_at(context, bytes, n, offset, err);
 }
 
-xp_transport_sink xp_transport_safe_file_sink(xp_safe_file* f) { return (xp_transport_sink){write_at, f}; }
+static xpack_status room_for(void* context, uint64_t file_size, xpack_error* err) {
+  return xp_safe_check_room(context, file_size, err);
+}
+
+xp_transport_sink xp_transport_safe_file_sink(xp_safe_file* f) { return (xp_transport_sink){write_at, f, room_for}; }

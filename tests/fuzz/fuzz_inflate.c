@@ -77,7 +77,7 @@ static void inflate_bytes(const uint8_t* base, size_t size) {
   xpack_error err;
   if (xp_view_open(&v, base, size, "fuzz.xpc", 1, &err) != XPACK_OK) return;
   memory_out m = {0};
-  xp_transport_sink sink = {write_memory, &m};
+  xp_transport_sink sink = {write_memory, &m, NULL};
   uint64_t file_size = 0;
   xpack_transport_stats stats;
   if (xp_transport_inflate_view(&v, "fuzz.xpc", &sink, 0, &file_size, &stats, &err) == XPACK_OK) check_output(&m, file_size);

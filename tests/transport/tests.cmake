@@ -23,3 +23,9 @@ target_include_directories(frame_window PRIVATE ${PROJECT_SOURCE_DIR}/libpack)
 target_link_libraries(frame_window PRIVATE xpack_inflate xpack_xxhash)
 set_target_properties(frame_window PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
 add_test(NAME transport_frame_window COMMAND frame_window)
+# inflate checks its output's file system has room before writing (small_disk.so makes it report 64 KiB free).
+add_library(small_disk MODULE ${CMAKE_CURRENT_LIST_DIR}/small_disk.c)
+set_target_properties(small_disk PROPERTIES PREFIX "" LIBRARY_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+add_test(NAME transport_no_room
+         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/no_room.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>
+                 $<TARGET_FILE:small_disk>)
