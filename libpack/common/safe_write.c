@@ -108,7 +108,8 @@ xpack_status xp_safe_write_at(xp_safe_file* f, const void* bytes, size_t n, uint
 
 xpack_status xp_safe_check_room(const xp_safe_file* f, uint64_t bytes, xpack_error* err) {
   struct statvfs fs;
-  if (fstatvfs(f->fd, &fs) != 0 || fs.f_frsize == 0) return XPACK_OK; /* unknown: the writes will tell */
+  /* A file system that keeps no count (tmpfs of size 0, FUSE without statfs) reports no blocks at all. */
+  if (fstatvfs(f->fd, &fs) != 0 || fs.f_frsize == 0 || fs.f_blocks == 0) return XPACK_OK; /* the writes will tell */
   /* What this user may still take: root may also take the blocks the file system keeps back for it. */
   const uint64_t blocks = geteuid() == 0 ? (uint64_t)fs.f_bfree : (uint64_t)fs.f_bavail;
   const uint64_t room = blocks > UINT64_MAX / fs.f_frsize ? UINT64_MAX : blocks * fs.f_frsize;

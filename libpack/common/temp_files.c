@@ -103,9 +103,9 @@ static int may_remove(const struct stat* st) {
 /* Whether folder is shared scratch space: $TMPDIR (or /tmp), or a folder everyone may write into with the sticky
  * bit set (where files are other users' or other tools'): an output written there sweeps nothing, as CLI.md
  * promises (a review found `-o $TMPDIR/x.xpc` sweeping TMPDIR). */
-static int is_scratch_folder(const char* folder) {
+static int is_scratch_folder(int folder_fd) {
   struct stat f, tmp;
-  if (stat(folder, &f) != 0) return 1; /* unknown: leave it alone */
+  if (fstat(folder_fd, &f) != 0) return 1; /* unknown: leave it alone */
   if ((f.st_mode & S_ISVTX) && (f.st_mode & S_IWOTH)) return 1;
   const char* tmpdir = getenv("TMPDIR");
   if (tmpdir == NULL || tmpdir[0] == '\0') tmpdir = "/tmp";
@@ -115,11 +115,14 @@ static int is_scratch_folder(const char* folder) {
 /* The lock is taken before the name is unlinked, and the name must still be the file that was locked: a writer
  * that is creating its file at this moment either finds its name gone (and makes another) or is never touched. */
 void xp_temp_sweep(const char* folder) {
-  if (is_scratch_folder(folder)) return;
   DIR* d = opendir(folder);
   if (d == NULL) return;
   const uid_t user = geteuid();
   int dfd = dirfd(d);
+  if (is_scratch_folder(dfd)) { /* judged as opened: the folder swept is the folder judged */
+    closedir(d);
+    return;
+  }
   for (struct dirent* e = readdir(d); e != NULL; e = readdir(d)) {
     if (!xp_is_temp_name(e->d_name)) continue;
     int fd = openat(dfd, e->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);

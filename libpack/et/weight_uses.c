@@ -56,6 +56,7 @@ bool xp_xnn_graph_index_uses(xp_xnn_graph* g) {
   const xpack_et_xnn_graph* pub = &g->pub;
   pthread_mutex_lock(&g->suffix_lock);
   g->suffixes = NULL; /* those of the uses indexed before, if any (left in the arena) */
+  g->by_bytes_count = 0;
   pthread_mutex_unlock(&g->suffix_lock);
   size_t with_bytes = 0;
   for (size_t i = 0; i < pub->value_count; i++) with_bytes += pub->values[i].constant_buffer_idx != 0;

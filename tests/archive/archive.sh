@@ -120,11 +120,12 @@ set +e; "$XPACK" verify apk/others.apk > out.txt 2> err.txt; rc=$?; set -e
 [ $rc = 3 ] && [ ! -s out.txt ] || fail "verify of a whole archive: exit $rc"
 grep -q 'is a zip archive: name the cache inside it as apk/others.apk!/MEMBER; it holds 3 members that look like caches: assets/old.xpc (compressed), assets/renamed.bin, assets/model.xpc' err.txt ||
   fail "verify of a whole archive: $(cat err.txt)"
-# A member with an empty name is accepted, as Android's reader accepts it, and never listed (it cannot be named).
+# A member with an empty name is accepted, as Android's reader accepts it, and never listed (it cannot be named),
+# though it holds a cache's bytes.
 python3 -c '
 import sys, zipfile
 with zipfile.ZipFile("apk/empty_name.apk", "w") as z:
-    z.writestr(zipfile.ZipInfo(""), b"nameless", compress_type=zipfile.ZIP_STORED)
+    z.writestr(zipfile.ZipInfo(""), open(sys.argv[1], "rb").read(), compress_type=zipfile.ZIP_STORED)
     z.writestr(zipfile.ZipInfo("assets/model.xpc"), open(sys.argv[1], "rb").read(), compress_type=zipfile.ZIP_STORED)' model.xpc
 "$XPACK" verify "apk/empty_name.apk!/assets/model.xpc" > /dev/null || fail "a cache beside a member with an empty name"
 set +e; "$XPACK" verify apk/empty_name.apk > out.txt 2> err.txt; rc=$?; set -e

@@ -515,6 +515,7 @@ static void quantization_parameters(const char* dq_path, const char* q4_path) {
   w = value_of_datatype(&o, XPACK_ET_XNN_DT_QBINT4);
   EXPECT_MSG(w != NULL && w->num_dims == 2 && w->quant.group_size > 0, "%s: no 2-dim qbint4 value", q4_path);
   if (w && w->num_dims == 2 && w->quant.group_size > 0) {
+    const xpack_et_xnn_quant kept = w->quant;
     const size_t blocks = (size_t)w->dims[0] * w->dims[1] / (size_t)w->quant.group_size;
     float* scales = malloc(blocks * sizeof *scales);
     if (scales) {
@@ -526,6 +527,7 @@ static void quantization_parameters(const char* dq_path, const char* q4_path) {
       char needle[96];
       snprintf(needle, sizeof needle, "blockwise scale %zu of %zu is 0", blocks - 1, blocks);
       expect_refused(&o, needle, "a blockwise scale of 0");
+      w->quant = kept;
       free(scales);
     }
   }

@@ -182,7 +182,8 @@ mkdir shared && chmod 1777 shared && echo killed > shared/.xpack-Dead04.tmp
 "$XPACK" -q pack ../m.pte --data ../m.ptd -o shared/c.xpc 2> ../err.txt || bad "pack into a sticky folder: $(cat ../err.txt)"
 [ -e shared/.xpack-Dead04.tmp ] || bad "pack into a sticky folder everyone may write into swept it"
 if [ "$(id -u)" = 0 ] && id nobody > /dev/null 2>&1; then
-  mkdir others && echo killed > others/.xpack-Dead05.tmp && chown nobody others/.xpack-Dead05.tmp
+  mkdir others && echo killed > others/.xpack-Dead05.tmp
+  chown nobody others/.xpack-Dead05.tmp || bad "chown nobody (root without the right to give files away?)"
   "$XPACK" -q pack ../m.pte --data ../m.ptd -o others/c.xpc 2> ../err.txt || bad "pack beside another user's leftover: $(cat ../err.txt)"
   [ -e others/.xpack-Dead05.tmp ] || bad "a sweep removed another user's file"
   echo killed > others/.xpack-Dead06.tmp

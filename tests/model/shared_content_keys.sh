@@ -51,18 +51,22 @@ import json, sys
 for d in json.load(sys.stdin)["programs"][0]["methods"][0]["delegates"]:
     for c in d.get("constants", []):
         if c["source"] == "pte named_data" and not c["scale"]: print(c["size"], c["offset"], c["identity"].split("|")[0])'; }
-read -r k1 o1 k2 o2 < <(offsets a.pte | sort -k1,1n -k2,2n | awk 'p == $1 { print k, o, $3, $2; exit } { p = $1; k = $3; o = $2 }')
-[ -n "$o2" ] || fail "a.pte has no two weights of one size"
+offsets a.pte > a.offsets || fail "inspect a.pte"
+read -r k1 o1 k2 o2 < <(sort -u -k1,1n -k2,2n a.offsets |
+  awk 'p == $1 && k != $3 { print k, o, $3, $2; exit } { p = $1; k = $3; o = $2 }') || fail "a.pte has no two weights of one size"
 python3 -c '
 import sys
 d = open(sys.argv[1], "rb").read()
 k1, k2 = sys.argv[2].encode(), sys.argv[3].encode()
+if len(k1) != len(k2) or k1 in k2 or k2 in k1 or d.count(k1) != d.count(k2):
+    sys.exit("the two keys are not alike enough to swap in place")
 open("b1.pte", "wb").write(d.replace(k2, k1))
 open("b2.pte", "wb").write(d.replace(k1, k2))' a.pte "$k1" "$k2" || fail "could not write b1.pte and b2.pte"
 for b in b1 b2; do
   if [ $b = b1 ]; then key=$k1 own=$o1; else key=$k2 own=$o2; fi
-  found=$(offsets $b.pte | awk -v k="$key" '$3 == k { print $2 }' | sort -u)
-  [ "$(echo "$found" | wc -l)" = 1 ] || fail "$b.pte: the look-ups of its duplicate key resolve to offsets $found"
+  offsets $b.pte > $b.offsets || fail "inspect $b.pte"
+  found=$(awk -v k="$key" '$3 == k { print $2 }' $b.offsets | sort -u)
+  [ -n "$found" ] && [ "$(echo "$found" | wc -l)" = 1 ] || fail "$b.pte: the look-ups of its duplicate key resolve to offsets $found"
   if [ "$found" = "$own" ]; then
     "$XPACK" pack a.pte $b.pte -o a$b.xpc > /dev/null 2>&1 ||
       fail "pack of a program whose duplicate key's found entry holds the bytes a.pte holds under it"
