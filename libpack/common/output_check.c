@@ -94,6 +94,15 @@ static xpack_status check_output_place(const char* out_path, xpack_error* err) {
     return xp_fail(err, XPACK_ERR_IO, "%s: cannot write into the output's folder %s: %s", out_path, folder,
                    strerror(errno));
   }
+  /* In a folder with the sticky bit (/tmp) only the owner of a name, or of the folder, may replace it: the rename
+   * at the end would fail after all the work. Root passes, as it may replace any name there. */
+  struct stat dir, target;
+  const uid_t user = geteuid();
+  if (user != 0 && stat(folder, &dir) == 0 && (dir.st_mode & S_ISVTX) && lstat(out_path, &target) == 0 &&
+      target.st_uid != user && dir.st_uid != user) {
+    return xp_fail(err, XPACK_ERR_IO, "%s: belongs to another user (uid %u) in a folder with the sticky bit (%s), "
+                   "where only its owner or the folder's may replace it", out_path, (unsigned)target.st_uid, folder);
+  }
   return XPACK_OK;
 }
 

@@ -282,8 +282,17 @@ if [ "$(id -u)" = 0 ] && command -v setpriv > /dev/null; then
   [ "$st" = 4 ] && grep -q "cannot write into the output's folder" err.txt && ! grep -q "^packed " err.txt ||
     bad "pack -o into a folder nobody may write: exit $st: $(cut -c1-300 err.txt)"
   [ ! -e "$ro/out.xpc" ] || bad "pack -o into a folder nobody may write wrote it"
+  # Another user's file in a sticky folder everyone may write into: only its owner or the folder's may replace it.
+  mkdir "$ro/sticky" && chmod 1777 "$ro/sticky" && echo root > "$ro/sticky/out.xpc" && chmod 644 "$ro/sticky/out.xpc"
+  set +e
+  (cd "$ro" && setpriv --reuid=nobody --regid=nogroup --clear-groups ./xpack pack -v m.pte --data m.ptd -o sticky/out.xpc) \
+    > /dev/null 2> err.txt; st=$?
+  set -e
+  [ "$st" = 4 ] && grep -q "belongs to another user (uid 0) in a folder with the sticky bit" err.txt &&
+    ! grep -q "^packed " err.txt || bad "pack -o over root's file in a sticky folder, as nobody: exit $st: $(cut -c1-300 err.txt)"
+  [ "$(cat "$ro/sticky/out.xpc")" = root ] || bad "root's file in the sticky folder changed"
   rm -rf "$ro"
-  echo "  a folder the user may not write into: exit $st before the work"
+  echo "  a folder the user may not write into, another user's file in a sticky folder: exit 4 before the work"
 else
   echo "  a folder the user may not write into: not tested (needs root and setpriv to be another user)"
 fi
