@@ -38,7 +38,8 @@ static int ends_with(const char* name, size_t length, const char* suffix) {
   return length >= n && memcmp(name + length - n, suffix, n) == 0;
 }
 
-/* A member with an empty name, which Android's reader accepts, cannot be named as ARCHIVE!/MEMBER: not listed. */
+/* A member with an empty name, which Android's reader accepts, cannot be named as ARCHIVE!/MEMBER: not listed, though
+ * its bytes may look like a cache's (list_model lists by name alone, which an empty one never matches). */
 static int list_cache(void* context, const char* name, size_t length, const xpack_archive_member* m) {
   if (length == 0) return 0;
   if (m->looks_like_cache || ends_with(name, length, ".xpc")) {
@@ -48,7 +49,6 @@ static int list_cache(void* context, const char* name, size_t length, const xpac
 }
 
 static int list_model(void* context, const char* name, size_t length, const xpack_archive_member* m) {
-  if (length == 0) return 0;
   if (ends_with(name, length, ".pte") || ends_with(name, length, ".ptd")) {
     list_member(context, name, length, m->method == XPACK_ARCHIVE_STORED ? "" : " (compressed)");
   }
