@@ -38,16 +38,6 @@ static void release(void) {
 static xpack_status attach_opened(const void* pte, size_t pte_size, const void* const* ptds, const size_t* ptd_sizes,
                                   size_t ptd_count, xpack_error* err);
 
-static xpack_status size_delegate(size_t method, size_t delegate, xpack_error* err) {
-  xpack_et_xnn_graph* graph = NULL;
-  xpack_status st = xpack_et_xnn_graph_open(g_program, method, delegate, &graph, err);
-  if (st != XPACK_OK) return st;
-  xpack_et_named_sources sources = {g_program, (const xpack_et_ptd* const*)g_ptds, g_ptd_count};
-  st = xpack_replay_size_weights_for_cache(graph, &sources, g_opening, err);
-  xpack_et_xnn_graph_free(graph);
-  return st;
-}
-
 xpack_status xpack_et_adapter_attach(const char* cache_path, unsigned flags, const void* pte, size_t pte_size,
                                      const void* const* ptds, const size_t* ptd_sizes, size_t ptd_count,
                                      xpack_error* err) {
@@ -97,6 +87,42 @@ xpack_status xpack_et_adapter_attach_cache(xpack_cache* cache, const void* pte, 
   return st;
 }
 
+/* An XNNPACK delegate of the program, parsed once for both what binding needs (its constants' identities) and
+ * what sizing needs (the graph): parsing is most of either on programs of many nodes. */
+typedef struct parsed_delegate {
+  xpack_et_xnn_graph* graph;
+  xpack_et_delegate_summary summary;
+} parsed_delegate;
+
+static void free_delegates(parsed_delegate* delegates, size_t count) {
+  for (size_t i = 0; i < count; i++) {
+    xpack_et_delegate_summary_clear(&delegates[i].summary);
+    xpack_et_xnn_graph_free(delegates[i].graph);
+  }
+  free(delegates);
+}
+
+/* Parses and summarizes every XNNPACK delegate of g_program; *out holds *count of them, even on failure. */
+static xpack_status parse_delegates(const xpack_et_named_sources* sources, parsed_delegate** out, size_t* count,
+                                    xpack_error* err) {
+  const xpack_et_program_info* program = xpack_et_program_get_info(g_program);
+  *count = 0;
+  *out = calloc(program->xnnpack_delegate_count ? program->xnnpack_delegate_count : 1, sizeof **out);
+  if (*out == NULL) return xp_fail(err, XPACK_ERR_NOMEM, "xpack_et_adapter_attach: out of memory");
+  xpack_status st = XPACK_OK;
+  for (size_t m = 0; st == XPACK_OK && m < program->method_count; m++) {
+    for (size_t d = 0; st == XPACK_OK && d < program->methods[m].delegate_count; d++) {
+      if (!program->methods[m].delegates[d].is_xnnpack || *count == program->xnnpack_delegate_count) continue;
+      parsed_delegate* p = &(*out)[*count];
+      st = xpack_et_xnn_graph_open(g_program, m, d, &p->graph, err);
+      if (st != XPACK_OK) break;
+      ++*count;
+      st = xpack_et_summarize_graph(p->graph, sources, &p->summary, err);
+    }
+  }
+  return st;
+}
+
 typedef struct bound_constant {
   const uint8_t* data;
   const char* identity; /* the summary's */
@@ -111,17 +137,15 @@ static int by_data(const void* a, const void* b) {
 /* Binds every constant of every XNNPACK delegate at once, before ExecuTorch creates any runtime: a weight two
  * delegates pack otherwise (their identities differ, e.g. other activation quantizations) is bound as
  * ambiguous, since the last binding would otherwise name it for both. */
-static xpack_status bind_constants(const xpack_et_summary* summary, xpack_error* err) {
+static xpack_status bind_constants(const parsed_delegate* delegates, size_t count, xpack_error* err) {
   size_t total = 0;
-  for (size_t d = 0; d < summary->delegate_count; d++) {
-    if (summary->delegates[d].is_xnnpack) total += summary->delegates[d].constant_count;
-  }
+  for (size_t d = 0; d < count; d++) total += delegates[d].summary.constant_count;
   bound_constant* all = calloc(total ? total : 1, sizeof *all);
   if (all == NULL) return xp_fail(err, XPACK_ERR_NOMEM, "xpack_et_adapter_attach: out of memory");
   size_t n = 0;
-  for (size_t d = 0; d < summary->delegate_count; d++) {
-    const xpack_et_delegate_summary* ds = &summary->delegates[d];
-    for (size_t c = 0; ds->is_xnnpack && c < ds->constant_count; c++) {
+  for (size_t d = 0; d < count; d++) {
+    const xpack_et_delegate_summary* ds = &delegates[d].summary;
+    for (size_t c = 0; c < ds->constant_count; c++) {
       const xpack_et_constant_summary* cs = &ds->constants[c];
       if (cs->data && cs->identity) all[n++] = (bound_constant){cs->data, cs->identity, cs->ambiguous};
     }
@@ -164,23 +188,18 @@ static xpack_status attach_opened(const void* pte, size_t pte_size, const void* 
       if (st == XPACK_OK) g_ptd_count = i + 1;
     }
   }
-  xpack_et_summary* summary = NULL;
-  if (st == XPACK_OK) {
-    xpack_et_named_sources sources = {g_program, (const xpack_et_ptd* const*)g_ptds, g_ptd_count};
-    st = xpack_et_summarize(g_program, &sources, &summary, err);
-  }
-  if (st == XPACK_OK) st = bind_constants(summary, err);
-  xpack_et_summary_free(summary);
+  parsed_delegate* delegates = NULL;
+  size_t delegate_count = 0;
+  xpack_et_named_sources sources = {g_program, (const xpack_et_ptd* const*)g_ptds, g_ptd_count};
+  if (st == XPACK_OK) st = parse_delegates(&sources, &delegates, &delegate_count, err);
+  if (st == XPACK_OK) st = bind_constants(delegates, delegate_count, err);
   /* What XNNPACK reads for every key: without it the loader serves nothing (xpack_cache_bind_size). Sized
    * before the wrapper substitutes xpack's provider, like the probes below; not for a file refused whole,
    * whose look-ups are all refused anyway (still counted: the constants are bound). */
-  const xpack_et_program_info* program =
-      st == XPACK_OK && xpack_cache_refusal(g_opening) == NULL ? xpack_et_program_get_info(g_program) : NULL;
-  for (size_t m = 0; program != NULL && st == XPACK_OK && m < program->method_count; m++) {
-    for (size_t d = 0; st == XPACK_OK && d < program->methods[m].delegate_count; d++) {
-      if (program->methods[m].delegates[d].is_xnnpack) st = size_delegate(m, d, err);
-    }
+  for (size_t d = 0; st == XPACK_OK && xpack_cache_refusal(g_opening) == NULL && d < delegate_count; d++) {
+    st = xpack_replay_size_weights_for_cache(delegates[d].graph, &sources, g_opening, err);
   }
+  free_delegates(delegates, delegate_count);
   /* Decide every packing family now, so that no look-up waits for a probe while ExecuTorch creates its
    * runtimes. */
   for (uint32_t i = 0; st == XPACK_OK && i < xpack_cache_family_count(g_opening); i++) {

@@ -79,7 +79,7 @@ xpack_status xpack_et_adapter_attach_best(const char* const* cache_paths, size_t
  * the cache from this call on, also when it fails (it is then closed), and closes it at detach. Errors:
  * XPACK_ERR_ARG (already attached, checked first: the cache stays the caller's; else a NULL cache, program, or
  * data with ptd_count above 0: the cache is closed); those of reading the program and its data
- * (xpack_et_program_open_memory, xpack_et_ptd_open_memory, xpack_et_summarize, xpack_et_xnn_graph_open), of
+ * (xpack_et_program_open_memory, xpack_et_ptd_open_memory, xpack_et_xnn_graph_open, xpack_et_summarize_graph), of
  * binding and sizing its weights (xpack_cache_bind, xpack_replay_size_weights_for_cache) and of deciding the
  * packing families (xpack_cache_family). */
 xpack_status xpack_et_adapter_attach_cache(xpack_cache* cache, const void* pte, size_t pte_size,
