@@ -56,7 +56,9 @@ xpack_status xp_fb_fail(xp_fb* fb, xpack_status status, const char* path, const 
 static void path_truncated(char* out) { memcpy(out + XP_FB_PATH_MAX - 4, "...", 4); }
 
 /* out = a b c, cut as snprintf would cut it into XP_FB_PATH_MAX bytes and then marked. Paths are joined for every
- * table and vector element a parse visits, so this is plain copying: snprintf was most of a large graph's parse. */
+ * table and vector element a parse visits, so this is plain copying: snprintf was most of a large graph's parse.
+ * Byte by byte: for memcpy of a length it knows is below 192, GCC inlines `rep movsq`, whose start-up cost made
+ * this copy of a few dozen bytes half of parsing a small graph (perf, on this project's Intel VM). */
 static void join3(char* out, const char* a, size_t a_len, const char* b, size_t b_len, const char* c, size_t c_len) {
   const char* parts[3] = {a, b, c};
   const size_t lens[3] = {a_len, b_len, c_len};
@@ -65,14 +67,12 @@ static void join3(char* out, const char* a, size_t a_len, const char* b, size_t 
   for (int k = 0; k < 3; k++) {
     size_t take = lens[k];
     if (n + take > XP_FB_PATH_MAX - 1) take = XP_FB_PATH_MAX - 1 - n, cut = true;
-    memcpy(out + n, parts[k], take);
+    for (size_t i = 0; i < take; i++) out[n + i] = parts[k][i];
     n += take;
   }
   out[n] = 0;
   if (cut) path_truncated(out);
 }
-
-static void copy_path(char* out, const char* path) { join3(out, path, strlen(path), "", 0, "", 0); }
 
 void xp_fb_path_field(char* out, const char* base, const char* field) {
   if (base[0] == 0) join3(out, field, strlen(field), "", 0, "", 0);
@@ -121,10 +121,20 @@ static bool follow(xp_fb* fb, size_t at, size_t need, const char* path, const ch
   return true;
 }
 
-static bool table_at(xp_fb* fb, size_t pos, unsigned depth, const char* path, xp_fb_table* out) {
-  memset(out, 0, sizeof *out);
+/* An absent or invalid table: every field but the path, which the caller has written. */
+static void clear_table(xp_fb* fb, xp_fb_table* out) {
   out->fb = fb;
-  copy_path(out->path, path);
+  out->pos = 0;
+  out->vtable = 0;
+  out->vtable_size = 0;
+  out->depth = 0;
+}
+
+/* The table at pos, into *out, whose path the caller has written: a parse visits every table, so its path is
+ * joined once, in place (clearing the whole of *out was a large part of parsing a small graph). */
+static bool table_at(xp_fb* fb, size_t pos, unsigned depth, xp_fb_table* out) {
+  const char* path = out->path;
+  clear_table(fb, out);
   if (xp_fb_failed(fb)) return false;
   if (depth > XP_FB_MAX_DEPTH) {
     xp_fb_fail(fb, XPACK_ERR_BAD_INPUT, path, NULL, "tables nested deeper than %d", XP_FB_MAX_DEPTH);
@@ -158,12 +168,12 @@ static bool table_at(xp_fb* fb, size_t pos, unsigned depth, const char* path, xp
 
 bool xp_fb_root(xp_fb* fb, xp_fb_table* out) {
   size_t pos = 0;
+  out->path[0] = 0;
   if (!follow(fb, 0, 4, "", "root offset", &pos)) {
-    memset(out, 0, sizeof *out);
-    out->fb = fb;
+    clear_table(fb, out);
     return false;
   }
-  return table_at(fb, pos, 0, "", out);
+  return table_at(fb, pos, 0, out);
 }
 
 /* Position of field `id` if present, 0 if absent. The rule is the flatbuffers verifier's (et/FLATBUFFERS.md):
@@ -265,22 +275,25 @@ const char* xp_fb_str(const xp_fb_table* t, unsigned id, const char* field, uint
 }
 
 bool xp_fb_child(const xp_fb_table* t, unsigned id, const char* field, xp_fb_table* out) {
-  char path[XP_FB_PATH_MAX];
-  xp_fb_path_field(path, t->path, field);
+  xp_fb_table parent;
+  if (out == t) { /* the child replaces its parent: read the parent from a copy */
+    parent = *t;
+    t = &parent;
+  }
+  xp_fb_path_field(out->path, t->path, field);
   size_t p = field_pos(t, id, 4, field);
   size_t c;
   if (!p || !follow(t->fb, p, 4, t->path, field, &c)) {
-    memset(out, 0, sizeof *out);
-    out->fb = t->fb;
-    copy_path(out->path, path);
+    clear_table(t->fb, out);
     return false;
   }
-  return table_at(t->fb, c, t->depth + 1, path, out);
+  return table_at(t->fb, c, t->depth + 1, out);
 }
 
 bool xp_fb_vector(const xp_fb_table* t, unsigned id, uint32_t elem_size, const char* field, xp_fb_vec* out) {
-  memset(out, 0, sizeof *out);
   out->fb = t->fb;
+  out->pos = 0;
+  out->count = 0;
   out->elem_size = elem_size;
   out->depth = t->depth + 1;
   xp_fb_path_field(out->path, t->path, field);
@@ -307,17 +320,14 @@ bool xp_fb_vector(const xp_fb_table* t, unsigned id, uint32_t elem_size, const c
 }
 
 bool xp_fb_vec_table(const xp_fb_vec* v, uint32_t i, xp_fb_table* out) {
-  char path[XP_FB_PATH_MAX];
-  xp_fb_path_index(path, v->path, i);
+  xp_fb_path_index(out->path, v->path, i);
   size_t c;
   if (i >= v->count || v->elem_size != 4 || xp_fb_failed(v->fb) ||
-      !follow(v->fb, v->pos + (size_t)i * 4, 4, path, NULL, &c)) {
-    memset(out, 0, sizeof *out);
-    out->fb = v->fb;
-    copy_path(out->path, path);
+      !follow(v->fb, v->pos + (size_t)i * 4, 4, out->path, NULL, &c)) {
+    clear_table(v->fb, out);
     return false;
   }
-  return table_at(v->fb, c, v->depth, path, out);
+  return table_at(v->fb, c, v->depth, out);
 }
 
 uint32_t xp_fb_vec_u32(const xp_fb_vec* v, uint32_t i) {
@@ -350,8 +360,8 @@ const float* xp_fb_vec_f32_ptr(const xp_fb_vec* v) {
 
 uint8_t xp_fb_union(const xp_fb_table* t, unsigned type_id, unsigned value_id, uint8_t max_type, const char* field,
                     xp_fb_table* value) {
-  memset(value, 0, sizeof *value);
-  value->fb = t->fb;
+  clear_table(t->fb, value);
+  value->path[0] = 0;
   char type_field[XP_FB_PATH_MAX];
   join3(type_field, field, strlen(field), "_type", 5, "", 0);
   uint8_t type = xp_fb_u8(t, type_id, 0, type_field);

@@ -176,6 +176,43 @@ static void test_malformed(void) {
 
 /* The reference verifier bounds a field by the buffer, not by the vtable's declared inline size:
  * ExecuTorch's training export writes tables whose 8-byte fields lie past it, and ExecuTorch loads them. */
+/* Paths name where an error lies, through vectors and children: root.v (id1) holds two tables sharing one
+ * vtable; element 0's field c leads to a table, element 1's points past the end. A child read into its own
+ * parent's record still gets its path. */
+static void test_paths(void) {
+  buf f;
+  simple_table(&f);
+  ref(&f, 24, 28);          /* v */
+  put32(&f, 28, 2);         /* two elements */
+  ref(&f, 32, 48);          /* v[0] */
+  ref(&f, 36, 72);          /* v[1] */
+  put16(&f, 40, 6);         /* vtable of the elements: one field */
+  put16(&f, 42, 8);
+  put16(&f, 44, 4);         /* c at +4 */
+  put32(&f, 48, 48 - 40);   /* v[0] */
+  ref(&f, 52, 64);          /* v[0].c */
+  put32(&f, 64, 64 - 40);   /* v[0].c, a table of the same vtable */
+  put32(&f, 72, 72 - 40);   /* v[1] */
+  put32(&f, 76, 0x7ffffff0u); /* v[1].c: far past the end */
+  f.n = 80;
+  xp_fb fb;
+  xpack_error err = {0};
+  xp_fb_init(&fb, f.b, f.n, "unit", &err);
+  xp_fb_table t, e;
+  xp_fb_vec v;
+  EXPECT_MSG(xp_fb_root(&fb, &t) && xp_fb_vector(&t, 1, 4, "v", &v) && v.count == 2, "vector: %s", err.message);
+  EXPECT_MSG(strcmp(v.path, "v") == 0, "vector path: %s", v.path);
+  EXPECT_MSG(xp_fb_vec_table(&v, 0, &e) && strcmp(e.path, "v[0]") == 0, "element path: %s", e.path);
+  EXPECT_MSG(xp_fb_child(&e, 0, "c", &e) && strcmp(e.path, "v[0].c") == 0 && e.pos == 64, "child into its parent: %s at %zu",
+             e.path, e.pos);
+  EXPECT_MSG(!xp_fb_vec_table(&v, 2, &e) && strcmp(e.path, "v[2]") == 0 && e.pos == 0 && !xp_fb_failed(&fb),
+             "past the vector's end: no table, no error, path %s", e.path);
+  EXPECT_MSG(xp_fb_vec_table(&v, 1, &e), "element 1: %s", err.message);
+  EXPECT_MSG(!xp_fb_child(&e, 0, "c", &e) && e.pos == 0 && strcmp(e.path, "v[1].c") == 0, "bad child: path %s", e.path);
+  EXPECT_MSG(fb.status == XPACK_ERR_BAD_INPUT && strstr(err.message, "unit: v[1].c: offset") != NULL, "message: %s",
+             err.message);
+}
+
 static void test_inline_size_is_not_a_bound(void) {
   buf f;
   simple_table(&f);
@@ -393,6 +430,7 @@ int main(void) {
   test_mapped_file_at();
   test_scalars_and_defaults();
   test_malformed();
+  test_paths();
   test_inline_size_is_not_a_bound();
   test_blob_header();
   test_program_front_matter();
