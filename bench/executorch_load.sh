@@ -47,9 +47,10 @@ trap 'rm -rf "$work"' EXIT
 
 # The adapter's harness, built as an app would build it.
 HX=$(et_build_adapter_harness "$work" "$build") || { echo "installing xpack or building et_harness_xpack failed" >&2; exit 1; }
-# The flags docs/INTEGRATION.md advises apps to pass: XPACK_OPEN_PROBE_EARLY | XPACK_OPEN_SKIP_SMALL | XPACK_OPEN_SKIP_COLD.
-# XPACK_ADAPTER_FLAGS replaces them (e.g. 288, without XPACK_OPEN_SKIP_SMALL, to see where a served cache breaks even).
-app_flags=${XPACK_ADAPTER_FLAGS:-$((0x20 | 0x80 | 0x100))}
+# The flags docs/INTEGRATION.md advises apps to pass: XPACK_OPEN_SKIP_SMALL | XPACK_OPEN_SKIP_COLD (and
+# XPACK_OPEN_PROBE_EARLY, advised before 2026-11-29, which attach now ignores).
+# XPACK_ADAPTER_FLAGS replaces them (e.g. 256, without XPACK_OPEN_SKIP_SMALL, to see where a served cache breaks even).
+app_flags=${XPACK_ADAPTER_FLAGS:-$((0x80 | 0x100))}
 
 # sum KEY LINE-PREFIX FILE: the sum of KEY=value over the lines that start with LINE-PREFIX.
 sum() { awk -v k="$1=" -v p="$2" 'index($0, p) == 1 {for(i=1;i<=NF;i++) if(index($i, k) == 1) s += substr($i, length(k) + 1)} END{printf "%.3f", s}' "$3"; }

@@ -60,8 +60,11 @@ xpack_status xpack_et_adapter_attach_best(const char* const* cache_paths, size_t
   } else {
     const xpack_open_limits limits = {.small_cache_bytes = XPACK_ET_ADAPTER_SMALL_CACHE_BYTES};
     /* Choosing decides the candidates' packing families: their probes are xpack's own runtimes, which the
-     * wrapper passes through (xpack_creating_own_runtime). */
-    st = xpack_cache_open_best_limits(cache_paths, cache_count, flags, &limits, &g_opening, chosen, candidates, err);
+     * wrapper passes through (xpack_creating_own_runtime). It decides them at once, so a probe thread
+     * (XPACK_OPEN_PROBE_EARLY) would only be started to be waited for: without it attach took 0.05 to 0.15 ms
+     * less (docs/BENCHMARKS.md, "The adapter opens its cache without a probe thread"). */
+    st = xpack_cache_open_best_limits(cache_paths, cache_count, flags & ~XPACK_OPEN_PROBE_EARLY, &limits, &g_opening,
+                                      chosen, candidates, err);
     if (st == XPACK_OK) st = attach_opened(pte, pte_size, ptds, ptd_sizes, ptd_count, err);
   }
   pthread_mutex_unlock(&g_attach_lock);

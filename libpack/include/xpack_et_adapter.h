@@ -50,8 +50,9 @@ extern "C" {
  * cache (1.15 to 3.1 times) and those of 521 KiB and more faster (0.28 to 0.91). */
 #define XPACK_ET_ADAPTER_SMALL_CACHE_BYTES (512u * 1024u)
 
-/* Opens the cache (xpack_cache_open flags; apps pass XPACK_OPEN_PROBE_EARLY | XPACK_OPEN_SKIP_SMALL |
- * XPACK_OPEN_SKIP_COLD; XPACK_OPEN_SKIP_SMALL skips here under XPACK_ET_ADAPTER_SMALL_CACHE_BYTES), prefetches it (xpack_cache_prefetch) and binds every constant of every XNNPACK delegate of the program in `pte` (with the
+/* Opens the cache (xpack_cache_open flags; apps pass XPACK_OPEN_SKIP_SMALL | XPACK_OPEN_SKIP_COLD;
+ * XPACK_OPEN_SKIP_SMALL skips here under XPACK_ET_ADAPTER_SMALL_CACHE_BYTES; XPACK_OPEN_PROBE_EARLY is ignored:
+ * attach decides every packing family before it returns, and a thread to probe them only made it slower), prefetches it (xpack_cache_prefetch) and binds every constant of every XNNPACK delegate of the program in `pte` (with the
  * .ptd files in `ptds`) at its address in those bytes. A file skipped as small or cold is attached as it is:
  * nothing bound, sized or probed, and no provider substituted (ExecuTorch's own is passed through); call
  * xpack_cache_warm_up(xpack_et_adapter_cache()) once the app has started, so that a file skipped as cold is

@@ -211,7 +211,7 @@ open(dst, "wb").write(bytes(buf))
 print(f"flipped {n} regions", file=sys.stderr)
 PY
 refused deconv_bytes_differ "$work/deconv.base" "$work/deconv_bad.xpc" refused_mismatch
-# A cache under 128 KiB opened as apps are advised to (XPACK_OPEN_PROBE_EARLY | XPACK_OPEN_SKIP_SMALL): skipped
+# A cache under 128 KiB opened with XPACK_OPEN_SKIP_SMALL (and XPACK_OPEN_PROBE_EARLY, which attach ignores): skipped
 # unread, no provider substituted (not one look-up reaches xpack), XNNPACK packs, outputs as without (issue 17).
 [ "$(stat -c %s "$work/deconv.xpc")" -lt 131072 ] || fail "the generated deconv cache is no longer under 128 KiB"
 run_xp "$work/skipped_small.run" "$work/deconv.xpc" --xpack-flags 160
