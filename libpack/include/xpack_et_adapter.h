@@ -44,11 +44,11 @@ extern "C" {
 #endif
 
 /* The size under which attach skips a cache file when the app passes XPACK_OPEN_SKIP_SMALL (128 KiB without
- * the adapter): attach reads the program again (ExecuTorch has read it), binds, sizes and probes, 0.13 to
- * 0.37 ms more than ExecuTorch serving the same weights from its own file on the programs of docs/BENCHMARKS.md
- * ("Stock ExecuTorch"), where caches of 407 KiB and less loaded slower through the adapter than without a
- * cache (1.15 to 3.1 times) and those of 521 KiB and more faster (0.28 to 0.91). */
-#define XPACK_ET_ADAPTER_SMALL_CACHE_BYTES (512u * 1024u)
+ * the adapter): attach reads the program again (ExecuTorch has read it), binds, sizes and probes. Served
+ * whatever their size, caches of 175 KiB and less loaded slower through the adapter than without a cache (1.06 to
+ * 2.3 times), those of 254 KiB and more faster (0.54 to 0.91), on the programs of docs/BENCHMARKS.md ("Stock
+ * ExecuTorch", the run of 2026-11-29). */
+#define XPACK_ET_ADAPTER_SMALL_CACHE_BYTES (256u * 1024u)
 
 /* Opens the cache (xpack_cache_open flags; apps pass XPACK_OPEN_SKIP_SMALL | XPACK_OPEN_SKIP_COLD;
  * XPACK_OPEN_SKIP_SMALL skips here under XPACK_ET_ADAPTER_SMALL_CACHE_BYTES; XPACK_OPEN_PROBE_EARLY is ignored:

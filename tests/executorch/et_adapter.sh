@@ -219,26 +219,35 @@ echo "skipped_small: $(summary "$work/skipped_small.run")"
 [ "$(xf "$work/skipped_small.run" lookups)" = 0 ] || fail "skipped_small: look-ups reached a skipped cache"
 grep -q "^xpack refusal: skipped unread" "$work/skipped_small.run" || fail "skipped_small: no refusal naming the skip"
 same "$work/skipped_small.run" "$work/deconv.base" || fail "skipped_small: outputs differ from no cache"
-# Inside ExecuTorch XPACK_OPEN_SKIP_SMALL skips under XPACK_ET_ADAPTER_SMALL_CACHE_BYTES (512 KiB), not 128 KiB:
-# attach reads, binds, sizes and probes what ExecuTorch has read already. The generated ptd kind's cache lies
-# between the two: skipped with the flag (the refusal names the adapter's limit), outputs as without; served
-# in full without it (check_served above ran it with flags 0).
+# Inside ExecuTorch XPACK_OPEN_SKIP_SMALL skips under XPACK_ET_ADAPTER_SMALL_CACHE_BYTES (256 KiB), not 128 KiB:
+# attach reads, binds, sizes and probes what ExecuTorch has read already. A generated LLM-like program whose
+# cache lies between the two: skipped with the flag (the refusal names the adapter's limit), outputs as without;
+# served in full without it. The generated ptd kind's cache, above the limit, is served with the flag.
+prog mid gen llm --size 160K
+check_served mid
+m_size=$(stat -c %s "$work/mid.xpc")
+[ "$m_size" -ge 131072 ] && [ "$m_size" -lt 262144 ] || fail "the cache of llm --size 160K is no longer between 128 and 256 KiB ($m_size bytes)"
+run_xp "$work/mid_skipped.run" "$work/mid.xpc" --xpack-flags 160
+echo "skipped_under_adapter_limit: $(summary "$work/mid_skipped.run")"
+[ "$(xf "$work/mid_skipped.run" lookups)" = 0 ] || fail "XPACK_OPEN_SKIP_SMALL: look-ups reached a cache under the adapter's limit"
+grep -q "^xpack refusal: skipped unread (XPACK_OPEN_SKIP_SMALL): a file under the caller's limit of 262144 bytes" \
+  "$work/mid_skipped.run" || fail "the refusal does not name the adapter's limit: $(grep '^xpack refusal' "$work/mid_skipped.run")"
+same "$work/mid_skipped.run" "$work/mid.base" || fail "skipped under the adapter's limit: outputs differ from no cache"
 p_size=$(stat -c %s "$work/ptd.xpc")
-[ "$p_size" -ge 131072 ] && [ "$p_size" -lt 524288 ] || fail "the generated ptd cache is no longer between 128 and 512 KiB ($p_size bytes)"
+[ "$p_size" -ge 262144 ] || fail "the generated ptd cache is no longer above the adapter's limit of 256 KiB ($p_size bytes)"
 prog ptd gen ptd
-run_xp "$work/ptd_skipped.run" "$work/ptd.xpc" --xpack-flags 160
-echo "skipped_under_adapter_limit: $(summary "$work/ptd_skipped.run")"
-[ "$(xf "$work/ptd_skipped.run" lookups)" = 0 ] || fail "ptd with XPACK_OPEN_SKIP_SMALL: look-ups reached a cache under the adapter's limit"
-grep -q "^xpack refusal: skipped unread (XPACK_OPEN_SKIP_SMALL): a file under the caller's limit of 524288 bytes" \
-  "$work/ptd_skipped.run" || fail "ptd: the refusal does not name the adapter's limit: $(grep '^xpack refusal' "$work/ptd_skipped.run")"
-same "$work/ptd_skipped.run" "$work/ptd.base" || fail "ptd skipped under the adapter's limit: outputs differ from no cache"
+run_xp "$work/ptd_served.run" "$work/ptd.xpc" --xpack-flags 160
+echo "served_over_adapter_limit: $(summary "$work/ptd_served.run")"
+[ "$(xf "$work/ptd_served.run" misses)" = 0 ] && [ "$(xf "$work/ptd_served.run" hits)" = "$(xf "$work/ptd_served.run" lookups)" ] \
+  && [ "$(xf "$work/ptd_served.run" hits)" -gt 0 ] || fail "ptd with XPACK_OPEN_SKIP_SMALL: not served over the adapter's limit"
+same "$work/ptd_served.run" "$work/ptd.base" || fail "ptd served over the adapter's limit: outputs differ from no cache"
 # A cache between 128 KiB and 1 MiB opened with XPACK_OPEN_SKIP_COLD too (flags 416): served from the page
 # cache; out of it, skipped unread like a small one, and back in the page cache after the run (the harness
 # calls xpack_cache_warm_up once every method has run) (issue 17).
 prog qd8-qc8w gen qd8-qc8w
 q=$work/qd8-qc8w.xpc
 q_size=$(stat -c %s "$q")
-[ "$q_size" -ge 524288 ] && [ "$q_size" -lt 1048576 ] || fail "the generated qd8-qc8w cache is no longer between 512 KiB (the adapter's small limit) and 1 MiB"
+[ "$q_size" -ge 262144 ] && [ "$q_size" -lt 1048576 ] || fail "the generated qd8-qc8w cache is no longer between 256 KiB (the adapter's small limit) and 1 MiB"
 resident() { fincore -n -r -o PAGES "$1"; }
 # Read into the page cache just before each try: the kernel may evict part of a file between that read and the
 # open (seen in CI, where the cache written minutes before was skipped), so five tries; a loader that skips a
