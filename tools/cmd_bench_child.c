@@ -95,7 +95,7 @@ static double create_all(child* c, struct xnn_weights_cache_provider* provider) 
     live_delegate* d = &c->items[i];
     if (!d->defined) continue;
     const double t0 = now_ms();
-    enum xnn_status xs = xnn_create_runtime_v4(d->replay.subgraph, provider, NULL, NULL, 0, &d->runtime);
+    enum xnn_status xs = xpack_replay_create_runtime(&d->replay, provider, &d->runtime);
     total += now_ms() - t0;
     /* What ExecuTorch frees once a delegate is compiled, freed here too, or memory would count it. */
     xpack_replay_drop_definition(&d->replay);

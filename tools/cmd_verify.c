@@ -195,6 +195,10 @@ int cmd_verify(int argc, char** argv) {
   if (source.archive) report_archive(&source, !unusable && st == XPACK_OK && problems == 0, as_json ? &j : NULL);
   machine_verdict machine = {0};
   if (st == XPACK_OK && !unusable) verify_for_this_machine(&source, as_json ? &j : NULL, &machine);
+  if (machine.error.status != XPACK_OK) {
+    st = machine.error.status;
+    err = machine.error;
+  }
   const int refused_here = machine.checked && machine.entries_refused > 0;
   if (as_json) {
     json_key(&j, "served_here"); json_bool(&j, machine.checked && !refused_here);

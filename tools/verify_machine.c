@@ -30,35 +30,50 @@ void verify_for_this_machine(const cli_cache_source* source, json* j, machine_ve
   xpack_error err;
   if (cli_cache_source_open_cache(source, 0, &cache, &err) != XPACK_OK ||
       cli_cache_source_open_file(source, &file, &err) != XPACK_OK) {
-    report_unchecked(path, j, &err);
+    /* Out of memory says nothing of the file: the caller fails the command rather than report a partial verdict. */
+    if (err.status == XPACK_ERR_NOMEM) out->error = err;
+    else report_unchecked(path, j, &err);
+    xpack_file_close(file);
+    xpack_cache_close(cache);
+    return;
+  }
+  const uint32_t n = xpack_cache_family_count(cache);
+  uint64_t* entries_of = calloc((size_t)n + 1, sizeof *entries_of); /* [n]: entries naming no family */
+  xpack_cache_family_info* families = calloc((size_t)n + 1, sizeof *families);
+  for (uint32_t i = 0; families != NULL && entries_of != NULL && i < n; i++) {
+    if (xpack_cache_family(cache, i, &families[i], &err) == XPACK_ERR_NOMEM) break;
+    err.status = XPACK_OK;
+  }
+  if (families == NULL || entries_of == NULL || err.status == XPACK_ERR_NOMEM) {
+    out->error = (xpack_error){XPACK_ERR_NOMEM, ""};
+    snprintf(out->error.message, sizeof out->error.message, "%s: out of memory checking it for this machine", path);
+    free(families);
+    free(entries_of);
+    xpack_file_close(file);
     xpack_cache_close(cache);
     return;
   }
   out->checked = 1;
-  const uint32_t n = xpack_cache_family_count(cache);
-  uint64_t* entries_of = calloc((size_t)n + 1, sizeof *entries_of); /* [n]: entries naming no family */
   xpack_file_info info;
   xpack_file_get_info(file, &info);
   out->entries = info.entry_count;
   const char* refusal = xpack_cache_refusal(cache);
-  xpack_cache_family_info* families = calloc((size_t)n + 1, sizeof *families);
-  for (uint32_t i = 0; families != NULL && i < n; i++) {
-    if (xpack_cache_family(cache, i, &families[i], NULL) != XPACK_OK) continue;
+  for (uint32_t i = 0; i < n; i++) {
     if (families[i].refusal != XPACK_FAMILY_SERVED) out->families_refused++;
   }
   /* Entries a served family holds that the loader's look-up refuses one by one; a file refused whole counts every
    * entry already. */
   uint64_t refused_alone = 0;
-  for (uint64_t i = 0; entries_of != NULL && i < info.entry_count; i++) {
+  for (uint64_t i = 0; i < info.entry_count; i++) {
     xpack_file_entry e;
     xpack_file_get_entry(file, i, &e);
     entries_of[e.family < n ? e.family : n]++;
-    if (refusal == NULL && families != NULL && e.family < n && families[e.family].refusal == XPACK_FAMILY_SERVED &&
+    if (refusal == NULL && e.family < n && families[e.family].refusal == XPACK_FAMILY_SERVED &&
         !xpack_file_entry_servable(file, i)) {
       refused_alone++;
     }
   }
-  const uint64_t without_family = entries_of ? entries_of[n] : 0;
+  const uint64_t without_family = entries_of[n];
   /* The loader's own count: the file refused whole, entries naming no family, those of refused families, and
    * those refused one by one (xpack_cache_entries_served leaves them out since 1f8a2b4). */
   out->entries_refused = info.entry_count - xpack_cache_entries_served(cache);
@@ -87,10 +102,10 @@ void verify_for_this_machine(const cli_cache_source* source, json* j, machine_ve
               (unsigned long long)without_family, without_family == 1 ? "y" : "ies");
     }
   }
-  for (uint32_t i = 0; families != NULL && i < n; i++) {
+  for (uint32_t i = 0; i < n; i++) {
     const xpack_cache_family_info* f = &families[i];
     const int served = f->refusal == XPACK_FAMILY_SERVED;
-    const uint64_t entries = entries_of ? entries_of[i] : 0;
+    const uint64_t entries = entries_of[i];
     if (j) {
       json_object(j);
       json_key(j, "name"); json_string(j, f->name);

@@ -14,6 +14,7 @@ typedef struct machine_verdict {
   uint64_t entries;          /* entries in the file */
   uint64_t entries_refused;  /* entries this machine's loader would refuse (whole file, family, or none) */
   uint64_t families_refused; /* families refused here */
+  xpack_error error;         /* XPACK_ERR_NOMEM: the check could not be made (nothing was reported); else OK */
 } machine_verdict;
 
 /* Checks the cache `source` names for this machine and reports it: as text on stdout, or as the members "machine": {...}

@@ -171,9 +171,10 @@ typedef struct xpack_run_result {
 /* Replays the delegate, creates a runtime binding weights to `target`, unbinds right after creation, and
  * when `execute` is true runs it once with inputs seeded from (method, delegate, input). `out` is always
  * filled (zero where nothing was measured). XNNPACK must be initialized (xnn_initialize). Errors: as xpack_et_xnn_graph_open and xpack_replay_define,
- * XPACK_ERR_ARG for a NULL argument or a ref whose program is not in the set, XPACK_ERR_NOMEM, and
- * XPACK_ERR_XNNPACK for runtime failures; when executing, also xpack_execute_runtime's. The message names file,
- * method and delegate. */
+ * XPACK_ERR_ARG for a NULL argument or a ref whose program is not in the set, XPACK_ERR_NOMEM (also when XNNPACK
+ * runs out of memory creating the runtime, and with XPACK_BIND_WRITER when binding a weight or its packing family
+ * does), and XPACK_ERR_XNNPACK for other runtime failures; when executing, also xpack_execute_runtime's. The
+ * message names file, method and delegate. */
 xpack_status xpack_run_delegate(const xpack_model_set* set, const xpack_delegate_ref* ref,
                                 const xpack_bind_target* target, bool execute, xpack_run_result* out,
                                 xpack_error* err);
@@ -233,9 +234,11 @@ typedef struct xpack_pack_report {
 /* Records the inputs' provenance and the xpack and XNNPACK versions into `writer`, and replays every
  * XNNPACK delegate of `set` into it with options->jobs threads (the caller's among them) in options->order;
  * output_path, page_alignment and zstd_level are not used. XNNPACK must be initialized (xnn_initialize).
- * A delegate that cannot be packed is counted and reported through on_message (XPACK_MESSAGE_ERROR), and
- * the pack goes on. The writer stays the caller's: finish or abort it. Errors: XPACK_ERR_BAD_INPUT or XPACK_ERR_IO for a malformed delegate
- * (no delegate is started after it; report->failed_on_input is set), XPACK_ERR_NOMEM, XPACK_ERR_ARG. */
+ * A delegate that cannot be packed (XNNPACK cannot define or create it here) is counted and reported through
+ * on_message (XPACK_MESSAGE_ERROR), and the pack goes on. The writer stays the caller's: finish or abort it.
+ * Errors: XPACK_ERR_BAD_INPUT or XPACK_ERR_IO for a malformed delegate (no delegate is started after it;
+ * report->failed_on_input is set), XPACK_ERR_NOMEM (out of memory anywhere, also inside XNNPACK or for a weight's
+ * binding: no delegate is started after it, so that no file short of entries is written), XPACK_ERR_ARG. */
 xpack_status xpack_pack_into_writer(const xpack_model_set* set, xpack_writer* writer,
                                     const xpack_pack_options* options, xpack_pack_report* report, xpack_error* err);
 

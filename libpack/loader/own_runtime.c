@@ -7,10 +7,22 @@
  * in case a wrapped creation ever nests. */
 static _Thread_local unsigned g_own_depth;
 
+enum xnn_status xp_create_runtime(xnn_subgraph_t subgraph, struct xnn_weights_cache_provider* provider,
+                                  xnn_workspace_t workspace, xnn_runtime_t* runtime) {
+  xnn_workspace_t own = NULL;
+  if (workspace == NULL) {
+    if (xnn_create_workspace(&own) != xnn_status_success || own == NULL) return xnn_status_out_of_memory;
+    workspace = own;
+  }
+  const enum xnn_status status = xnn_create_runtime_v4(subgraph, provider, workspace, NULL, 0, runtime);
+  if (own != NULL) xnn_release_workspace(own);
+  return status;
+}
+
 enum xnn_status xp_create_own_runtime(xnn_subgraph_t subgraph, struct xnn_weights_cache_provider* provider,
                                       xnn_workspace_t workspace, xnn_runtime_t* runtime) {
   g_own_depth++;
-  const enum xnn_status status = xnn_create_runtime_v4(subgraph, provider, workspace, NULL, 0, runtime);
+  const enum xnn_status status = xp_create_runtime(subgraph, provider, workspace, runtime);
   g_own_depth--;
   return status;
 }

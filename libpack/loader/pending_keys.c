@@ -14,20 +14,21 @@ void xp_pending_destroy(xp_pending_keys* p) {
   memset(p, 0, sizeof *p);
 }
 
-void xp_pending_add(xp_pending_keys* p, const struct xnn_weights_cache_look_up_key* key) {
+int xp_pending_add(xp_pending_keys* p, const struct xnn_weights_cache_look_up_key* key) {
   pthread_mutex_lock(&p->lock);
   if (p->count == p->capacity) {
     size_t cap = p->capacity ? p->capacity * 2 : 16;
     struct xnn_weights_cache_look_up_key* grown = realloc(p->keys, cap * sizeof *grown);
     if (grown == NULL) {
       pthread_mutex_unlock(&p->lock);
-      return;
+      return -1;
     }
     p->keys = grown;
     p->capacity = cap;
   }
   p->keys[p->count++] = *key;
   pthread_mutex_unlock(&p->lock);
+  return 0;
 }
 
 int xp_pending_take(xp_pending_keys* p, const struct xnn_weights_cache_look_up_key* key) {

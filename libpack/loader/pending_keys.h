@@ -15,8 +15,9 @@ typedef struct xp_pending_keys {
 
 void xp_pending_init(xp_pending_keys* p);
 void xp_pending_destroy(xp_pending_keys* p);
-/* Remembers key; on allocation failure it is forgotten (only a statistic is affected). */
-void xp_pending_add(xp_pending_keys* p, const struct xnn_weights_cache_look_up_key* key);
+/* Remembers key. Returns 0, or -1 when it cannot allocate: the key is then forgotten (for the loader only a
+ * statistic is affected; the writer fails, since it records whether an entry followed a look-up). */
+int xp_pending_add(xp_pending_keys* p, const struct xnn_weights_cache_look_up_key* key);
 /* Removes key and returns 1 if it was remembered, else 0. */
 int xp_pending_take(xp_pending_keys* p, const struct xnn_weights_cache_look_up_key* key);
 

@@ -340,7 +340,8 @@ xpack_status xp_probe_run(const xpack_family* family, xp_probe_result* out, xpac
   if (st != XPACK_OK) return st;
   enum xnn_status xs = xnn_initialize(NULL);
   if (xs != xnn_status_success) {
-    return xp_fail(err, XPACK_ERR_XNNPACK, "%s: xnn_initialize failed (status %d: %s)", name, (int)xs, xp_xnn_status_text(xs));
+    return xp_fail(err, xp_xnn_failure(xs), "%s: xnn_initialize failed (status %d: %s)", name, (int)xs,
+                   xp_xnn_status_text(xs));
   }
   probe p;
   memset(&p, 0, sizeof p);
@@ -379,7 +380,7 @@ xpack_status xp_probe_run(const xpack_family* family, xp_probe_result* out, xpac
   for (size_t i = 0; i < p.allocation_count; i++) free(p.allocations[i]);
   for (size_t i = 0; i < c.reserved_count; i++) free(c.reserved[i]);
   if (xs != xnn_status_success) {
-    return xp_fail(err, XPACK_ERR_XNNPACK, "XNNPACK cannot %s the probe of %s here (status %d: %s)", stage, name,
+    return xp_fail(err, xp_xnn_failure(xs), "XNNPACK cannot %s the probe of %s here (status %d: %s)", stage, name,
                    (int)xs, xp_xnn_status_text(xs));
   }
   if (c.failed || c.inserted_count == 0) {

@@ -171,7 +171,7 @@ static size_t provider_look_up(void* context, const struct xnn_weights_cache_loo
     const size_t kept = kept_answer(c, &c->kept, key->seed, &facts.ids, NULL, 0);
     if (kept != SIZE_MAX) return kept;
   }
-  xp_pending_add(&c->pending, key);
+  (void)xp_pending_add(&c->pending, key);
   return SIZE_MAX;
 }
 

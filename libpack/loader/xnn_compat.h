@@ -11,6 +11,8 @@
 
 #include <xnnpack.h>
 
+#include "xpack_status.h"
+
 #if defined(XNN_FLAG_FP32_STATIC_BIASES)
 /* Depthwise convolution offers its filter to the weights cache (4ea82e5 never did), so its weights are
  * a packing family of their own: the depthwise kernels' layout is not convolution's. */
@@ -61,6 +63,12 @@ static inline const char* xp_xnn_status_text(int status) {
     case 8: return "deprecated";
     default: return "unknown status";
   }
+}
+
+/* The xpack status of an XNNPACK call that failed: running out of memory is XPACK_ERR_NOMEM whatever XNNPACK was
+ * doing (callers end a pack on it, where a delegate XNNPACK cannot handle is only passed over). */
+static inline xpack_status xp_xnn_failure(enum xnn_status status) {
+  return status == xnn_status_out_of_memory ? XPACK_ERR_NOMEM : XPACK_ERR_XNNPACK;
 }
 
 #endif /* XPACK_XNN_COMPAT_H */

@@ -107,43 +107,64 @@ xpack_status xpack_execute_runtime(xnn_runtime_t runtime, const xpack_replay_sub
 }
 
 /* A writer also needs the packing family of every filter it records (the loader reads them from the file).
- * A family the writer refuses costs those weights their entries: counted, and the first reason kept. */
-static void bind_families(xpack_writer* writer, const xpack_replay_subgraph* replay, xpack_run_result* out) {
+ * A family the writer refuses costs those weights their entries: counted, and the first reason kept. Running out
+ * of memory is no property of the model: it fails the delegate (XPACK_ERR_NOMEM, in err), so that a pack never
+ * writes a file short of entries it could have recorded. */
+static xpack_status bind_families(xpack_writer* writer, const xpack_replay_subgraph* replay, xpack_run_result* out,
+                                  xpack_error* err) {
   for (size_t i = 0; i < replay->num_weight_families; i++) {
     const xpack_replay_weight_family* f = &replay->weight_families[i];
-    xpack_error err;
-    if (xpack_writer_bind_family(writer, f->kernel, &f->family, &err) != XPACK_OK &&
-        out->weights_not_recorded++ == 0) {
-      out->not_recorded = err;
+    xpack_error why;
+    const xpack_status st = xpack_writer_bind_family(writer, f->kernel, &f->family, &why);
+    if (st == XPACK_ERR_NOMEM) {
+      if (err) *err = why;
+      return st;
     }
+    if (st != XPACK_OK && out->weights_not_recorded++ == 0) out->not_recorded = why;
   }
+  return XPACK_OK;
 }
 
 static void unbind_from_cache(void* cache) { xpack_cache_unbind_all(cache); }
-static void bind_to_writer(void* writer, const void* raw, const char* identity, size_t len) {
-  xpack_writer_bind(writer, raw, identity, len, NULL);
+
+/* A writer's bindings, and whether one failed: an unbound weight is packed but not recorded, which a pack must
+ * not let pass (bind_families). */
+typedef struct writer_binding {
+  xpack_writer* writer;
+  xpack_error error; /* the first failed bind's, else XPACK_OK */
+} writer_binding;
+
+static void bind_to_writer(void* context, const void* raw, const char* identity, size_t len) {
+  writer_binding* wb = context;
+  xpack_error why;
+  if (xpack_writer_bind(wb->writer, raw, identity, len, &why) != XPACK_OK && wb->error.status == XPACK_OK) {
+    wb->error = why;
+  }
 }
+
 static void unbind_from_writer(void* writer) { xpack_writer_unbind_all(writer); }
 
-/* The provider and callbacks a target stands for. */
+/* The provider and callbacks a target stands for: bind(context, ...), unbind(target->object). */
 typedef struct binding {
   struct xnn_weights_cache_provider* provider;
   xpack_bind_fn bind;
+  void* context;
   void (*unbind)(void*);
 } binding;
 
-static xpack_status resolve_target(const xpack_bind_target* target, binding* b, xpack_error* err) {
+static xpack_status resolve_target(const xpack_bind_target* target, writer_binding* wb, binding* b, xpack_error* err) {
   *b = (binding){0};
   switch (target->kind) {
     case XPACK_BIND_NONE: return XPACK_OK;
     case XPACK_BIND_CACHE:
-      *b = (binding){xpack_cache_provider(target->object), xpack_replay_bind_to_cache, unbind_from_cache};
+      *b = (binding){xpack_cache_provider(target->object), xpack_replay_bind_to_cache, target->object, unbind_from_cache};
       break;
     case XPACK_BIND_WRITER:
-      *b = (binding){xpack_writer_provider(target->object), bind_to_writer, unbind_from_writer};
+      *wb = (writer_binding){.writer = target->object, .error = {XPACK_OK, ""}};
+      *b = (binding){xpack_writer_provider(target->object), bind_to_writer, wb, unbind_from_writer};
       break;
     case XPACK_BIND_CALLBACKS:
-      *b = (binding){target->provider, target->bind, target->unbind};
+      *b = (binding){target->provider, target->bind, target->object, target->unbind};
       return XPACK_OK;
     default: return xp_fail(err, XPACK_ERR_ARG, "xpack_run_delegate: unknown bind kind %d", (int)target->kind);
   }
@@ -163,23 +184,28 @@ xpack_status xpack_run_delegate(const xpack_model_set* set, const xpack_delegate
                    set->program_count);
   }
   binding b;
-  xpack_status st = resolve_target(target, &b, err);
+  writer_binding wb;
+  xpack_status st = resolve_target(target, &wb, &b, err);
   if (st != XPACK_OK) return st;
   xpack_et_xnn_graph* graph = NULL;
   st = xpack_et_xnn_graph_open(set->programs[ref->program], ref->method, ref->delegate, &graph, err);
   if (st != XPACK_OK) return st;
   xpack_et_named_sources sources = xpack_model_set_sources(set, ref->program);
   xpack_replay_subgraph replay;
-  st = xpack_replay_define(graph, &sources, b.bind, target->object, &replay, err);
+  st = xpack_replay_define(graph, &sources, b.bind, b.context, &replay, err);
   if (st != XPACK_OK) {
     xpack_et_xnn_graph_free(graph);
     return st;
   }
   if (target->kind == XPACK_BIND_WRITER) {
-    bind_families(target->object, &replay, out);
+    if (wb.error.status != XPACK_OK) {
+      st = wb.error.status;
+      if (err) *err = wb.error;
+    }
+    if (st == XPACK_OK) st = bind_families(target->object, &replay, out, err);
     out->weights_unnamed_long = replay.unnamed_long;
   }
-  if (target->kind == XPACK_BIND_CACHE && xpack_cache_refusal(target->object) == NULL) { /* else nothing is served */
+  if (st == XPACK_OK && target->kind == XPACK_BIND_CACHE && xpack_cache_refusal(target->object) == NULL) { /* else nothing is served */
     st = xpack_replay_size_weights_for_cache(graph, &sources, target->object, err);
   }
   if (st != XPACK_OK) {
@@ -189,12 +215,12 @@ xpack_status xpack_run_delegate(const xpack_model_set* set, const xpack_delegate
   }
   xnn_runtime_t runtime = NULL;
   double t0 = now_ms();
-  enum xnn_status xs = xnn_create_runtime_v4(replay.subgraph, b.provider, NULL, NULL, 0, &runtime);
+  enum xnn_status xs = xpack_replay_create_runtime(&replay, b.provider, &runtime);
   out->create_ms = now_ms() - t0;
   if (b.unbind) b.unbind(target->object);
   xpack_replay_drop_definition(&replay); /* as ExecuTorch, before the first inference */
   if (xs != xnn_status_success) {
-    st = xp_fail(err, XPACK_ERR_XNNPACK, "%s: method '%s' delegate %zu: xnn_create_runtime_v4 failed (status %d: %s)",
+    st = xp_fail(err, xp_xnn_failure(xs), "%s: method '%s' delegate %zu: xnn_create_runtime_v4 failed (status %d: %s)",
                  ref->file, ref->method_name, ref->delegate, (int)xs, xp_xnn_status_text(xs));
   } else if (execute) {
     st = xpack_execute_runtime(runtime, &replay, ref, out, err);

@@ -74,7 +74,12 @@ static void replay_into_writer(pack_run* run, delegate_outcome* o, uint32_t inde
 
 static int is_malformed(xpack_status st) { return st == XPACK_ERR_BAD_INPUT || st == XPACK_ERR_IO; }
 
-/* Counts and reports one replayed delegate. A malformed one ends the pack: its error is returned. */
+/* A malformed delegate ends the pack, and so does running out of memory, which says nothing of the model: going
+ * on would write a file short of the delegate's entries, which a pack run with more memory records. A delegate
+ * XNNPACK cannot define or create here is reported and passed over. */
+static int ends_pack(xpack_status st) { return is_malformed(st) || st == XPACK_ERR_NOMEM; }
+
+/* Counts and reports one replayed delegate. One that ends the pack (ends_pack) has its error returned. */
 static xpack_status report_one(pack_run* run, const delegate_outcome* o, xpack_error* err) {
   xpack_pack_report* c = run->report;
   const xpack_delegate_ref* ref = &o->ref;
@@ -104,8 +109,8 @@ static xpack_status report_one(pack_run* run, const delegate_outcome* o, xpack_e
     return XPACK_OK;
   }
   if (c->not_packed++ == 0) c->first_error = o->err;
-  if (is_malformed(o->status)) {
-    c->failed_on_input = true;
+  if (ends_pack(o->status)) {
+    c->failed_on_input = is_malformed(o->status);
     if (err) *err = o->err;
     return o->status;
   }
@@ -167,8 +172,8 @@ static void* pool_worker(void* arg) {
     if (i == SIZE_MAX) return NULL;
     delegate_outcome* o = &p->outcomes[i];
     replay_into_writer(p->run, o, (uint32_t)i);
-    /* A malformed delegate: later ones are not started (the pack fails with its error). */
-    xp_pack_schedule_done(&p->schedule, i, is_malformed(o->status));
+    /* A delegate that ends the pack: later ones are not started (the pack fails with its error). */
+    xp_pack_schedule_done(&p->schedule, i, ends_pack(o->status));
     progress_delegate_done(p->run);
   }
 }
@@ -221,9 +226,9 @@ static xpack_status pack_parallel(pack_run* run, xpack_error* err) {
   for (size_t i = 0; i < started; i++) pthread_join(threads[i], NULL);
   free(threads);
   xp_pack_schedule_destroy(&p.schedule);
-  /* In file order, as one job reports. A delegate that never ran was left waiting when a malformed one stopped
-   * the schedule (it shared a raw weight with one in flight, or the order is reversed), and may come before it
-   * in file order: passed over, so that the malformed one's error is the pack's. Only a stop leaves one. */
+  /* In file order, as one job reports. A delegate that never ran was left waiting when one that ends the pack
+   * stopped the schedule (it shared a raw weight with one in flight, or the order is reversed), and may come
+   * before it in file order: passed over, so that the stopping one's error is the pack's. Only a stop leaves one. */
   xpack_status st = XPACK_OK;
   for (size_t i = 0; i < refs.count && st == XPACK_OK; i++) {
     if (refs.items[i].done) st = report_one(run, &refs.items[i], err);

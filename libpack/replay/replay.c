@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "common/error.h"
+#include "loader/own_runtime.h"
 #include "loader/xnn_compat.h"
 #include "replay/replay_internal.h"
 
@@ -92,7 +93,7 @@ xpack_status xpack_replay_define(const xpack_et_xnn_graph* graph, const xpack_et
   xp_replay_state s = {.graph = graph, .sources = sources, .bind = bind, .bind_context = bind_context};
   enum xnn_status xs = xnn_create_subgraph(graph->num_externs, 0, &s.subgraph);
   if (xs != xnn_status_success) {
-    return xp_fail(err, XPACK_ERR_XNNPACK, "%s: xnn_create_subgraph(%u externals) failed (status %d: %s)", graph->name,
+    return xp_fail(err, xp_xnn_failure(xs), "%s: xnn_create_subgraph(%u externals) failed (status %d: %s)", graph->name,
                    graph->num_externs, (int)xs, xp_xnn_status_text(xs));
   }
   xpack_status st = xp_replay_check_graph_values(&s, err);
@@ -118,6 +119,12 @@ xpack_status xpack_replay_define(const xpack_et_xnn_graph* graph, const xpack_et
   out->unnamed_long = s.unnamed_long;
   out->scratch = s.scratch;
   return XPACK_OK;
+}
+
+enum xnn_status xpack_replay_create_runtime(const xpack_replay_subgraph* replay,
+                                            struct xnn_weights_cache_provider* provider, xnn_runtime_t* runtime) {
+  if (replay == NULL || replay->subgraph == NULL || runtime == NULL) return xnn_status_invalid_parameter;
+  return xp_create_runtime(replay->subgraph, provider, NULL, runtime);
 }
 
 void xpack_replay_drop_definition(xpack_replay_subgraph* r) {

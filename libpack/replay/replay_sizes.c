@@ -17,6 +17,7 @@
 
 #include "common/error.h"
 #include "loader/own_runtime.h"
+#include "loader/xnn_compat.h"
 #include "replay/replay_internal.h"
 
 typedef struct sizer {
@@ -234,9 +235,10 @@ static xpack_status size_node(xp_replay_state* s, const xpack_et_xnn_node* n, co
                               const xpack_et_xnn_node* convert, sizer* z, xpack_error* err) {
   reset_definitions(s);
   z->reported = false;
-  if (xnn_create_subgraph(s->graph->num_externs + 1, 0, &s->subgraph) != xnn_status_success) {
-    return xp_fail(err, XPACK_ERR_XNNPACK, "%s: node %u (%s): xnn_create_subgraph failed", s->graph->name, n->index,
-                   n->type_name);
+  const enum xnn_status created = xnn_create_subgraph(s->graph->num_externs + 1, 0, &s->subgraph);
+  if (created != xnn_status_success) {
+    return xp_fail(err, xp_xnn_failure(created), "%s: node %u (%s): xnn_create_subgraph failed (status %d: %s)",
+                   s->graph->name, n->index, n->type_name, (int)created, xp_xnn_status_text(created));
   }
   xpack_error ignored;
   xpack_status st = XPACK_OK;

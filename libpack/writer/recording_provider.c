@@ -139,7 +139,9 @@ static size_t provider_look_up(void* context, const struct xnn_weights_cache_loo
       s->packing_key = kh;
     }
   }
-  if (answer == SIZE_MAX && s != NULL) xp_pending_add(&s->pending, key);
+  if (answer == SIZE_MAX && s != NULL && xp_pending_add(&s->pending, key) != 0) {
+    xp_writer_fail_nomem(w, "remembering a look-up");
+  }
   pthread_mutex_unlock(&w->lock);
   return answer;
 }
@@ -252,7 +254,7 @@ static size_t provider_look_up_or_insert(void* context, const struct xnn_weights
     w->stats.entries++;
     w->stats.packed_bytes += size;
   } else {
-    xp_writer_fail(w, "%s", w->failed ? w->failure : "out of memory while recording a packed weight");
+    xp_writer_fail_nomem(w, "while recording a packed weight"); /* keeps an earlier failure */
   }
   /* The entry is visible before its bytes are written: the write drops the lock, so threads packing other
    * delegates go on meanwhile. Until it is done the region's bytes are read from ptr (region_equals). */

@@ -14,7 +14,16 @@
 void xp_writer_fail(xpack_writer* w, const char* fmt, const char* detail) {
   if (!w->failed) {
     w->failed = 1;
+    w->failed_status = XPACK_ERR_IO;
     snprintf(w->failure, sizeof w->failure, fmt, detail);
+  }
+}
+
+void xp_writer_fail_nomem(xpack_writer* w, const char* what) {
+  if (!w->failed) {
+    w->failed = 1;
+    w->failed_status = XPACK_ERR_NOMEM;
+    snprintf(w->failure, sizeof w->failure, "out of memory %s", what);
   }
 }
 
@@ -136,7 +145,7 @@ void xpack_writer_stats_get(xpack_writer* w, xpack_writer_stats* out) {
 xpack_status xpack_writer_check(xpack_writer* w, xpack_error* err) {
   if (w == NULL) return xp_fail(err, XPACK_ERR_ARG, "xpack_writer_check: NULL writer");
   pthread_mutex_lock(&w->lock);
-  xpack_status st = w->failed ? xp_fail(err, XPACK_ERR_IO, "%s: %s", w->out_path, w->failure) : XPACK_OK;
+  xpack_status st = w->failed ? xp_fail(err, w->failed_status, "%s: %s", w->out_path, w->failure) : XPACK_OK;
   pthread_mutex_unlock(&w->lock);
   return st;
 }
@@ -185,7 +194,7 @@ xpack_status xpack_writer_create(const char* out_path, const xpack_writer_option
 
 xpack_status xp_writer_finish(xpack_writer* w, int* kept_fd, xpack_error* err) {
   if (w->failed) {
-    xpack_status st = xp_fail(err, XPACK_ERR_IO, "%s: %s", w->out_path, w->failure);
+    xpack_status st = xp_fail(err, w->failed_status, "%s: %s", w->out_path, w->failure);
     xpack_writer_abort(w);
     return st;
   }

@@ -65,14 +65,18 @@ uint32_t xp_writer_entry_family(xpack_writer* w, xp_writer_session* session, con
   size_t len = xp_bindings_get(&session->family_bindings, kernel, name, sizeof name);
   if (len == (size_t)-1 || len >= sizeof name || name[0] == '!') return XPC_NONE;
   uint32_t s = xp_writer_intern(w, name, len);
-  if (s == XPC_NONE) return XPC_NONE;
+  if (s == XPC_NONE) {
+    xp_writer_fail_nomem(w, "recording a packing family's name");
+    return XPC_NONE;
+  }
   for (size_t i = 0; i < w->family_count; i++) {
     if (w->families[i].name == s) return (uint32_t)i;
   }
   xp_probe_result probe;
   if (xp_probe_family(name, len, &probe, NULL) != XPACK_OK) return XPC_NONE; /* remembered from the bind */
-  if (w->family_count >= XPC_MAX_FAMILIES ||
-      xp_writer_reserve((void**)&w->families, &w->family_cap, w->family_count + 1, sizeof *w->families) != 0) {
+  if (w->family_count >= XPC_MAX_FAMILIES) return XPC_NONE;
+  if (xp_writer_reserve((void**)&w->families, &w->family_cap, w->family_count + 1, sizeof *w->families) != 0) {
+    xp_writer_fail_nomem(w, "recording a packing family");
     return XPC_NONE;
   }
   w->families[w->family_count] = (xp_writer_family){s, probe.hash, probe.keys};

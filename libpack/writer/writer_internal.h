@@ -124,7 +124,8 @@ struct xpack_writer {
   xp_writer_index entry_index;  /* key_hash -> entry */
   xp_writer_index string_index; /* string hash -> string */
   xpack_writer_stats stats;
-  int failed; /* an I/O error happened inside a provider callback; finish reports it */
+  int failed; /* an I/O error or an allocation failed inside a provider callback; finish reports it */
+  xpack_status failed_status; /* XPACK_ERR_IO or XPACK_ERR_NOMEM */
   char failure[256];
 };
 
@@ -143,8 +144,11 @@ xp_writer_session* xp_writer_session_get(xpack_writer* w);
 /* Frees every session (writer destruction). */
 void xp_writer_sessions_destroy(xpack_writer* w);
 
-/* Records an I/O failure inside a provider callback; the first one is kept for xpack_writer_finish. */
+/* Records an I/O failure inside a provider callback; the first failure is kept for xpack_writer_finish. */
 void xp_writer_fail(xpack_writer* w, const char* fmt, const char* detail);
+/* Records an allocation that failed inside a provider callback (XPACK_ERR_NOMEM at finish): what could not be
+ * recorded would be missing from the file, which a pack must not write. Lock held. */
+void xp_writer_fail_nomem(xpack_writer* w, const char* what);
 
 /* Fills w->provider with the recording provider's callbacks (recording_provider.c), whose context is w. */
 void xp_writer_provider_init(xpack_writer* w);

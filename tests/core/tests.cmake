@@ -241,3 +241,11 @@ add_test(NAME core_adapter_threads
          COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/adapter_threads.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>
                  $<TARGET_FILE:adapter_threads>)
 set_tests_properties(core_adapter_threads PROPERTIES SKIP_RETURN_CODE 77)
+
+# Every allocation of pack, inspect, dump and verify made to fail in turn (fail_alloc.so, preloaded).
+add_library(fail_alloc MODULE ${CMAKE_CURRENT_LIST_DIR}/fail_alloc.c)
+set_target_properties(fail_alloc PROPERTIES PREFIX "" LIBRARY_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+target_link_libraries(fail_alloc PRIVATE ${CMAKE_DL_LIBS})
+add_test(NAME core_out_of_memory
+         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/out_of_memory.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>
+                 $<TARGET_FILE:fail_alloc>)
