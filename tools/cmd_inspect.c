@@ -135,6 +135,10 @@ static xpack_status inspect_xnnpack(insp_program* ip, const xpack_et_named_sourc
   xpack_replay_subgraph r;
   xpack_error rerr = {0};
   xpack_status rs = xpack_replay_define(g, src, NULL, NULL, &r, &rerr);
+  if (rs == XPACK_ERR_NOMEM) { /* says nothing of the delegate: the command fails rather than call it unreplayable */
+    xpack_et_xnn_graph_free(g);
+    return rs;
+  }
   if (rs == XPACK_OK) {
     d->replayable = true;
     xpack_replay_release(&r);

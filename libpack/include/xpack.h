@@ -142,8 +142,8 @@ typedef struct xpack_writer_stats {
 void xpack_writer_stats_get(xpack_writer* w, xpack_writer_stats* out);
 
 /* XPACK_OK while everything XNNPACK handed over has been recorded. Once a write to the temporary file has
- * failed (a full disk, a file size limit) or memory ran out, that error: XPACK_ERR_IO, the message naming
- * out_path and the cause. The writer then records nothing more and xpack_writer_finish would fail the
+ * failed (a full disk, a file size limit) or memory ran out, that error: XPACK_ERR_IO or XPACK_ERR_NOMEM, the
+ * message naming out_path and the cause. The writer then records nothing more and xpack_writer_finish would fail the
  * same way; call xpack_writer_abort. Lets a caller tell "nothing to record" from "recording failed". */
 xpack_status xpack_writer_check(xpack_writer* w, xpack_error* err);
 

@@ -45,9 +45,9 @@ extern "C" {
 
 /* The size under which attach skips a cache file when the app passes XPACK_OPEN_SKIP_SMALL (128 KiB without
  * the adapter): attach reads the program again (ExecuTorch has read it), binds, sizes and probes. Served
- * whatever their size, caches of 175 KiB and less loaded slower through the adapter than without a cache (1.06 to
- * 2.3 times), those of 254 KiB and more faster (0.54 to 0.91), on the programs of docs/BENCHMARKS.md ("Stock
- * ExecuTorch", the run of 2026-11-29). */
+ * whatever their size, on the programs of docs/BENCHMARKS.md ("Where the adapter breaks even", 2026-11-29),
+ * caches of 180 KiB and less loaded slower through the adapter than without a cache (1.02 to 2.3 times), one of
+ * 256.7 KiB as fast (0.998), and those of 254.6 KiB (a real program's, skipped here) and more faster (0.54 to 0.88). */
 #define XPACK_ET_ADAPTER_SMALL_CACHE_BYTES (256u * 1024u)
 
 /* Opens the cache (xpack_cache_open flags; apps pass XPACK_OPEN_SKIP_SMALL | XPACK_OPEN_SKIP_COLD;

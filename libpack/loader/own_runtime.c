@@ -11,7 +11,9 @@ enum xnn_status xp_create_runtime(xnn_subgraph_t subgraph, struct xnn_weights_ca
                                   xnn_workspace_t workspace, xnn_runtime_t* runtime) {
   xnn_workspace_t own = NULL;
   if (workspace == NULL) {
-    if (xnn_create_workspace(&own) != xnn_status_success || own == NULL) return xnn_status_out_of_memory;
+    const enum xnn_status made = xnn_create_workspace(&own);
+    if (made != xnn_status_success) return made;
+    if (own == NULL) return xnn_status_out_of_memory;
     workspace = own;
   }
   const enum xnn_status status = xnn_create_runtime_v4(subgraph, provider, workspace, NULL, 0, runtime);

@@ -10,8 +10,8 @@
 
 /* xnn_create_runtime_v4(subgraph, provider, workspace, NULL, 0, runtime) with a workspace of xpack's own when
  * workspace is NULL: XNNPACK 4ea82e5 allocates one itself then, and when that allocation fails it goes on with a
- * NULL workspace and crashes (found by failing each allocation of `xpack pack` in turn). Out of memory here is
- * xnn_status_out_of_memory. The runtime keeps its own reference to the workspace. */
+ * NULL workspace and crashes (found by failing each allocation of `xpack pack` in turn). Returns XNNPACK's status,
+ * xnn_create_workspace's when that fails. The runtime keeps its own reference to the workspace. */
 enum xnn_status xp_create_runtime(xnn_subgraph_t subgraph, struct xnn_weights_cache_provider* provider,
                                   xnn_workspace_t workspace, xnn_runtime_t* runtime);
 

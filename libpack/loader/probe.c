@@ -423,8 +423,11 @@ xpack_status xp_probe_family(const char* name, size_t len, xp_probe_result* out,
   }
   xpack_status st = m ? m->status : XPACK_ERR_NOMEM;
   const xp_probe_result result = m ? m->result : (xp_probe_result){0, 0};
-  const char* message = m ? m->message : "out of memory";
-  if (st != XPACK_OK) xp_fail(err, st, "%s", message);
+  if (st != XPACK_OK) xp_fail(err, st, "%s", m ? m->message : "out of memory");
+  if (m != NULL && st == XPACK_ERR_NOMEM) { /* says nothing of the family: probe it again next time */
+    g_memos = m->next;
+    free(m);
+  }
   pthread_mutex_unlock(&g_memo_lock);
   if (st == XPACK_OK) *out = result;
   return st;

@@ -127,17 +127,17 @@ static xpack_status bind_families(xpack_writer* writer, const xpack_replay_subgr
 
 static void unbind_from_cache(void* cache) { xpack_cache_unbind_all(cache); }
 
-/* A writer's bindings, and whether one failed: an unbound weight is packed but not recorded, which a pack must
- * not let pass (bind_families). */
+/* A writer's bindings, and whether one ran out of memory: that weight would be packed but not recorded, which a
+ * pack must not let pass (bind_families). A bind refused for its arguments leaves the weight unnamed, as before. */
 typedef struct writer_binding {
   xpack_writer* writer;
-  xpack_error error; /* the first failed bind's, else XPACK_OK */
+  xpack_error error; /* the first bind that ran out of memory, else XPACK_OK */
 } writer_binding;
 
 static void bind_to_writer(void* context, const void* raw, const char* identity, size_t len) {
   writer_binding* wb = context;
   xpack_error why;
-  if (xpack_writer_bind(wb->writer, raw, identity, len, &why) != XPACK_OK && wb->error.status == XPACK_OK) {
+  if (xpack_writer_bind(wb->writer, raw, identity, len, &why) == XPACK_ERR_NOMEM && wb->error.status == XPACK_OK) {
     wb->error = why;
   }
 }
@@ -194,6 +194,7 @@ xpack_status xpack_run_delegate(const xpack_model_set* set, const xpack_delegate
   xpack_replay_subgraph replay;
   st = xpack_replay_define(graph, &sources, b.bind, b.context, &replay, err);
   if (st != XPACK_OK) {
+    if (b.unbind) b.unbind(target->object); /* what the define bound before it failed */
     xpack_et_xnn_graph_free(graph);
     return st;
   }
@@ -209,6 +210,7 @@ xpack_status xpack_run_delegate(const xpack_model_set* set, const xpack_delegate
     st = xpack_replay_size_weights_for_cache(graph, &sources, target->object, err);
   }
   if (st != XPACK_OK) {
+    if (b.unbind) b.unbind(target->object);
     xpack_replay_release(&replay);
     xpack_et_xnn_graph_free(graph);
     return st;

@@ -92,8 +92,7 @@ static int packing_elsewhere(const xpack_writer* w, const xp_writer_session* s, 
   return 0;
 }
 
-/* Ends s's in-flight key, waking threads waiting for it. Lock held. */
-static void packing_done(xpack_writer* w, xp_writer_session* s) {
+void xp_writer_packing_done(xpack_writer* w, xp_writer_session* s) {
   if (s != NULL && s->packing) {
     s->packing = 0;
     pthread_cond_broadcast(&w->packed);
@@ -199,7 +198,7 @@ static size_t provider_look_up_or_insert(void* context, const struct xnn_weights
    * in the file; regions that share it are compared byte for byte before one stands for the other. */
   uint64_t h64 = XXH3_64bits(ptr, size);
   pthread_mutex_lock(&w->lock);
-  packing_done(w, s);
+  xp_writer_packing_done(w, s);
   int after_look_up = s != NULL && xp_pending_take(&s->pending, key);
   /* XNNPACK inserts right after the look-up that missed, on the same thread: the look-up's event. */
   const uint64_t ticket = after_look_up ? s->ticket_base | ((s->events - 1) * WR_TICKET_PARTS) : next_ticket(s);

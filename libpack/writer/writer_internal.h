@@ -150,6 +150,10 @@ void xp_writer_fail(xpack_writer* w, const char* fmt, const char* detail);
  * recorded would be missing from the file, which a pack must not write. Lock held. */
 void xp_writer_fail_nomem(xpack_writer* w, const char* what);
 
+/* Ends s's in-flight key (a look-up that missed, whose insert has come or never will), waking the threads
+ * waiting for it (recording_provider.c). Lock held. */
+void xp_writer_packing_done(xpack_writer* w, xp_writer_session* s);
+
 /* Fills w->provider with the recording provider's callbacks (recording_provider.c), whose context is w. */
 void xp_writer_provider_init(xpack_writer* w);
 

@@ -71,6 +71,9 @@ xpack_status xpack_writer_end_delegate(xpack_writer* w, xpack_error* err) {
   xp_writer_session* s = xp_writer_session_get(w);
   if (s == NULL) return xp_fail(err, XPACK_ERR_NOMEM, "xpack_writer_end_delegate: out of memory for this thread");
   pthread_mutex_lock(&w->lock);
+  /* A delegate whose runtime failed between a look-up and its insert: threads waiting for that key go on now
+   * instead of after WR_WAIT_SECONDS. */
+  xp_writer_packing_done(w, s);
   xp_writer_slot_leave(w, s);
   pthread_mutex_unlock(&w->lock);
   return XPACK_OK;

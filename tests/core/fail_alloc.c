@@ -7,6 +7,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,7 +63,7 @@ void* malloc(size_t n) {
 
 void* calloc(size_t a, size_t b) {
   if (ready == 0) look_up();
-  if (ready < 0) return early_alloc(a * b); /* static: zeroed */
+  if (ready < 0) return b != 0 && a > SIZE_MAX / b ? NULL : early_alloc(a * b); /* static: zeroed */
   if (fails()) {
     errno = ENOMEM;
     return NULL;
@@ -72,14 +73,17 @@ void* calloc(size_t a, size_t b) {
 
 void* realloc(void* p, size_t n) {
   if (ready == 0) look_up();
+  if (ready < 0 || is_early(p)) { /* out of the static buffer: its blocks' sizes are not kept, so copy what may be */
+    void* q = ready < 0 ? early_alloc(n) : real_malloc(n);
+    if (q != NULL && p != NULL) {
+      const size_t left = (size_t)(early + sizeof early - (const char*)p);
+      memmove(q, p, n < left ? n : left);
+    }
+    return q;
+  }
   if (fails()) {
     errno = ENOMEM;
     return NULL;
-  }
-  if (is_early(p)) { /* never grown in practice: copy out of the static buffer */
-    void* q = real_malloc(n);
-    if (q != NULL) memcpy(q, p, n);
-    return q;
   }
   return real_realloc(p, n);
 }

@@ -174,8 +174,6 @@ static void test_malformed(void) {
 
 }
 
-/* The reference verifier bounds a field by the buffer, not by the vtable's declared inline size:
- * ExecuTorch's training export writes tables whose 8-byte fields lie past it, and ExecuTorch loads them. */
 /* Paths name where an error lies, through vectors and children: root.v (id1) holds two tables sharing one
  * vtable; element 0's field c leads to a table, element 1's points past the end. A child read into its own
  * parent's record still gets its path. */
@@ -213,6 +211,8 @@ static void test_paths(void) {
              err.message);
 }
 
+/* The reference verifier bounds a field by the buffer, not by the vtable's declared inline size:
+ * ExecuTorch's training export writes tables whose 8-byte fields lie past it, and ExecuTorch loads them. */
 static void test_inline_size_is_not_a_bound(void) {
   buf f;
   simple_table(&f);
