@@ -2,8 +2,15 @@
 # Whether this XNNPACK offers depthwise convolution weights to a weights cache (libpack/loader/xnn_compat.h):
 # then delegates of depthwise convolutions alone have something to pack. And whether it has a bf16 fully-connected.
 include(CheckCSourceCompiles)
-set(CMAKE_REQUIRED_INCLUDES "${PROJECT_SOURCE_DIR}/libpack" "${XPACK_XNNPACK_INCLUDE_DIR}")
+set(CMAKE_REQUIRED_INCLUDES "${PROJECT_SOURCE_DIR}/libpack" "${PROJECT_SOURCE_DIR}/libpack/include"
+    "${XPACK_XNNPACK_INCLUDE_DIR}")
 set(CMAKE_TRY_COMPILE_TARGET_TYPE STATIC_LIBRARY)
+# The header must compile here at all: otherwise both checks below would quietly answer "4ea82e5-like".
+check_c_source_compiles("#include \"loader/xnn_compat.h\"
+int xpack_probe_only;" XPACK_XNN_COMPAT_HEADER_COMPILES)
+if(NOT XPACK_XNN_COMPAT_HEADER_COMPILES)
+  message(FATAL_ERROR "libpack/loader/xnn_compat.h does not compile with CMAKE_REQUIRED_INCLUDES of tests/model/tests.cmake")
+endif()
 check_c_source_compiles("#include \"loader/xnn_compat.h\"
 #if !XPACK_XNN_CACHES_DEPTHWISE_WEIGHTS
 #error 4ea82e5-like
