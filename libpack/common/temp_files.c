@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -187,6 +188,44 @@ void xpack_remove_temporary_files(void) {
   }
 }
 
+/* From a temporary file's naming to its note the file has a name that an interrupt's handler does not know of: a
+ * signal there left it behind (model_crash_safety caught one, sending SIGINT as soon as the file appeared). Caught
+ * signals wait for the note, in the calling thread; none is lost. */
+static void hold_signals(sigset_t* before) {
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, before);
+}
+
+static void release_signals(const sigset_t* before) { pthread_sigmask(SIG_SETMASK, before, NULL); }
+
+/* The file at path, created exclusively and locked; noted for xpack_remove_temporary_files once it is ours.
+ * Returns the descriptor, or -1 (errno EEXIST: try another name). */
+static int create_named(const char* path) {
+  int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) return -1;
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if (errno != EWOULDBLOCK) { /* no locks here: keep it unlocked */
+      note_named(path);
+      return fd;
+    }
+    /* Nobody but another writer's clean-up can hold a file this fresh: it took our file for a leftover
+     * between our create and our lock, and removes it (it checks the name after locking), so the name
+     * cannot be trusted even while it is still there. */
+    close(fd);
+    errno = EEXIST;
+    return -1;
+  }
+  if (still_named(path, fd)) {
+    note_named(path);
+    return fd;
+  }
+  /* Another writer took this file for a leftover between our open and our lock, and removed it. */
+  close(fd);
+  errno = EEXIST;
+  return -1;
+}
+
 /* A named temporary file, created exclusively and locked. Returns the descriptor and *named, or -1. */
 static int open_named(const char* folder, char** named) {
   for (int attempt = 0; attempt < XP_TEMP_ATTEMPTS; attempt++) {
@@ -195,35 +234,20 @@ static int open_named(const char* folder, char** named) {
       errno = ENOMEM;
       return -1;
     }
-    int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (fd < 0) {
-      int e = errno;
-      free(path);
-      if (e == EEXIST) continue;
-      errno = e;
-      return -1;
-    }
-    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-      if (errno != EWOULDBLOCK) { /* no locks here: keep it unlocked */
-        note_named(path);
-        *named = path;
-        return fd;
-      }
-      /* Nobody but another writer's clean-up can hold a file this fresh: it took our file for a leftover
-       * between our create and our lock, and removes it (it checks the name after locking), so the name
-       * cannot be trusted even while it is still there. */
-      close(fd);
-      free(path);
-      continue;
-    }
-    if (still_named(path, fd)) {
-      note_named(path);
+    sigset_t before;
+    hold_signals(&before);
+    const int fd = create_named(path);
+    const int e = errno;
+    release_signals(&before);
+    if (fd >= 0) {
       *named = path;
       return fd;
     }
-    /* Another writer took this file for a leftover between our open and our lock, and removed it. */
-    close(fd);
     free(path);
+    if (e != EEXIST) {
+      errno = e;
+      return -1;
+    }
   }
   errno = EEXIST;
   return -1;
@@ -283,12 +307,16 @@ int xp_temp_link(int fd, const char* folder, char** named) {
       return -1;
     }
     /* Following the /proc link needs no privilege, unlike linkat(fd, "", ..., AT_EMPTY_PATH). */
-    if (linkat(AT_FDCWD, self, AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0) {
-      note_named(path);
+    sigset_t before;
+    hold_signals(&before);
+    const int linked = linkat(AT_FDCWD, self, AT_FDCWD, path, AT_SYMLINK_FOLLOW);
+    int e = errno;
+    if (linked == 0) note_named(path);
+    release_signals(&before);
+    if (linked == 0) {
       *named = path;
       return 0;
     }
-    int e = errno;
     free(path);
     if (e != EEXIST) {
       errno = e;
