@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/error.h"
+#include "loader/xnn_compat.h"
 #include "replay/replay_internal.h"
 
 /* A node's id fields: outputs are named "output...", everything else it reads. */
@@ -394,7 +395,6 @@ xpack_status xp_replay_define_refusal(enum xnn_status refusal) {
   switch (refusal) {
     case xnn_status_invalid_parameter:
     case xnn_status_unsupported_parameter: return XPACK_ERR_BAD_INPUT;
-    case xnn_status_out_of_memory: return XPACK_ERR_NOMEM;
-    default: return XPACK_ERR_XNNPACK;
+    default: return xp_xnn_failure(refusal); /* out of memory, or XNNPACK's own failure */
   }
 }
