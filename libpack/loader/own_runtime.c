@@ -13,7 +13,6 @@ enum xnn_status xp_create_runtime(xnn_subgraph_t subgraph, struct xnn_weights_ca
   if (workspace == NULL) {
     const enum xnn_status made = xnn_create_workspace(&own);
     if (made != xnn_status_success) return made;
-    if (own == NULL) return xnn_status_out_of_memory;
     workspace = own;
   }
   const enum xnn_status status = xnn_create_runtime_v4(subgraph, provider, workspace, NULL, 0, runtime);
