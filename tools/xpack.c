@@ -248,14 +248,9 @@ int main(int argc, char** argv) {
       return printed();
     }
   }
-  const enum xnn_status init = xnn_initialize(NULL);
-  if (init != xnn_status_success) {
-    /* XNNPACK says "unsupported hardware" also when cpuinfo cannot describe the CPU, out of memory among other
-     * reasons (cpuinfo then prints why, above). */
-    cli_error("xnn_initialize failed (status %d)%s", (int)init,
-              init == xnn_status_unsupported_hardware
-                  ? ": XNNPACK does not support this CPU, or cpuinfo could not describe it (see its message, if any)"
-              : init == xnn_status_out_of_memory ? ": out of memory" : "");
+  xpack_error err = {0};
+  if (xpack_initialize_xnnpack(&err) != XPACK_OK) {
+    cli_error("%s", err.message);
     return XPACK_EXIT_FAILED;
   }
   cli_catch_truncated_inputs();

@@ -400,6 +400,13 @@ xpack_status xpack_cache_open_best_fd(const xpack_cache_range* ranges, size_t co
                                       const xpack_open_limits* limits, xpack_cache** out, size_t* chosen,
                                       xpack_cache_candidate* candidates, xpack_error* err);
 
+/* xnn_initialize, for a tool or app that wants its failure explained: "unsupported hardware" is also what XNNPACK
+ * says when cpuinfo could not describe the CPU (out of memory, among other reasons), and the message says so.
+ * Idempotent and thread safe, as xnn_initialize is. The loader initializes XNNPACK itself where it needs it (a
+ * family's probe); call this before creating runtimes. Errors: XPACK_ERR_NOMEM (XNNPACK ran out of memory),
+ * XPACK_ERR_XNNPACK (any other failure, its status in the message). */
+xpack_status xpack_initialize_xnnpack(xpack_error* err);
+
 /* 1 while the calling thread is inside a runtime creation of xpack's own, else 0: a packing family's probe, or
  * the sizing of weights (xpack_replay_size_weights*). A wrapper of xnn_create_runtime_v4 that substitutes its
  * own provider (xpack_et_adapter.h does) must pass these calls through unchanged: a probe judges how this CPU

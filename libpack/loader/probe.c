@@ -14,6 +14,7 @@
 #include "common/error.h"
 #include "common/le.h"
 #include "loader/own_runtime.h"
+#include "xpack_loader.h"
 
 #define PROBE_MAX_BUFFERS 64
 #define PROBE_ALIGNMENT 64 /* at least XNN_ALLOCATION_ALIGNMENT on every target */
@@ -338,11 +339,7 @@ xpack_status xp_probe_run(const xpack_family* family, xp_probe_result* out, xpac
   char name[XPACK_FAMILY_NAME_MAX];
   xpack_status st = xpack_family_format(family, name, sizeof name, NULL, err);
   if (st != XPACK_OK) return st;
-  enum xnn_status xs = xnn_initialize(NULL);
-  if (xs != xnn_status_success) {
-    return xp_fail(err, xp_xnn_failure(xs), "%s: xnn_initialize failed (status %d: %s)", name, (int)xs,
-                   xp_xnn_status_text(xs));
-  }
+  if ((st = xpack_initialize_xnnpack(err)) != XPACK_OK) return st;
   probe p;
   memset(&p, 0, sizeof p);
   p.f = family;
@@ -360,7 +357,7 @@ xpack_status xp_probe_run(const xpack_family* family, xp_probe_result* out, xpac
       .delete_cache = capture_delete_cache,
   };
   const char* stage = "define";
-  xs = xnn_create_subgraph(6, 0, &p.sg);
+  enum xnn_status xs = xnn_create_subgraph(6, 0, &p.sg);
   if (xs == xnn_status_success) {
     switch (family->op) {
       case XPACK_OP_FULLY_CONNECTED: xs = define_fully_connected(&p); break;

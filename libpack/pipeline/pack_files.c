@@ -9,7 +9,6 @@
 #include "common/error.h"
 #include "common/output_check.h"
 #include "common/temp_files.h"
-#include "loader/xnn_compat.h"
 #include "pipeline/shared_keys.h"
 #include "xpack_pipeline.h"
 
@@ -122,15 +121,10 @@ xpack_status xpack_pack_set(const xpack_model_set* set, const xpack_pack_options
     return xp_fail(err, XPACK_ERR_ARG, "xpack_pack_set: zstd level %d is not 0 or %d to %d", options->zstd_level,
                    XPACK_ZSTD_LEVEL_MIN, XPACK_ZSTD_LEVEL_MAX);
   }
-  const enum xnn_status init = xnn_initialize(NULL);
-  if (init != xnn_status_success) {
-    return xp_fail(err, xp_xnn_failure(init), "xnn_initialize failed (status %d: %s)%s", (int)init,
-                   xp_xnn_status_text(init),
-                   init == xnn_status_unsupported_hardware
-                       ? ": XNNPACK does not support this CPU, or cpuinfo could not describe it" : "");
-  }
+  xpack_status st = xpack_initialize_xnnpack(err);
+  if (st != XPACK_OK) return st;
   const char* out_path = options->output_path;
-  xpack_status st = check_output(set, out_path, err);
+  st = check_output(set, out_path, err);
   if (st != XPACK_OK) return st;
   if ((st = xp_check_shared_content_keys(set, err)) != XPACK_OK) {
     report->failed_on_input = st == XPACK_ERR_BAD_INPUT;
