@@ -50,6 +50,14 @@ typedef struct xpack_replay_subgraph {
   size_t unnamed_long;               /* weights bound to XPACK_IDENTITY_AMBIGUOUS because their identity is longer
                                         than XPACK_IDENTITY_MAX_LEN: no entry names them, XNNPACK packs them */
   void* scratch;                     /* converted scales etc.; must outlive xnn_create_runtime, no longer */
+  /* grows: a value that XNNPACK's reshape will make larger than its declared dims say; grown_value is the first
+   * one's index in the graph's values, with both sizes in bytes. ExecuTorch declares each value at least as large as the
+   * node computing it makes it, and runs such a graph all the same; but XNNPACK plans the computed size at reshape,
+   * so a 7 KB program with a convolution padded 250,000 high made `xpack run` take 1.3 GB. xpack_execute_runtime
+   * refuses to run one; packing it is harmless (nothing is reshaped). */
+  bool grows;
+  uint32_t grown_value;
+  uint64_t grown_bytes, grown_declared_bytes;
 } xpack_replay_subgraph;
 
 /* Defines `graph`'s values and nodes into a new subgraph. Constants resolve through `sources`.

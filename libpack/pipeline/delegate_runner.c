@@ -67,6 +67,14 @@ xpack_status xpack_execute_runtime(xnn_runtime_t runtime, const xpack_replay_sub
   /* Reshaped and checked before the inputs and outputs are allocated: their sizes are the graph's declared dims,
    * which a crafted file sets to gigabytes that the reshape or the check then refuses (a 1.7 KB program cost
    * 8.4 GB of zeroed and filled buffers before its reshape failed; found by a review). */
+  if (replay->grows) {
+    return xp_fail(err, XPACK_ERR_BAD_INPUT,
+                   "%s: method '%s' delegate %zu: value %u: XNNPACK's reshape makes it %llu bytes from its node's "
+                   "inputs and parameters, where its declared dims give %llu; not run (an exported program declares each value "
+                   "at least as large as its node makes it, and XNNPACK would allocate the computed size)",
+                   ref->file, ref->method_name, ref->delegate, (unsigned)replay->grown_value,
+                   (unsigned long long)replay->grown_bytes, (unsigned long long)replay->grown_declared_bytes);
+  }
   const double t0 = now_ms();
   if ((xs = xnn_reshape_runtime(runtime)) != xnn_status_success) {
     return xp_fail(err, XPACK_ERR_XNNPACK, "%s: method '%s' delegate %zu: reshaping the runtime failed (status %d: %s)",

@@ -45,8 +45,19 @@ static void set_shape(xp_replay_state* s, uint32_t serialized, int known, const 
   if (serialized == XNN_INVALID_VALUE_ID) return;
   const xpack_et_xnn_value* v = xpack_et_xnn_graph_find_value(s->graph, serialized);
   if (v == NULL || is_static_or_input(v)) return;
-  if (known) s->shapes[v->index] = *shape;
-  else s->shapes[v->index].known = 0;
+  if (!known) {
+    s->shapes[v->index].known = 0;
+    return;
+  }
+  s->shapes[v->index] = *shape;
+  const uint64_t computed = xp_replay_tensor_bytes(shape->dims, shape->num_dims, v->datatype);
+  const uint64_t declared = xp_replay_tensor_bytes(v->dims, v->num_dims, v->datatype);
+  if (computed > declared && !s->grown) {
+    s->grown = true;
+    s->grown_value = v->index;
+    s->grown_bytes = computed;
+    s->grown_declared_bytes = declared;
+  }
 }
 
 void xp_replay_shapes_note_node(xp_replay_state* s, const xpack_et_xnn_node* n) {

@@ -217,6 +217,11 @@ xpack_status xp_replay_define_value(xp_replay_state* s, const xpack_et_xnn_value
   }
   for (uint32_t i = 0; i < v->num_dims; i++) dims[i] = v->dims[i];
   enum xnn_datatype dt = xp_replay_datatype(v->datatype);
+  if (v->datatype == XPACK_ET_XNN_DT_INVALID) {
+    /* A file's own "invalid": malformed, where a number past the known ones may be a newer exporter's type. */
+    return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: value %u: datatype invalid (0), expected a tensor datatype", name,
+                   v->index);
+  }
   if (dt == xnn_datatype_invalid) {
     return xp_fail(err, XPACK_ERR_UNSUPPORTED, "%s: value %u: datatype %s (%d) cannot be defined", name, v->index,
                    v->datatype_name, v->datatype);

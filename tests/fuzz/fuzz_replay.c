@@ -184,6 +184,7 @@ static void run_runtime(xnn_runtime_t runtime, const xpack_replay_subgraph* repl
     if (replay->externals[i].bytes > RUN_MAX_EXTERNAL_BYTES - total) return;
     total += replay->externals[i].bytes;
   }
+  if (replay->grows) return; /* refused by xpack_execute_runtime, as `run` refuses it */
   if (xnn_reshape_runtime(runtime) != xnn_status_success) return;
   if (xpack_replay_check_externals(runtime, replay, &err) != XPACK_OK) return;
   struct xnn_external_value ext[64];

@@ -94,3 +94,8 @@ add_test(NAME model_declared_external_sizes
          COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/declared_external_sizes.sh $<TARGET_FILE:xpack> ${XPACK_REAL_TESTDATA}
                  ${PROJECT_SOURCE_DIR}/tests/gen)
 set_tests_properties(model_declared_external_sizes PROPERTIES SKIP_RETURN_CODE 77)
+# A field of a small program whose value makes xpack spend memory (num_externs, a convolution's padding), or that
+# is malformed rather than unsupported (datatype 0), is refused (amplifying_fields.sh).
+add_test(NAME model_amplifying_fields
+         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/amplifying_fields.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>
+                 ${PROJECT_SOURCE_DIR}/tests/gen ${PROJECT_SOURCE_DIR}/format/xnnpack_graph.fbs)
