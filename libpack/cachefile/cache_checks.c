@@ -15,16 +15,36 @@ void xp_checker_init(xp_checker* c, const xp_view* v, xp_problem_fn fn, void* co
   *c = (xp_checker){v, fn, context, 0, 0};
 }
 
+static void report(xp_checker* c, const char* where, const char* what_fmt, va_list ap) {
+  char what[384];
+  vsnprintf(what, sizeof what, what_fmt, ap);
+  c->problems++;
+  if (c->fn != NULL && c->fn(c->context, where, what) != 0) c->stopped = 1;
+}
+
 void xp_problem(xp_checker* c, const char* where_fmt, uint64_t where_arg, const char* what_fmt, ...) {
   if (c->stopped) return;
-  char where[128], what[384];
+  char where[128];
   snprintf(where, sizeof where, where_fmt, (unsigned long long)where_arg);
   va_list ap;
   va_start(ap, what_fmt);
-  vsnprintf(what, sizeof what, what_fmt, ap);
+  report(c, where, what_fmt, ap);
   va_end(ap);
-  c->problems++;
-  if (c->fn != NULL && c->fn(c->context, where, what) != 0) c->stopped = 1;
+}
+
+/* A table's problem, where named by its tag: the file's bytes, never part of a format (a crafted tag "%s%s" once
+ * crashed verify, export and inflate). */
+static void table_problem(xp_checker* c, const uint8_t* dir_entry, uint64_t offset, const char* what_fmt, ...)
+    XPACK_PRINTF(4, 5);
+static void table_problem(xp_checker* c, const uint8_t* dir_entry, uint64_t offset, const char* what_fmt, ...) {
+  if (c->stopped) return;
+  char tag[5], where[128];
+  xp_tag_text(xp_le32(dir_entry + XPC_D_TAG), tag);
+  snprintf(where, sizeof where, "table %s at offset %llu", tag, (unsigned long long)offset);
+  va_list ap;
+  va_start(ap, what_fmt);
+  report(c, where, what_fmt, ap);
+  va_end(ap);
 }
 
 /* The first nonzero byte of [offset, offset + n), or UINT64_MAX when all are zero. */
@@ -107,11 +127,8 @@ static void check_metadata_layout(xp_checker* c) {
     const uint64_t bytes = xp_le64(d + XPC_D_COUNT) * xp_le32(d + XPC_D_RECORD_SIZE); /* bounded at open */
     const uint64_t expected = xp_align_up(cursor, 8);
     if (offset != expected) {
-      char tag[5], where[64];
-      xp_tag_text(xp_le32(d + XPC_D_TAG), tag);
-      snprintf(where, sizeof where, "table %s at offset %%llu", tag);
-      xp_problem(c, where, offset, "expected at offset %llu: tables follow one another in directory order, each at "
-                 "the next multiple of 8", (unsigned long long)expected);
+      table_problem(c, d, offset, "expected at offset %llu: tables follow one another in directory order, each at "
+                    "the next multiple of 8", (unsigned long long)expected);
       return;
     }
     check_padding(c, "between tables", cursor, offset - cursor);
@@ -145,10 +162,7 @@ void xp_check_tables(xp_checker* c) {
     const uint64_t offset = xp_le64(d + XPC_D_OFFSET);
     const uint64_t bytes = xp_le64(d + XPC_D_COUNT) * xp_le32(d + XPC_D_RECORD_SIZE); /* bounded at open */
     if (XXH3_64bits(v->base + offset, (size_t)bytes) != xp_le64(d + XPC_D_HASH)) {
-      char tag[5], where[64];
-      xp_tag_text(xp_le32(d + XPC_D_TAG), tag);
-      snprintf(where, sizeof where, "table %s at offset %%llu", tag);
-      xp_problem(c, where, offset, "XXH3-64 does not match its directory entry");
+      table_problem(c, d, offset, "XXH3-64 does not match its directory entry");
     }
   }
   check_reserved(c);

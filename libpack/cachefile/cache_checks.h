@@ -31,8 +31,8 @@ typedef struct xp_checker {
 
 void xp_checker_init(xp_checker* c, const xp_view* v, xp_problem_fn fn, void* context);
 
-/* Reports a problem: where_fmt takes one unsigned long long (an index or an offset). Does nothing once
- * stopped. */
+/* Reports a problem: where_fmt, a format of the code's own (never text from a file), takes one unsigned long long
+ * (an index or an offset). Does nothing once stopped. */
 void xp_problem(xp_checker* c, const char* where_fmt, uint64_t where_arg, const char* what_fmt, ...)
     XPACK_PRINTF(4, 5);
 

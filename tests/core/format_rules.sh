@@ -82,6 +82,11 @@ check_rule "a zero byte inside a string" "^entry 0 at offset [0-9]+: kernel iden
 # what a writer of the file's version wrote (FORMAT.md 5.1).
 check_rule "tables out of the writer's order" "^table directory entry 4 at offset [0-9]+: table INFO where BLDI comes" "$TAMPER" "$d/bad.xpc" table-order
 check_rule "a table no writer of the version writes" "^table directory entry 7 at offset [0-9]+: table XTRA: a file of version 1\.3 has 7 tables" "$TAMPER" "$d/bad.xpc" extra-table
+# A tag is the file's text: a tag "%s%s" once made the report's own format and crashed verify, export and inflate.
+check_rule "a damaged table whose tag is printf's" "^table %s%s at offset [0-9]+: XXH3-64 does not match its directory entry" "$TAMPER" "$d/bad.xpc" extra-tag '%s%s'
+set +e; "$XPACK" export --executorch "$d/bad.xpc" "$d/bad.et" > /dev/null 2> "$d/export.err"; st=$?; set -e
+[ "$st" = 3 ] && [ ! -e "$d/bad.et" ] && grep -q "table %s%s at offset" "$d/export.err" ||
+  fail "export of a file with a damaged table tagged %s%s: exit $st: $(head -c 300 "$d/export.err")"
 check_rule "bytes after the table directory" "^table directory at offset [0-9]+: ends at offset [0-9]+, expected to end where the footer starts" "$TAMPER" "$d/bad.xpc" metadata-tail
 # The same file refused by export and inflate (of its transport form), which check the file first.
 set +e; "$XPACK" export --executorch "$d/bad.xpc" "$d/bad.et" > /dev/null 2> "$d/export.err"; st=$?; set -e

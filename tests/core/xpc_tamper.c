@@ -24,6 +24,8 @@
  *   xpc_tamper FILE table-order      BLDI and INFO swapped, in the directory and in place (laid out again)
  *   xpc_tamper FILE info-shared N    N INFO records before the file's own, all naming entry 0's kernel identity
  *                                    as key and value (laid out again): strings shared past what a writer makes
+ *   xpc_tamper FILE extra-tag TAG    the same, the table named TAG (4 bytes) and its directory hash wrong: a
+ *                                    file's tag in a problem's text (a tag "%s%s" once crashed verify)
  *   xpc_tamper FILE extra-table      a table XTRA of 8 bytes after the others (laid out again): a later minor's
  *   xpc_tamper FILE metadata-tail    8 bytes inserted between the table directory and the footer (metadata_size
  *                                    and file_size grown to hold them): bytes in no part of the file
@@ -120,7 +122,7 @@ static int usage(void) {
   return die("usage: xpc_tamper FILE probe INDEX | probe-keys INDEX | as-1.2 | as-1.0 | no-probe-keys | name INDEX | build-id | "
              "no-family | dup-key | key-hash | unused-region | prov-program-size | prov-kind | entry-flags | family-flags | "
              "family-order | family-dup | reserved | arch-none | strs-record-size | page-alignment | huge-alignment | metadata-tail | table-order | "
-             "extra-table | info-shared N | string-zero | info-newline | "
+             "extra-table | extra-tag TAG | info-shared N | string-zero | info-newline | "
              "prov-name-slash | "
              "move-region INDEX | "
              "region-size INDEX | region-at-end INDEX | region-bytes INDEX");
@@ -158,6 +160,9 @@ typedef struct replaced_table {
 /* The metadata area written again from its tables in directory order, with the directory entries i and j
  * swapped first (i == j: none), the table `replace->tag` holding replace->bytes (its hash recomputed) and, with
  * `extra`, an 8-byte table XTRA appended; the data area stays. */
+static uint32_t g_extra_tag = XPC_TAG('X', 'T', 'R', 'A');
+static uint64_t g_extra_hash_delta; /* 1: the extra table's directory hash is wrong */
+
 static int lay_out_tables_replacing(uint32_t i, uint32_t j, int extra, const replaced_table* replace) {
   const uint8_t* f = g_file + g_size - XPC_FOOTER_SIZE;
   const uint64_t meta = xp_le64(f + XPC_F_METADATA_OFFSET), dir = xp_le64(f + XPC_F_DIR_OFFSET);
@@ -179,10 +184,10 @@ static int lay_out_tables_replacing(uint32_t i, uint32_t j, int extra, const rep
   }
   if (extra) {
     memset(entries[count], 0, XPC_DIR_ENTRY_SIZE);
-    xp_put32(entries[count] + XPC_D_TAG, XPC_TAG('X', 'T', 'R', 'A'));
+    xp_put32(entries[count] + XPC_D_TAG, g_extra_tag);
     xp_put32(entries[count] + XPC_D_RECORD_SIZE, 1);
     xp_put64(entries[count] + XPC_D_COUNT, sizeof kExtra);
-    xp_put64(entries[count] + XPC_D_HASH, XXH3_64bits(kExtra, sizeof kExtra));
+    xp_put64(entries[count] + XPC_D_HASH, XXH3_64bits(kExtra, sizeof kExtra) + g_extra_hash_delta);
   }
   uint64_t size = meta;
   for (uint32_t k = 0; k < tables; k++) {
@@ -258,6 +263,12 @@ static int break_rule(const char* what, const char* arg) {
   if (strcmp(what, "metadata-tail") == 0) return grow_metadata_tail();
   if (strcmp(what, "table-order") == 0) return lay_out_tables(dir_index(XPC_TAG_BUILD_ID), dir_index(XPC_TAG_INFO), 0);
   if (strcmp(what, "extra-table") == 0) return lay_out_tables(0, 0, 1);
+  if (strcmp(what, "extra-tag") == 0) {
+    if (arg == NULL || strlen(arg) != 4) return usage();
+    g_extra_tag = XPC_TAG(arg[0], arg[1], arg[2], arg[3]);
+    g_extra_hash_delta = 1;
+    return lay_out_tables(0, 0, 1);
+  }
   if (strcmp(what, "info-shared") == 0) return arg ? info_shared(strtoull(arg, NULL, 10)) : usage();
   uint8_t *m0 = record(XPC_TAG_FAMILIES, 0), *m1 = record(XPC_TAG_FAMILIES, 1);
   if (strcmp(what, "dup-key") == 0) {
