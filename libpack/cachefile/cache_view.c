@@ -176,6 +176,7 @@ static xpack_status open_header(xp_view* v, const char* name, int allow_transpor
 
 static xpack_status open_directory(xp_view* v, const char* name, xpack_error* err) {
   const uint64_t meta_end = v->metadata_offset + v->metadata_size;
+  uint64_t table_bytes = 0; /* of every entry so far: at most metadata_size, since tables never overlap */
   for (uint32_t i = 0; i < v->dir_count; i++) {
     const uint8_t* d = v->base + v->dir_offset + (uint64_t)i * XPC_DIR_ENTRY_SIZE;
     uint32_t tag = xp_le32(d + XPC_D_TAG);
@@ -188,6 +189,13 @@ static xpack_status open_directory(xp_view* v, const char* name, xpack_error* er
       return xp_fail(err, XPACK_ERR_CORRUPT,
                      "%s: directory[%u] table %s (offset %llu, %llu x %u bytes) lies outside the metadata area",
                      name, i, tt, (unsigned long long)t.offset, (unsigned long long)t.count, t.record_size);
+    }
+    table_bytes += t.count * t.record_size; /* each at most metadata_size: no wrap */
+    if (table_bytes > v->metadata_size) {
+      return xp_fail(err, XPACK_ERR_CORRUPT,
+                     "%s: directory[%u] table %s: the tables of directory[0..%u] take %llu bytes, more than the "
+                     "%llu-byte metadata area holds (tables do not overlap)", name, i, tt, i,
+                     (unsigned long long)table_bytes, (unsigned long long)v->metadata_size);
     }
     for (size_t k = 0; k < sizeof kTables / sizeof kTables[0]; k++) {
       if (kTables[k].tag != tag) continue;

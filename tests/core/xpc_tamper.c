@@ -26,6 +26,8 @@
  *                                    as key and value (laid out again): strings shared past what a writer makes
  *   xpc_tamper FILE extra-tag TAG    the same, the table named TAG (4 bytes) and its directory hash wrong: a
  *                                    file's tag in a problem's text (a tag "%s%s" once crashed verify)
+ *   xpc_tamper FILE alias-table N    N more directory entries, tagged ZZZZ, each naming the ENTR table (laid out
+ *                                    again): a directory that would have a checker hash one table N + 1 times
  *   xpc_tamper FILE extra-table      a table XTRA of 8 bytes after the others (laid out again): a later minor's
  *   xpc_tamper FILE metadata-tail    8 bytes inserted between the table directory and the footer (metadata_size
  *                                    and file_size grown to hold them): bytes in no part of the file
@@ -122,7 +124,7 @@ static int usage(void) {
   return die("usage: xpc_tamper FILE probe INDEX | probe-keys INDEX | as-1.2 | as-1.0 | no-probe-keys | name INDEX | build-id | "
              "no-family | dup-key | key-hash | unused-region | prov-program-size | prov-kind | entry-flags | family-flags | "
              "family-order | family-dup | reserved | arch-none | strs-record-size | page-alignment | huge-alignment | metadata-tail | table-order | "
-             "extra-table | extra-tag TAG | info-shared N | string-zero | info-newline | "
+             "extra-table | extra-tag TAG | alias-table N | info-shared N | string-zero | info-newline | "
              "prov-name-slash | "
              "move-region INDEX | "
              "region-size INDEX | region-at-end INDEX | region-bytes INDEX");
@@ -162,6 +164,7 @@ typedef struct replaced_table {
  * `extra`, an 8-byte table XTRA appended; the data area stays. */
 static uint32_t g_extra_tag = XPC_TAG('X', 'T', 'R', 'A');
 static uint64_t g_extra_hash_delta; /* 1: the extra table's directory hash is wrong */
+static uint32_t g_aliases;          /* directory entries appended that name the ENTR table */
 
 static int lay_out_tables_replacing(uint32_t i, uint32_t j, int extra, const replaced_table* replace) {
   const uint8_t* f = g_file + g_size - XPC_FOOTER_SIZE;
@@ -193,7 +196,8 @@ static int lay_out_tables_replacing(uint32_t i, uint32_t j, int extra, const rep
   for (uint32_t k = 0; k < tables; k++) {
     size = (size + 7) / 8 * 8 + xp_le64(entries[k] + XPC_D_COUNT) * xp_le32(entries[k] + XPC_D_RECORD_SIZE);
   }
-  const uint64_t new_dir = (size + 7) / 8 * 8, new_size = new_dir + (uint64_t)tables * XPC_DIR_ENTRY_SIZE + XPC_FOOTER_SIZE;
+  const uint32_t listed = tables + g_aliases;
+  const uint64_t new_dir = (size + 7) / 8 * 8, new_size = new_dir + (uint64_t)listed * XPC_DIR_ENTRY_SIZE + XPC_FOOTER_SIZE;
   uint8_t* out = calloc(1, (size_t)new_size);
   if (out == NULL) return die("out of memory");
   memcpy(out, g_file, (size_t)meta);
@@ -209,13 +213,20 @@ static int lay_out_tables_replacing(uint32_t i, uint32_t j, int extra, const rep
     at += bytes;
   }
   memcpy(out + new_dir, entries, (size_t)tables * XPC_DIR_ENTRY_SIZE);
+  for (uint32_t a = 0; a < g_aliases; a++) {
+    uint8_t* alias = out + new_dir + (uint64_t)(tables + a) * XPC_DIR_ENTRY_SIZE;
+    for (uint32_t k = 0; k < tables; k++) {
+      if (xp_le32(entries[k] + XPC_D_TAG) == XPC_TAG_ENTRIES) memcpy(alias, entries[k], XPC_DIR_ENTRY_SIZE);
+    }
+    xp_put32(alias + XPC_D_TAG, XPC_TAG('Z', 'Z', 'Z', 'Z'));
+  }
   uint8_t* nf = out + new_size - XPC_FOOTER_SIZE;
   memcpy(nf, f, XPC_FOOTER_SIZE);
   xp_put64(nf + XPC_F_METADATA_SIZE, new_size - XPC_FOOTER_SIZE - meta);
   xp_put64(nf + XPC_F_DIR_OFFSET, new_dir);
-  xp_put32(nf + XPC_F_DIR_COUNT, tables);
+  xp_put32(nf + XPC_F_DIR_COUNT, listed);
   xp_put64(nf + XPC_F_FILE_SIZE, new_size);
-  xp_put64(nf + XPC_F_DIR_HASH, XXH3_64bits(out + new_dir, (size_t)tables * XPC_DIR_ENTRY_SIZE));
+  xp_put64(nf + XPC_F_DIR_HASH, XXH3_64bits(out + new_dir, (size_t)listed * XPC_DIR_ENTRY_SIZE));
   xp_put64(nf + XPC_F_METADATA_HASH, XXH3_64bits(out + meta, (size_t)(new_size - XPC_FOOTER_SIZE - meta)));
   xp_put64(nf + XPC_F_CHECKSUM, XXH3_64bits(nf, XPC_F_CHECKSUM));
   free(g_file);
@@ -263,6 +274,11 @@ static int break_rule(const char* what, const char* arg) {
   if (strcmp(what, "metadata-tail") == 0) return grow_metadata_tail();
   if (strcmp(what, "table-order") == 0) return lay_out_tables(dir_index(XPC_TAG_BUILD_ID), dir_index(XPC_TAG_INFO), 0);
   if (strcmp(what, "extra-table") == 0) return lay_out_tables(0, 0, 1);
+  if (strcmp(what, "alias-table") == 0) {
+    if (arg == NULL) return usage();
+    g_aliases = (uint32_t)strtoul(arg, NULL, 10);
+    return lay_out_tables(0, 0, 0);
+  }
   if (strcmp(what, "extra-tag") == 0) {
     if (arg == NULL || strlen(arg) != 4) return usage();
     g_extra_tag = XPC_TAG(arg[0], arg[1], arg[2], arg[3]);
