@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -348,6 +349,7 @@ int cmd_bench(int argc, char** argv) {
     } else {
       if (!o.keep) bench_tmp_remove_on_signals();
       rc = pack_cache(run, dir, packed_path);
+      if (rc == 0) chmod(packed_path, 0600); /* the bench's own file: readable by it whatever the umask */
       run->cache_path = packed_path;
     }
   }

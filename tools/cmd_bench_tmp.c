@@ -70,6 +70,7 @@ int bench_tmp_create(char* dir, size_t dir_size, char* cache, size_t cache_size,
     g_dir[0] = 0;
     return -1;
   }
+  chmod(g_dir, 0700); /* mkdtemp's 0700 is under the umask: the bench must write and read its own folder */
   snprintf(g_cache, sizeof g_cache, "%s/" BENCH_TMP_CACHE, g_dir);
   snprintf(g_lock, sizeof g_lock, "%s/" BENCH_TMP_LOCK, g_dir);
   /* Locked before it has its name, so that no other bench ever finds it unlocked while this one runs. */

@@ -14,7 +14,12 @@ typedef struct compare_job {
   void* context;
   uint64_t* problems;
   model_verdict* verdict;
+  int failed; /* XPACK_EXIT_FAILED once this machine could not complete a comparison (memory, descriptors) */
 } compare_job;
+
+/* Memory, descriptors or I/O this process lacks say nothing of the cache: verify stops (exit 4), it does not
+ * report the cache unsound. */
+static int machine_short(xpack_status st) { return st == XPACK_ERR_NOMEM || st == XPACK_ERR_IO; }
 
 static void report(compare_job* job, const char* where, const char* what) {
   (*job->problems)++;
@@ -30,13 +35,16 @@ static int compare_outputs(void* context, const xpack_model_set* set, const xpac
   xpack_run_result plain, cached;
   xpack_error err;
   const xpack_bind_target none = {.kind = XPACK_BIND_NONE}, cache = {.kind = XPACK_BIND_CACHE, .object = job->cache};
-  if (xpack_run_delegate(set, ref, &none, true, &plain, &err) != XPACK_OK) {
-    report(job, where, err.message);
-    return 0;
-  }
+  xpack_status st = xpack_run_delegate(set, ref, &none, true, &plain, &err);
   xpack_stats before, after;
   xpack_cache_stats(job->cache, &before);
-  if (xpack_run_delegate(set, ref, &cache, true, &cached, &err) != XPACK_OK) {
+  if (st == XPACK_OK) st = xpack_run_delegate(set, ref, &cache, true, &cached, &err);
+  if (st != XPACK_OK && machine_short(st)) {
+    cli_error("%s", err.message);
+    job->failed = XPACK_EXIT_FAILED;
+    return 1;
+  }
+  if (st != XPACK_OK) {
     report(job, where, err.message);
     return 0;
   }
@@ -104,7 +112,7 @@ int verify_against_model(const cli_cache_source* source, const xpack_model_set* 
                          uint64_t* problems, model_verdict* out) {
   memset(out, 0, sizeof *out);
   const char* cache_path = source->arg;
-  compare_job job = {NULL, fn, context, problems, out};
+  compare_job job = {NULL, fn, context, problems, out, 0};
   /* The re-pack has no name at any moment, in $TMPDIR (or /tmp): however this process ends, it leaves
    * nothing behind. */
   xpack_error err;
@@ -129,17 +137,27 @@ int verify_against_model(const cli_cache_source* source, const xpack_model_set* 
   const uint64_t problems_before_compare = *problems;
   xpack_file *fresh = NULL, *cache = NULL;
   xpack_file_info cache_info = {0};
-  if (xpack_file_open_fd(fresh_fd, &fresh, &err) == XPACK_OK && cli_cache_source_open_file(source, &cache, &err) == XPACK_OK) {
+  xpack_status opened = xpack_file_open_fd(fresh_fd, &fresh, &err);
+  if (opened != XPACK_OK) { /* the re-pack is this process's own file: whatever failed is the machine's */
+    cli_error("this machine's re-pack: %s", err.message);
+    close(fresh_fd);
+    return XPACK_EXIT_FAILED;
+  }
+  if ((opened = cli_cache_source_open_file(source, &cache, &err)) == XPACK_OK) {
     xpack_file_get_info(cache, &cache_info);
     /* Frames are not packed bytes: compare after `xpack inflate` (the run below reports the refusal). */
     if (!(cache_info.flags & 1)) compare_entries(fresh, cache, &job);
     note_nothing_compared(fresh, set, &packed);
-  } else {
+  } else if (!machine_short(opened)) {
     report(&job, cache_path, err.message);
   }
   xpack_file_close(fresh);
   xpack_file_close(cache);
   close(fresh_fd);
+  if (opened != XPACK_OK && machine_short(opened)) {
+    cli_error("%s", err.message);
+    return XPACK_EXIT_FAILED;
+  }
   /* A cache whose packed bytes are not what this XNNPACK produces may hold anything, sizes that lie
    * included: comparing stops here, and nothing of it reaches XNNPACK. */
   if (*problems != problems_before_compare) {
@@ -147,13 +165,21 @@ int verify_against_model(const cli_cache_source* source, const xpack_model_set* 
     return 0;
   }
 
-  if (cli_cache_source_open_cache(source, 0, &job.cache, &err) != XPACK_OK) {
+  if ((opened = cli_cache_source_open_cache(source, 0, &job.cache, &err)) != XPACK_OK) {
+    if (machine_short(opened)) {
+      cli_error("%s", err.message);
+      return XPACK_EXIT_FAILED;
+    }
     report(&job, cache_path, err.message);
     return 0;
   }
   if (xpack_cache_refusal(job.cache)) report(&job, cache_path, xpack_cache_refusal(job.cache));
   out->ran = 1;
   xpack_for_each_delegate(set, NULL, compare_outputs, &job);
+  if (job.failed) {
+    xpack_cache_close(job.cache);
+    return job.failed;
+  }
   xpack_stats stats;
   xpack_cache_stats(job.cache, &stats);
   out->lookups = stats.lookups;

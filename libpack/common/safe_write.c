@@ -60,7 +60,9 @@ static xpack_status open_temporary(xp_safe_file* f, xpack_error* err) {
   }
   /* Made 0600, so that nobody else reads it half-written; the output gets the mode any new file of the user's
    * gets (once a fixed 0644: the packed weights of a private model were readable by everyone under umask 077). */
-  if (!f->unnamed) fchmod(f->fd, new_file_mode());
+  /* An unnamed file stays 0600 whatever the umask: xpack reads it back through /proc/self/fd, which checks its mode
+   * again (under umask 0477 `pack --zstd` could not read its own mappable form). */
+  fchmod(f->fd, f->unnamed ? 0600 : new_file_mode());
   return XPACK_OK;
 }
 

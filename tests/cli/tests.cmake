@@ -27,3 +27,7 @@ set_tests_properties(cli_setup_deps_lock PROPERTIES SKIP_RETURN_CODE 77)
 add_test(NAME cli_changed_output
          COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/changed_output.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>
                  $<TARGET_FILE:xpack-test-change-on-map>)
+# A machine short of descriptors, or a umask without the owner's read bit, is not a fault of the cache
+# (scarce_machine.sh).
+add_test(NAME cli_scarce_machine
+         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/scarce_machine.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>)
