@@ -1,6 +1,7 @@
 #include "progress.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,7 +76,14 @@ progress* progress_start(const char* label, const char* unit, int enabled) {
   p->unit = unit;
   pthread_mutex_init(&p->lock, NULL);
   pthread_cond_init(&p->wake, NULL);
-  if (pthread_create(&p->thread, NULL, progress_thread, p) != 0) {
+  /* Started with every signal blocked, as libpack's threads are (xp_thread_create_quiet, which the tool, using public
+   * headers only, cannot call): an interrupt must reach the main thread, whose handler removes the temporary file. */
+  sigset_t all, before;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &before);
+  const int started = pthread_create(&p->thread, NULL, progress_thread, p);
+  pthread_sigmask(SIG_SETMASK, &before, NULL);
+  if (started != 0) {
     pthread_cond_destroy(&p->wake);
     pthread_mutex_destroy(&p->lock);
     free(p);

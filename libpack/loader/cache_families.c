@@ -7,6 +7,7 @@
 #include <xnnpack.h>
 
 #include "loader/probe.h"
+#include "common/quiet_thread.h"
 
 int xp_families_init(xp_cache_families* f, uint32_t count) {
   memset(f, 0, sizeof *f);
@@ -107,7 +108,7 @@ static void* probe_every_family(void* arg) {
 int xp_families_probe_early(xp_cache_families* f, const xp_view* view) {
   if (f->count == 0) return 0;
   f->view = view;
-  if (pthread_create(&f->prober, NULL, probe_every_family, f) != 0) return -1;
+  if (xp_thread_create_quiet(&f->prober, probe_every_family, f) != 0) return -1;
   f->prober_running = 1;
   return 0;
 }

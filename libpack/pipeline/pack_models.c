@@ -7,6 +7,7 @@
 #include <xxhash.h>
 
 #include "common/error.h"
+#include "common/quiet_thread.h"
 #include "pipeline/pack_schedule.h"
 #include "xpack_pipeline.h"
 
@@ -221,7 +222,7 @@ static xpack_status pack_parallel(pack_run* run, xpack_error* err) {
   pthread_t* threads = calloc(workers + 1, sizeof *threads);
   size_t started = 0;
   /* The calling thread is one of the workers. */
-  while (threads && started + 1 < workers && pthread_create(&threads[started], NULL, pool_worker, &p) == 0) started++;
+  while (threads && started + 1 < workers && xp_thread_create_quiet(&threads[started], pool_worker, &p) == 0) started++;
   pool_worker(&p);
   for (size_t i = 0; i < started; i++) pthread_join(threads[i], NULL);
   free(threads);
@@ -288,7 +289,7 @@ xpack_status xpack_pack_into_writer(const xpack_model_set* set, xpack_writer* wr
   pack_run run = {.set = set, .writer = writer, .options = options, .report = report};
   input_hashes hashes = {.set = set};
   pthread_t hasher;
-  const int hashing = pthread_create(&hasher, NULL, hash_inputs, &hashes) == 0;
+  const int hashing = xp_thread_create_quiet(&hasher, hash_inputs, &hashes) == 0;
   if (!hashing) hash_inputs(&hashes);
   xpack_status st = options->jobs > 1 ? pack_parallel(&run, err) : pack_serial(&run, err);
   if (hashing) pthread_join(hasher, NULL);

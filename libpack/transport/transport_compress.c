@@ -10,6 +10,7 @@
 #include "cachefile/cache_checks.h"
 #include "cachefile/cache_write.h"
 #include "common/error.h"
+#include "common/quiet_thread.h"
 #include "transport/transport.h"
 #include "xpc_format.h"
 
@@ -170,7 +171,7 @@ static xpack_status compress_regions(const xp_view* v, const char* name, int lev
     }
     int started = 1; /* jobs[0] runs on this thread */
     for (; started < batch; started++) {
-      if (pthread_create(&ids[started], NULL, run_frame_job, &jobs[started]) != 0) break;
+      if (xp_thread_create_quiet(&ids[started], run_frame_job, &jobs[started]) != 0) break;
     }
     run_frame_job(&jobs[0]);
     for (int t = 1; t < started; t++) pthread_join(ids[t], NULL);

@@ -1,0 +1,13 @@
+/* Threads of xpack's own that never take a process signal. */
+#ifndef XPACK_COMMON_QUIET_THREAD_H
+#define XPACK_COMMON_QUIET_THREAD_H
+
+#include <pthread.h>
+
+/* pthread_create with every signal blocked in the new thread: a signal sent to the process then goes to a thread
+ * that has not blocked it, the caller's. The interrupt handler of the CLI relies on that: it runs while the main
+ * thread holds signals around naming a temporary file (temp_files.c), and a worker taking the signal in that window
+ * once left the file behind. Returns pthread_create's result; the caller's own mask is left as it was. */
+int xp_thread_create_quiet(pthread_t* thread, void* (*fn)(void*), void* arg);
+
+#endif
