@@ -29,13 +29,19 @@ xpack_status xp_transport_inflate_view(const xp_view* v, const char* name, const
   }
   st = xp_mappable_offsets(v, name, offsets, &data_end, err);
   if (st != XPACK_OK) goto done;
-  for (uint64_t i = 0; i < count; i++) {
+  for (uint64_t i = 0; i < count && st == XPACK_OK; i++) {
     xp_region r;
     xp_view_region(v, i, &r);
     sizes[i] = r.size;
     region_bytes += r.size;
     frame_bytes += r.stored_size;
+    char what[256];
+    if ((st = xp_transport_check_region(v, &r, what, sizeof what)) != XPACK_OK) {
+      xp_fail(err, st, "%s: region %llu at offset %llu: %s", name, (unsigned long long)i, (unsigned long long)r.offset,
+              what);
+    }
   }
+  if (st != XPACK_OK) goto done;
   st = xp_metadata_rebuild(v, name, offsets, sizes, v->page_alignment, data_end, 0, &layout, err);
   /* A file system too small for the declared size is found before gigabytes are written into it. */
   if (st == XPACK_OK && sink->room != NULL) st = sink->room(sink->context, layout.file_size, err);

@@ -6,7 +6,7 @@
 #include <unistd.h>
 #define XXH_STATIC_LINKING_ONLY /* XXH3_state_t on the stack */
 #include <xxhash.h>
-#define ZSTD_STATIC_LINKING_ONLY /* ZSTD_getFrameHeader: the frame's window */
+#define ZSTD_STATIC_LINKING_ONLY /* ZSTD_getFrameHeader: the frame's window; ZSTD_frameHeaderSize */
 #include <zstd.h>
 
 #include "common/error.h"
@@ -72,6 +72,41 @@ static xpack_status check_frame(const uint8_t* frame, const xp_region* r, char* 
   if (extent != n) {
     return FAULT("the zstd frame is %zu bytes, stored_size says %llu (one frame and nothing after it)", extent,
                  (unsigned long long)r->stored_size);
+  }
+  return XPACK_OK;
+}
+
+/* The most content the frame's blocks can decode to (RFC 8878 3.1.1.2): a raw or RLE block its block size, a
+ * compressed one 128 KiB. ZSTD_decompressBound answers the frame header's content size where there is one, which is
+ * what is in question. ZSTD_CONTENTSIZE_ERROR for a block past the frame's n bytes (check_frame has checked the
+ * extent already). */
+static unsigned long long blocks_bound(const uint8_t* frame, size_t n) {
+  const size_t header = ZSTD_frameHeaderSize(frame, n);
+  if (ZSTD_isError(header)) return ZSTD_CONTENTSIZE_ERROR;
+  unsigned long long bound = 0;
+  for (size_t at = header;;) {
+    if (n - at < 3) return ZSTD_CONTENTSIZE_ERROR;
+    const uint32_t block = (uint32_t)frame[at] | (uint32_t)frame[at + 1] << 8 | (uint32_t)frame[at + 2] << 16;
+    const uint32_t type = (block >> 1) & 3, size = block >> 3;
+    const size_t stored = type == 0 ? size : type == 1 ? 1 : size;
+    if (type == 3 || stored > n - at - 3) return ZSTD_CONTENTSIZE_ERROR;
+    bound += type == 2 ? ZSTD_BLOCKSIZE_MAX : size;
+    at += 3 + stored;
+    if (block & 1) return bound;
+  }
+}
+
+xpack_status xp_transport_check_region(const xp_view* v, const xp_region* r, char* what, size_t what_size) {
+  const uint8_t* frame = v->base + r->offset;
+  xpack_status st = check_frame(frame, r, what, what_size);
+  if (st != XPACK_OK) return st;
+  /* What its blocks can hold (128 KiB each at most): a 1.2 KB frame declaring 1 TiB once had inflate ask the file
+   * system for a terabyte, and report no room, before a byte was decoded. */
+  const unsigned long long bound = blocks_bound(frame, (size_t)r->stored_size);
+  if (bound == ZSTD_CONTENTSIZE_ERROR) return FAULT("the zstd frame's blocks are damaged");
+  if (bound < r->size) {
+    return FAULT("the zstd frame's blocks hold at most %llu bytes, its header and the region record say %llu", bound,
+                 (unsigned long long)r->size);
   }
   return XPACK_OK;
 }

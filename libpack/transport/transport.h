@@ -42,6 +42,10 @@ void xp_transport_decoder_free(xp_transport_decoder* d);
  * The bytes go to sink at out_offset onwards (sink may be NULL: check only).
  * Returns XPACK_ERR_CORRUPT with the fault in what (no file or region prefix: the caller adds it), or the
  * sink's error (described in err). */
+/* The frame of region r as check_frame and decoding would find it, without decoding: magic, header, declared content
+ * equal to r->size, window, dictionary, extent, and blocks that can hold r->size bytes. inflate checks every region
+ * so before it asks the file system for room. Errors: XPACK_ERR_CORRUPT, `what` saying why. */
+xpack_status xp_transport_check_region(const xp_view* v, const xp_region* r, char* what, size_t what_size);
 xpack_status xp_transport_decode_region(xp_transport_decoder* d, const xp_view* v, const xp_region* r, const xp_transport_sink* sink,
                                         uint64_t out_offset, char* what, size_t what_size, xpack_error* err);
 

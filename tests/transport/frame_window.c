@@ -2,7 +2,9 @@
  * zstd's own limit holds only where it decodes in steps, so a frame declaring a 1 GiB window over 9 KiB of content
  * was decoded in one go, and verify called the file sound. Frames built by hand (one raw block), decoded with
  * xp_transport_decode_region (what verify and inflate call for every region): windows of 2^30 and 2^24 bytes are
- * refused naming the window, 2^23 decodes. */
+ * refused naming the window, 2^23 decodes. And a frame whose header declares 1 TiB over one 128 KiB RLE block (a 1.2 KB
+ * transport file once had inflate ask the file system for a terabyte): xp_transport_check_region, which inflate runs
+ * on every region before asking for room, refuses it from its blocks; the raw frames pass it. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +27,20 @@ static size_t build_frame(uint8_t* out, const uint8_t* content, unsigned window_
   const uint32_t block = 1u | (0u << 1) | ((uint32_t)CONTENT << 3); /* last, raw, size */
   for (int i = 0; i < 3; i++) out[n++] = (uint8_t)(block >> (8 * i));
   memcpy(out + n, content, CONTENT), n += CONTENT;
+  return n;
+}
+
+/* Magic, a header with a Window_Descriptor and an 8-byte Frame_Content_Size of 2^40, one RLE block of 128 KiB. */
+static size_t build_lying_frame(uint8_t* out) {
+  size_t n = 0;
+  const uint8_t magic[4] = {0x28, 0xB5, 0x2F, 0xFD};
+  memcpy(out, magic, 4), n += 4;
+  out[n++] = 0xC0;                                  /* Frame_Content_Size_flag 3 (8 bytes) */
+  out[n++] = (uint8_t)((17 - 10) << 3);             /* a window of 128 KiB */
+  for (int i = 0; i < 8; i++) out[n++] = (uint8_t)((1ull << 40) >> (8 * i));
+  const uint32_t block = 1u | (1u << 1) | ((uint32_t)(128 * 1024) << 3); /* last, RLE, size */
+  for (int i = 0; i < 3; i++) out[n++] = (uint8_t)(block >> (8 * i));
+  out[n++] = 0x5A;
   return n;
 }
 
@@ -54,6 +70,21 @@ int main(void) {
       EXPECT_MSG(st == XPACK_OK, "a window of 2^23 bytes: status %d, '%s'", (int)st, what);
     }
     printf("window 2^%u: %s%s\n", logs[i], st == XPACK_OK ? "decoded" : "refused: ", what);
+    const xpack_status checked = xp_transport_check_region(&v, &r, what, sizeof what);
+    EXPECT_MSG((checked == XPACK_OK) == (logs[i] <= 23), "check_region of the window 2^%u frame: status %d, '%s'",
+               logs[i], (int)checked, what);
+  }
+  {
+    xp_view v;
+    memset(&v, 0, sizeof v);
+    v.base = frame;
+    v.size = build_lying_frame(frame);
+    const xp_region r = {0, v.size, 1ull << 40, 0};
+    char what[512] = "";
+    const xpack_status st = xp_transport_check_region(&v, &r, what, sizeof what);
+    EXPECT_MSG(st == XPACK_ERR_CORRUPT && strstr(what, "hold at most 131072 bytes") != NULL,
+               "a frame declaring 2^40 bytes over one 128 KiB RLE block: status %d, '%s'", (int)st, what);
+    printf("2^40 bytes declared over 128 KiB: %s\n", what);
   }
   xp_transport_decoder_free(&d);
   printf("frame_window: %d failure(s)\n", failures);
