@@ -1,5 +1,6 @@
 /* xpack dump FILE [--json]: every field of a cache file. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli_cache_source.h"
@@ -29,6 +30,41 @@ static uint64_t stored_total(const xpack_file* f, const xpack_file_info* info) {
 }
 
 static double ratio(uint64_t stored, uint64_t size) { return size ? (double)stored / (double)size : 1.0; }
+
+typedef struct info_key {
+  const char* key;
+  uint64_t index;
+} info_key;
+
+static int by_key_then_index(const void* a, const void* b) {
+  const info_key *x = a, *y = b;
+  const int c = strcmp(x->key, y->key);
+  return c != 0 ? c : (x->index > y->index) - (x->index < y->index);
+}
+
+/* INFO records whose key an earlier record has (repeated[i] = 1): a JSON object names each key once, and a file
+ * may repeat one (the text report lists every record). Sorted, not compared pairwise: INFO may hold millions.
+ * NULL when there is no memory for it (then every record is listed). */
+static unsigned char* repeated_info_keys(const xpack_file* f, uint64_t count) {
+  info_key* keys = malloc((size_t)(count ? count : 1) * sizeof *keys);
+  unsigned char* repeated = calloc((size_t)(count ? count : 1), 1);
+  if (keys == NULL || repeated == NULL) {
+    free(keys);
+    free(repeated);
+    return NULL;
+  }
+  for (uint64_t i = 0; i < count; i++) {
+    const char* value;
+    xpack_file_get_info_pair(f, i, &keys[i].key, &value);
+    keys[i].index = i;
+  }
+  qsort(keys, (size_t)count, sizeof *keys, by_key_then_index);
+  for (uint64_t i = 1; i < count; i++) {
+    if (strcmp(keys[i].key, keys[i - 1].key) == 0) repeated[keys[i].index] = 1;
+  }
+  free(keys);
+  return repeated;
+}
 
 static void dump_json(const xpack_file* f, const xpack_file_info* info, const char* path) {
   json j;
@@ -71,11 +107,14 @@ static void dump_json(const xpack_file* f, const xpack_file_info* info, const ch
   }
   json_end_array(&j);
   json_key(&j, "info"); json_object(&j);
+  unsigned char* repeated = repeated_info_keys(f, info->info_count);
   for (uint64_t i = 0; i < info->info_count; i++) {
+    if (repeated != NULL && repeated[i]) continue;
     const char *k, *v;
     xpack_file_get_info_pair(f, i, &k, &v);
     json_key(&j, k); json_string(&j, v);
   }
+  free(repeated);
   json_end_object(&j);
   json_key(&j, "regions"); json_array(&j);
   for (uint64_t i = 0; i < info->region_count; i++) {
@@ -145,7 +184,7 @@ static void dump_text(const xpack_file* f, const xpack_file_info* info, const ch
   char b1[32], b2[32], b3[32];
   char build_id[2 * 256 + 1];
   hex(info->build_id, info->build_id_size < 256 ? info->build_id_size : 256, build_id);
-  fprintf(cli_out(), "file            %s (%s)\n", path, cli_bytes(info->file_size, b1));
+  fprintf(cli_out(), "file            %s (%s)\n", cli_name(path), cli_bytes(info->file_size, b1));
   fprintf(cli_out(), "format          xpack cache %u.%u%s\n", info->major, info->minor,
           (info->flags & 1) ? ", transport form (zstd regions)" : "");
   fprintf(cli_out(), "target          %s, XNN_ALLOCATION_ALIGNMENT %u, large regions aligned to %u\n", info->arch_name,

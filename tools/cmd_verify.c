@@ -33,7 +33,7 @@ static void on_problem(void* context, const char* where, const char* what) {
 
 /* A clean report with --model says how much it rests on: a model that packs nothing compares nothing. */
 static void print_model_text(const char* path, const model_verdict* m) {
-  fprintf(cli_out(), "%s: with the models: %llu of %llu packed weights as this machine packs them; ", path,
+  fprintf(cli_out(), "%s: with the models: %llu of %llu packed weights as this machine packs them; ", cli_name(path),
           (unsigned long long)m->weights_agreeing, (unsigned long long)m->weights_compared);
   if (!m->ran) {
     fprintf(cli_out(), "not run with the cache\n");
@@ -182,8 +182,8 @@ int cmd_verify(int argc, char** argv) {
     }
   }
   if (st == XPACK_OK && !as_json) {
-    if (problems == 0) fprintf(cli_out(), "%s: sound\n", path);
-    else fprintf(cli_out(), "%s: %llu problem%s\n", path, (unsigned long long)problems, problems == 1 ? "" : "s");
+    if (problems == 0) fprintf(cli_out(), "%s: sound\n", cli_name(path));
+    else fprintf(cli_out(), "%s: %llu problem%s\n", cli_name(path), (unsigned long long)problems, problems == 1 ? "" : "s");
     if (model_checked) print_model_text(path, &model);
   }
   if (as_json) {

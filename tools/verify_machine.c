@@ -18,7 +18,7 @@ static void report_unchecked(const char* path, json* j, const xpack_error* err) 
     json_key(j, "message"); json_string(j, message);
     json_end_object(j);
   } else if (err->status == XPACK_ERR_TRANSPORT) {
-    fprintf(cli_out(), "%s: %s\n", path, message);
+    fprintf(cli_out(), "%s: %s\n", cli_name(path), cli_name(message));
   }
 }
 
@@ -87,9 +87,9 @@ void verify_for_this_machine(const cli_cache_source* source, json* j, machine_ve
     json_key(j, "entries_refused_alone"); json_uint(j, refused_alone);
     json_key(j, "families"); json_array(j);
   } else if (out->entries_refused == 0) {
-    fprintf(cli_out(), "%s: on this machine every entry is served\n", path);
+    fprintf(cli_out(), "%s: on this machine every entry is served\n", cli_name(path));
   } else {
-    fprintf(cli_out(), "%s: on this machine %llu of %llu entries would be refused (XNNPACK packs them itself)\n", path,
+    fprintf(cli_out(), "%s: on this machine %llu of %llu entries would be refused (XNNPACK packs them itself)\n", cli_name(path),
             (unsigned long long)out->entries_refused, (unsigned long long)info.entry_count);
     if (refusal) fprintf(cli_out(), "  the whole file is refused: %s\n", refusal);
     if (refused_alone) {

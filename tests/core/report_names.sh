@@ -20,6 +20,26 @@ grep -q '^info            ?' nl.txt || fail "the INFO key's line break is not wr
 python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert any(k.startswith("\n") for k in d["info"]), d["info"]' nl.json ||
   fail "dump --json does not keep the key as it is: $(head -c 300 nl.json)"
 
+# A cache's own path with a line break, in verify's and dump's text: "evil.xpc: sound" once printed as a line of its
+# own before the real verdict (a review, 2026-11-29).
+cp m.xpc "$(printf 'x.xpc: sound\nx.xpc')"
+"$XPACK" verify "$(printf 'x.xpc: sound\nx.xpc')" > v.txt || fail "verify of a cache whose path holds a line break: exit $?"
+"$XPACK" verify m.xpc > vm.txt
+[ "$(wc -l < v.txt)" = "$(wc -l < vm.txt)" ] || fail "verify: the path's line break made a line of its own: $(head -3 v.txt)"
+grep -q '^x.xpc: sound?x.xpc: sound$' v.txt || fail "verify: the path is not written with '?': $(head -2 v.txt)"
+"$XPACK" dump "$(printf 'x.xpc: sound\nx.xpc')" | grep -q '^file            x.xpc: sound?x.xpc ' || fail "dump: the path is not written with '?'"
+
+# INFO keys named twice: dump --json names each once (a JSON object), the first record's value.
+cp m.xpc twice.xpc
+"$TAMPER" twice.xpc info-shared 2 || fail "xpc_tamper info-shared"
+"$XPACK" dump twice.xpc --json | python3 -c '
+import json, sys
+from collections import Counter
+pairs = json.load(sys.stdin, object_pairs_hook=lambda p: p)
+info = dict(pairs)["info"]
+twice = [k for k, n in Counter(k for k, _ in info).items() if n > 1]
+assert not twice, f"keys named more than once: {twice}"' || fail "dump --json repeats an INFO key"
+
 # A program's method name with a line break, in inspect's and run's text.
 python3 -c '
 import sys
