@@ -351,6 +351,7 @@ int cmd_bench(int argc, char** argv) {
       rc = pack_cache(run, dir, packed_path);
       if (rc == 0) chmod(packed_path, 0600); /* the bench's own file: readable by it whatever the umask */
       run->cache_path = packed_path;
+      run->cache_kept = o.keep;
     }
   }
   if (rc == BENCH_NOTHING_TO_PACK) { /* as `xpack pack`: not an error, but nothing to measure */

@@ -207,6 +207,7 @@ typedef struct bench_run {
   int reps;
   unsigned unlike_app;              /* BENCH_*: --serve-small, --serve-cold, --probe-late, --no-prefetch */
   const char* cache_path;
+  int cache_kept; /* --keep of a cache the bench packed: the report names it (cache_path), the folder stays */
   int packed_here;                  /* the cache was packed by this run (pack figures are known) */
   int pack_runs;                    /* `xpack pack` runs, one per repetition */
   double pack_wall[BENCH_MAX_REPS]; /* each in a child: fork to reaped, ms */

@@ -252,6 +252,9 @@ void bench_report_json(const bench_run* run, FILE* out) {
   for (size_t i = 0; i < run->data_count; i++) json_string(&j, run->data[i]);
   json_end_array(&j);
   json_key(&j, "reps"); json_int(&j, run->reps);
+  json_key(&j, "kept_cache");
+  if (run->cache_kept) json_string(&j, run->cache_path);
+  else json_null(&j);
   machine(&j);
   json_key(&j, "model_bytes"); json_uint(&j, run->model_bytes);
   json_key(&j, "cache_file_bytes"); json_uint(&j, run->cache_file_bytes);

@@ -287,4 +287,14 @@ set +e; "$XPACK" > out.txt 2> err.txt; s=$?; set -e
 [ "$s" = 2 ] || fail "xpack with no command exits $s, not 2"
 [ -s out.txt ] && fail "xpack with no command wrote to stdout: $(head -2 out.txt)"
 grep -q "^usage: xpack" err.txt || fail "xpack with no command prints no usage on stderr"
+# bench --keep -q --json: the kept cache is named in the JSON (-q silences the "kept" line), null without --keep.
+mkdir keep
+TMPDIR=$PWD/keep "$XPACK" bench m.pte --reps 1 --variants nocache,cache_warm --keep -q --json > keep.json ||
+  fail "bench --keep -q --json"
+kept=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["kept_cache"])' keep.json)
+case "$kept" in "$PWD"/keep/*) [ -f "$kept" ] || fail "bench --keep names $kept, which is not there";;
+  *) fail "bench --keep -q --json names no kept cache: $kept";; esac
+"$XPACK" verify "$kept" > /dev/null || fail "the kept cache is not sound"
+"$XPACK" bench m.pte --reps 1 --variants nocache --json | python3 -c 'import json, sys; assert json.load(sys.stdin)["kept_cache"] is None' ||
+  fail "bench without --keep names a kept cache"
 echo "cli: every command's help, usage errors, --json, errors on stderr, -q and -v"
