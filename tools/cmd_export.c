@@ -1,4 +1,5 @@
 /* xpack export --executorch CACHE OUT [--json]: the cache as ExecuTorch's packed_cache_path file. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -193,7 +194,14 @@ int cmd_export(int argc, char** argv) {
   }
   /* The other commands read ARCHIVE!/MEMBER where it lies; export reads a cache file (the export goes into the
    * app beside the cache, not from inside its APK). */
-  if (strstr(cache, "!/") != NULL && access(cache, F_OK) != 0) {
+  const char* member = strstr(cache, "!/");
+  if (member != NULL && access(cache, F_OK) != 0) {
+    char archive[4096];
+    snprintf(archive, sizeof archive, "%.*s", (int)(member - cache), cache);
+    if (access(archive, F_OK) != 0) { /* neither a file of that name nor an archive: the input is missing */
+      cli_error("%s: cannot open: %s", cache, strerror(errno));
+      return XPACK_EXIT_BAD_INPUT;
+    }
     cli_error("export: %s names a member of an archive: export takes a cache file (export it before it goes into "
               "the archive, or extract it)", cache);
     return XPACK_EXIT_USAGE;

@@ -85,6 +85,10 @@ echo "  verify --model through a member; run --cache MEMBER --cache FILE chooses
 set +e; "$XPACK" export --executorch "apk/agp.apk!/assets/model.xpc" out.xpwc > out.txt 2> err.txt; rc=$?; set -e
 [ $rc = 2 ] && [ ! -e out.xpwc ] && grep -q "names a member of an archive: export takes a cache file" err.txt ||
   fail "export of a member: exit $rc, $(cat err.txt)"
+# ... but where no archive of that name exists either, the input is missing (exit 3), not a usage error.
+set +e; "$XPACK" export --executorch "apk/none.apk!/assets/model.xpc" out.xpwc > out.txt 2> err.txt; rc=$?; set -e
+[ $rc = 3 ] && [ ! -e out.xpwc ] && grep -q "none.apk!/assets/model.xpc: cannot open" err.txt ||
+  fail "export of a member of a missing archive: exit $rc, $(cat err.txt)"
 
 # The transport form shipped as an asset, inflated from where it lies (xpack_inflate_range), as an app does at
 # install: the very file `pack` writes without --zstd; the archive itself is refused as the output.
