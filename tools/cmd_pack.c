@@ -212,6 +212,12 @@ int cmd_pack(int argc, char** argv) {
     } else {
       report_written(as_json, out_path, level, &report);
     }
+    for (size_t i = 0; st == XPACK_OK && i < set.ptd_count && g_verbosity >= 0; i++) {
+      if (xpack_et_ptd_was_named(set.ptds[i])) continue;
+      cli_line(stderr, "note: %s: no XNNPACK delegate of the programs given names any of its %zu entries; it adds "
+               "nothing to the cache (the .ptd of another export?)", set.ptd_files[i].path,
+               xpack_et_ptd_get_info(set.ptds[i])->entry_count);
+    }
   }
   xpack_model_set_close(&set);
   free(default_path);

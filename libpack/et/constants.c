@@ -50,6 +50,8 @@ static xpack_status resolve_named(const xpack_et_xnn_graph* g, uint32_t idx, con
                       xpack_et_ptd_get_info(src->ptds[found_in])->name);
   }
   if (found) {
+    /* Whether a .ptd served any delegate is the tool's to tell (a .ptd of another export is read and unused). */
+    atomic_store_explicit(&((xpack_et_ptd*)src->ptds[found_in])->named, 1, memory_order_relaxed);
     out->source = XPACK_ET_CONSTANT_PTD;
     out->data = found->data;
     out->size = found->size;

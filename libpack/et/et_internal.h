@@ -2,6 +2,8 @@
 #ifndef XPACK_ET_INTERNAL_H
 #define XPACK_ET_INTERNAL_H
 
+#include <stdatomic.h>
+
 #include "et/et_map.h"
 #include "et/hash_memo.h"
 #include "xpack_executorch.h"
@@ -30,6 +32,7 @@ struct xpack_et_ptd {
   xpack_et_ptd_entry* entries;
   size_t* sorted; /* indices into entries, sorted by key */
   xp_et_hash_memo hashes;
+  atomic_int named; /* an XNNPACK delegate's constant resolved to one of its entries (constants.c) */
 };
 
 /* The program or .ptd of sources whose bytes hold [data, data + size): its map and its hash memo, both NULL

@@ -396,6 +396,10 @@ void xpack_et_ptd_close(xpack_et_ptd* p) {
 
 const xpack_et_ptd_info* xpack_et_ptd_get_info(const xpack_et_ptd* p) { return p ? &p->info : NULL; }
 
+bool xpack_et_ptd_was_named(const xpack_et_ptd* p) {
+  return p != NULL && atomic_load_explicit(&((xpack_et_ptd*)p)->named, memory_order_relaxed) != 0;
+}
+
 const uint8_t* xpack_et_ptd_bytes(const xpack_et_ptd* p, size_t* size) {
   if (size) *size = p ? p->map.size : 0;
   return p ? p->map.data : NULL;

@@ -287,6 +287,15 @@ set +e; "$XPACK" > out.txt 2> err.txt; s=$?; set -e
 [ "$s" = 2 ] || fail "xpack with no command exits $s, not 2"
 [ -s out.txt ] && fail "xpack with no command wrote to stdout: $(head -2 out.txt)"
 grep -q "^usage: xpack" err.txt || fail "xpack with no command prints no usage on stderr"
+# A .ptd that no XNNPACK delegate of the programs names (another export's) gets a note; its own program's does not.
+"$GEN" ptd -o p.pte --ptd p.ptd > /dev/null
+"$XPACK" pack m.pte --data p.ptd -o mp.xpc > /dev/null 2> note.txt || fail "pack m.pte --data p.ptd: $(cat note.txt)"
+grep -q "^note: p.ptd: no XNNPACK delegate of the programs given names any of its [0-9]* entries" note.txt ||
+  fail "no note for a .ptd no program names: $(cat note.txt)"
+"$XPACK" pack w.pte --data w.ptd -o ww.xpc > /dev/null 2> note.txt || fail "pack w.pte --data w.ptd"
+! grep -q "no XNNPACK delegate" note.txt || fail "a note for the program's own .ptd: $(cat note.txt)"
+"$XPACK" pack w.pte --data w.ptd -o ww2.xpc --jobs 2 > /dev/null 2> note.txt || fail "pack --jobs 2"
+! grep -q "no XNNPACK delegate" note.txt || fail "a note for the program's own .ptd with --jobs 2: $(cat note.txt)"
 # bench --keep -q --json: the kept cache is named in the JSON (-q silences the "kept" line), null without --keep.
 mkdir keep
 TMPDIR=$PWD/keep "$XPACK" bench m.pte --reps 1 --variants nocache,cache_warm --keep -q --json > keep.json ||
