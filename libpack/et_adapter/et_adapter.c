@@ -58,13 +58,19 @@ xpack_status xpack_et_adapter_attach_best(const char* const* cache_paths, size_t
   if (atomic_load_explicit(&g_cache, memory_order_acquire)) {
     st = xp_fail(err, XPACK_ERR_ARG, "xpack_et_adapter_attach: already attached");
   } else {
-    const xpack_open_limits limits = {.small_cache_bytes = XPACK_ET_ADAPTER_SMALL_CACHE_BYTES};
+    const xpack_open_limits limits = {.small_cache_bytes = XPACK_ET_ADAPTER_SMALL_CACHE_BYTES, .program = pte,
+                                      .program_size = pte_size};
     /* Choosing decides the candidates' packing families: their probes are xpack's own runtimes, which the
      * wrapper passes through (xpack_creating_own_runtime). It decides them at once, so a probe thread
      * (XPACK_OPEN_PROBE_EARLY) would only be started to be waited for: without it attach took 0.05 to 0.15 ms
      * less (docs/BENCHMARKS.md, "The adapter opens its cache without a probe thread"). */
-    st = xpack_cache_open_best_limits(cache_paths, cache_count, flags & ~XPACK_OPEN_PROBE_EARLY, &limits, &g_opening,
-                                      chosen, candidates, err);
+    /* Sizing the weights runs XNNPACK: an app outside ExecuTorch (which initializes it as its backend registers) got
+     * "uninitialized" blamed on a node of its program. */
+    st = xpack_initialize_xnnpack(err);
+    if (st == XPACK_OK) {
+      st = xpack_cache_open_best_limits(cache_paths, cache_count, flags & ~XPACK_OPEN_PROBE_EARLY, &limits,
+                                        &g_opening, chosen, candidates, err);
+    }
     if (st == XPACK_OK) st = attach_opened(pte, pte_size, ptds, ptd_sizes, ptd_count, err);
   }
   pthread_mutex_unlock(&g_attach_lock);
@@ -77,11 +83,19 @@ xpack_status xpack_et_adapter_attach_cache(xpack_cache* cache, const void* pte, 
   pthread_mutex_lock(&g_attach_lock);
   xpack_status st;
   /* Already attached first: that cache stays the caller's, whatever else is wrong with the call (the header). */
-  if (atomic_load_explicit(&g_cache, memory_order_acquire)) {
-    st = xp_fail(err, XPACK_ERR_ARG, "xpack_et_adapter_attach_cache: already attached");
+  xpack_cache* attached = atomic_load_explicit(&g_cache, memory_order_acquire);
+  if (attached) {
+    /* The attached cache given again is the adapter's: an app that closed it on this error freed it under the
+     * running runtimes (found by a review). */
+    st = xp_fail(err, XPACK_ERR_ARG, attached == cache
+                                         ? "xpack_et_adapter_attach_cache: this cache is the one attached: it stays "
+                                           "the adapter's until xpack_et_adapter_detach (do not close it)"
+                                         : "xpack_et_adapter_attach_cache: already attached");
   } else if (!cache || !pte || (ptd_count && (!ptds || !ptd_sizes))) {
     xpack_cache_close(cache); /* owned from this call on, as when the attach fails later */
     st = xp_fail(err, XPACK_ERR_ARG, "xpack_et_adapter_attach_cache: NULL cache, program or data");
+  } else if ((st = xpack_initialize_xnnpack(err)) != XPACK_OK) {
+    xpack_cache_close(cache);
   } else {
     g_opening = cache;
     st = attach_opened(pte, pte_size, ptds, ptd_sizes, ptd_count, err);

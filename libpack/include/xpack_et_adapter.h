@@ -64,7 +64,8 @@ xpack_status xpack_et_adapter_attach(const char* cache_path, unsigned flags, con
 
 /* xpack_et_adapter_attach for an app that ships one cache per class of CPU (docs/INTEGRATION.md, "caches for phones"):
  * keeps the cache xpack_cache_open_best_limits keeps among cache_paths[0..cache_count) (the first this device
- * serves whole, else the one serving the most entries; the adapter's small limit applies to each), sets
+ * serves whole, else the one serving the most entries, a file built from `pte` before any built from other programs;
+ * the adapter's small limit applies to each), sets
  * *chosen to its index and fills candidates (NULL, or cache_count elements) with what was found of each file,
  * then binds, sizes and probes as attach does. Attach and this share the one attachment per process.
  * Errors: XPACK_ERR_ARG (already attached, NULL paths, chosen or program, cache_count 0, a NULL path), those of
@@ -78,8 +79,10 @@ xpack_status xpack_et_adapter_attach_best(const char* const* cache_paths, size_t
 /* xpack_et_adapter_attach for a cache the app opened itself, e.g. from its APK with xpack_cache_open_fd (pass it
  * the limits {.small_cache_bytes = XPACK_ET_ADAPTER_SMALL_CACHE_BYTES} to skip as attach does). The adapter owns
  * the cache from this call on, also when it fails (it is then closed), and closes it at detach. Errors:
- * XPACK_ERR_ARG (already attached, checked first: the cache stays the caller's; else a NULL cache, program, or
- * data with ptd_count above 0: the cache is closed); those of reading the program and its data
+ * XPACK_ERR_ARG (already attached, checked first: the cache stays the caller's, unless it is the attached cache
+ * itself, which stays the adapter's; else a NULL cache, program, or data with ptd_count above 0: the cache is
+ * closed); XPACK_ERR_NOMEM or XPACK_ERR_XNNPACK when XNNPACK cannot be initialized (xpack_initialize_xnnpack: the
+ * cache is closed); those of reading the program and its data
  * (xpack_et_program_open_memory, xpack_et_ptd_open_memory, xpack_et_xnn_graph_open, xpack_et_summarize_graph), of
  * binding and sizing its weights (xpack_cache_bind, xpack_replay_size_weights_for_cache) and of deciding the
  * packing families (xpack_cache_family). */

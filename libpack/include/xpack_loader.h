@@ -122,6 +122,11 @@ typedef struct xpack_open_limits {
   uint64_t small_cache_bytes; /* XPACK_OPEN_SKIP_SMALL skips a file under this; 0 = XPACK_SMALL_CACHE_BYTES */
   uint64_t cold_cache_bytes;  /* XPACK_OPEN_SKIP_COLD skips a file under this out of the page cache; 0 =
                                  XPACK_COLD_CACHE_BYTES */
+  const void* program;        /* choosing among caches (xpack_cache_open_best*): NULL, or the bytes of the .pte the
+                                 app runs (program_size of them), so that a file built from it is preferred to one
+                                 built from other programs (xpack_cache_check_program); the caller's, read during
+                                 the call only. Opening one file ignores it. */
+  size_t program_size;
 } xpack_open_limits;
 
 /* Opens and validates a cache file: footer, header, table directory, bounds, version, small-table
@@ -364,6 +369,7 @@ typedef struct xpack_cache_candidate {
   int refused_whole;       /* the file opened but serves nothing here: another architecture or XNNPACK build */
   uint64_t entries;        /* entries of the file (0 when it did not open) */
   uint64_t entries_served; /* of them, served by this process (xpack_cache_entries_served) */
+  int other_program;       /* limits named a program and this file was not built from it */
 } xpack_cache_candidate;
 
 /* Opens paths[0..count) in order with `flags` and keeps the first file this process serves whole (every entry
@@ -372,7 +378,9 @@ typedef struct xpack_cache_candidate {
  * not open (missing, damaged) or is refused whole is passed over. A file skipped as small or cold
  * (XPACK_OPEN_SKIP_SMALL, XPACK_OPEN_SKIP_COLD) is kept at once: caches of the same programs are of one size,
  * and skipping is the cheaper choice for every one of them. When no file serves an entry, the first that
- * opened is kept (its refusal says why). *chosen is the index kept; candidates (NULL, or count elements)
+ * opened is kept (its refusal says why). With a program in limits (xpack_cache_open_best_limits, _fd), a file built
+ * from it comes before any built from other programs, whatever they serve: a bundle holding another model's cache
+ * among the candidates once had the adapter keep that one, served whole and missing every look-up. *chosen is the index kept; candidates (NULL, or count elements)
  * receives what was found of each file (tried 0 for those after one kept whole). The cache is the caller's, closed with xpack_cache_close.
  * Errors: XPACK_ERR_ARG (NULL paths, out or chosen, count 0, or a NULL path), and when no file opens, the
  * first file's error. */

@@ -78,6 +78,8 @@ static xpack_status choose(const candidates_at* at, size_t count, unsigned flags
   xpack_cache* best = NULL;
   size_t best_index = 0;
   uint64_t best_served = 0;
+  int best_mine = 0;
+  const void* program = limits ? limits->program : NULL;
   xpack_error first_error = {XPACK_OK, ""};
   for (size_t i = 0; i < count; i++) {
     xpack_cache* c = NULL;
@@ -96,15 +98,20 @@ static xpack_status choose(const candidates_at* at, size_t count, unsigned flags
       candidates[i].refused_whole = !c->skipped && c->refusal[0] != 0;
     }
     const int whole = c->skipped || (served == entries && served > 0);
-    if (best == NULL || served > best_served || whole) {
+    /* A skipped file was not read: whether it is this program's is unknown, and it is kept at once as before. */
+    const int mine = program == NULL || c->skipped ||
+                     xpack_cache_check_program(c, program, limits->program_size, NULL) == XPACK_OK;
+    if (candidates) candidates[i].other_program = !mine;
+    if (best == NULL || mine > best_mine || (mine == best_mine && (served > best_served || whole))) {
       xpack_cache_close(best);
       best = c;
       best_index = i;
       best_served = served;
+      best_mine = mine;
     } else {
       xpack_cache_close(c);
     }
-    if (whole) break;
+    if (whole && mine) break;
   }
   if (best == NULL) {
     if (err) *err = first_error;

@@ -165,6 +165,12 @@ grep -q "^xpack candidate 0: tried=1 opened=0 .* error=.*missing.xpc" "$work/cho
 run_xp "$work/choose_first.run" "$work/llm.xpc" --xpack-cache "$work/bid.xpc"
 grep -q "^xpack chosen=0 of 2" "$work/choose_first.run" && [ "$(cand "$work/choose_first.run" 1 tried)" = 0 ] ||
   fail "choose: a file after one served whole was opened"
+# Another program's cache first, served whole here (a bundle holding another model's): the one built from this
+# program is kept and the other reported (the adapter kept the first, and every look-up missed; found by a review).
+run_xp "$work/choose_program.run" "$work/llm_q4.xpc" --xpack-cache "$work/llm.xpc"
+grep -q "^xpack chosen=1 of 2" "$work/choose_program.run" && [ "$(cand "$work/choose_program.run" 0 other_program)" = 1 ] &&
+  [ "$(cand "$work/choose_program.run" 1 other_program)" = 0 ] && [ "$(xf "$work/choose_program.run" misses)" = 0 ] ||
+  fail "choose: another program's cache was kept over this program's: $(grep '^xpack c' "$work/choose_program.run")"
 run_xp "$work/choose_none.run" "$work/missing.xpc" --xpack-cache "$work/probe.xpc" --xpack-cache "$work/bid.xpc"
 grep -q "^xpack chosen=1 of 3" "$work/choose_none.run" && [ "$(xf "$work/choose_none.run" refused_probe)" -gt 0 ] ||
   fail "choose: with no file serving an entry, the first that opened was not kept"

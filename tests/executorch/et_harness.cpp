@@ -484,9 +484,10 @@ int usage() {
 void print_candidates(const std::vector<xpack_cache_candidate>& candidates) {
   for (size_t i = 0; i < candidates.size(); i++) {
     const xpack_cache_candidate& c = candidates[i];
-    printf("xpack candidate %zu: tried=%d opened=%d refused_whole=%d entries=%" PRIu64 " entries_served=%" PRIu64
-           "%s%s\n", i, c.tried, c.tried && c.open_error.status == XPACK_OK, c.refused_whole, c.entries,
-           c.entries_served, c.open_error.status == XPACK_OK ? "" : " error=", c.open_error.message);
+    printf("xpack candidate %zu: tried=%d opened=%d refused_whole=%d other_program=%d entries=%" PRIu64
+           " entries_served=%" PRIu64 "%s%s\n", i, c.tried, c.tried && c.open_error.status == XPACK_OK, c.refused_whole,
+           c.other_program, c.entries, c.entries_served, c.open_error.status == XPACK_OK ? "" : " error=",
+           c.open_error.message);
   }
 }
 #endif
