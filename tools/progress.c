@@ -76,10 +76,12 @@ progress* progress_start(const char* label, const char* unit, int enabled) {
   p->unit = unit;
   pthread_mutex_init(&p->lock, NULL);
   pthread_cond_init(&p->wake, NULL);
-  /* Started with every signal blocked, as libpack's threads are (xp_thread_create_quiet, which the tool, using public
-   * headers only, cannot call): an interrupt must reach the main thread, whose handler removes the temporary file. */
+  /* Started with every signal but the faults blocked, as libpack's threads are (xp_thread_create_quiet, which the
+   * tool, using public headers only, cannot call): an interrupt must reach the main thread, whose handler removes the temporary file. */
   sigset_t all, before;
   sigfillset(&all);
+  static const int kFaults[] = {SIGBUS, SIGSEGV, SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGABRT}; /* the thread's own */
+  for (size_t i = 0; i < sizeof kFaults / sizeof kFaults[0]; i++) sigdelset(&all, kFaults[i]);
   pthread_sigmask(SIG_SETMASK, &all, &before);
   const int started = pthread_create(&p->thread, NULL, progress_thread, p);
   pthread_sigmask(SIG_SETMASK, &before, NULL);
