@@ -14,7 +14,8 @@ typedef struct compare_job {
   void* context;
   uint64_t* problems;
   model_verdict* verdict;
-  int failed; /* XPACK_EXIT_FAILED once this machine could not complete a comparison (memory, descriptors) */
+  int failed; /* an exit code once a comparison could not be made: the machine's limits (memory, descriptors), or a
+                 model that does not run without the cache either */
 } compare_job;
 
 /* Memory, descriptors or I/O this process lacks say nothing of the cache: verify stops (exit 4), it does not
@@ -35,10 +36,17 @@ static int compare_outputs(void* context, const xpack_model_set* set, const xpac
   xpack_run_result plain, cached;
   xpack_error err;
   const xpack_bind_target none = {.kind = XPACK_BIND_NONE}, cache = {.kind = XPACK_BIND_CACHE, .object = job->cache};
+  /* The run without the cache involves no cache: its failure is the model's or the machine's, never a problem of
+   * the cache (a program refused as one whose values outgrow their dims made verify call its cache unsound). */
   xpack_status st = xpack_run_delegate(set, ref, &none, true, &plain, &err);
+  if (st != XPACK_OK) {
+    cli_error("%s", err.message);
+    job->failed = machine_short(st) ? XPACK_EXIT_FAILED : cli_exit_for_status(st);
+    return 1;
+  }
   xpack_stats before, after;
   xpack_cache_stats(job->cache, &before);
-  if (st == XPACK_OK) st = xpack_run_delegate(set, ref, &cache, true, &cached, &err);
+  st = xpack_run_delegate(set, ref, &cache, true, &cached, &err);
   if (st != XPACK_OK && machine_short(st)) {
     cli_error("%s", err.message);
     job->failed = XPACK_EXIT_FAILED;

@@ -40,6 +40,9 @@ typedef struct xpack_replay_weight_family {
   uint32_t node;       /* the node's index in the delegate */
 } xpack_replay_weight_family;
 
+/* The most that the values of one delegate may take beyond their declared dims, in all, and still run: 256 MiB. */
+#define XPACK_REPLAY_GROWTH_BUDGET (256ull << 20)
+
 typedef struct xpack_replay_subgraph {
   xnn_subgraph_t subgraph;           /* owned: delete with xpack_replay_release */
   xpack_replay_external* externals;  /* owned, num_externals of them */
@@ -50,11 +53,14 @@ typedef struct xpack_replay_subgraph {
   size_t unnamed_long;               /* weights bound to XPACK_IDENTITY_AMBIGUOUS because their identity is longer
                                         than XPACK_IDENTITY_MAX_LEN: no entry names them, XNNPACK packs them */
   void* scratch;                     /* converted scales etc.; must outlive xnn_create_runtime, no longer */
-  /* grows: a value that XNNPACK's reshape will make larger than its declared dims say; grown_value is the first
-   * one's index in the graph's values, with both sizes in bytes. ExecuTorch declares each value at least as large as the
-   * node computing it makes it, and runs such a graph all the same; but XNNPACK plans the computed size at reshape,
-   * so a 7 KB program with a convolution padded 250,000 high made `xpack run` take 1.3 GB. xpack_execute_runtime
-   * refuses to run one; packing it is harmless (nothing is reshaped). */
+  /* What XNNPACK's reshape will make of the graph's computed values beyond their declared dims: growth_bytes in all,
+   * and the value that grows most (its index in the graph's values, its computed and declared sizes; growth_bytes 0:
+   * none). An exporter declares each value from its upper bounds, or from size hints where a dim has none, so a
+   * real program's values grow little if at all; but XNNPACK plans the computed sizes at reshape, and a 7 KB program
+   * with a convolution padded 250,000 high made `xpack run` take 1.3 GB. grows: growth_bytes exceeds
+   * XPACK_REPLAY_GROWTH_BUDGET, and xpack_execute_runtime refuses to run the graph; packing it is harmless (nothing
+   * is reshaped). */
+  uint64_t growth_bytes;
   bool grows;
   uint32_t grown_value;
   uint64_t grown_bytes, grown_declared_bytes;

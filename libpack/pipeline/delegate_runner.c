@@ -69,10 +69,11 @@ xpack_status xpack_execute_runtime(xnn_runtime_t runtime, const xpack_replay_sub
    * 8.4 GB of zeroed and filled buffers before its reshape failed; found by a review). */
   if (replay->grows) {
     return xp_fail(err, XPACK_ERR_BAD_INPUT,
-                   "%s: method '%s' delegate %zu: value %u: XNNPACK's reshape makes it %llu bytes from its node's "
-                   "inputs and parameters, where its declared dims give %llu; not run (an exported program declares each value "
-                   "at least as large as its node makes it, and XNNPACK would allocate the computed size)",
-                   ref->file, ref->method_name, ref->delegate, (unsigned)replay->grown_value,
+                   "%s: method '%s' delegate %zu: XNNPACK's reshape makes its values %llu bytes larger than their "
+                   "declared dims, more than the %llu it may (the most: value %u, %llu bytes where its dims give "
+                   "%llu); not run, since XNNPACK would allocate the computed sizes",
+                   ref->file, ref->method_name, ref->delegate, (unsigned long long)replay->growth_bytes,
+                   (unsigned long long)XPACK_REPLAY_GROWTH_BUDGET, (unsigned)replay->grown_value,
                    (unsigned long long)replay->grown_bytes, (unsigned long long)replay->grown_declared_bytes);
   }
   const double t0 = now_ms();

@@ -118,7 +118,8 @@ xpack_status xpack_replay_define(const xpack_et_xnn_graph* graph, const xpack_et
   out->num_weight_families = s.family_count;
   out->unnamed_long = s.unnamed_long;
   out->scratch = s.scratch;
-  out->grows = s.grown;
+  out->growth_bytes = s.growth;
+  out->grows = s.growth > XPACK_REPLAY_GROWTH_BUDGET;
   out->grown_value = s.grown_value;
   out->grown_bytes = s.grown_bytes;
   out->grown_declared_bytes = s.grown_declared_bytes;

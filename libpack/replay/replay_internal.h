@@ -61,8 +61,8 @@ typedef struct xp_replay_state {
   xp_replay_shape* shapes;   /* by value index: what XNNPACK's reshape will make of it, where known (replay_shapes.c) */
   xp_replay_bindings bound;  /* what each weight pointer is bound to so far (xp_replay_bind) */
   size_t unnamed_long;       /* weight pointers whose identity is longer than any binding takes, each counted once */
-  bool grown;                /* a computed value outgrows its declared dims: the first one (replay_shapes.c) */
-  uint32_t grown_value;
+  uint64_t growth;           /* bytes computed values take beyond their declared dims, in all (replay_shapes.c) */
+  uint32_t grown_value;      /* the value that grows most, with its computed and declared sizes (growth > 0) */
   uint64_t grown_bytes, grown_declared_bytes;
 } xp_replay_state;
 

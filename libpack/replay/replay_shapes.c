@@ -52,8 +52,10 @@ static void set_shape(xp_replay_state* s, uint32_t serialized, int known, const 
   s->shapes[v->index] = *shape;
   const uint64_t computed = xp_replay_tensor_bytes(shape->dims, shape->num_dims, v->datatype);
   const uint64_t declared = xp_replay_tensor_bytes(v->dims, v->num_dims, v->datatype);
-  if (computed > declared && !s->grown) {
-    s->grown = true;
+  if (computed <= declared) return;
+  const uint64_t excess = computed - declared;
+  s->growth = excess > UINT64_MAX - s->growth ? UINT64_MAX : s->growth + excess;
+  if (excess > s->grown_bytes - s->grown_declared_bytes) {
     s->grown_value = v->index;
     s->grown_bytes = computed;
     s->grown_declared_bytes = declared;

@@ -4,9 +4,10 @@
 # - XNNGraph.num_externs: XNNPACK makes room for that many values when the subgraph is created. 2,000,000 cost
 #   `pack` 690 MB and 6 s, `inspect` 395 MB. Now refused by the reader (exit 3, the field named), in milliseconds.
 # - a convolution's padding_top: every declared dim stays small, but XNNPACK's reshape computes the output from the
-#   padding and plans that memory. 250,000 cost `run` 1.3 GB and 6 s. `run` now refuses a graph whose computed
-#   values outgrow their declared dims (exit 3, the value and both sizes named) before reshaping; `pack` still packs
-#   it (nothing is reshaped there, and ExecuTorch runs such a graph).
+#   padding and plans that memory. 250,000 cost `run` 1.3 GB and 6 s. `run` now refuses, before reshaping, a graph
+#   whose computed values outgrow their declared dims by more than XPACK_REPLAY_GROWTH_BUDGET (256 MiB) in all (exit
+#   3, the growth and the value that grows most named); `pack` still packs it (nothing is reshaped there, and
+#   ExecuTorch runs such a graph). A padding of 3, a few KiB beyond the declared dims, still runs.
 # - a value's datatype 0 ("invalid"): malformed, exit 3; it was "unsupported" (exit 4, and a pack of several
 #   delegates would have passed this one over and written the rest with exit 0).
 # Each edit is made in place, in the conv kind's XNNPACK flatbuffer (fields located with tests/gen/fb_tables.py).
@@ -58,8 +59,15 @@ run_measured 3 "num_externs" inspect "$d/externs.pte" || fail "inspect of num_ex
 [ ! -e "$d/externs.xpc" ] || fail "a refused pack left externs.xpc"
 
 edit "$d/conv.pte" "$d/padded.pte" _XNNNodeConv padding_top 4 250000 || fail "could not write padded.pte"
-run_measured 3 "its declared dims" run "$d/padded.pte" || fail "run of a convolution padded 250,000 high"
+run_measured 3 "larger than their declared dims, more than the 268435456 it may" run "$d/padded.pte" ||
+  fail "run of a convolution padded 250,000 high"
+edit "$d/conv.pte" "$d/padded3.pte" _XNNNodeConv padding_top 4 3 || fail "could not write padded3.pte"
+"$XPACK" run "$d/padded3.pte" > /dev/null || fail "run of a convolution padded 3 high (a growth of a few KiB)"
 [ "$(status_of "$XPACK" pack "$d/padded.pte" -o "$d/padded.xpc")" = 0 ] || fail "pack of the padded program"
+# verify --model: the program's refusal is the model's, not a problem of its cache (it said "1 problem", exit 1).
+set +e; "$XPACK" verify "$d/padded.xpc" --model "$d/padded.pte" > "$d/verify.out" 2> "$d/verify.err"; st=$?; set -e
+[ "$st" = 3 ] && [ ! -s "$d/verify.out" ] && grep -q "larger than their declared dims" "$d/verify.err" ||
+  fail "verify --model of the padded program: exit $st: $(head -c 300 "$d/verify.out" "$d/verify.err")"
 "$XPACK" run "$d/conv.pte" > /dev/null || fail "run of the unedited program"
 
 edit "$d/conv.pte" "$d/invalid.pte" XNNTensorValue datatype 2 0 || fail "could not write invalid.pte"
