@@ -354,7 +354,7 @@ const float* xp_fb_vec_f32_ptr(const xp_fb_vec* v) {
   if (((uintptr_t)p & 3u) != 0) {
     /* Where the flatbuffer is misaligned, the vector may well be aligned within it: say which one is off. */
     const unsigned start_off = (unsigned)((uintptr_t)v->fb->data & 3u);
-    if (start_off != 0) {
+    if (start_off != 0 && (v->pos & 3u) == 0) {
       xp_fb_fail(v->fb, XPACK_ERR_BAD_INPUT, v->path, NULL,
                  "float vector at byte %zu is not 4-byte aligned in memory: the flatbuffer itself starts %u byte(s) "
                  "past a 4-byte boundary (where the blob places it, or where the file places the blob)",

@@ -182,9 +182,10 @@ xpack_status xpack_run_delegate(const xpack_model_set* set, const xpack_delegate
 /* Runs a created runtime once with inputs seeded as xpack_run_delegate seeds them, and sets
  * out->first_inference_ms (reshape + setup + invoke), num_outputs and output_hash. The runtime stays the
  * caller's. The runtime is reshaped, and its external values checked against their declared dims, before any
- * input or output buffer is allocated. Errors: XPACK_ERR_ARG for a NULL argument, XPACK_ERR_BAD_INPUT (an
- * external value's declared dims give other bytes than XNNPACK's reshape), XPACK_ERR_NOMEM, XPACK_ERR_XNNPACK
- * (the message names file, method and delegate). */
+ * input or output buffer is allocated; a graph whose values grow (replay->grows) is not reshaped at all.
+ * Errors: XPACK_ERR_ARG for a NULL argument, XPACK_ERR_BAD_INPUT (replay->grows: its values would take more than
+ * XPACK_REPLAY_GROWTH_BUDGET beyond their declared dims; or an external value's declared dims give other bytes than
+ * XNNPACK's reshape), XPACK_ERR_NOMEM, XPACK_ERR_XNNPACK (the message names file, method and delegate). */
 xpack_status xpack_execute_runtime(xnn_runtime_t runtime, const xpack_replay_subgraph* replay,
                                    const xpack_delegate_ref* ref, xpack_run_result* out, xpack_error* err);
 
