@@ -174,7 +174,8 @@ typedef struct xpack_file xpack_file;
 xpack_status xpack_file_open(const char* path, xpack_file** out, xpack_error* err);
 /* As xpack_file_open, on the file open as fd (e.g. from xpack_writer_finish_fd), which may have no name.
  * fd stays the caller's; the mapping holds the file until xpack_file_close. Messages name the file as
- * "/proc/self/fd/N" ("/dev/fd/N" without /proc). Errors: as xpack_file_open. */
+ * "/proc/self/fd/N" ("/dev/fd/N" without /proc); the descriptor is mapped as it is, never opened again by that
+ * name. Errors: as xpack_file_open_range (XPACK_ERR_ARG for a negative fd). */
 xpack_status xpack_file_open_fd(int fd, xpack_file** out, xpack_error* err);
 /* As xpack_file_open, on the cache stored as the bytes [offset, offset + size) of the open file fd (an archive's
  * member: xpack_archive.h), mapped in place; name in messages. fd stays the caller's; the mapping holds the

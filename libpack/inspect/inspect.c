@@ -1,6 +1,8 @@
 /* Read-only access to every field of a cache file, for `xpack dump` and tests. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <xnnpack.h>
 
 #include "cachefile/cache_open.h"
@@ -38,9 +40,16 @@ xpack_status xpack_file_open(const char* path, xpack_file** out, xpack_error* er
 }
 
 xpack_status xpack_file_open_fd(int fd, xpack_file** out, xpack_error* err) {
-  char path[XP_FD_PATH_SIZE];
-  xp_fd_path(fd, path);
-  return xpack_file_open(path, out, err);
+  char name[XP_FD_PATH_SIZE];
+  xp_fd_path(fd, name);
+  /* The descriptor itself, not its /proc path opened again: that needs one more descriptor, a mode that lets the
+   * process read the file again (an unnamed file under umask 0477 did not) and a dumpable process. */
+  struct stat info;
+  if (fd < 0 || fstat(fd, &info) != 0) {
+    return xp_fail(err, fd < 0 ? XPACK_ERR_ARG : XPACK_ERR_IO, "%s: cannot open: %s", name,
+                   fd < 0 ? "negative descriptor" : strerror(errno));
+  }
+  return xpack_file_open_range(fd, 0, (uint64_t)info.st_size, name, out, err);
 }
 
 xpack_status xpack_file_open_range(int fd, uint64_t offset, uint64_t size, const char* name, xpack_file** out,
