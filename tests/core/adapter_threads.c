@@ -149,6 +149,14 @@ static int probe_after(const char* cache_path, const char* other_path) {
     return fail("attach_cache while attached, with a NULL program: %s", err.message);
   }
   if (!mapped(other_path)) return fail("%s", "attach_cache while attached closed the caller's cache");
+  /* The attached cache given again: refused saying it is the adapter's (an app that closed it on "already
+   * attached", as the header said of the caller's cache, freed it under the running runtimes; found by a review). */
+  xpack_cache* attached = xpack_et_adapter_cache();
+  if (xpack_et_adapter_attach_cache(attached, g_pte, g_pte_size, NULL, NULL, 0, &err) != XPACK_ERR_ARG ||
+      strstr(err.message, "is the one attached") == NULL || xpack_et_adapter_cache() != attached ||
+      xpack_cache_entry_count(attached) == 0) {
+    return fail("attach_cache of the attached cache: %s", err.message);
+  }
   xpack_cache_close(other);
   xpack_et_adapter_detach();
   return bad ? fail("%s", "a family of another cache was refused while a cache was attached") : 0;
