@@ -79,7 +79,8 @@ static xpack_status choose(const candidates_at* at, size_t count, unsigned flags
   size_t best_index = 0;
   uint64_t best_served = 0;
   int best_mine = 0;
-  const void* program = limits ? limits->program : NULL;
+  /* One file is no choice: its program's bytes are not hashed (a program without an eh00 header is hashed whole). */
+  const void* program = limits && count > 1 ? limits->program : NULL;
   xpack_error first_error = {XPACK_OK, ""};
   for (size_t i = 0; i < count; i++) {
     xpack_cache* c = NULL;
