@@ -58,10 +58,10 @@ static xpack_status open_temporary(xp_safe_file* f, xpack_error* err) {
     release(f);
     return st;
   }
-  /* Made 0600, so that nobody else reads it half-written; the output gets the mode any new file of the user's
-   * gets (once a fixed 0644: the packed weights of a private model were readable by everyone under umask 077). */
-  /* An unnamed file stays 0600 whatever the umask: xpack reads it back through /proc/self/fd, which checks its mode
-   * again (under umask 0477 `pack --zstd` could not read its own mappable form). */
+  /* Made 0600, so that nobody else reads it half-written. A named one then gets the mode any new file of the user's
+   * gets (once a fixed 0644: the packed weights of a private model were readable by everyone under umask 077); an
+   * unnamed one stays 0600 whatever the umask, since `pack --zstd` reads it back through /proc/self/fd, which checks
+   * its mode again (under umask 0477 it could not read its own mappable form). */
   fchmod(f->fd, f->unnamed ? 0600 : new_file_mode());
   return XPACK_OK;
 }

@@ -198,7 +198,8 @@ xpack_status xpack_et_ptd_open_memory(const void* data, size_t size, const char*
 void xpack_et_ptd_close(xpack_et_ptd* ptd);
 const xpack_et_ptd_info* xpack_et_ptd_get_info(const xpack_et_ptd* ptd);
 /* Whether a constant of an XNNPACK delegate has resolved to one of ptd's entries since it was opened
- * (xpack_et_xnn_resolve_constant, from any thread): a .ptd no delegate names adds nothing to a cache. false for NULL. */
+ * (xpack_et_xnn_resolve_constant, from any thread): a .ptd no delegate names adds nothing to a cache. false for
+ * NULL. */
 bool xpack_et_ptd_was_named(const xpack_et_ptd* ptd);
 /* The whole file as mapped. */
 const uint8_t* xpack_et_ptd_bytes(const xpack_et_ptd* ptd, size_t* size);

@@ -380,8 +380,9 @@ typedef struct xpack_cache_candidate {
  * and skipping is the cheaper choice for every one of them. When no file serves an entry, the first that
  * opened is kept (its refusal says why). With a program in limits (xpack_cache_open_best_limits, _fd), a file built
  * from it comes before any built from other programs, whatever they serve: a bundle holding another model's cache
- * among the candidates once had the adapter keep that one, served whole and missing every look-up. *chosen is the index kept; candidates (NULL, or count elements)
- * receives what was found of each file (tried 0 for those after one kept whole). The cache is the caller's, closed with xpack_cache_close.
+ * among the candidates once had the adapter keep that one, served whole and missing every look-up. *chosen is the
+ * index kept; candidates (NULL, or count elements) receives what was found of each file (tried 0 for those after
+ * one kept whole). The cache is the caller's, closed with xpack_cache_close.
  * Errors: XPACK_ERR_ARG (NULL paths, out or chosen, count 0, or a NULL path), and when no file opens, the
  * first file's error. */
 xpack_status xpack_cache_open_best(const char* const* paths, size_t count, unsigned flags, xpack_cache** out,
