@@ -10,6 +10,8 @@
 #   ExecuTorch runs such a graph). A padding of 3, a few KiB beyond the declared dims, still runs.
 # - a value's datatype 0 ("invalid"): malformed, exit 3; it was "unsupported" (exit 4, and a pack of several
 #   delegates would have passed this one over and written the rest with exit 0).
+# - a datatype past the known ones (a newer exporter's) stays unsupported: pack passes that delegate over, and verify
+#   --model notes it and compares the rest.
 # Each edit is made in place, in the conv kind's XNNPACK flatbuffer (fields located with tests/gen/fb_tables.py).
 XPACK=$1; GENMODEL=$2; GEN_DIR=$3; SCHEMA=$4
 . "$(dirname "$0")/lib.sh"
@@ -72,4 +74,27 @@ set +e; "$XPACK" verify "$d/padded.xpc" --model "$d/padded.pte" > "$d/verify.out
 
 edit "$d/conv.pte" "$d/invalid.pte" XNNTensorValue datatype 2 0 || fail "could not write invalid.pte"
 run_measured 3 "datatype invalid (0)" pack "$d/invalid.pte" -o "$d/invalid.xpc" || fail "pack of datatype 0"
+# A datatype past the known ones is a newer exporter's, unsupported: pack passes that delegate over, and verify --model
+# notes it and compares the rest (it counted the delegate a problem of the cache, exit 1).
+"$GENMODEL" llm --size 1M --delegates 2 -o "$d/two.pte" > /dev/null
+python3 - "$d/two.pte" "$d/two15.pte" "$GEN_DIR" "$SCHEMA" <<'PY' || fail "could not write two15.pte"
+import struct, sys
+sys.path.insert(0, sys.argv[3])
+import fb_tables
+data = bytearray(open(sys.argv[1], "rb").read())
+second = data.find(b"XH00", data.find(b"XH00") + 4)  # the second delegate's blob
+assert second > 0, "no second XNNPACK delegate"
+graph = second - 4 + struct.unpack_from("<I", data, second + 6)[0]
+tensors = [t for t in fb_tables.tables(fb_tables.Schema(sys.argv[4]), bytes(data[graph:]))
+           if t.type_name == "XNNTensorValue" and "datatype" in {name for name, _, _ in t.fields}]
+t = tensors[0]
+struct.pack_into("<h", data, graph + t.pos + {name: off for name, off, _ in t.fields}["datatype"], 15)
+open(sys.argv[2], "wb").write(data)
+PY
+"$XPACK" pack "$d/two15.pte" -o "$d/two15.xpc" > /dev/null 2> "$d/pack.err" || fail "pack of a program with one delegate of an unknown datatype"
+grep -q "not packed: .*datatype unknown (15)" "$d/pack.err" || fail "pack did not pass the delegate over: $(cat "$d/pack.err")"
+"$XPACK" verify "$d/two15.xpc" --model "$d/two15.pte" > "$d/verify.out" 2> "$d/verify.err" ||
+  fail "verify --model with a delegate this XNNPACK cannot define: exit $?: $(head -c 300 "$d/verify.out")"
+grep -q "note: .*not run: .*datatype unknown (15)" "$d/verify.err" && grep -q ": sound$" "$d/verify.out" ||
+  fail "verify --model did not note the delegate it passed over: $(cat "$d/verify.err")"
 echo "PASS: num_externs, a padding and datatype 0 are refused where they would cost memory or pass as unsupported"
