@@ -88,7 +88,7 @@ static unsigned long long blocks_bound(const uint8_t* frame, size_t n) {
     if (n - at < 3) return ZSTD_CONTENTSIZE_ERROR;
     const uint32_t block = (uint32_t)frame[at] | (uint32_t)frame[at + 1] << 8 | (uint32_t)frame[at + 2] << 16;
     const uint32_t type = (block >> 1) & 3, size = block >> 3;
-    const size_t stored = type == 0 ? size : type == 1 ? 1 : size;
+    const size_t stored = type == 1 ? 1 : size; /* an RLE block stores its one byte */
     if (type == 3 || stored > n - at - 3) return ZSTD_CONTENTSIZE_ERROR;
     bound += type == 2 ? ZSTD_BLOCKSIZE_MAX : size;
     at += 3 + stored;
@@ -114,7 +114,7 @@ xpack_status xp_transport_check_region(const xp_view* v, const xp_region* r, cha
 xpack_status xp_transport_decode_region(xp_transport_decoder* d, const xp_view* v, const xp_region* r, const xp_transport_sink* sink,
                                         uint64_t out_offset, char* what, size_t what_size, xpack_error* err) {
   const uint8_t* frame = v->base + r->offset;
-  xpack_status st = check_frame(frame, r, what, what_size);
+  xpack_status st = xp_transport_check_region(v, r, what, what_size);
   if (st != XPACK_OK) return st;
   ZSTD_DCtx* dctx = d->dctx;
   ZSTD_DCtx_reset(dctx, ZSTD_reset_session_only);

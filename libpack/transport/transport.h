@@ -36,9 +36,10 @@ typedef struct xp_transport_decoder {
 xpack_status xp_transport_decoder_init(xp_transport_decoder* d, xpack_error* err);
 void xp_transport_decoder_free(xp_transport_decoder* d);
 
-/* Decodes region r of the transport view v, which must lie inside the file: checks that it is one zstd
- * frame of r->stored_size bytes with content size r->size, no dictionary and a window of at most
- * 2^XT_WINDOW_LOG_MAX bytes, that it decodes to r->size bytes, and their XXH3-64 against r->hash.
+/* Decodes region r of the transport view v, which must lie inside the file: checks the frame as
+ * xp_transport_check_region does (one zstd frame of r->stored_size bytes with content size r->size, no dictionary,
+ * a window of at most 2^XT_WINDOW_LOG_MAX bytes, blocks that can hold r->size bytes), that it decodes to r->size
+ * bytes, and their XXH3-64 against r->hash.
  * The bytes go to sink at out_offset onwards (sink may be NULL: check only).
  * Returns XPACK_ERR_CORRUPT with the fault in what (no file or region prefix: the caller adds it), or the
  * sink's error (described in err). */
