@@ -22,11 +22,16 @@ typedef struct compare_job {
  * report the cache unsound. */
 static int machine_short(xpack_status st) { return st == XPACK_ERR_NOMEM || st == XPACK_ERR_IO; }
 
+/* Says what the machine lacked; returns the exit code of a verify that could not finish. */
+static int stop_short(const xpack_error* err) {
+  cli_error("%s", err->message);
+  return XPACK_EXIT_FAILED;
+}
+
 static void report(compare_job* job, const char* where, const char* what) {
   (*job->problems)++;
   job->fn(job->context, where, what);
 }
-
 
 static int compare_outputs(void* context, const xpack_model_set* set, const xpack_delegate_ref* ref) {
   compare_job* job = context;
@@ -52,8 +57,7 @@ static int compare_outputs(void* context, const xpack_model_set* set, const xpac
   xpack_cache_stats(job->cache, &before);
   st = xpack_run_delegate(set, ref, &cache, true, &cached, &err);
   if (st != XPACK_OK && machine_short(st)) {
-    cli_error("%s", err.message);
-    job->failed = XPACK_EXIT_FAILED;
+    job->failed = stop_short(&err);
     return 1;
   }
   if (st != XPACK_OK) {
@@ -129,10 +133,7 @@ int verify_against_model(const cli_cache_source* source, const xpack_model_set* 
    * nothing behind. */
   xpack_error err;
   xpack_writer* writer;
-  if (xpack_writer_create_unnamed(NULL, NULL, &writer, &err) != XPACK_OK) {
-    cli_error("%s", err.message);
-    return XPACK_EXIT_FAILED;
-  }
+  if (xpack_writer_create_unnamed(NULL, NULL, &writer, &err) != XPACK_OK) return stop_short(&err);
   const xpack_pack_options options = {.jobs = 1, .on_message = cli_message};
   xpack_pack_report packed;
   xpack_status st = xpack_pack_into_writer(set, writer, &options, &packed, &err);
@@ -142,10 +143,7 @@ int verify_against_model(const cli_cache_source* source, const xpack_model_set* 
     return packed.failed_on_input ? cli_exit_for_status(st) : XPACK_EXIT_FAILED;
   }
   int fresh_fd = -1;
-  if (xpack_writer_finish_fd(writer, &fresh_fd, &err) != XPACK_OK) {
-    cli_error("%s", err.message);
-    return XPACK_EXIT_FAILED;
-  }
+  if (xpack_writer_finish_fd(writer, &fresh_fd, &err) != XPACK_OK) return stop_short(&err);
   const uint64_t problems_before_compare = *problems;
   xpack_file *fresh = NULL, *cache = NULL;
   xpack_file_info cache_info = {0};
@@ -166,10 +164,7 @@ int verify_against_model(const cli_cache_source* source, const xpack_model_set* 
   xpack_file_close(fresh);
   xpack_file_close(cache);
   close(fresh_fd);
-  if (opened != XPACK_OK && machine_short(opened)) {
-    cli_error("%s", err.message);
-    return XPACK_EXIT_FAILED;
-  }
+  if (opened != XPACK_OK && machine_short(opened)) return stop_short(&err);
   /* A cache whose packed bytes are not what this XNNPACK produces may hold anything, sizes that lie
    * included: comparing stops here, and nothing of it reaches XNNPACK. */
   if (*problems != problems_before_compare) {
@@ -178,10 +173,7 @@ int verify_against_model(const cli_cache_source* source, const xpack_model_set* 
   }
 
   if ((opened = cli_cache_source_open_cache(source, 0, &job.cache, &err)) != XPACK_OK) {
-    if (machine_short(opened)) {
-      cli_error("%s", err.message);
-      return XPACK_EXIT_FAILED;
-    }
+    if (machine_short(opened)) return stop_short(&err);
     report(&job, cache_path, err.message);
     return 0;
   }
