@@ -6,7 +6,7 @@
 #include <unistd.h>
 #define XXH_STATIC_LINKING_ONLY /* XXH3_state_t on the stack */
 #include <xxhash.h>
-#define ZSTD_STATIC_LINKING_ONLY /* ZSTD_getFrameHeader: the frame's window; ZSTD_frameHeaderSize */
+#define ZSTD_STATIC_LINKING_ONLY /* ZSTD_getFrameHeader: the frame's window and block maximum */
 #include <zstd.h>
 
 #include "common/error.h"
@@ -42,10 +42,14 @@ static void release_pages(const uint8_t* p, size_t n) {
 #define FAULT(...) (snprintf(what, what_size, __VA_ARGS__), XPACK_ERR_CORRUPT)
 
 /* The frame's header and extent, before any byte is decoded. */
-static xpack_status check_frame(const uint8_t* frame, const xp_region* r, char* what, size_t what_size) {
+static xpack_status check_frame(const uint8_t* frame, const xp_region* r, ZSTD_frameHeader* header, char* what,
+                                size_t what_size) {
   const size_t n = (size_t)r->stored_size;
   if (n < 4 || xp_le32(frame) != ZSTD_MAGICNUMBER) {
     return FAULT("does not start with the zstd frame magic 28 b5 2f fd");
+  }
+  if (n >= 5 && (frame[4] & 0x08)) {
+    return FAULT("the zstd frame header descriptor (byte 4, %02x) sets its reserved bit (RFC 8878 3.1.1.1.1)", frame[4]);
   }
   unsigned long long content = ZSTD_getFrameContentSize(frame, n);
   if (content == ZSTD_CONTENTSIZE_ERROR) return FAULT("the zstd frame header is malformed or cut short");
@@ -56,11 +60,10 @@ static xpack_status check_frame(const uint8_t* frame, const xp_region* r, char* 
   }
   /* zstd's own limit (ZSTD_d_windowLogMax) holds only where it decodes in steps: a frame whose content fits the
    * output buffer is decoded in one go whatever window it declares, and verify called such a file sound. */
-  ZSTD_frameHeader header;
-  if (ZSTD_getFrameHeader(&header, frame, n) != 0) return FAULT("the zstd frame header is malformed or cut short");
-  if (header.windowSize > (1ull << XT_WINDOW_LOG_MAX)) {
+  if (ZSTD_getFrameHeader(header, frame, n) != 0) return FAULT("the zstd frame header is malformed or cut short");
+  if (header->windowSize > (1ull << XT_WINDOW_LOG_MAX)) {
     return FAULT("the zstd frame needs a window of %llu bytes, more than the %llu FORMAT.md 9.2 allows",
-                 (unsigned long long)header.windowSize, 1ull << XT_WINDOW_LOG_MAX);
+                 (unsigned long long)header->windowSize, 1ull << XT_WINDOW_LOG_MAX);
   }
   unsigned dict = ZSTD_getDictID_fromFrame(frame, n);
   if (dict != 0) return FAULT("the zstd frame needs dictionary %u; regions use none", dict);
@@ -76,39 +79,47 @@ static xpack_status check_frame(const uint8_t* frame, const xp_region* r, char* 
   return XPACK_OK;
 }
 
-/* The most content the frame's blocks can decode to (RFC 8878 3.1.1.2): a raw or RLE block its block size, a
- * compressed one 128 KiB. ZSTD_decompressBound answers the frame header's content size where there is one, which is
- * what is in question. ZSTD_CONTENTSIZE_ERROR for a block past the frame's n bytes (check_frame has checked the
- * extent already). */
-static unsigned long long blocks_bound(const uint8_t* frame, size_t n) {
-  const size_t header = ZSTD_frameHeaderSize(frame, n);
-  if (ZSTD_isError(header)) return ZSTD_CONTENTSIZE_ERROR;
+/* Every block within the frame's Block_Maximum_Size, min(window, 128 KiB) (RFC 8878 3.1.1.2.3), and the most
+ * content they can decode to: a raw or RLE block its block size, a compressed one the block maximum. libzstd
+ * decodes oversized raw and RLE blocks without a word (one 18-byte frame declaring a 1 KiB window decoded 1 MiB),
+ * and ZSTD_decompressBound answers the header's content size where there is one, which is what is in question. */
+static xpack_status check_blocks(const uint8_t* frame, const xp_region* r, const ZSTD_frameHeader* header,
+                                 char* what, size_t what_size) {
+  const size_t n = (size_t)r->stored_size;
+  const unsigned long long block_max = header->blockSizeMax;
   unsigned long long bound = 0;
-  for (size_t at = header;;) {
-    if (n - at < 3) return ZSTD_CONTENTSIZE_ERROR;
+  for (size_t at = header->headerSize;;) {
+    if (n - at < 3) return FAULT("the zstd frame's block header at frame offset %zu is cut short", at);
     const uint32_t block = (uint32_t)frame[at] | (uint32_t)frame[at + 1] << 8 | (uint32_t)frame[at + 2] << 16;
     const uint32_t type = (block >> 1) & 3, size = block >> 3;
     const size_t stored = type == 1 ? 1 : size; /* an RLE block stores its one byte */
-    if (type == 3 || stored > n - at - 3) return ZSTD_CONTENTSIZE_ERROR;
-    bound += type == 2 ? ZSTD_BLOCKSIZE_MAX : size;
+    if (type == 3) return FAULT("the zstd block at frame offset %zu is of the reserved type 3", at);
+    if (stored > n - at - 3) {
+      return FAULT("the zstd block at frame offset %zu stores %zu bytes, past the frame's end", at, stored);
+    }
+    if (size > block_max) {
+      return FAULT("the zstd block at frame offset %zu is %u bytes, more than the frame's block maximum %llu "
+                   "(RFC 8878 3.1.1.2.3)", at, size, block_max);
+    }
+    bound += type == 2 ? block_max : size;
     at += 3 + stored;
-    if (block & 1) return bound;
+    if (block & 1) break;
   }
-}
-
-xpack_status xp_transport_check_region(const xp_view* v, const xp_region* r, char* what, size_t what_size) {
-  const uint8_t* frame = v->base + r->offset;
-  xpack_status st = check_frame(frame, r, what, what_size);
-  if (st != XPACK_OK) return st;
-  /* What its blocks can hold (128 KiB each at most): a 1.2 KB frame declaring 1 TiB once had inflate ask the file
-   * system for a terabyte, and report no room, before a byte was decoded. */
-  const unsigned long long bound = blocks_bound(frame, (size_t)r->stored_size);
-  if (bound == ZSTD_CONTENTSIZE_ERROR) return FAULT("the zstd frame's blocks are damaged");
+  /* A 1.2 KB frame declaring 1 TiB once had inflate ask the file system for a terabyte, and report no room, before
+   * a byte was decoded. */
   if (bound < r->size) {
     return FAULT("the zstd frame's blocks hold at most %llu bytes, its header and the region record say %llu", bound,
                  (unsigned long long)r->size);
   }
   return XPACK_OK;
+}
+
+xpack_status xp_transport_check_region(const xp_view* v, const xp_region* r, char* what, size_t what_size) {
+  const uint8_t* frame = v->base + r->offset;
+  ZSTD_frameHeader header;
+  xpack_status st = check_frame(frame, r, &header, what, what_size);
+  if (st != XPACK_OK) return st;
+  return check_blocks(frame, r, &header, what, what_size);
 }
 
 xpack_status xp_transport_decode_region(xp_transport_decoder* d, const xp_view* v, const xp_region* r, const xp_transport_sink* sink,

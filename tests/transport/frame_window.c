@@ -4,7 +4,10 @@
  * xp_transport_decode_region (what verify and inflate call for every region): windows of 2^30 and 2^24 bytes are
  * refused naming the window, 2^23 decodes. And a frame whose header declares 1 TiB over one 128 KiB RLE block (a 1.2 KB
  * transport file once had inflate ask the file system for a terabyte): xp_transport_check_region, which inflate runs
- * on every region before asking for room, refuses it from its blocks; the raw frames pass it. */
+ * on every region before asking for room, refuses it from its blocks; the raw frames pass it. Blocks larger than the
+ * frame's Block_Maximum_Size, min(window, 128 KiB) (RFC 8878), which libzstd decodes without a word (an 18-byte frame
+ * of a 1 KiB window decoded 1 MiB from one RLE block), and a header setting its reserved bit, are refused naming
+ * them. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,18 +33,38 @@ static size_t build_frame(uint8_t* out, const uint8_t* content, unsigned window_
   return n;
 }
 
-/* Magic, a header with a Window_Descriptor and an 8-byte Frame_Content_Size of 2^40, one RLE block of 128 KiB. */
-static size_t build_lying_frame(uint8_t* out) {
+/* Magic, a header with a Window_Descriptor and an 8-byte Frame_Content_Size, one RLE block. */
+static size_t build_rle_frame(uint8_t* out, unsigned window_log, uint64_t declared, uint32_t rle_size) {
   size_t n = 0;
   const uint8_t magic[4] = {0x28, 0xB5, 0x2F, 0xFD};
   memcpy(out, magic, 4), n += 4;
   out[n++] = 0xC0;                                  /* Frame_Content_Size_flag 3 (8 bytes) */
-  out[n++] = (uint8_t)((17 - 10) << 3);             /* a window of 128 KiB */
-  for (int i = 0; i < 8; i++) out[n++] = (uint8_t)((1ull << 40) >> (8 * i));
-  const uint32_t block = 1u | (1u << 1) | ((uint32_t)(128 * 1024) << 3); /* last, RLE, size */
+  out[n++] = (uint8_t)((window_log - 10) << 3);
+  for (int i = 0; i < 8; i++) out[n++] = (uint8_t)(declared >> (8 * i));
+  const uint32_t block = 1u | (1u << 1) | (rle_size << 3); /* last, RLE, size */
   for (int i = 0; i < 3; i++) out[n++] = (uint8_t)(block >> (8 * i));
   out[n++] = 0x5A;
   return n;
+}
+
+/* check_region and decode_region of a frame both refuse it, with a message holding `expected`. */
+static void expect_refused(xp_transport_decoder* d, const uint8_t* frame, size_t n, uint64_t content, uint64_t hash,
+                           const char* expected, const char* label) {
+  xp_view v;
+  memset(&v, 0, sizeof v);
+  v.base = frame;
+  v.size = n;
+  const xp_region r = {0, n, content, hash};
+  char what[512] = "";
+  xpack_status st = xp_transport_check_region(&v, &r, what, sizeof what);
+  EXPECT_MSG(st == XPACK_ERR_CORRUPT && strstr(what, expected) != NULL, "%s: check_region status %d, '%s'", label,
+             (int)st, what);
+  printf("%s: %s\n", label, what);
+  xpack_error err;
+  what[0] = 0;
+  st = xp_transport_decode_region(d, &v, &r, NULL, 0, what, sizeof what, &err);
+  EXPECT_MSG(st == XPACK_ERR_CORRUPT && strstr(what, expected) != NULL, "%s: decode_region status %d, '%s'", label,
+             (int)st, what);
 }
 
 int main(void) {
@@ -74,18 +97,21 @@ int main(void) {
     EXPECT_MSG((checked == XPACK_OK) == (logs[i] <= 23), "check_region of the window 2^%u frame: status %d, '%s'",
                logs[i], (int)checked, what);
   }
-  {
-    xp_view v;
-    memset(&v, 0, sizeof v);
-    v.base = frame;
-    v.size = build_lying_frame(frame);
-    const xp_region r = {0, v.size, 1ull << 40, 0};
-    char what[512] = "";
-    const xpack_status st = xp_transport_check_region(&v, &r, what, sizeof what);
-    EXPECT_MSG(st == XPACK_ERR_CORRUPT && strstr(what, "hold at most 131072 bytes") != NULL,
-               "a frame declaring 2^40 bytes over one 128 KiB RLE block: status %d, '%s'", (int)st, what);
-    printf("2^40 bytes declared over 128 KiB: %s\n", what);
-  }
+  size_t n = build_rle_frame(frame, 17, 1ull << 40, 128 * 1024);
+  expect_refused(&d, frame, n, 1ull << 40, 0, "hold at most 131072 bytes", "2^40 bytes declared over 128 KiB");
+  n = build_rle_frame(frame, 10, 1 << 20, 1 << 20);
+  expect_refused(&d, frame, n, 1 << 20, 0, "is 1048576 bytes, more than the frame's block maximum 1024",
+                 "one RLE block of 1 MiB in a 1 KiB window");
+  n = build_rle_frame(frame, 23, 256 * 1024, 256 * 1024);
+  expect_refused(&d, frame, n, 256 * 1024, 0, "is 262144 bytes, more than the frame's block maximum 131072",
+                 "one RLE block of 256 KiB in an 8 MiB window");
+  const uint64_t hash = XXH3_64bits(content, CONTENT);
+  n = build_frame(frame, content, 10);
+  expect_refused(&d, frame, n, CONTENT, hash, "is 9344 bytes, more than the frame's block maximum 1024",
+                 "one raw block of 9344 bytes in a 1 KiB window");
+  n = build_frame(frame, content, 23);
+  frame[4] |= 0x08;
+  expect_refused(&d, frame, n, CONTENT, hash, "reserved bit", "a frame header setting its reserved bit");
   xp_transport_decoder_free(&d);
   printf("frame_window: %d failure(s)\n", failures);
   return failures ? 1 : 0;
