@@ -92,6 +92,9 @@
 #define XPC_E_CHECK 32   /* u64, XXH3-64 of entry bytes [0, 32) followed by its 32-byte region record */
 #define XPC_ENTRY_PACKED_ON_INSERT 0x1u /* XNNPACK packed this weight without a look-up first */
 #define XPC_ENTRY_FLAGS_KNOWN XPC_ENTRY_PACKED_ON_INSERT
+/* The identity of a weight packed in more than one way (docs/FORMAT.md 6): it names nothing, and no entry holds
+ * it. xpack_loader.h's XPACK_IDENTITY_AMBIGUOUS, the same bytes (tests/core/status_promises.c). */
+#define XPC_IDENTITY_AMBIGUOUS "xpack:ambiguous"
 
 #define XPC_NONE 0xFFFFFFFFu
 

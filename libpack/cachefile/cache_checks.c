@@ -318,6 +318,11 @@ void xp_check_entries(xp_checker* c) {
       xp_problem(c, where, at, "key_hash %016llx does not match its seed and identities",
                  (unsigned long long)e.key_hash);
     }
+    const int kernel_ambiguous = kernel != NULL && strcmp(kernel, XPC_IDENTITY_AMBIGUOUS) == 0;
+    if (kernel_ambiguous || (bias != NULL && strcmp(bias, XPC_IDENTITY_AMBIGUOUS) == 0)) {
+      xp_problem(c, where, at, "its %s identity is \"%s\", which names no weight (FORMAT.md 6): no writer records it, "
+                 "and no look-up finds it", kernel_ambiguous ? "kernel" : "bias", XPC_IDENTITY_AMBIGUOUS);
+    }
     if (i > 0 && e.key_hash < previous_hash) xp_problem(c, where, at, "entries are not in ascending key_hash order");
     const entry_key key = {e.key_hash, e.seed, kernel, bias, kernel_len, bias_len};
     if (i > 0 && strings && previous_known && e.key_hash == previous_hash) {

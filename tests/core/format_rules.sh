@@ -78,6 +78,9 @@ check_rule "padding between regions" "^padding at offset $gap: .* between region
 check_rule "families in a file of version 1.0" "^FAMI table at offset [0-9]+: [0-9]+ records in a file of version 1.0" "$TAMPER" "$d/bad.xpc" as-1.0
 check_rule "a folder in an input's name" "^provenance record 0: name \"/.*\" holds a '/'" "$TAMPER" "$d/bad.xpc" prov-name-slash
 check_rule "a zero byte inside a string" "^entry 0 at offset [0-9]+: kernel identity offset [0-9]+ is not a string of STRS: it holds a zero byte" "$TAMPER" "$d/bad.xpc" string-zero
+# The identity of a weight packed in more than one way names nothing: an entry holding it is never served, and
+# no writer records one (verify once called such a file sound).
+check_rule "an entry keyed by xpack:ambiguous" "^entry [0-9]+ at offset [0-9]+: its kernel identity is \"xpack:ambiguous\", which names no weight" "$TAMPER" "$d/bad.xpc" ambiguous
 # Readers skip tables they do not know and find tables through the directory, so only verify tells these from
 # what a writer of the file's version wrote (FORMAT.md 5.1).
 check_rule "tables out of the writer's order" "^table directory entry 4 at offset [0-9]+: table INFO where BLDI comes" "$TAMPER" "$d/bad.xpc" table-order

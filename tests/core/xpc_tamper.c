@@ -20,6 +20,8 @@
  *   xpc_tamper FILE move-region I    region I (with a gap of 64 bytes before it) moved 64 bytes down
  *   xpc_tamper FILE prov-name-slash  provenance record 0's name starts with '/' (names hold no folder: 5.5)
  *   xpc_tamper FILE string-zero      entry 0's kernel identity gets a zero byte in its middle (FORMAT.md 5.4)
+ *   xpc_tamper FILE ambiguous        the first kernel identity long enough made "xpack:ambiguous" in place (FORMAT.md 6),
+ *                                    which no writer records (its key hash then no longer matches either)
  *   xpc_tamper FILE info-newline     INFO record 0's key starts with a line break (a name that would forge a line)
  *   xpc_tamper FILE table-order      BLDI and INFO swapped, in the directory and in place (laid out again)
  *   xpc_tamper FILE info-shared N    N INFO records before the file's own, all naming entry 0's kernel identity
@@ -124,7 +126,7 @@ static int usage(void) {
   return die("usage: xpc_tamper FILE probe INDEX | probe-keys INDEX | as-1.2 | as-1.0 | no-probe-keys | name INDEX | build-id | "
              "no-family | dup-key | key-hash | unused-region | prov-program-size | prov-kind | entry-flags | family-flags | "
              "family-order | family-dup | reserved | arch-none | strs-record-size | page-alignment | huge-alignment | metadata-tail | table-order | "
-             "extra-table | extra-tag TAG | alias-table N | info-shared N | string-zero | info-newline | "
+             "extra-table | extra-tag TAG | alias-table N | info-shared N | string-zero | ambiguous | info-newline | "
              "prov-name-slash | "
              "move-region INDEX | "
              "region-size INDEX | region-at-end INDEX | region-bytes INDEX");
@@ -343,6 +345,22 @@ static int break_rule(const char* what, const char* arg) {
     strings[at + 4 + xp_le32(strings + at) / 2] = 0;
     reseal(XPC_TAG_STRINGS);
     return 0;
+  }
+  if (strcmp(what, "ambiguous") == 0) { /* the identity of a weight packed in more than one way, as a key */
+    uint64_t count, entries;
+    uint32_t record_size, entry_size;
+    uint8_t* strings = table(XPC_TAG_STRINGS, &count, &record_size);
+    uint8_t* first = table(XPC_TAG_ENTRIES, &entries, &entry_size);
+    const uint32_t n = sizeof XPC_IDENTITY_AMBIGUOUS - 1;
+    for (uint64_t i = 0; strings != NULL && first != NULL && i < entries; i++) {
+      const uint32_t at = xp_le32(first + i * entry_size + XPC_E_KERNEL);
+      if ((uint64_t)at + 4 > count || xp_le32(strings + at) < n) continue;
+      xp_put32(strings + at, n);
+      memcpy(strings + at + 4, XPC_IDENTITY_AMBIGUOUS, n + 1);
+      reseal(XPC_TAG_STRINGS);
+      return 0;
+    }
+    return die("no entry's kernel identity is as long as the name");
   }
   if (strcmp(what, "key-hash") == 0) { /* entry 0 keeps its key, but its hash no longer matches it */
     if (e0 == NULL) return die("needs an entry");
