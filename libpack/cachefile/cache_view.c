@@ -1,4 +1,5 @@
 /* The checked view of a cache file: see cache_view.h. */
+#define _GNU_SOURCE /* memmem */
 #include "cachefile/cache_view.h"
 
 #include <stdio.h>
@@ -48,6 +49,26 @@ void xp_tag_text(uint32_t tag, char out[5]) {
   out[4] = 0;
 }
 
+/* How far past the data area a footer is looked for, when the file's last bytes are not one: the metadata area
+ * of the largest caches is a few MiB, and the search runs on a refusal only. */
+#define XP_FOOTER_SEARCH_BYTES (64u << 20)
+
+/* The end of the first sound footer (magic, checksum, and a file_size naming its own end) in [from, v->size), or 0:
+ * the size a file that gained bytes should have. */
+static uint64_t find_sound_footer_end(const xp_view* v, uint64_t from) {
+  const uint64_t until = v->size - from > XP_FOOTER_SEARCH_BYTES ? from + XP_FOOTER_SEARCH_BYTES : v->size;
+  for (uint64_t at = from; until - at >= XPC_FOOTER_SIZE;) {
+    const uint8_t* magic = memmem(v->base + at + XPC_F_MAGIC, (size_t)(until - at - XPC_F_MAGIC), XPC_FOOTER_MAGIC,
+                                  XPC_FOOTER_MAGIC_SIZE);
+    if (magic == NULL) return 0;
+    const uint8_t* f = magic - XPC_F_MAGIC;
+    const uint64_t end = (uint64_t)(f - v->base) + XPC_FOOTER_SIZE;
+    if (xp_le64(f + XPC_F_FILE_SIZE) == end && XXH3_64bits(f, XPC_F_CHECKSUM) == xp_le64(f + XPC_F_CHECKSUM)) return end;
+    at = (uint64_t)(f - v->base) + 1;
+  }
+  return 0;
+}
+
 static xpack_status open_footer(xp_view* v, const char* name, xpack_error* err) {
   const uint8_t* f = v->base + v->size - XPC_FOOTER_SIZE;
   if (memcmp(f + XPC_F_MAGIC, XPC_FOOTER_MAGIC, XPC_FOOTER_MAGIC_SIZE) != 0) {
@@ -62,6 +83,14 @@ static xpack_status open_footer(xp_view* v, const char* name, xpack_error* err) 
                        "byte %llu, so it must have at least %llu (and its footer is missing)",
                           name, (unsigned long long)v->size, (unsigned long long)data_end,
                           (unsigned long long)(data_end + XPC_FOOTER_SIZE));
+      }
+      const uint64_t footer_end = data_end >= XPC_HEADER_SIZE && data_end < v->size ? find_sound_footer_end(v, data_end) : 0;
+      if (footer_end != 0) {
+        return xp_fail(err, XPACK_ERR_CORRUPT,
+                       "%s: the file has %llu bytes, but its footer (at offset %llu) says it has %llu: %llu bytes were "
+                       "appended after it", name, (unsigned long long)v->size,
+                       (unsigned long long)(footer_end - XPC_FOOTER_SIZE), (unsigned long long)footer_end,
+                       (unsigned long long)(v->size - footer_end));
       }
       return xp_fail(err, XPACK_ERR_TRUNCATED,
                      "%s: footer magic \"XPACKEND\" missing at offset %llu: the file (%llu bytes) was truncated or "

@@ -1,5 +1,6 @@
 #include "common/error.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -12,4 +13,8 @@ xpack_status xp_fail(xpack_error* err, xpack_status status, const char* fmt, ...
     va_end(ap);
   }
   return status;
+}
+
+xpack_status xp_status_of_errno(int e) {
+  return e == ENOMEM || e == EMFILE || e == ENFILE ? XPACK_ERR_NOMEM : XPACK_ERR_IO;
 }

@@ -29,7 +29,7 @@ xpack_status xp_open_regular(const char* path, int* fd, uint64_t* size, struct s
   if (f < 0) {
     /* Out of descriptors or kernel memory: this process's limits, not the file's fault (exit 4, not 3). */
     const int e = errno;
-    return xp_fail(err, e == EMFILE || e == ENFILE || e == ENOMEM ? XPACK_ERR_NOMEM : XPACK_ERR_IO,
+    return xp_fail(err, xp_status_of_errno(e),
                    "%s: cannot open: %s", path, strerror(e));
   }
   struct stat st;
@@ -53,13 +53,17 @@ xpack_status xp_open_regular(const char* path, int* fd, uint64_t* size, struct s
 
 /* The live mappings, for xpack_mapped_file_at in a signal handler: a fixed table of slots, each claimed
  * with a compare-and-swap of its start (0 free, 1 being filled or emptied) so that map and unmap need no
- * lock a handler could find held. A mapping that finds every slot taken is simply not named. */
+ * lock a handler could find held. A mapping that finds every slot taken is simply not named. A slot's
+ * generation is odd while its fields change: a reader that sees it change across its reads (the slot emptied
+ * and filled again between them) passes the slot over rather than pair one mapping's start with another's
+ * size or path. Every field is a lock-free atomic, as a handler may read it while a thread writes it. */
 enum { MAPPED_SLOTS = 256 };
 static struct {
   _Atomic uintptr_t start;
-  uint64_t size;
-  uint64_t skew; /* bytes of the mapping before what `path` names (a range mapped from its page's start) */
-  char* path;
+  _Atomic unsigned generation;
+  _Atomic uintptr_t size; /* a mapping's size fits its address space */
+  _Atomic uintptr_t skew; /* bytes of the mapping before what `path` names (a range mapped from its page's start) */
+  _Atomic(char*) path;
 } g_mapped[MAPPED_SLOTS];
 
 static void remember_mapping_skewed(const void* data, uint64_t size, uint64_t skew, const char* path) {
@@ -68,9 +72,11 @@ static void remember_mapping_skewed(const void* data, uint64_t size, uint64_t sk
   for (size_t i = 0; i < MAPPED_SLOTS; i++) {
     uintptr_t expected = 0;
     if (atomic_compare_exchange_strong(&g_mapped[i].start, &expected, (uintptr_t)1)) {
-      g_mapped[i].size = size;
-      g_mapped[i].skew = skew;
-      g_mapped[i].path = copy;
+      atomic_fetch_add(&g_mapped[i].generation, 1);
+      atomic_store_explicit(&g_mapped[i].size, (uintptr_t)size, memory_order_relaxed);
+      atomic_store_explicit(&g_mapped[i].skew, (uintptr_t)skew, memory_order_relaxed);
+      atomic_store_explicit(&g_mapped[i].path, copy, memory_order_relaxed);
+      atomic_fetch_add(&g_mapped[i].generation, 1);
       atomic_store_explicit(&g_mapped[i].start, (uintptr_t)data, memory_order_release);
       return;
     }
@@ -86,9 +92,11 @@ static void forget_mapping(const void* data) {
   for (size_t i = 0; i < MAPPED_SLOTS; i++) {
     uintptr_t expected = (uintptr_t)data;
     if (atomic_compare_exchange_strong(&g_mapped[i].start, &expected, (uintptr_t)1)) {
-      free(g_mapped[i].path);
-      g_mapped[i].path = NULL;
+      atomic_fetch_add(&g_mapped[i].generation, 1);
+      char* path = atomic_exchange(&g_mapped[i].path, NULL);
+      atomic_fetch_add(&g_mapped[i].generation, 1);
       atomic_store_explicit(&g_mapped[i].start, (uintptr_t)0, memory_order_release);
+      free(path);
       return;
     }
   }
@@ -97,11 +105,19 @@ static void forget_mapping(const void* data) {
 const char* xpack_mapped_file_at(const void* address, unsigned long long* offset) {
   const uintptr_t at = (uintptr_t)address;
   for (size_t i = 0; i < MAPPED_SLOTS; i++) {
+    const unsigned before = atomic_load_explicit(&g_mapped[i].generation, memory_order_acquire);
+    if (before & 1u) continue;
     const uintptr_t start = atomic_load_explicit(&g_mapped[i].start, memory_order_acquire);
-    if (start > 1 && at >= start && at - start < g_mapped[i].size) {
-      const uint64_t in_mapping = at - start, skew = g_mapped[i].skew;
+    if (start <= 1 || at < start) continue;
+    const uintptr_t size = atomic_load_explicit(&g_mapped[i].size, memory_order_relaxed);
+    const uintptr_t skew = atomic_load_explicit(&g_mapped[i].skew, memory_order_relaxed);
+    const char* path = atomic_load_explicit(&g_mapped[i].path, memory_order_relaxed);
+    atomic_thread_fence(memory_order_acquire);
+    if (atomic_load_explicit(&g_mapped[i].generation, memory_order_relaxed) != before) continue;
+    if (at - start < size) {
+      const uintptr_t in_mapping = at - start;
       if (offset != NULL) *offset = (unsigned long long)(in_mapping > skew ? in_mapping - skew : 0);
-      return g_mapped[i].path;
+      return path;
     }
   }
   return NULL;
@@ -124,7 +140,7 @@ xpack_status xp_map_file(const char* path, xp_file_map* out, xpack_error* err) {
       int e = errno;
       close(fd);
       /* Out of address space or a mapping limit is the machine's state, not a fault of the file. */
-      return xp_fail(err, e == ENOMEM ? XPACK_ERR_NOMEM : XPACK_ERR_IO, "%s: mmap of %llu bytes failed: %s", path,
+      return xp_fail(err, xp_status_of_errno(e), "%s: mmap of %llu bytes failed: %s", path,
                      (unsigned long long)size, strerror(e));
     }
     out->data = m;
@@ -187,7 +203,7 @@ xpack_status xp_map_range(int fd, uint64_t offset, uint64_t size, const char* na
   void* m = mmap(NULL, (size_t)(size + *delta), PROT_READ, MAP_SHARED, fd, (off_t)(offset - *delta));
   if (m == MAP_FAILED) {
     const int e = errno;
-    return xp_fail(err, e == ENOMEM ? XPACK_ERR_NOMEM : XPACK_ERR_IO, "%s: mmap of %llu bytes at offset %llu failed: %s",
+    return xp_fail(err, xp_status_of_errno(e), "%s: mmap of %llu bytes at offset %llu failed: %s",
                    name, (unsigned long long)size, (unsigned long long)offset, strerror(e));
   }
   out->data = m;

@@ -49,7 +49,7 @@ static xpack_status open_temporary(xp_safe_file* f, xpack_error* err) {
   f->fd = f->unnamed ? xp_temp_open_unnamed(f->folder) : xp_temp_open(f->folder, &f->tmp_path);
   if (f->fd < 0) {
     const int e = errno;
-    const xpack_status status = e == ENOMEM ? XPACK_ERR_NOMEM : XPACK_ERR_IO;
+    const xpack_status status = xp_status_of_errno(e);
     /* An unnamed file's label names the file itself (a scratch file in $TMPDIR), not a target beside it. */
     xpack_status st = f->unnamed ? xp_fail(err, status, "%s: cannot create it in the folder %s: %s", f->path, f->folder,
                                            strerror(e))

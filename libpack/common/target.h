@@ -32,20 +32,4 @@ static inline const char* xp_arch_name(uint16_t arch) {
   }
 }
 
-/* XNNPACK's XNN_ALLOCATION_ALIGNMENT (src/xnnpack/common.h, not installed): the alignment its packing
- * kernels require of reserve_space memory. */
-static inline uint32_t xp_target_xnn_alignment(void) {
-#if defined(__wasm__)
-  return 4;
-#elif (defined(__x86_64__) || defined(__i386__)) && (defined(__ANDROID__) || defined(__APPLE__) && TARGET_OS_IPHONE)
-  return 32;
-#elif defined(__x86_64__) || defined(__i386__) || defined(_M_X64) || defined(_M_IX86)
-  return 64;
-#elif defined(__hexagon__)
-  return 128;
-#else
-  return 16;
-#endif
-}
-
 #endif

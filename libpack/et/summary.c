@@ -206,7 +206,8 @@ xpack_status xpack_et_summary_print(const xpack_et_summary* s, const xpack_et_pr
               xpack_et_xnn_datatype_name(c->datatype));
     }
   }
-  if (ferror(out)) {
+  /* What stdio still holds is written now: a full disk under a buffered stream shows only at the flush. */
+  if (fflush(out) != 0 || ferror(out)) {
     return xp_fail(err, XPACK_ERR_IO, "writing the summary of %s failed", info ? info->name : "a program");
   }
   return XPACK_OK;

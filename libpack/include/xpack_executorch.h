@@ -615,6 +615,7 @@ void xpack_et_delegate_summary_clear(xpack_et_delegate_summary* d);
 
 /* Human-readable report (methods, delegates, node counts by type, datatypes, constants). When
  * `verbose`, one line per constant. program may be NULL (then the program's own lines are left out).
+ * It flushes out before returning, so that a write stdio held back is checked too.
  * Errors: XPACK_ERR_ARG (summary or out NULL), XPACK_ERR_IO (writing to out failed). */
 xpack_status xpack_et_summary_print(const xpack_et_summary* summary, const xpack_et_program* program, bool verbose,
                                     FILE* out, xpack_error* err);

@@ -14,6 +14,7 @@
 #include "common/error.h"
 #include "common/file_map.h"
 #include "common/target.h"
+#include "loader/xnn_compat.h"
 #include "loader/cache_state.h"
 #include "loader/open_steps.h"
 #include "xpc_format.h"
@@ -79,9 +80,11 @@ static xpack_status load_file(xpack_cache* c, const char* path, unsigned flags, 
   }
   if (st == XPACK_OK && c->size < XPC_HEADER_SIZE + XPC_FOOTER_SIZE) {
     /* Checked before anything reads the bytes: a shorter file cannot hold a header and a footer. */
-    return xp_fail(err, c->size == 0 ? XPACK_ERR_NOT_XPACK : XPACK_ERR_TRUNCATED,
-                   "%s: %llu bytes is too short for an xpack cache (at least %d)", path,
-                   (unsigned long long)c->size, XPC_HEADER_SIZE + XPC_FOOTER_SIZE);
+    /* Without the header's magic it is not a cache that lost bytes, as xpack_file_open says of it too. */
+    const int has_magic = c->size >= XPC_HEADER_MAGIC_SIZE && memcmp(c->base, XPC_HEADER_MAGIC, XPC_HEADER_MAGIC_SIZE) == 0;
+    return xp_fail(err, has_magic ? XPACK_ERR_TRUNCATED : XPACK_ERR_NOT_XPACK,
+                   "%s: %llu bytes is too short for an xpack cache (at least %d)%s", path, (unsigned long long)c->size,
+                   XPC_HEADER_SIZE + XPC_FOOTER_SIZE, has_magic ? "" : ", and it does not start with its magic");
   }
   return st;
 }
@@ -122,9 +125,9 @@ static void check_compatibility(xpack_cache* c) {
   if (v->arch != xp_target_arch()) {
     snprintf(c->refusal, sizeof c->refusal, "packed for %s, this process runs on %s", xp_arch_name(v->arch),
              xp_arch_name(xp_target_arch()));
-  } else if (v->xnn_alignment != xp_target_xnn_alignment()) {
+  } else if (v->xnn_alignment != xp_xnn_alignment()) {
     snprintf(c->refusal, sizeof c->refusal, "packed with XNN_ALLOCATION_ALIGNMENT %u, this build uses %u",
-             v->xnn_alignment, xp_target_xnn_alignment());
+             v->xnn_alignment, xp_xnn_alignment());
   } else if (v->build_id.count != xnn_experimental_get_build_identifier_size() ||
              !xnn_experimental_check_build_identifier(c->base + v->build_id.offset, (size_t)v->build_id.count)) {
     snprintf(c->refusal, sizeof c->refusal, "packed by another XNNPACK build (build identifier differs)");
@@ -304,7 +307,7 @@ xpack_status xp_cache_finish_open(xpack_cache* c, const char* name, unsigned fla
   /* A failure to start the thread only means the families are decided on first need. */
   if ((flags & XPACK_OPEN_PROBE_EARLY) && c->refusal[0] == 0) (void)xp_families_probe_early(&c->families, &c->view);
   xp_bindings_init(&c->bindings);
-  xp_heap_init(&c->heap, xp_target_xnn_alignment());
+  xp_heap_init(&c->heap, xp_xnn_alignment());
   xp_kept_init(&c->kept);
   xp_kept_init(&c->kept_unnamed);
   xp_pending_init(&c->pending);
@@ -379,6 +382,6 @@ struct xnn_weights_cache_provider* xpack_cache_provider(xpack_cache* c) {
   return c != NULL && !c->skipped ? &c->provider : NULL;
 }
 
-size_t xpack_xnn_alignment(void) { return xp_target_xnn_alignment(); }
+size_t xpack_xnn_alignment(void) { return xp_xnn_alignment(); }
 
 const char* xpack_cache_refusal(const xpack_cache* c) { return c && c->refusal[0] ? c->refusal : NULL; }

@@ -9,7 +9,7 @@
 
 #include "common/error.h"
 #include "common/file_map.h"
-#include "common/target.h"
+#include "loader/xnn_compat.h"
 #include "loader/cache_state.h"
 #include "loader/open_steps.h"
 #include "xpack_loader.h"
@@ -20,7 +20,7 @@
 static xpack_status map_range(xpack_cache* c, int fd, uint64_t offset, unsigned flags, const char* name,
                               xpack_error* err) {
   const long page = sysconf(_SC_PAGESIZE);
-  if (page <= 0 || offset % (uint64_t)page % xp_target_xnn_alignment() != 0) return XPACK_OK;
+  if (page <= 0 || offset % (uint64_t)page % xp_xnn_alignment() != 0) return XPACK_OK;
   xp_file_map map;
   uint64_t delta;
   xpack_status st = xp_map_range(fd, offset, c->size, name, &map, &delta, err); /* a SIGBUS names the cache */

@@ -9,6 +9,7 @@
 #ifndef XPACK_XNN_COMPAT_H
 #define XPACK_XNN_COMPAT_H
 
+#include <stdint.h>
 #include <xnnpack.h>
 
 #include "xpack_status.h"
@@ -47,6 +48,27 @@
 #else
 #define XPACK_XNN_FC_RESHAPE_2D_FLAG 0u
 #endif
+
+/* XNNPACK's XNN_ALLOCATION_ALIGNMENT (src/xnnpack/common.h, not installed): the alignment its packing kernels
+ * require of reserve_space memory, recorded in a cache's header. 4ea82e5 asked only 32 bytes on x86 Android and
+ * iOS; the XNNPACKs ExecuTorch 1.x pins ask 64 on every x86. */
+#if defined(__APPLE__)
+#include <TargetConditionals.h>
+#endif
+static inline uint32_t xp_xnn_alignment(void) {
+#if defined(__wasm__)
+  return 4;
+#elif (defined(__x86_64__) || defined(__i386__)) && (defined(__ANDROID__) || defined(__APPLE__) && TARGET_OS_IPHONE) && \
+    !defined(XNN_FLAG_FP32_STATIC_BIASES)
+  return 32;
+#elif defined(__x86_64__) || defined(__i386__) || defined(_M_X64) || defined(_M_IX86)
+  return 64;
+#elif defined(__hexagon__)
+  return 128;
+#else
+  return 16;
+#endif
+}
 
 /* What an xnn_status says, for messages ("status 4: unsupported parameter"): the same numbers in every XNNPACK
  * xpack supports. */

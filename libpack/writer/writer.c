@@ -7,7 +7,7 @@
 #include <sys/mman.h>
 
 #include "common/error.h"
-#include "common/target.h"
+#include "loader/xnn_compat.h"
 #include "writer/writer_internal.h"
 #include "xpc_format.h"
 
@@ -65,9 +65,9 @@ xpack_status xp_writer_create(const char* out_path, const char* unnamed_folder, 
     return xp_fail(err, XPACK_ERR_NOMEM, "no thread-specific key left for the writer's sessions");
   }
   w->has_session_key = 1;
-  xp_heap_init(&w->heap, xp_target_xnn_alignment());
+  xp_heap_init(&w->heap, xp_xnn_alignment());
   w->page_alignment = page;
-  w->region_alignment = (uint32_t)xp_small_region_alignment(xp_target_xnn_alignment());
+  w->region_alignment = (uint32_t)xp_small_region_alignment(xp_xnn_alignment());
   w->data_offset = page; /* the first page holds only the header */
   w->data_end = w->data_offset;
   xp_writer_provider_init(w);

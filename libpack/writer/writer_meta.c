@@ -7,6 +7,7 @@
 #include "cachefile/cache_write.h"
 #include "common/error.h"
 #include "common/target.h"
+#include "loader/xnn_compat.h"
 #include "writer/writer_internal.h"
 #include "xpc_format.h"
 
@@ -121,7 +122,7 @@ static xpack_status write_metadata(xpack_writer* w, uint64_t* string_offset, xp_
 
   uint8_t header[XPC_HEADER_SIZE] = {0};
   const xp_header_fields fields = {XPC_VERSION_MAJOR, XPC_VERSION_MINOR, 0, w->page_alignment,
-                                    xp_target_xnn_alignment(), xp_target_arch(), w->data_offset,
+                                    xp_xnn_alignment(), xp_target_arch(), w->data_offset,
                                     w->data_end - w->data_offset};
   xp_header_put(header, &fields);
 

@@ -39,8 +39,11 @@ xpack_status xpack_writer_finish_fd(xpack_writer* w, int* fd, xpack_error* err) 
   *fd = -1;
   if (w == NULL) return xp_fail(err, XPACK_ERR_ARG, "xpack_writer_finish_fd: NULL writer");
   if (!w->file.unnamed) {
+    /* The message before the abort: it frees the path too. */
+    const xpack_status st =
+        xp_fail(err, XPACK_ERR_ARG, "%s: the writer has a target: use xpack_writer_finish", w->out_path);
     xpack_writer_abort(w);
-    return xp_fail(err, XPACK_ERR_ARG, "%s: the writer has a target: use xpack_writer_finish", w->out_path);
+    return st;
   }
   return xp_writer_finish(w, fd, err);
 }

@@ -35,6 +35,13 @@ add_test(NAME core_provider_quirks_without_cachestat
          COMMAND without_cachestat $<TARGET_FILE:provider_quirks>)
 set_tests_properties(core_provider_quirks_without_cachestat PROPERTIES SKIP_RETURN_CODE 77)
 
+# Statuses the headers promise where a review found others: finish_fd of a named writer, a buffered write on a
+# full disk, no descriptor left, short files with and without the magic, bytes appended to a cache.
+add_executable(status_promises ${CMAKE_CURRENT_LIST_DIR}/status_promises.c)
+target_include_directories(status_promises PRIVATE ${PROJECT_SOURCE_DIR}/format)
+target_link_libraries(status_promises PRIVATE xpack_pack)
+add_test(NAME core_status_promises COMMAND status_promises)
+
 # The NULL rule of xpack_status.h for every public function that takes a handle.
 add_executable(null_rule ${CMAKE_CURRENT_LIST_DIR}/null_rule.c)
 target_link_libraries(null_rule PRIVATE xpack_pack xpack_et_adapter)

@@ -34,6 +34,7 @@
 #include "cachefile/region_place.h"
 #include "common/le.h"
 #include "common/target.h"
+#include "loader/xnn_compat.h"
 #include "loader/probe.h"
 #include "xpc_format.h"
 
@@ -139,7 +140,7 @@ static int craft_write(const char* out, craft* k) {
   xpack_error err;
   if (xp_probe_family(kFamily, sizeof kFamily - 1, &probe, &err) != XPACK_OK) return fail(err.message);
   const uint32_t build_id_size = (uint32_t)xnn_experimental_get_build_identifier_size();
-  const uint32_t xnn_alignment = xp_target_xnn_alignment();
+  const uint32_t xnn_alignment = xp_xnn_alignment();
   const uint64_t data_offset = k->transport ? XPC_HEADER_SIZE : XPC_DEFAULT_PAGE_ALIGNMENT;
 
   /* Place every region and keep its stored bytes; consecutive regions of one size and fill share them. */
