@@ -41,14 +41,12 @@ static xpack_status resolve_named(const xpack_et_xnn_graph* g, uint32_t idx, con
     found = hit;
     found_in = i;
   }
-  const xpack_et_named_data* in_pte =
-      src && src->program ? xpack_et_program_find_named(src->program, e->named_key, e->named_key_len) : NULL;
-  if (found && in_pte) {
-    return xp_fail(err, XPACK_ERR_BAD_INPUT,
-                   "%s: constant_data[%u].named_key \"%.*s\" is in both %s and the program's named_data", g->name,
-                   (unsigned)idx, KEY_SHOWN(e->named_key_len), e->named_key,
-                      xpack_et_ptd_get_info(src->ptds[found_in])->name);
-  }
+  /* A key in a .ptd and in the program's named_data is the .ptd's: ExecuTorch's MergedDataMap asks the external
+   * map first, and its duplicate check asks the program's map for a layout, which that map never has (1.4 and
+   * main of 2026-08-22 alike), so the program's copy is never read. */
+  const xpack_et_named_data* in_pte = found == NULL && src && src->program
+                                          ? xpack_et_program_find_named(src->program, e->named_key, e->named_key_len)
+                                          : NULL;
   if (found) {
     /* Whether a .ptd served any delegate is the tool's to tell (a .ptd of another export is read and unused). */
     atomic_store_explicit(&((xpack_et_ptd*)src->ptds[found_in])->named, 1, memory_order_relaxed);

@@ -64,6 +64,9 @@ xpack_et_test(et_serve_gen_llm_q4_short_vtables ${_et_dir}/et_serve.sh --input-s
 # another XNNPACK (seeds changed), its own cache at the first and second launch.
 xpack_et_test(et_file_handling ${_et_dir}/et_file_handling.sh)
 
+# A named key in both the program and a .ptd: ExecuTorch reads the .ptd's bytes, and xpack packs those.
+xpack_et_test(et_key_in_both ${_et_dir}/et_key_in_both.sh)
+
 # xpack's loader inside ExecuTorch (libpack/et_adapter, xpack::et_adapter): every look-up hits, outputs identical, and
 # docs/TRUST.md's refusals still refuse inside ExecuTorch. Installs xpack and builds the adapter harness
 # against it, as an app would.

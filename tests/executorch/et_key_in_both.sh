@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# A named key in both the program's named_data and a .ptd: stock ExecuTorch (et_harness, the real runtime) takes
+# the .ptd's bytes (its MergedDataMap asks the external map first, and its duplicate check cannot see the
+# program's keys), and xpack packs what it runs. xpack once refused such a pair as malformed. An LLM-like program
+# with its weights in named_data, and a .ptd of the same keys whose weights differ:
+#   - ExecuTorch's outputs with the .ptd differ from those without it (the .ptd's bytes are what it reads);
+#   - xpack packs the pair, and ExecuTorch serves xpack's export of it in full, with the outputs it computes
+#     without any cache.
+# Environment as et_serve.sh (XPACK, XPACK_GENMODEL, XNNPACK_PREFIX, XPACK_ET_VERSION). Exit 0/1/77.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+: "${XPACK:?}" "${XPACK_GENMODEL:?}"
+fail() { echo "FAIL: $*"; exit 1; }
+source "$here/env.sh"
+work=$(mktemp -d "${TMPDIR:-/tmp}/et_both.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+field() { sed -n "s/^total .*\b$2=\([0-9]*\).*/\1/p" "$1"; }
+outputs() { grep '^output' "$1"; }
+H() { "$ET_HARNESS" "$work/in_pte.pte" --input-scale 0.1 "$@"; }
+
+"$XPACK_GENMODEL" llm --size 256K --seed 1 -o "$work/in_pte.pte" > /dev/null || fail "genmodel (named_data)"
+"$XPACK_GENMODEL" llm --size 256K --seed 1 --ptd "$work/same.ptd" -o "$work/with_ptd.pte" > /dev/null ||
+  fail "genmodel (.ptd)"
+# Other weights under the same keys: every 16th byte of the .ptd's last half (its segments) changed.
+python3 - "$work/same.ptd" "$work/other.ptd" <<'EOF' || fail "editing the .ptd"
+import sys
+data = bytearray(open(sys.argv[1], "rb").read())
+for i in range(len(data) // 2, len(data), 16):
+    data[i] ^= 0x01
+open(sys.argv[2], "wb").write(data)
+EOF
+
+H --no-weight-cache > "$work/plain.txt" 2> "$work/plain.err" || { cat "$work/plain.err"; fail "ExecuTorch, the program alone"; }
+H --data "$work/other.ptd" --no-weight-cache > "$work/base.txt" 2> "$work/base.err" ||
+  { cat "$work/base.err"; fail "ExecuTorch, the program and the .ptd"; }
+[ -n "$(outputs "$work/base.txt")" ] || fail "no outputs"
+if diff <(outputs "$work/plain.txt") <(outputs "$work/base.txt") > /dev/null; then
+  fail "ExecuTorch's outputs are the same with and without the .ptd: the test shows nothing"
+fi
+echo "ExecuTorch reads the .ptd's bytes of a key in both: its outputs change with the .ptd"
+
+"$XPACK" pack "$work/in_pte.pte" --data "$work/other.ptd" -o "$work/both.xpc" > "$work/pack.txt" 2>&1 ||
+  { cat "$work/pack.txt"; fail "xpack pack of the pair"; }
+"$XPACK" export --executorch "$work/both.xpc" "$work/both.packed" > /dev/null 2>&1 || fail "export"
+H --data "$work/other.ptd" --cache-file "$work/both.packed" > "$work/served.txt" 2> "$work/served.err" ||
+  { cat "$work/served.err"; fail "ExecuTorch with xpack's export"; }
+lookups=$(field "$work/served.txt" lookups) from_file=$(field "$work/served.txt" from_file)
+[ -n "$lookups" ] && [ "$lookups" -gt 0 ] && [ "$from_file" = "$lookups" ] ||
+  fail "xpack's export of the pair not served in full: $from_file of $lookups look-ups from the file"
+diff <(outputs "$work/served.txt") <(outputs "$work/base.txt") > /dev/null ||
+  fail "outputs with xpack's export differ from ExecuTorch's without a cache"
+echo "PASS: xpack packs the .ptd's bytes; $from_file of $lookups look-ups served, outputs identical"
