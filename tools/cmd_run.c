@@ -96,8 +96,9 @@ static int run_one(void* context, const xpack_model_set* set, const xpack_delega
   return 0;
 }
 
-/* Model identity: says whether each program is one the cache was built from. A mismatch is reported,
- * not fatal: entries are matched key by key, so it costs misses, never wrong outputs. */
+/* Model identity: says whether each program's flatbuffer is one the cache was built from. A mismatch is
+ * reported, not fatal: entries are matched key by key, so it costs misses. A match says nothing of the weights
+ * in segments and .ptd files (`verify --model` compares what they pack to). */
 static void check_programs(const xpack_model_set* set, const xpack_cache* cache, json* j) {
   if (j) {
     json_key(j, "programs"); json_array(j);
@@ -119,7 +120,8 @@ static void check_programs(const xpack_model_set* set, const xpack_cache* cache,
     } else if (st != XPACK_OK) {
       cli_line(stderr, "warning: %s: %s", file, err.message);
     } else if (g_verbosity > 0) {
-      cli_line(stderr, "%s: the cache was built from this program", file);
+      cli_line(stderr, "%s: the cache was built from a program of this graph (its flatbuffer; weights in segments "
+               "and .ptd files are not compared: `xpack verify CACHE --model` compares their packing)", file);
     }
   }
   if (j) json_end_array(j);

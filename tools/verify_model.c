@@ -106,9 +106,36 @@ static void compare_entries(const xpack_file* fresh, const xpack_file* cache, co
                (unsigned long long)fr.size, (unsigned long long)cr.size);
       report(job, where, what);
     } else if (fb == NULL || cb == NULL || memcmp(fb, cb, (size_t)fr.size) != 0) {
-      report(job, where, "packed bytes differ from what this machine's XNNPACK produces");
+      report(job, where, "packed bytes differ from what this machine's XNNPACK packs from the files given");
     } else {
       job->verdict->weights_agreeing++;
+    }
+  }
+}
+
+/* The inputs the cache was packed from that differ from the files given (same name and kind, other size or
+ * XXH3, as PROV records them): where packed bytes differ, these say why better than the machine does. A weight
+ * changed in place under a key naming its old content keeps its key, and the cache serves its old packing. */
+static void report_changed_inputs(const xpack_file* fresh, const xpack_file* cache, compare_job* job,
+                                  const char* cache_path) {
+  xpack_file_info fi, ci;
+  xpack_file_get_info(fresh, &fi);
+  xpack_file_get_info(cache, &ci);
+  for (uint64_t i = 0; i < fi.input_count; i++) {
+    xpack_file_input given;
+    xpack_file_get_input(fresh, i, &given);
+    for (uint64_t k = 0; k < ci.input_count; k++) {
+      xpack_file_input packed;
+      xpack_file_get_input(cache, k, &packed);
+      if (packed.kind != given.kind || strcmp(packed.name, given.name) != 0) continue;
+      if (packed.file_size == given.file_size && packed.file_hash == given.file_hash) break;
+      char what[768];
+      snprintf(what, sizeof what, "packed from another %s (%llu bytes, xxh3 %016llx; the one given has %llu bytes, "
+               "xxh3 %016llx): weights changed under the same keys keep their old packing in the cache; re-pack",
+               cli_name(given.name), (unsigned long long)packed.file_size, (unsigned long long)packed.file_hash,
+               (unsigned long long)given.file_size, (unsigned long long)given.file_hash);
+      report(job, cache_path, what);
+      break;
     }
   }
 }
@@ -156,7 +183,10 @@ int verify_against_model(const cli_cache_source* source, const xpack_model_set* 
   if ((opened = cli_cache_source_open_file(source, &cache, &err)) == XPACK_OK) {
     xpack_file_get_info(cache, &cache_info);
     /* Frames are not packed bytes: compare after `xpack inflate` (the run below reports the refusal). */
-    if (!(cache_info.flags & 1)) compare_entries(fresh, cache, &job);
+    if (!(cache_info.flags & 1)) {
+      compare_entries(fresh, cache, &job);
+      if (*problems != problems_before_compare) report_changed_inputs(fresh, cache, &job, cache_path);
+    }
     note_nothing_compared(fresh, set, &packed);
   } else if (!machine_short(opened)) {
     report(&job, cache_path, err.message);

@@ -308,9 +308,12 @@ void xpack_cache_on_miss(xpack_cache* cache, xpack_miss_fn fn, void* context);
  * program's flatbuffer region (the eh00 header's program_size bytes; the whole file when there is no eh00
  * header), which leaves out weights stored in segments or .ptd files. This checks `program` (the bytes of
  * a .pte, or at least its flatbuffer region) against them; it reads that region only.
- * Returns XPACK_OK when the cache was built from this program. XPACK_ERR_MISMATCH when it was not, records
- * no program or was skipped unread: the message names the programs it was built from. Going on is safe:
- * entries are matched key by key (content-derived identities), so a mismatch costs misses, never wrong weights.
+ * Returns XPACK_OK when the cache was built from a program of this flatbuffer region: the same graphs and
+ * constant names, weights in segments and .ptd files not compared. XPACK_ERR_MISMATCH when it was not, records
+ * no program or was skipped unread: the message names the programs it was built from. Going on is safe as far
+ * as identities reach: entries are matched key by key, so a mismatch costs misses. What no identity catches is a
+ * weight changed in place under a key naming its old content (a 64-hex-digit named key, trusted to be the
+ * SHA-256 of its bytes: docs/TRUST.md): its old packing is served. `xpack verify CACHE --model` finds it.
  * Errors: XPACK_ERR_ARG, XPACK_ERR_BAD_INPUT (shorter than 8 bytes, or an eh00 program_size out of range). */
 xpack_status xpack_cache_check_program(const xpack_cache* cache, const void* program, size_t size, xpack_error* err);
 

@@ -74,6 +74,6 @@ xpack_status xpack_cache_check_program(const xpack_cache* cache, const void* pro
   describe_programs(v, built_from, sizeof built_from, &programs);
   return xp_fail(err, XPACK_ERR_MISMATCH,
                  "this program (%" PRIu64 " bytes, xxh3 %016" PRIx64 ") is not one the cache was built from (%s); "
-                 "entries are still matched key by key, so expect misses, never wrong weights",
+                 "entries are still matched key by key, so expect misses",
                     region, hash, programs ? built_from : "it records no program");
 }

@@ -99,3 +99,7 @@ set_tests_properties(model_declared_external_sizes PROPERTIES SKIP_RETURN_CODE 7
 add_test(NAME model_amplifying_fields
          COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/amplifying_fields.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>
                  ${PROJECT_SOURCE_DIR}/tests/gen ${PROJECT_SOURCE_DIR}/format/xnnpack_graph.fbs)
+# Weights changed in place under content keys: verify --model names the changed input, run -v claims no more than
+# the graph (stale_weights.sh).
+add_test(NAME model_stale_weights
+         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/stale_weights.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>)
