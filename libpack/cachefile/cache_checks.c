@@ -186,6 +186,11 @@ void xp_check_regions(xp_checker* c, xp_region_fn region_fn, void* region_contex
                  "xnn_alignment %u and a non-empty frame inside the data area [%llu, +%llu)",
                  (unsigned long long)r.size, (unsigned long long)r.stored_size, v->xnn_alignment,
                   (unsigned long long)v->data_offset, (unsigned long long)v->data_size);
+      /* As a mappable region's below: where it starts inside the data area, it still marks where the next frame
+       * may start (a frame past it was once told the frames end elsewhere). */
+      if (r.offset >= previous_end && r.offset < data_end) {
+        previous_end = xp_fits(r.offset, r.stored_size, data_end) ? r.offset + r.stored_size : data_end;
+      }
       continue;
     }
     if (!transport && !xp_region_is_sound(v, &r)) {
@@ -413,33 +418,41 @@ void xp_check_small_tables(xp_checker* c) {
   const xp_view* v = c->v;
   const char* s;
   uint32_t len;
+  char where[96];
   for (uint64_t i = 0; i < v->provenance.count && !c->stopped; i++) {
-    const uint8_t* p = v->base + v->provenance.offset + i * v->provenance.record_size;
+    const uint64_t at = v->provenance.offset + i * v->provenance.record_size;
+    const uint8_t* p = v->base + at;
+    snprintf(where, sizeof where, "provenance record %llu at offset %%llu", (unsigned long long)i);
     const uint32_t kind = xp_le32(p + XPC_P_KIND);
     if (!string_ok(v, xp_le32(p + XPC_P_NAME), &s, &len)) {
-      xp_problem(c, "provenance record %llu", i, "name is not a string of STRS: %s",
+      xp_problem(c, where, at, "name offset %u is not a string of STRS: %s", xp_le32(p + XPC_P_NAME),
                  string_fault(v, xp_le32(p + XPC_P_NAME)));
     } else if (memchr(s, '/', len) != NULL) {
-      xp_problem(c, "provenance record %llu", i, "name \"%.*s\" holds a '/': it is the input's file name, without "
-                 "its folder", (int)(len < 200 ? len : 200), s);
+      xp_problem(c, where, at, "name \"%.*s\" holds a '/': it is the input's file name, without its folder",
+                 (int)(len < 200 ? len : 200), s);
     }
     if (kind < XPC_INPUT_PTE || kind > XPC_INPUT_OTHER) {
-      xp_problem(c, "provenance record %llu", i, "kind %u unknown", kind);
+      xp_problem(c, where, at, "kind %u unknown (1 .pte, 2 .ptd, 3 other)", kind);
     }
     const uint64_t file_size = xp_le64(p + XPC_P_FILE_SIZE), program_size = xp_le64(p + XPC_P_PROGRAM_SIZE);
     if (program_size > file_size) {
-      xp_problem(c, "provenance record %llu", i, "program_size %llu is more than the file's size %llu",
-                 (unsigned long long)program_size, (unsigned long long)file_size);
+      xp_problem(c, where, at, "program_size %llu is more than the file's size %llu", (unsigned long long)program_size,
+                 (unsigned long long)file_size);
     }
     if (kind != XPC_INPUT_PTE && (program_size != 0 || xp_le64(p + XPC_P_PROGRAM_HASH) != 0)) {
-      xp_problem(c, "provenance record %llu", i, "program_size and program hash must be 0 for an input that is no "
-                 ".pte (kind %u)", kind);
+      xp_problem(c, where, at, "program_size and program hash must be 0 for an input that is no .pte (kind %u)", kind);
     }
   }
   for (uint64_t i = 0; i < v->info.count && !c->stopped; i++) {
-    const uint8_t* p = v->base + v->info.offset + i * v->info.record_size;
-    if (!string_ok(v, xp_le32(p + XPC_I_KEY), &s, &len) || !string_ok(v, xp_le32(p + XPC_I_VALUE), &s, &len)) {
-      xp_problem(c, "info record %llu", i, "key or value is not a string of STRS");
+    const uint64_t at = v->info.offset + i * v->info.record_size;
+    const uint8_t* p = v->base + at;
+    snprintf(where, sizeof where, "info record %llu at offset %%llu", (unsigned long long)i);
+    const uint32_t key = xp_le32(p + XPC_I_KEY), value = xp_le32(p + XPC_I_VALUE);
+    if (!string_ok(v, key, &s, &len)) {
+      xp_problem(c, where, at, "key offset %u is not a string of STRS: %s", key, string_fault(v, key));
+    }
+    if (!string_ok(v, value, &s, &len)) {
+      xp_problem(c, where, at, "value offset %u is not a string of STRS: %s", value, string_fault(v, value));
     }
   }
   check_families(c);

@@ -129,17 +129,26 @@ static xpack_status open_footer(xp_view* v, const char* name, xpack_error* err) 
   v->dir_offset = xp_le64(f + XPC_F_DIR_OFFSET);
   v->dir_count = xp_le32(f + XPC_F_DIR_COUNT);
   uint64_t footer_start = v->size - XPC_FOOTER_SIZE;
-  if (v->metadata_offset < XPC_HEADER_SIZE || !xp_fits(v->metadata_offset, v->metadata_size, footer_start) ||
+  if (v->metadata_offset < XPC_HEADER_SIZE) {
+    return xp_fail(err, XPACK_ERR_CORRUPT, "%s: footer: metadata_offset %llu lies inside the %d-byte header", name,
+                   (unsigned long long)v->metadata_offset, XPC_HEADER_SIZE);
+  }
+  if (!xp_fits(v->metadata_offset, v->metadata_size, footer_start) ||
       v->metadata_offset + v->metadata_size != footer_start) {
     return xp_fail(err, XPACK_ERR_CORRUPT,
                    "%s: footer: metadata area [%llu, +%llu) must end where the footer starts (%llu)", name,
                    (unsigned long long)v->metadata_offset, (unsigned long long)v->metadata_size,
                       (unsigned long long)footer_start);
   }
-  if (v->dir_count == 0 || v->dir_count > 4096 || v->dir_offset < v->metadata_offset ||
+  if (v->dir_count == 0 || v->dir_count > 4096) {
+    return xp_fail(err, XPACK_ERR_CORRUPT, "%s: footer: table directory count %u, expected 1 to 4096", name,
+                   v->dir_count);
+  }
+  if (v->dir_offset < v->metadata_offset ||
       !xp_fits(v->dir_offset, (uint64_t)v->dir_count * XPC_DIR_ENTRY_SIZE, footer_start)) {
-    return xp_fail(err, XPACK_ERR_CORRUPT, "%s: footer: table directory (offset %llu, %u entries) is out of bounds",
-                   name, (unsigned long long)v->dir_offset, v->dir_count);
+    return xp_fail(err, XPACK_ERR_CORRUPT, "%s: footer: table directory (offset %llu, %u entries) lies outside the "
+                   "metadata area [%llu, %llu)", name, (unsigned long long)v->dir_offset, v->dir_count,
+                   (unsigned long long)v->metadata_offset, (unsigned long long)footer_start);
   }
   uint64_t dir_hash = XXH3_64bits(v->base + v->dir_offset, (size_t)v->dir_count * XPC_DIR_ENTRY_SIZE);
   if (dir_hash != xp_le64(f + XPC_F_DIR_HASH)) {

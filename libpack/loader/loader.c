@@ -123,7 +123,13 @@ void xp_cache_unload(xpack_cache* c) {
 static void check_compatibility(xpack_cache* c) {
   const xp_view* v = &c->view;
   if (v->arch != xp_target_arch()) {
-    snprintf(c->refusal, sizeof c->refusal, "packed for %s, this process runs on %s", xp_arch_name(v->arch),
+    char packed_for[48];
+    if (strcmp(xp_arch_name(v->arch), "unknown") == 0) {
+      snprintf(packed_for, sizeof packed_for, "an unknown architecture (ELF machine %u)", (unsigned)v->arch);
+    } else {
+      snprintf(packed_for, sizeof packed_for, "%s", xp_arch_name(v->arch));
+    }
+    snprintf(c->refusal, sizeof c->refusal, "packed for %s, this process runs on %s", packed_for,
              xp_arch_name(xp_target_arch()));
   } else if (v->xnn_alignment != xp_xnn_alignment()) {
     snprintf(c->refusal, sizeof c->refusal, "packed with XNN_ALLOCATION_ALIGNMENT %u, this build uses %u",

@@ -56,8 +56,8 @@ grep -q "2 entries of served families are refused one by one" "$d/verify.out" &&
 # loader hashes no region it serves (FORMAT.md 8), verify finds both.
 check_verify_only "a region no entry names" "^region [0-9]+: no entry names this region" "$TAMPER" "$d/bad.xpc" unused-region
 echo "format_rules: a region no entry names: verify: $(head -n1 "$d/verify.out" | cut -c1-160)"
-check_rule "program larger than its file" "^provenance record 0: program_size [0-9]+ is more than the file's size" "$TAMPER" "$d/bad.xpc" prov-program-size
-check_rule "program size of no program" "^provenance record 0: program_size and program hash must be 0" "$TAMPER" "$d/bad.xpc" prov-kind
+check_rule "program larger than its file" "^provenance record 0 at offset [0-9]+: program_size [0-9]+ is more than the file's size" "$TAMPER" "$d/bad.xpc" prov-program-size
+check_rule "program size of no program" "^provenance record 0 at offset [0-9]+: program_size and program hash must be 0" "$TAMPER" "$d/bad.xpc" prov-kind
 check_rule "unknown entry flag" "^entry 0 at offset [0-9]+: flags 0x[45]: unknown bits 0x4" "$TAMPER" "$d/bad.xpc" entry-flags
 check_rule "family flags" "^family record 0 at offset [0-9]+: flags 0x1, expected 0" "$TAMPER" "$d/bad.xpc" family-flags
 check_rule "unsorted family names" "^family record 1 at offset [0-9]+: name .* sorts before the previous" "$TAMPER" "$d/bad.xpc" family-order
@@ -76,7 +76,7 @@ check_rule "padding after the header" "^padding at offset 100: .* between the he
 check_rule "padding between regions" "^padding at offset $gap: .* between regions" poke "$d/bad.xpc" "$gap"
 # A file of version 1.0 has no families; one that claims some anyway is served by them nowhere.
 check_rule "families in a file of version 1.0" "^FAMI table at offset [0-9]+: [0-9]+ records in a file of version 1.0" "$TAMPER" "$d/bad.xpc" as-1.0
-check_rule "a folder in an input's name" "^provenance record 0: name \"/.*\" holds a '/'" "$TAMPER" "$d/bad.xpc" prov-name-slash
+check_rule "a folder in an input's name" "^provenance record 0 at offset [0-9]+: name \"/.*\" holds a '/'" "$TAMPER" "$d/bad.xpc" prov-name-slash
 check_rule "a zero byte inside a string" "^entry 0 at offset [0-9]+: kernel identity offset [0-9]+ is not a string of STRS: it holds a zero byte" "$TAMPER" "$d/bad.xpc" string-zero
 # The identity of a weight packed in more than one way names nothing: an entry holding it is never served, and
 # no writer records one (verify once called such a file sound).
@@ -99,6 +99,15 @@ set +e; "$XPACK" export --executorch "$d/bad.xpc" "$d/bad.et" > /dev/null 2> "$d
 [ "$st" = 3 ] && [ ! -e "$d/bad.et" ] && grep -q "expected to end where the footer starts" "$d/export.err" ||
   fail "export of a file with bytes after its table directory: exit $st: $(head -c 300 "$d/export.err")"
 
+# Footer fields out of range, each named for what it breaks (one message once covered them all).
+check_verify_only "metadata inside the header" "footer: metadata_offset 32 lies inside the 64-byte header" "$TAMPER" "$d/bad.xpc" metadata-offset 32
+check_verify_only "no table directory" "footer: table directory count 0, expected 1 to 4096" "$TAMPER" "$d/bad.xpc" dir-count 0
+check_verify_only "too many tables" "footer: table directory count 5000, expected 1 to 4096" "$TAMPER" "$d/bad.xpc" dir-count 5000
+# An architecture xpack has no name for is refused naming its number.
+cp "$d/good.xpc" "$d/bad.xpc"; "$TAMPER" "$d/bad.xpc" arch 999
+set +e; "$XPACK" verify "$d/bad.xpc" > "$d/verify.out" 2>&1; set -e
+grep -q "packed for an unknown architecture (ELF machine 999)" "$d/verify.out" ||
+  fail "arch 999: verify does not name it: $(head -c 400 "$d/verify.out")"
 # A transport file claiming 2^31-byte alignments: refused before anything is written (inflate once laid its
 # regions out 2 GiB apart, a 1 MB file becoming a 72 GiB sparse one).
 "$GEN" conv -o "$d/conv.pte" > /dev/null
@@ -108,6 +117,14 @@ set +e; (ulimit -f 65536; "$XPACK" inflate "$d/good.z" "$d/out.xpc") > /dev/null
 [ "$st" = 3 ] || fail "inflate of a transport file with 2^31 alignments: exit $st: $(head -c 300 "$d/inflate.err")"
 grep -q "page_alignment 2147483648" "$d/inflate.err" || fail "inflate message: $(cat "$d/inflate.err")"
 [ ! -e "$d/out.xpc" ] || fail "inflate left an output"
+# A transport region of a size off the XNNPACK alignment is one problem: the frames after it are placed from its
+# end (the data area was also reported, "the frames end at" the bad frame's start).
+"$XPACK" pack --zstd "$d/conv.pte" -o "$d/good.z" > /dev/null
+regions=$("$XPACK" dump --json "$d/good.z" | python3 -c 'import json, sys; print(len(json.load(sys.stdin)["regions"]))')
+"$TAMPER" "$d/good.z" region-size $((regions - 1))
+set +e; "$XPACK" verify "$d/good.z" > "$d/verify.out" 2>&1; st=$?; set -e
+[ "$st" = 1 ] && grep -q "good.z: 1 problem$" "$d/verify.out" ||
+  fail "transport region of a bad size: exit $st, not one problem: $(head -c 600 "$d/verify.out")"
 # verify --model stops at a re-pack that differs: the cache is not run with the model (a crafted one could
 # crash XNNPACK), and the report says why.
 "$XPACK" pack "$d/conv.pte" -o "$d/conv.xpc" > /dev/null

@@ -15,6 +15,9 @@
  *   xpc_tamper FILE family-order     FAMI records 0 and 1 swapped (entries follow): names not ascending
  *   xpc_tamper FILE family-dup       FAMI record 1 names record 0's family
  *   xpc_tamper FILE reserved         the header's reserved u16 set to 1
+ *   xpc_tamper FILE arch N           the header's arch set to N (an ELF machine number)
+ *   xpc_tamper FILE metadata-offset N  the footer's metadata_offset set to N (only the footer's checksum resealed)
+ *   xpc_tamper FILE dir-count N      the footer's table directory count set to N (likewise)
  *   xpc_tamper FILE page-alignment   page_alignment doubled (data_offset left alone)
  *   xpc_tamper FILE huge-alignment   page_alignment and xnn_alignment 2^31 (what a transport file may claim)
  *   xpc_tamper FILE move-region I    region I (with a gap of 64 bytes before it) moved 64 bytes down
@@ -124,6 +127,7 @@ static uint8_t* record(uint32_t tag, uint64_t index) {
 
 static int usage(void) {
   return die("usage: xpc_tamper FILE probe INDEX | probe-keys INDEX | as-1.2 | as-1.0 | no-probe-keys | name INDEX | build-id | "
+             "arch N | metadata-offset N | dir-count N | "
              "no-family | dup-key | key-hash | unused-region | prov-program-size | prov-kind | entry-flags | family-flags | "
              "family-order | family-dup | reserved | arch-none | strs-record-size | page-alignment | huge-alignment | metadata-tail | table-order | "
              "extra-table | extra-tag TAG | alias-table N | info-shared N | string-zero | ambiguous | info-newline | "
@@ -403,6 +407,18 @@ static int break_rule(const char* what, const char* arg) {
     xp_put32(d + XPC_D_RECORD_SIZE, 2);
     xp_put64(d + XPC_D_COUNT, xp_le64(d + XPC_D_COUNT) / 2);
     reseal(XPC_TAG_STRINGS);
+    return 0;
+  }
+  if (strcmp(what, "arch") == 0 && arg != NULL) { /* another architecture's number, or none xpack knows */
+    xp_put16(g_file + XPC_H_ARCH, (uint16_t)strtoul(arg, NULL, 0));
+    reseal_header();
+    return 0;
+  }
+  if ((strcmp(what, "metadata-offset") == 0 || strcmp(what, "dir-count") == 0) && arg != NULL) {
+    uint8_t* f = g_file + g_size - XPC_FOOTER_SIZE;
+    if (what[0] == 'm') xp_put64(f + XPC_F_METADATA_OFFSET, strtoull(arg, NULL, 0));
+    else xp_put32(f + XPC_F_DIR_COUNT, (uint32_t)strtoul(arg, NULL, 0));
+    xp_put64(f + XPC_F_CHECKSUM, XXH3_64bits(f, XPC_F_CHECKSUM));
     return 0;
   }
   if (strcmp(what, "arch-none") == 0) {
