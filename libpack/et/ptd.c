@@ -347,6 +347,7 @@ xpack_status xpack_et_ptd_open(const char* path, xpack_et_ptd** out, xpack_error
 }
 
 xpack_status xpack_et_ptd_open_flags(const char* path, unsigned flags, xpack_et_ptd** out, xpack_error* err) {
+  if (out != NULL) *out = NULL; /* on every failure, a caller error included */
   if (!path || !out || (flags & ~(unsigned)XPACK_ET_OPEN_WEIGHTS_ON_DEMAND) != 0) {
     return xp_fail(err, XPACK_ERR_ARG, "xpack_et_ptd_open: NULL path or out, or unknown flags");
   }
@@ -371,6 +372,7 @@ xpack_status xpack_et_ptd_open_flags(const char* path, unsigned flags, xpack_et_
 
 xpack_status xpack_et_ptd_open_memory(const void* data, size_t size, const char* name, xpack_et_ptd** out,
                                       xpack_error* err) {
+  if (out != NULL) *out = NULL; /* on every failure, a caller error included */
   if (!out || (!data && size)) return xp_fail(err, XPACK_ERR_ARG, "xpack_et_ptd_open_memory: NULL data or out");
   *out = NULL;
   xpack_et_ptd* p = calloc(1, sizeof *p);

@@ -377,6 +377,7 @@ xpack_status xpack_et_program_open(const char* path, xpack_et_program** out, xpa
 }
 
 xpack_status xpack_et_program_open_flags(const char* path, unsigned flags, xpack_et_program** out, xpack_error* err) {
+  if (out != NULL) *out = NULL; /* on every failure, a caller error included */
   if (!path || !out || (flags & ~(unsigned)XPACK_ET_OPEN_WEIGHTS_ON_DEMAND) != 0) {
     return xp_fail(err, XPACK_ERR_ARG, "xpack_et_program_open: NULL path or out, or unknown flags");
   }
@@ -404,6 +405,7 @@ xpack_status xpack_et_program_open_flags(const char* path, unsigned flags, xpack
 
 xpack_status xpack_et_program_open_memory(const void* data, size_t size, const char* name, xpack_et_program** out,
                                           xpack_error* err) {
+  if (out != NULL) *out = NULL; /* on every failure, a caller error included */
   if (!out || (!data && size)) return xp_fail(err, XPACK_ERR_ARG, "xpack_et_program_open_memory: NULL data or out");
   *out = NULL;
   xpack_et_program* p = calloc(1, sizeof *p);

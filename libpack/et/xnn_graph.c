@@ -448,6 +448,7 @@ static xpack_status parse_graph(xp_xnn_graph* g, const uint8_t* blob, size_t siz
 
 xpack_status xpack_et_xnn_graph_parse(const void* blob, size_t size, const char* name, xpack_et_xnn_graph** out,
                                       xpack_error* err) {
+  if (out != NULL) *out = NULL; /* on every failure, a caller error included */
   if (!out || (!blob && size)) return xp_fail(err, XPACK_ERR_ARG, "xpack_et_xnn_graph_parse: NULL blob or out");
   *out = NULL;
   xp_xnn_graph* g = calloc(1, sizeof *g);
@@ -469,6 +470,7 @@ xpack_status xpack_et_xnn_graph_parse(const void* blob, size_t size, const char*
 
 xpack_status xpack_et_xnn_graph_open(const xpack_et_program* program, size_t method, size_t delegate,
                                      xpack_et_xnn_graph** out, xpack_error* err) {
+  if (out != NULL) *out = NULL; /* on every failure, a caller error included */
   if (!program || !out) return xp_fail(err, XPACK_ERR_ARG, "xpack_et_xnn_graph_open: NULL program or out");
   *out = NULL;
   const xpack_et_program_info* info = xpack_et_program_get_info(program);

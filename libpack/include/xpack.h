@@ -58,7 +58,8 @@ xpack_status xpack_writer_create(const char* out_path, const xpack_writer_option
 /* As xpack_writer_create, but the cache never gets a name: it is made in the folder of near_path (which is
  * not written; messages name it), or with near_path NULL in $TMPDIR (else /tmp), and xpack_writer_finish_fd
  * hands it back as an open descriptor. However the process ends, nothing is left in the folder.
- * Errors: XPACK_ERR_ARG, XPACK_ERR_IO, XPACK_ERR_NOMEM. */
+ * Errors: XPACK_ERR_ARG (NULL out, or near_path's folder does not exist), XPACK_ERR_IO (the folder cannot hold
+ * the file: $TMPDIR missing included), XPACK_ERR_NOMEM (memory or file descriptors). */
 xpack_status xpack_writer_create_unnamed(const char* near_path, const xpack_writer_options* options,
                                          xpack_writer** out, xpack_error* err);
 
@@ -114,7 +115,8 @@ struct xnn_weights_cache_provider* xpack_writer_provider(xpack_writer* w);
 /* Records an input file the cache is built from (provenance and model identity). kind: XPACK_INPUT_*.
  * program_size/program_hash describe the program flatbuffer region of a .pte (0 otherwise); name is copied
  * without its folder (a path's part after the last '/': the file records file names, FORMAT.md 5.5).
- * Errors: XPACK_ERR_ARG (NULL, or kind not one of XPACK_INPUT_*), XPACK_ERR_NOMEM. */
+ * Errors: XPACK_ERR_ARG (NULL, a name with no file name: empty or ending in '/', or kind not one of
+ * XPACK_INPUT_*), XPACK_ERR_NOMEM. */
 xpack_status xpack_writer_add_input(xpack_writer* w, const char* name, uint32_t kind, uint64_t file_size,
                                     uint64_t file_hash, uint64_t program_size, uint64_t program_hash,
                                     xpack_error* err);
@@ -168,9 +170,10 @@ typedef struct xpack_file xpack_file;
 /* Maps a cache file read-only and validates its structure (as xpack_cache_open, but transport-form
  * files are accepted and compatibility is reported rather than checked).
  * Errors: as xpack_cache_open, except XPACK_ERR_TRANSPORT and XPACK_ERR_INCOMPATIBLE; and
- * XPACK_ERR_UNSUPPORTED when the entries name, all together, more than 16 times as many bytes of identity
- * strings as the file's STRS table holds (entries sharing a string far more than any writer makes them: every
- * tool reading them entry by entry would do work out of proportion to the file). */
+ * XPACK_ERR_UNSUPPORTED when its records name, all together, more than 16 times as many string bytes as the
+ * file's STRS table holds (the entries' identities, then the strings of PROV, INFO and FAMI: FORMAT.md 8),
+ * records sharing strings far more than any writer makes them, so that every tool reading them record by
+ * record would do work out of proportion to the file. */
 xpack_status xpack_file_open(const char* path, xpack_file** out, xpack_error* err);
 /* As xpack_file_open, on the file open as fd (e.g. from xpack_writer_finish_fd), which may have no name.
  * fd stays the caller's; the mapping holds the file until xpack_file_close. Messages name the file as

@@ -219,7 +219,9 @@ xpack_status xpack_cache_bind_size(xpack_cache* cache, const struct xnn_weights_
 void xpack_cache_unbind_all(xpack_cache* cache);
 
 /* The weights-cache provider to pass to xnn_create_runtime_v4. Owned by the cache; NULL for a NULL cache and
- * for a file skipped (XPACK_OPEN_SKIP_SMALL, XPACK_OPEN_SKIP_COLD): XNNPACK then packs as without a cache. */
+ * for a file skipped (XPACK_OPEN_SKIP_SMALL, XPACK_OPEN_SKIP_COLD): XNNPACK then packs as without a cache.
+ * It is not an XNNPACK weights cache (xnn_weights_cache_t): never pass it to xnn_delete_weights_cache, which
+ * would take its context for XNNPACK's own cache structure; xpack_cache_close releases it. */
 struct xnn_weights_cache_provider* xpack_cache_provider(xpack_cache* cache);
 
 /* The alignment XNNPACK's packing kernels require of the memory a provider's reserve_space returns
@@ -236,7 +238,8 @@ typedef struct xpack_stats {
   uint64_t hits_after_packing;  /* of hits: XNNPACK had packed anyway (it does so for some operators);
                                    the freshly packed copy was compared with the file and released */
   uint64_t misses;              /* not answered from the file: packed by XNNPACK into heap memory, or reused */
-  uint64_t misses_unbound;      /* of misses: the kernel or bias pointer was never bound */
+  uint64_t misses_unbound;      /* of misses: the kernel or bias pointer was never bound, or bound to
+                                   XPACK_IDENTITY_AMBIGUOUS */
   uint64_t misses_not_found;    /* of misses: no entry for this key */
   uint64_t misses_refused;      /* of misses: an entry exists but was refused (see refusal counters) */
   uint64_t refused_incompatible;/* refusals: the file is refused as a whole (xpack_cache_refusal) */
@@ -268,7 +271,8 @@ void xpack_cache_stats(const xpack_cache* cache, xpack_stats* out);
 
 /* Why one look-up was not served from the file: the reason its miss was counted under (xpack_stats). */
 typedef enum xpack_miss_reason {
-  XPACK_MISS_UNBOUND = 1,      /* misses_unbound: the kernel or bias pointer was never bound (xpack_cache_bind) */
+  XPACK_MISS_UNBOUND = 1,      /* misses_unbound: the kernel or bias pointer was never bound (xpack_cache_bind),
+                                  or bound to XPACK_IDENTITY_AMBIGUOUS */
   XPACK_MISS_NOT_FOUND = 2,    /* misses_not_found: no entry has this seed, kernel and bias identity */
   XPACK_MISS_INCOMPATIBLE = 3, /* refused_incompatible: the whole file is refused (xpack_cache_refusal) */
   XPACK_MISS_CORRUPT = 4,      /* refused_corrupt */

@@ -4,7 +4,9 @@
  * Every fallible libpack function returns an xpack_status and, when the caller passes a non-NULL
  * xpack_error*, fills it with the same status and a one-line message that names the file, the
  * offset or field, and what was expected. The message is owned by the caller's xpack_error. err may
- * be NULL (then only the status tells what happened).
+ * be NULL (then only the status tells what happened). A function that creates an object through an `out`
+ * parameter sets *out to NULL on every failure, a caller error included (when out itself is not NULL), so that
+ * freeing *out after any call is safe.
  *
  * NULL arguments, the same way in every public function that takes a handle (xpack_cache*, xpack_writer*,
  * xpack_file*, an ExecuTorch program, graph or summary, a replay):

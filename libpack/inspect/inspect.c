@@ -26,6 +26,7 @@ static const char* string_at(const xp_view* v, uint32_t offset) {
 }
 
 xpack_status xpack_file_open(const char* path, xpack_file** out, xpack_error* err) {
+  if (out != NULL) *out = NULL; /* on every failure, a caller error included */
   if (path == NULL || out == NULL) return xp_fail(err, XPACK_ERR_ARG, "xpack_file_open: NULL path or output");
   *out = NULL;
   xpack_file* f = calloc(1, sizeof *f);
@@ -40,6 +41,7 @@ xpack_status xpack_file_open(const char* path, xpack_file** out, xpack_error* er
 }
 
 xpack_status xpack_file_open_fd(int fd, xpack_file** out, xpack_error* err) {
+  if (out != NULL) *out = NULL; /* on every failure, a caller error included */
   char name[XP_FD_PATH_SIZE];
   xp_fd_path(fd, name);
   /* The descriptor itself, not its /proc path opened again: that needs one more descriptor, a mode that lets the
@@ -54,6 +56,7 @@ xpack_status xpack_file_open_fd(int fd, xpack_file** out, xpack_error* err) {
 
 xpack_status xpack_file_open_range(int fd, uint64_t offset, uint64_t size, const char* name, xpack_file** out,
                                    xpack_error* err) {
+  if (out != NULL) *out = NULL; /* on every failure, a caller error included */
   if (fd < 0 || name == NULL || out == NULL) {
     return xp_fail(err, XPACK_ERR_ARG, "xpack_file_open_range: negative fd, or NULL name or output");
   }

@@ -51,6 +51,7 @@ static xpack_status choose(const candidates_at* at, size_t count, unsigned flags
 xpack_status xpack_cache_open_best_limits(const char* const* paths, size_t count, unsigned flags,
                                           const xpack_open_limits* limits, xpack_cache** out, size_t* chosen,
                                           xpack_cache_candidate* candidates, xpack_error* err) {
+  if (out != NULL) *out = NULL; /* on every failure, a caller error included */
   if (paths == NULL || out == NULL || chosen == NULL || count == 0) {
     return xp_fail(err, XPACK_ERR_ARG, "xpack_cache_open_best: NULL paths, output or chosen, or no path");
   }
@@ -64,6 +65,7 @@ xpack_status xpack_cache_open_best_limits(const char* const* paths, size_t count
 xpack_status xpack_cache_open_best_fd(const xpack_cache_range* ranges, size_t count, unsigned flags,
                                       const xpack_open_limits* limits, xpack_cache** out, size_t* chosen,
                                       xpack_cache_candidate* candidates, xpack_error* err) {
+  if (out != NULL) *out = NULL; /* on every failure, a caller error included */
   if (ranges == NULL || out == NULL || chosen == NULL || count == 0) {
     return xp_fail(err, XPACK_ERR_ARG, "xpack_cache_open_best_fd: NULL ranges, output or chosen, or no range");
   }

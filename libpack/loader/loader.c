@@ -262,6 +262,7 @@ xpack_cache* xp_cache_new(unsigned flags) {
 
 xpack_status xpack_cache_open_limits(const char* path, unsigned flags, const xpack_open_limits* limits,
                                      xpack_cache** out, xpack_error* err) {
+  if (out != NULL) *out = NULL; /* on every failure, a caller error included */
   if (path == NULL || out == NULL || !xp_open_flags_known(flags)) {
     return xp_fail(err, XPACK_ERR_ARG, "xpack_cache_open: NULL path or output, or unknown flags");
   }

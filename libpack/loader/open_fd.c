@@ -35,6 +35,7 @@ static xpack_status map_range(xpack_cache* c, int fd, uint64_t offset, unsigned 
 
 xpack_status xpack_cache_open_fd(int fd, uint64_t offset, uint64_t size, const char* name, unsigned flags,
                                  const xpack_open_limits* limits, xpack_cache** out, xpack_error* err) {
+  if (out != NULL) *out = NULL; /* on every failure, a caller error included */
   if (out == NULL || name == NULL || fd < 0 || !xp_open_flags_known(flags)) {
     return xp_fail(err, XPACK_ERR_ARG, "xpack_cache_open_fd: %s",
                    out == NULL    ? "NULL output"

@@ -93,7 +93,11 @@ xpack_status xpack_writer_add_input(xpack_writer* w, const char* name, uint32_t 
                    "xpack_writer_add_input: %s: kind %u (expected XPACK_INPUT_PTE, _PTD or _OTHER)", name, kind);
   }
   const char* slash = strrchr(name, '/');
+  const char* path = name;
   if (slash != NULL) name = slash + 1; /* a file name, no folder (FORMAT.md 5.5) */
+  if (name[0] == 0) {
+    return xp_fail(err, XPACK_ERR_ARG, "xpack_writer_add_input: \"%s\" names no file (empty, or a folder)", path);
+  }
   pthread_mutex_lock(&w->lock);
   xpack_status st = XPACK_ERR_NOMEM;
   w->intern_ticket = w->outside_events++;
@@ -188,6 +192,7 @@ void xpack_writer_abort(xpack_writer* w) {
 
 xpack_status xpack_writer_create(const char* out_path, const xpack_writer_options* options, xpack_writer** out,
                                  xpack_error* err) {
+  if (out != NULL) *out = NULL; /* on every failure, a caller error included */
   if (out_path == NULL || out == NULL) return xp_fail(err, XPACK_ERR_ARG, "xpack_writer_create: NULL argument");
   return xp_writer_create(out_path, NULL, options, out, err);
 }

@@ -10,6 +10,10 @@
  *    TRUNCATED), and TRUNCATED from both when it starts with the magic;
  *  - a cache with bytes appended: refused with its size and the size its footer gives (xpack_loader.h), by
  *    both openers;
+ *  - every function that creates an object sets *out to NULL on every failure, a caller error included (xpack_status.h;
+ *    the loader's openers left it as it was on a caller error);
+ *  - a writer beside a missing folder is a caller error from both creators (the unnamed one said IO), and an
+ *    input named by a folder's path ("folder/") is refused (its empty name was recorded);
  *  - and that the format's reserved identity (xpc_format.h) is the public XPACK_IDENTITY_AMBIGUOUS. */
 #include <fcntl.h>
 #include <stdio.h>
@@ -125,6 +129,70 @@ static void no_descriptor_left(const char* dir, const char* cache) {
   setrlimit(RLIMIT_NOFILE, &before);
 }
 
+/* *out is set to NULL by a failing call: `out` is first given a value no call returns. */
+#define EXPECT_OUT_CLEARED(out, call)                                                                    \
+  do {                                                                                                   \
+    out = (void*)&sentinel;                                                                             \
+    xpack_error e_;                                                                                      \
+    const xpack_status st_ = (call);                                                                     \
+    EXPECT_MSG(st_ != XPACK_OK && out == NULL, "%s: %s, out %s", #call, xpack_status_name(st_),          \
+               out == NULL ? "NULL" : "left as it was");                                                 \
+  } while (0)
+
+static void outputs_cleared(const char* dir) {
+  static int sentinel;
+  char missing[512];
+  snprintf(missing, sizeof missing, "%s/missing.xpc", dir);
+  const char* paths[1] = {missing};
+  const xpack_cache_range ranges[1] = {{-1, 0, 0, "none"}};
+  const uint8_t junk[16] = {0};
+  xpack_writer* w;
+  xpack_file* f;
+  xpack_cache* c;
+  xpack_et_program* p;
+  xpack_et_ptd* t;
+  xpack_et_xnn_graph* g;
+  xpack_et_summary* sum;
+  EXPECT_OUT_CLEARED(w, xpack_writer_create(NULL, NULL, &w, &e_));
+  EXPECT_OUT_CLEARED(w, xpack_writer_create("/nonexistent-folder/x.xpc", NULL, &w, &e_));
+  EXPECT_OUT_CLEARED(w, xpack_writer_create_unnamed("/nonexistent-folder/x", NULL, &w, &e_));
+  xpack_error err;
+  xpack_status st = xpack_writer_create_unnamed("/nonexistent-folder/x", NULL, &w, &err);
+  EXPECT_MSG(st == XPACK_ERR_ARG, "create_unnamed beside a missing folder: %s (xpack_writer_create says ARG)",
+             xpack_status_name(st));
+  w = NULL;
+  char target[512];
+  snprintf(target, sizeof target, "%s/inputs.xpc", dir);
+  EXPECT(xpack_writer_create(target, NULL, &w, &err) == XPACK_OK);
+  st = xpack_writer_add_input(w, "folder/", XPACK_INPUT_PTE, 1, 1, 0, 0, &err);
+  EXPECT_MSG(st == XPACK_ERR_ARG, "add_input of a folder's name: %s", xpack_status_name(st));
+  xpack_writer_abort(w);
+  EXPECT_OUT_CLEARED(f, xpack_file_open(NULL, &f, &e_));
+  EXPECT_OUT_CLEARED(f, xpack_file_open(missing, &f, &e_));
+  EXPECT_OUT_CLEARED(f, xpack_file_open_fd(-1, &f, &e_));
+  EXPECT_OUT_CLEARED(f, xpack_file_open_range(-1, 0, 0, "x", &f, &e_));
+  EXPECT_OUT_CLEARED(p, xpack_et_program_open(NULL, &p, &e_));
+  EXPECT_OUT_CLEARED(p, xpack_et_program_open(missing, &p, &e_));
+  EXPECT_OUT_CLEARED(p, xpack_et_program_open_flags(missing, 0xFFFFFFFFu, &p, &e_));
+  EXPECT_OUT_CLEARED(p, xpack_et_program_open_memory(junk, sizeof junk, "junk", &p, &e_));
+  EXPECT_OUT_CLEARED(t, xpack_et_ptd_open(NULL, &t, &e_));
+  EXPECT_OUT_CLEARED(t, xpack_et_ptd_open_flags(missing, 0xFFFFFFFFu, &t, &e_));
+  EXPECT_OUT_CLEARED(t, xpack_et_ptd_open_memory(junk, sizeof junk, "junk", &t, &e_));
+  EXPECT_OUT_CLEARED(g, xpack_et_xnn_graph_parse(junk, sizeof junk, "junk", &g, &e_));
+  EXPECT_OUT_CLEARED(g, xpack_et_xnn_graph_open(NULL, 0, 0, &g, &e_));
+  EXPECT_OUT_CLEARED(sum, xpack_et_summarize(NULL, NULL, &sum, &e_));
+  EXPECT_OUT_CLEARED(c, xpack_cache_open(NULL, 0, &c, &e_));
+  EXPECT_OUT_CLEARED(c, xpack_cache_open(missing, 0xFFFFFFFFu, &c, &e_));
+  EXPECT_OUT_CLEARED(c, xpack_cache_open(missing, 0, &c, &e_));
+  EXPECT_OUT_CLEARED(c, xpack_cache_open_limits(NULL, 0, NULL, &c, &e_));
+  EXPECT_OUT_CLEARED(c, xpack_cache_open_fd(-1, 0, 0, "x", 0, NULL, &c, &e_));
+  EXPECT_OUT_CLEARED(c, xpack_cache_open_best(NULL, 1, 0, &c, NULL, NULL, &e_));
+  EXPECT_OUT_CLEARED(c, xpack_cache_open_best(paths, 1, 0xFFFFFFFFu, &c, NULL, NULL, &e_));
+  EXPECT_OUT_CLEARED(c, xpack_cache_open_best_limits(paths, 0, 0, NULL, &c, NULL, NULL, &e_));
+  EXPECT_OUT_CLEARED(c, xpack_cache_open_best_fd(NULL, 1, 0, NULL, &c, NULL, NULL, &e_));
+  EXPECT_OUT_CLEARED(c, xpack_cache_open_best_fd(ranges, 1, 0xFFFFFFFFu, NULL, &c, NULL, NULL, &e_));
+}
+
 int main(void) {
   if (xnn_initialize(NULL) != xnn_status_success) return 1;
   EXPECT(strcmp(XPC_IDENTITY_AMBIGUOUS, XPACK_IDENTITY_AMBIGUOUS) == 0);
@@ -136,6 +204,7 @@ int main(void) {
   write_cache(cache);
 
   writer_with_target(dir);
+  outputs_cleared(dir);
   summary_on_full_disk();
   no_descriptor_left(dir, cache);
 
