@@ -18,7 +18,10 @@
  * XNNPACK delegate to its identity (libpack/et/IDENTITY.md), asks XNNPACK the size it reads for each packed
  * weight (xpack_replay_size_weights; the loader serves only regions of exactly that size), and decides
  * every packing family (its probe creates an XNNPACK runtime of xpack's own through the same wrapped function,
- * which passes such runtimes through: xpack_creating_own_runtime). The mappings must outlive every method.
+ * which passes such runtimes through: xpack_creating_own_runtime). The mappings must outlive every method, and
+ * their bytes must not change while attached: the bindings are made once, at attach, from the bytes then, so a
+ * program or .ptd loaded anew into the same memory (another version of the model) is served the packings of the
+ * old one. Detach, and attach again with the new bytes.
  * Threads: attach, attach_best, attach_cache and detach run one at a time (a second attach, even a concurrent
  * one, fails). ExecuTorch may create runtimes on any thread, also while attach runs: those created before it
  * completes get ExecuTorch's own provider, the later ones xpack's. Detach only when no runtime exists and none

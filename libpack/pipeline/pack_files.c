@@ -34,7 +34,7 @@ static xpack_status something_to_write(const xpack_model_set* set, xpack_pack_re
   if (r->packed > 0 && stats->entries == 0 && stats->unbound == 0) {
     if (stats->no_family > 0) {
       nothing_to_pack(r, "the %llu weight%s XNNPACK packs belong to no packing family a loader could check "
-                      "(e.g. batch matrix multiply)", (unsigned long long)stats->no_family,
+                      "(a batch matrix multiply's, or a constant XNNPACK reaches through a reshape or transpose it folds away)", (unsigned long long)stats->no_family,
                       stats->no_family == 1 ? "" : "s");
     } else {
       nothing_to_pack(r, "the %zu XNNPACK delegate%s hold%s no weights that XNNPACK packs", r->packed,
