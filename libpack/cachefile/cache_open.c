@@ -26,12 +26,43 @@ static xpack_status check_string_sharing(const xp_view* v, const char* path, xpa
                  records, kind);
 }
 
+/* A transport file's regions decode, all together, to at most this many times the file's size, or to
+ * XP_TRANSPORT_FLOOR_BYTES whatever the file's size (FORMAT.md 9.2). xpack's own frames of real packed weights
+ * decode to 1.1 to 10.5 times their size; a zstd RLE block decodes 4 bytes to 128 KiB, and a 33 KB file of them
+ * declaring 1 GiB had inflate write 1 GiB and verify decode it, a 4 MB one declaring 128 GiB held verify for
+ * minutes. */
+#define XP_TRANSPORT_EXPANSION_MAX 1024u
+#define XP_TRANSPORT_FLOOR_BYTES (64ull << 20)
+
+static xpack_status check_transport_expansion(const xp_view* v, uint64_t size, const char* path, xpack_error* err) {
+  if (!(v->flags & XPC_FLAG_TRANSPORT)) return XPACK_OK;
+  const uint64_t limit = size > XP_TRANSPORT_FLOOR_BYTES / XP_TRANSPORT_EXPANSION_MAX
+                             ? (size > UINT64_MAX / XP_TRANSPORT_EXPANSION_MAX ? UINT64_MAX : size * XP_TRANSPORT_EXPANSION_MAX)
+                             : XP_TRANSPORT_FLOOR_BYTES;
+  uint64_t declared = 0;
+  for (uint64_t i = 0; i < v->regions.count; i++) {
+    xp_region r;
+    xp_view_region(v, i, &r);
+    declared = r.size > UINT64_MAX - declared ? UINT64_MAX : declared + r.size;
+    if (declared > limit) {
+      return xp_fail(err, XPACK_ERR_UNSUPPORTED,
+                     "%s: table REGN at offset %llu: regions 0 to %llu declare %llu bytes of content, past the limit "
+                     "of %llu bytes (%u times the file's %llu bytes, and at least 64 MiB: FORMAT.md 9.2); frames that "
+                     "expand so far are no packed weights, and none is decoded",
+                     path, (unsigned long long)v->regions.offset, (unsigned long long)i, (unsigned long long)declared,
+                     (unsigned long long)limit, XP_TRANSPORT_EXPANSION_MAX, (unsigned long long)size);
+    }
+  }
+  return XPACK_OK;
+}
+
 /* Opens the view over the mapping f->map from its byte f->delta on, size bytes. */
 static xpack_status open_view(xp_file* f, uint64_t size, const char* name, int allow_transport, xpack_error* err) {
   /* An empty file maps to no memory; the view still needs a base to report "not an xpack cache". */
   static const uint8_t kEmpty[1];
   xpack_status st = xp_view_open(&f->view, f->map.data ? f->map.data + f->delta : kEmpty, size, name, allow_transport, err);
   if (st == XPACK_OK) st = check_string_sharing(&f->view, name, err);
+  if (st == XPACK_OK) st = check_transport_expansion(&f->view, size, name, err);
   if (st != XPACK_OK) xp_file_close(f);
   return st;
 }

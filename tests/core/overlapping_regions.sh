@@ -2,8 +2,9 @@
 # Many region records describing one place (issue 16): verify reads every region's bytes (hashes them, or in
 # the transport form decodes its frame), so N records over one region asked it to read that region N times.
 # 10,000 records over one 1 MiB region (a 1.3 MB cache) took 0.6 s; over one zstd frame declaring 1 GiB (a
-# 345 KB transport file) over 60 s, decoding 10 TiB. verify must report the overlaps, read each place once,
-# and finish in well under a second; inflate refuses such a file at its first overlap.
+# 345 KB transport file) over 60 s, decoding 10 TiB (now refused at open for what it declares). verify must report
+# the overlaps, read each place once, and finish in well under a second; inflate refuses such a file at its first
+# overlap.
 XPACK=$1; CRAFT=$2
 . "$(dirname "$0")/lib.sh"
 d=$(mktemp -d); trap 'rm -rf "$d"' EXIT
@@ -21,7 +22,12 @@ expect_overlaps() {
 
 "$CRAFT" "$d/one-place.xpc" same-region 20000 16777216
 expect_overlaps mappable "$d/one-place.xpc"
-"$CRAFT" "$d/one-frame.xpc.zst" same-region 2000 1073741824 zstd
+# 2,000 records over one frame declaring 1 GiB declare 2 TiB, which open now refuses before anything is decoded
+# (FORMAT.md 9.2: at most 1024 times the file's size); the overlaps are checked over a frame of 32 KiB.
+"$CRAFT" "$d/bomb.xpc.zst" same-region 2000 1073741824 zstd
+set +e; timeout 20 "$XPACK" verify "$d/bomb.xpc.zst" > "$d/bomb.out" 2>&1; st=$?; set -e
+[ "$st" = 1 ] && grep -q "past the limit of" "$d/bomb.out" || fail "transport, 2 TiB declared: exit $st: $(head -c 300 "$d/bomb.out")"
+"$CRAFT" "$d/one-frame.xpc.zst" same-region 2000 32768 zstd
 expect_overlaps transport "$d/one-frame.xpc.zst"
 set +e; timeout 20 "$XPACK" inflate "$d/one-frame.xpc.zst" "$d/out.xpc" > /dev/null 2> "$d/inflate.err"; st=$?; set -e
 [ "$st" = 3 ] && grep -q "one-frame.xpc.zst: region 1 at offset 64: overlaps" "$d/inflate.err" ||

@@ -41,6 +41,8 @@
  *   xpc_tamper FILE region-at-end I  region I made the last XNNPACK-alignment bytes of the data area (offset
  *                                    and size changed, hash recomputed): a region whose size lies, placed where
  *                                    a read of the weight's real size runs past the end of the file
+ *   xpc_tamper FILE region-declares N  the last region's size set to N, its bytes (a transport file's frame) and
+ *                                    hash unchanged: a frame declaring more than the file could expand to
  *   xpc_tamper FILE region-bytes I   region I's middle byte XOR 1, its hash recomputed: a sound file whose
  *                                    packed bytes are not what XNNPACK produces
  *
@@ -133,7 +135,7 @@ static int usage(void) {
              "extra-table | extra-tag TAG | alias-table N | info-shared N | string-zero | ambiguous | info-newline | "
              "prov-name-slash | "
              "move-region INDEX | "
-             "region-size INDEX | region-at-end INDEX | region-bytes INDEX");
+             "region-size INDEX | region-at-end INDEX | region-bytes INDEX | region-declares N");
 }
 
 /* The rules no checksum covers; -1 for a name this function does not know. */
@@ -437,6 +439,15 @@ static int break_rule(const char* what, const char* arg) {
     if (what[0] == 'h') xp_put32(g_file + XPC_H_XNN_ALIGNMENT, 0x80000000u);
     reseal_header();
     return 0;
+  }
+  if (strcmp(what, "region-declares") == 0 && arg != NULL) { /* the last region's size, its frame unchanged */
+    uint64_t count;
+    uint32_t record_size;
+    uint8_t* regions = table(XPC_TAG_REGIONS, &count, &record_size);
+    if (regions == NULL || count == 0) return die("no region");
+    xp_put64(regions + (count - 1) * record_size + XPC_R_SIZE, strtoull(arg, NULL, 0));
+    reseal(XPC_TAG_REGIONS);
+    return reseal_entries();
   }
   if ((strcmp(what, "move-region") == 0 || strncmp(what, "region-", 7) == 0) && arg != NULL) {
     uint8_t* r = record(XPC_TAG_REGIONS, strtoull(arg, NULL, 10));
