@@ -2,7 +2,10 @@
  * `xpack verify` do: xp_view_open (both the loader's form, allow_transport = 0, and the inspection
  * tools' form, 1), then every region, entry and string through the view accessors, the per-entry
  * check values, the small tables' string references, and look-ups (xp_view_find) both of keys that
- * are in the file and of a few that are not. Nothing here may read outside [data, data + size).
+ * are in the file and of a few that are not; then every check `xpack verify` makes (xp_check_all, every
+ * problem reported, never stopping: the checker's own messages are formatted from the file's fields, once
+ * with a tag "%s%s" that crashed it), with each soundly placed region's bytes read as verify hashes them.
+ * Nothing here may read outside [data, data + size).
  *
  * Each input runs twice: as given, and "repaired": a copy whose checksums (header, footer, directory,
  * metadata area, every table's hash, every entry's key hash and check value) are recomputed for
@@ -15,6 +18,7 @@
 #include <xxhash.h>
 
 #include "cache_repair.h"
+#include "cachefile/cache_checks.h"
 #include "cachefile/cache_view.h"
 #include "common/le.h"
 #include "xpc_format.h"
@@ -118,12 +122,34 @@ static void walk(const xp_view* v) {
   lookups(v);
 }
 
+/* Every problem, as verify lists them: its texts are read in full (a bad format would show here). */
+static int count_problem(void* context, const char* where, const char* what) {
+  (void)context;
+  g_sink += touch((const uint8_t*)where, strlen(where)) + touch((const uint8_t*)what, strlen(what));
+  return 0;
+}
+
+static void region_bytes_read(void* context, xp_checker* c, uint64_t index, const xp_region* r, const char* where) {
+  (void)context;
+  (void)where;
+  g_sink += touch(c->v->base + r->offset, region_bytes(c->v, r)) + index;
+}
+
 static void open_and_walk(const uint8_t* base, size_t size) {
   for (int allow_transport = 0; allow_transport < 2; allow_transport++) {
     xp_view v;
     xpack_error err;
     if (xp_view_open(&v, base, size, "fuzz.xpc", allow_transport, &err) != XPACK_OK) continue;
     walk(&v);
+    if (allow_transport) {
+      xp_checker checker;
+      xp_checker_init(&checker, &v, count_problem, NULL);
+      xp_check_tables(&checker);
+      xp_check_regions(&checker, region_bytes_read, NULL);
+      xp_check_entries(&checker);
+      xp_check_small_tables(&checker);
+      g_sink += checker.problems;
+    }
   }
 }
 
