@@ -210,6 +210,7 @@ static void report_candidates(const char* const* paths, size_t count, size_t cho
       json_key(j, "state"); json_string(j, state);
       json_key(j, "entries"); json_uint(j, c->entries);
       json_key(j, "entries_served"); json_uint(j, c->entries_served);
+      json_key(j, "other_program"); json_bool(j, c->other_program);
       json_key(j, "message");
       json_string(j, c->tried && !opened ? c->open_error.message : c->refused_whole ? "refused whole" : NULL);
       json_end_object(j);
@@ -218,8 +219,9 @@ static void report_candidates(const char* const* paths, size_t count, size_t cho
     } else if (!opened) {
       cli_line(cli_out(), "  %s: not opened: %s", paths[i], c->open_error.message);
     } else {
-      cli_line(cli_out(), "  %s: %llu of %llu entries served here%s%s", paths[i], (unsigned long long)c->entries_served,
-               (unsigned long long)c->entries, c->refused_whole ? " (refused whole)" : "",
+      cli_line(cli_out(), "  %s: %llu of %llu entries served here%s%s%s", paths[i],
+               (unsigned long long)c->entries_served, (unsigned long long)c->entries,
+               c->refused_whole ? " (refused whole)" : "", c->other_program ? " (built from another program)" : "",
                i == chosen ? " (chosen)" : "");
     }
   }
@@ -234,8 +236,9 @@ static void close_sources(cli_cache_source* sources, size_t count) {
  * archive's member where it lies (xpack_cache_open_fd, or xpack_cache_open_best_fd over every candidate, files
  * included, when any is a member). Returns 0 (the sources then open until the caller closes them), or an exit
  * code after printing why (every source closed). */
-static int open_caches(const char* const* paths, size_t count, unsigned flags, cli_cache_source* sources,
-                       xpack_cache** cache, size_t* chosen, xpack_cache_candidate* candidates) {
+static int open_caches(const char* const* paths, size_t count, unsigned flags, const xpack_open_limits* limits,
+                       cli_cache_source* sources, xpack_cache** cache, size_t* chosen,
+                       xpack_cache_candidate* candidates) {
   *cache = NULL;
   *chosen = 0;
   int rc = 0, members = 0;
@@ -258,7 +261,7 @@ static int open_caches(const char* const* paths, size_t count, unsigned flags, c
   if (count == 1) {
     st = cli_cache_source_open_cache(&sources[0], flags, cache, &err);
   } else if (members == 0) {
-    st = xpack_cache_open_best(paths, count, flags, cache, chosen, candidates, &err);
+    st = xpack_cache_open_best_limits(paths, count, flags, limits, cache, chosen, candidates, &err);
   } else {
     xpack_cache_range ranges[RUN_MAX_CACHES];
     int fds[RUN_MAX_CACHES];
@@ -279,7 +282,7 @@ static int open_caches(const char* const* paths, size_t count, unsigned flags, c
                                       : fds[i] >= 0 && fstat(fds[i], &info) == 0 ? (uint64_t)info.st_size : 0,
                                       paths[i]};
     }
-    st = xpack_cache_open_best_fd(ranges, count, flags, NULL, cache, chosen, candidates, &err);
+    st = xpack_cache_open_best_fd(ranges, count, flags, limits, cache, chosen, candidates, &err);
     for (size_t i = 0; i < count; i++) {
       if (fds[i] >= 0) close(fds[i]); /* the loader keeps what it needs of a file */
     }
@@ -356,23 +359,44 @@ int cmd_run(int argc, char** argv) {
     cli_error("run: %s says how to open a cache, and no --cache FILE is given", open_option);
     return XPACK_EXIT_USAGE;
   }
-  /* The cache first: its probes then run on their own thread while the programs are opened and replayed. */
+  /* One cache first: its probes then run on their own thread while the programs are opened and replayed. Several:
+   * the programs first, so that the chooser prefers a cache built from the (first) program run, as the ExecuTorch
+   * adapter's does (xpack_open_limits.program); their weights are read on demand, as for a served cache. */
+  xpack_model_set set;
+  int set_open = 0;
+  xpack_open_limits limits = {0};
+  if (candidate_count > 1) {
+    rc = model_args_open(&set, argc, argv, &kRunOptions,
+                         XPACK_MODEL_SET_HASH_PROGRAMS | XPACK_MODEL_SET_WEIGHTS_ON_DEMAND);
+    if (rc == 0) rc = check_method(&set, method);
+    if (rc != 0) {
+      xpack_model_set_close(&set);
+      return rc;
+    }
+    set_open = 1;
+    if (set.program_count > 0) limits.program = xpack_et_program_bytes(set.programs[0], &limits.program_size);
+  }
   cli_cache_source sources[RUN_MAX_CACHES];
   xpack_cache_candidate candidates[RUN_MAX_CACHES];
   size_t chosen = 0;
-  rc = open_caches(candidate_paths, candidate_count, open_flags, sources, &job.cache, &chosen, candidates);
-  if (rc != 0) return rc;
+  rc = open_caches(candidate_paths, candidate_count, open_flags, set_open ? &limits : NULL, sources, &job.cache, &chosen,
+                   candidates);
+  if (rc != 0) {
+    if (set_open) xpack_model_set_close(&set);
+    return rc;
+  }
   const cli_cache_source* source = candidate_count ? &sources[chosen] : NULL;
   cache_path = source ? source->arg : NULL;
   xpack_cache_prefetch(job.cache); /* as an app: a small cold cache is read while the programs load */
   job.misses = run_misses_start(job.cache, source);
-  xpack_model_set set;
   /* With a cache, a full hit needs none of the raw weights: they are read only if XNNPACK packs after all.
    * A cache refused whole (known at open) serves nothing: XNNPACK reads them all. */
   const char* refusal = xpack_cache_refusal(job.cache);
-  rc = model_args_open(&set, argc, argv, &kRunOptions,
-                       XPACK_MODEL_SET_HASH_PROGRAMS | (job.cache && !refusal ? XPACK_MODEL_SET_WEIGHTS_ON_DEMAND : 0u));
-  if (rc == 0) rc = check_method(&set, method);
+  if (!set_open) {
+    rc = model_args_open(&set, argc, argv, &kRunOptions,
+                         XPACK_MODEL_SET_HASH_PROGRAMS | (job.cache && !refusal ? XPACK_MODEL_SET_WEIGHTS_ON_DEMAND : 0u));
+    if (rc == 0) rc = check_method(&set, method);
+  }
   if (rc) {
     xpack_model_set_close(&set);
     run_misses_finish(job.misses);

@@ -30,6 +30,14 @@ set +e; "$XPACK" run q4.pte --cache missing.xpc --cache missing2.xpc > fail.txt 
 grep -q "no --cache file opens; the first: missing.xpc: cannot open" fail.err || fail "no cache opens: $(cat fail.err)"
 grep -q "^cache: q4.xpc chosen of 5" all.txt && grep -q "^  other_probe.xpc: 22 of 36 entries served here$" all.txt &&
   grep -q "^  missing.xpc: not opened: missing.xpc: cannot open" all.txt || fail "text report: $(head -8 all.txt)"
+# Another program's cache, served whole here, before this program's: this program's is kept, as the adapter keeps
+# it (run opens the programs first when it chooses, and passes the first one's bytes: xpack_open_limits.program).
+"$GEN" llm -o llm.pte > /dev/null
+"$XPACK" -q pack llm.pte -o llm.xpc
+"$XPACK" run q4.pte --cache llm.xpc --cache q4.xpc --json > program.json
+"$XPACK" run q4.pte --cache llm.xpc --cache q4.xpc > program.txt
+grep -q "^  llm.xpc: [0-9]* of [0-9]* entries served here (built from another program)$" program.txt ||
+  fail "text report of another program's cache: $(head -4 program.txt)"
 "$GEN" conv -o conv.pte > /dev/null
 "$XPACK" -q pack conv.pte -o conv_a.xpc
 cp conv_a.xpc conv_b.xpc
@@ -69,6 +77,10 @@ b = json.load(open("bad_entry.json"))  # an entry the loader refuses alone is no
 assert [(c["state"], c["entries_served"]) for c in b["cache_candidates"]] == [("passed over", entries - 1),
                                                                              ("chosen", entries)], b["cache_candidates"]
 assert b["cache"] == "q4.xpc" and b["hits"] == b["lookups"] > 0, b["cache"]
+p = json.load(open("program.json"))  # this program's cache over another program's served whole
+assert p["cache"] == "q4.xpc" and p["hits"] == p["lookups"] > 0, p["cache"]
+assert [(c["state"], c["other_program"]) for c in p["cache_candidates"]] == [("passed over", True), ("chosen", False)], \
+    p["cache_candidates"]
 s = json.load(open("skipped.json"))  # a file skipped as small is kept at once: the others would be skipped alike
 assert s["cache"] == "conv_a.xpc" and s["cache_refused"].startswith("skipped unread"), s["cache_refused"]
 assert [c["state"] for c in s["cache_candidates"]] == ["chosen", "not tried"] and s["lookups"] == 0
