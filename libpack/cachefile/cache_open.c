@@ -26,14 +26,6 @@ static xpack_status check_string_sharing(const xp_view* v, const char* path, xpa
                  records, kind);
 }
 
-/* A transport file's regions decode, all together, to at most this many times the file's size, or to
- * XP_TRANSPORT_FLOOR_BYTES whatever the file's size (FORMAT.md 9.2). xpack's own frames of real packed weights
- * decode to 1.1 to 10.5 times their size; a zstd RLE block decodes 4 bytes to 128 KiB, and a 33 KB file of them
- * declaring 1 GiB had inflate write 1 GiB and verify decode it, a 4 MB one declaring 128 GiB held verify for
- * minutes. */
-#define XP_TRANSPORT_EXPANSION_MAX 1024u
-#define XP_TRANSPORT_FLOOR_BYTES (64ull << 20)
-
 static xpack_status check_transport_expansion(const xp_view* v, uint64_t size, const char* path, xpack_error* err) {
   if (!(v->flags & XPC_FLAG_TRANSPORT)) return XPACK_OK;
   const uint64_t limit = size > XP_TRANSPORT_FLOOR_BYTES / XP_TRANSPORT_EXPANSION_MAX

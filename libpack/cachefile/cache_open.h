@@ -15,10 +15,20 @@ typedef struct xp_file {
 } xp_file;
 
 
+/* A transport file's regions decode, all together, to at most XP_TRANSPORT_EXPANSION_MAX times the file's size,
+ * or to XP_TRANSPORT_FLOOR_BYTES whatever the file's size (FORMAT.md 9.2). xpack's own frames of real packed
+ * weights decode to 1.1 to 10.5 times their size; a zstd RLE block decodes 4 bytes to 128 KiB, and a 33 KB file
+ * of them declaring 1 GiB had inflate write 1 GiB and verify decode it. The compressor keeps to it: where the
+ * regions hold more than the floor, a region that compresses further than the ratio is stored in raw blocks. */
+#define XP_TRANSPORT_EXPANSION_MAX 1024u
+#define XP_TRANSPORT_FLOOR_BYTES (64ull << 20)
+
 /* Maps path and opens its view (allow_transport as for xp_view_open), then counts the string bytes its records
- * name (xp_view_strings_overshared: O(records), lengths only). On failure nothing stays mapped.
+ * name (xp_view_strings_overshared: O(records), lengths only), and, of a transport file, the bytes its regions
+ * declare (O(regions)). On failure nothing stays mapped.
  * Errors: XPACK_ERR_IO (the mapping), then those of xp_view_open, then XPACK_ERR_UNSUPPORTED when the
- * records name more than XP_STRING_BYTES_PER_STRS_BYTE times the bytes of STRS. */
+ * records name more than XP_STRING_BYTES_PER_STRS_BYTE times the bytes of STRS, or when a transport file's
+ * regions declare more than its expansion limit (above). */
 xpack_status xp_file_open(xp_file* f, const char* path, int allow_transport, xpack_error* err);
 
 /* As xp_file_open, on the bytes [offset, offset + size) of the open file fd (a cache stored inside another

@@ -8,6 +8,7 @@
 #include <zstd.h>
 
 #include "cachefile/cache_checks.h"
+#include "cachefile/cache_open.h"
 #include "cachefile/cache_write.h"
 #include "common/error.h"
 #include "common/quiet_thread.h"
@@ -19,6 +20,29 @@ typedef struct compressor {
   uint8_t* buffer;
   int level;
 } compressor;
+
+/* bytes[0, size) as one frame of raw blocks (128 KiB each, a window of 128 KiB, the content size in 8 bytes)
+ * written at offset: what a region is stored as where the frames so far would otherwise expand past
+ * XP_TRANSPORT_EXPANSION_MAX (constant weights: zstd's RLE blocks take 4 bytes per 128 KiB). */
+static xpack_status write_raw_frame(const uint8_t* bytes, uint64_t size, const xp_transport_sink* sink,
+                                    uint64_t offset, uint64_t* frame_size, xpack_error* err) {
+  enum { BLOCK = 128 * 1024 };
+  uint8_t header[14] = {0x28, 0xB5, 0x2F, 0xFD, 0xC0 /* 8-byte Frame_Content_Size */, (17 - 10) << 3 /* 2^17 */};
+  for (int i = 0; i < 8; i++) header[6 + i] = (uint8_t)(size >> (8 * i));
+  xpack_status st = sink->write(sink->context, header, sizeof header, offset, err);
+  uint64_t at = sizeof header;
+  for (uint64_t done = 0; st == XPACK_OK && done < size;) {
+    const uint32_t n = size - done > BLOCK ? BLOCK : (uint32_t)(size - done);
+    const uint32_t block = (done + n == size ? 1u : 0u) | (n << 3); /* last?, raw, size */
+    const uint8_t block_header[3] = {(uint8_t)block, (uint8_t)(block >> 8), (uint8_t)(block >> 16)};
+    st = sink->write(sink->context, block_header, sizeof block_header, offset + at, err);
+    if (st == XPACK_OK) st = sink->write(sink->context, bytes + done, n, offset + at + 3, err);
+    at += 3 + n;
+    done += n;
+  }
+  if (st == XPACK_OK) *frame_size = at;
+  return st;
+}
 
 /* Compresses bytes[0, size) into one frame written at offset; *frame_size receives its length. */
 static xpack_status compress_region(compressor* c, const uint8_t* bytes, uint64_t size, const xp_transport_sink* sink,
@@ -62,19 +86,20 @@ typedef struct memory_frame {
   size_t size, capacity;
 } memory_frame;
 
+/* Writes at `offset` in the frame (a raw frame is written over a compressed one from 0). */
 static xpack_status memory_write(void* context, const uint8_t* bytes, size_t n, uint64_t offset, xpack_error* err) {
   memory_frame* f = context;
-  (void)offset; /* frames are appended in order */
-  if (f->size + n > f->capacity) {
+  const size_t end = (size_t)offset + n;
+  if (end > f->capacity) {
     size_t capacity = f->capacity ? f->capacity : XT_BUFFER_SIZE;
-    while (capacity < f->size + n) capacity *= 2;
+    while (capacity < end) capacity *= 2;
     uint8_t* bigger = realloc(f->bytes, capacity);
     if (bigger == NULL) return xp_fail(err, XPACK_ERR_NOMEM, "out of memory for a compressed frame");
     f->bytes = bigger;
     f->capacity = capacity;
   }
-  memcpy(f->bytes + f->size, bytes, n);
-  f->size += n;
+  memcpy(f->bytes + offset, bytes, n);
+  if (end > f->size) f->size = end;
   return XPACK_OK;
 }
 
@@ -125,6 +150,12 @@ static void compressor_free(compressor* c) {
   free(c->buffer);
 }
 
+/* Whether frames of `stored` bytes in all would decode to `declared` bytes, past XP_TRANSPORT_EXPANSION_MAX
+ * (only `bounded`: the file's regions hold more than XP_TRANSPORT_FLOOR_BYTES). */
+static int expands_too_far(int bounded, uint64_t stored, uint64_t declared) {
+  return bounded && (stored > UINT64_MAX / XP_TRANSPORT_EXPANSION_MAX ? 0 : stored * XP_TRANSPORT_EXPANSION_MAX < declared);
+}
+
 /* Every region of v, checked against its XXH3-64 and compressed back to back from data_offset, by up to
  * `threads` threads: consecutive regions of at most FRAME_IN_MEMORY_MAX bytes are compressed in batches,
  * one per thread, and written in region order. */
@@ -148,6 +179,17 @@ static xpack_status compress_regions(const xp_view* v, const char* name, int lev
     jobs[ready].v = v;
     jobs[ready].name = name;
   }
+  /* Past the floor, the file's size bounds what its regions may declare (FORMAT.md 9.2): the frames written so far
+   * never expand past the ratio together, a region stored in raw blocks where they would (the first of a model
+   * of constant weights, whose raw bytes then cover the RLE frames of many regions after it). */
+  uint64_t declared = 0;
+  for (uint64_t i = 0; i < v->regions.count; i++) {
+    xp_region r;
+    xp_view_region(v, i, &r);
+    declared = r.size > UINT64_MAX - declared ? UINT64_MAX : declared + r.size;
+  }
+  const int bounded = declared > XP_TRANSPORT_FLOOR_BYTES;
+  uint64_t declared_before = 0; /* of the regions written */
   uint64_t cursor = data_offset;
   for (uint64_t i = 0; i < v->regions.count && st == XPACK_OK;) {
     xp_region r;
@@ -158,7 +200,11 @@ static xpack_status compress_regions(const xp_view* v, const char* name, int lev
       if (st == XPACK_OK) {
         st = compress_region(&jobs[0].c, v->base + r.offset, r.size, sink, cursor, &stored[i], name, i, err);
       }
+      if (st == XPACK_OK && expands_too_far(bounded, cursor - data_offset + stored[i], declared_before + r.size)) {
+        st = write_raw_frame(v->base + r.offset, r.size, sink, cursor, &stored[i], err); /* over the shorter one */
+      }
       if (st == XPACK_OK) cursor += stored[i];
+      declared_before += r.size;
       i++;
       continue;
     }
@@ -183,10 +229,19 @@ static xpack_status compress_regions(const xp_view* v, const char* name, int lev
         st = j->status;
         break;
       }
+      xp_region jr;
+      xp_view_region(v, j->index, &jr);
+      if (expands_too_far(bounded, cursor - data_offset + j->frame.size, declared_before + jr.size)) {
+        const xp_transport_sink memory = {memory_write, &j->frame, NULL};
+        uint64_t raw_size = 0;
+        st = write_raw_frame(v->base + jr.offset, jr.size, &memory, 0, &raw_size, err); /* over the shorter one */
+        if (st != XPACK_OK) break;
+      }
       offsets[j->index] = cursor;
       stored[j->index] = j->frame.size;
       st = sink->write(sink->context, j->frame.bytes, j->frame.size, cursor, err);
       cursor += j->frame.size;
+      declared_before += jr.size;
     }
     i += (uint64_t)batch;
   }

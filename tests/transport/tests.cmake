@@ -29,3 +29,6 @@ set_target_properties(small_disk PROPERTIES PREFIX "" LIBRARY_OUTPUT_DIRECTORY $
 add_test(NAME transport_no_room
          COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/no_room.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>
                  $<TARGET_FILE:small_disk>)
+# Nearly constant weights past 64 MiB: pack --zstd keeps to the expansion limit readers enforce (FORMAT.md 9.2).
+add_test(NAME transport_constant_weights
+         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/constant_weights.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>)
