@@ -29,11 +29,43 @@ static int by_key(const void* a, const void* b) {
   return x->program < y->program ? -1 : x->program > y->program;
 }
 
-static int in_some_ptd(const xpack_model_set* set, const xpack_et_named_data* named) {
+/* The .ptd entry a look-up of the key finds (the .ptd files first, in order: libpack/et/IDENTITY.md), or NULL. */
+static const xpack_et_ptd_entry* in_some_ptd(const xpack_model_set* set, const xpack_et_named_data* named,
+                                             size_t* which) {
   for (size_t d = 0; d < set->ptd_count; d++) {
-    if (xpack_et_ptd_find(set->ptds[d], named->key, named->key_len) != NULL) return 1;
+    const xpack_et_ptd_entry* found = xpack_et_ptd_find(set->ptds[d], named->key, named->key_len);
+    if (found != NULL) {
+      *which = d;
+      return found;
+    }
   }
-  return 0;
+  return NULL;
+}
+
+/* A content key a program's named_data holds and a .ptd holds too is the .ptd's (ExecuTorch reads that copy);
+ * over other bytes, one of the two is not what the key names, and a cache packed from the .ptd's would serve its
+ * packing to a run of the program alone, whose copy the key then finds (found by a review). */
+static xpack_status check_program_against_ptds(const xpack_model_set* set, size_t p, xpack_error* err) {
+  const xpack_et_program_info* info = xpack_et_program_get_info(set->programs[p]);
+  for (size_t k = 0; k < info->named_data_count && set->ptd_count > 0; k++) {
+    const xpack_et_named_data* named = &info->named_data[k];
+    if (xpack_et_identity_reads_bytes(named->key, named->key_len)) continue;
+    size_t d = 0;
+    const xpack_et_ptd_entry* in_ptd = in_some_ptd(set, named, &d);
+    if (in_ptd == NULL) continue;
+    if (in_ptd->size == named->size &&
+        (in_ptd->data == named->data || named->size == 0 || memcmp(in_ptd->data, named->data, named->size) == 0)) {
+      continue;
+    }
+    return xp_fail(err, XPACK_ERR_BAD_INPUT,
+                   "%s: named_data key %.*s holds %zu bytes that differ from the %zu bytes %s holds under the same "
+                   "key: ExecuTorch reads the .ptd's, but a content key names one content (the SHA-256 of the "
+                   "bytes), and a cache packed from the .ptd's would be served to the program run without it; "
+                   "re-export the one whose key does not match its bytes",
+                   set->program_files[p].path, (int)named->key_len, named->key, named->size, in_ptd->size,
+                   set->ptd_files[d].path);
+  }
+  return XPACK_OK;
 }
 
 static int same_bytes(const xpack_et_named_data* a, const xpack_et_named_data* b) {
@@ -41,6 +73,10 @@ static int same_bytes(const xpack_et_named_data* a, const xpack_et_named_data* b
 }
 
 xpack_status xp_check_shared_content_keys(const xpack_model_set* set, xpack_error* err) {
+  for (size_t p = 0; p < set->program_count; p++) {
+    const xpack_status st = check_program_against_ptds(set, p, err);
+    if (st != XPACK_OK) return st;
+  }
   if (set->program_count < 2) return XPACK_OK;
   size_t total = 0;
   for (size_t p = 0; p < set->program_count; p++) total += xpack_et_program_get_info(set->programs[p])->named_data_count;
@@ -65,7 +101,8 @@ xpack_status xp_check_shared_content_keys(const xpack_model_set* set, xpack_erro
       continue;
     }
     const keyed *first = &all[start], *other = &all[i];
-    if (same_bytes(first->named, other->named) || in_some_ptd(set, other->named)) continue;
+    size_t ptd = 0;
+    if (same_bytes(first->named, other->named) || in_some_ptd(set, other->named, &ptd) != NULL) continue;
     st = xp_fail(err, XPACK_ERR_BAD_INPUT,
                  "%s: named_data key %.*s holds %zu bytes that differ from the %zu bytes %s holds under the same "
                  "key: a content key names one content (ExecuTorch's exporter makes it the SHA-256 of the bytes), "

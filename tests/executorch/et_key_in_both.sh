@@ -2,10 +2,13 @@
 # A named key in both the program's named_data and a .ptd: stock ExecuTorch (et_harness, the real runtime) takes
 # the .ptd's bytes (its MergedDataMap asks the external map first, and its duplicate check cannot see the
 # program's keys), and xpack packs what it runs. xpack once refused such a pair as malformed. An LLM-like program
-# with its weights in named_data, and a .ptd of the same keys whose weights differ:
+# with its weights in named_data under module-path keys (layers.0.q.weight, ...), and a .ptd of the same keys
+# whose weights differ:
 #   - ExecuTorch's outputs with the .ptd differ from those without it (the .ptd's bytes are what it reads);
 #   - xpack packs the pair, and ExecuTorch serves xpack's export of it in full, with the outputs it computes
 #     without any cache.
+# Under content keys (the SHA-256 of the bytes) the same pair is refused by pack, naming both files: one of the two
+# copies is not what its key names, and the program run without the .ptd would be served the .ptd's packing.
 # Environment as et_serve.sh (XPACK, XPACK_GENMODEL, XNNPACK_PREFIX, XPACK_ET_VERSION). Exit 0/1/77.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -18,8 +21,8 @@ field() { sed -n "s/^total .*\b$2=\([0-9]*\).*/\1/p" "$1"; }
 outputs() { grep '^output' "$1"; }
 H() { "$ET_HARNESS" "$work/in_pte.pte" --input-scale 0.1 "$@"; }
 
-"$XPACK_GENMODEL" llm --size 256K --seed 1 -o "$work/in_pte.pte" > /dev/null || fail "genmodel (named_data)"
-"$XPACK_GENMODEL" llm --size 256K --seed 1 --ptd "$work/same.ptd" -o "$work/with_ptd.pte" > /dev/null ||
+"$XPACK_GENMODEL" llm --size 256K --seed 1 --name-keys -o "$work/in_pte.pte" > /dev/null || fail "genmodel (named_data)"
+"$XPACK_GENMODEL" llm --size 256K --seed 1 --name-keys --ptd "$work/same.ptd" -o "$work/with_ptd.pte" > /dev/null ||
   fail "genmodel (.ptd)"
 # Other weights under the same keys: every 16th byte of the .ptd's last half (its segments) changed.
 python3 - "$work/same.ptd" "$work/other.ptd" <<'EOF' || fail "editing the .ptd"
@@ -50,3 +53,21 @@ lookups=$(field "$work/served.txt" lookups) from_file=$(field "$work/served.txt"
 diff <(outputs "$work/served.txt") <(outputs "$work/base.txt") > /dev/null ||
   fail "outputs with xpack's export differ from ExecuTorch's without a cache"
 echo "PASS: xpack packs the .ptd's bytes; $from_file of $lookups look-ups served, outputs identical"
+
+# Content keys: the same edit under keys that name the bytes.
+"$XPACK_GENMODEL" llm --size 256K --seed 1 -o "$work/c_pte.pte" > /dev/null || fail "genmodel (content keys)"
+"$XPACK_GENMODEL" llm --size 256K --seed 1 --ptd "$work/c_same.ptd" -o "$work/c_with_ptd.pte" > /dev/null ||
+  fail "genmodel (content keys, .ptd)"
+python3 - "$work/c_same.ptd" "$work/c_other.ptd" <<'EOF' || fail "editing the .ptd"
+import sys
+data = bytearray(open(sys.argv[1], "rb").read())
+for i in range(len(data) // 2, len(data), 16):
+    data[i] ^= 0x01
+open(sys.argv[2], "wb").write(data)
+EOF
+"$XPACK" pack "$work/c_pte.pte" --data "$work/c_same.ptd" -o "$work/c_same.xpc" > /dev/null 2>&1 ||
+  fail "pack of a program and a .ptd holding the same bytes under the same content keys"
+"$XPACK" pack "$work/c_pte.pte" --data "$work/c_other.ptd" -o "$work/c_other.xpc" > /dev/null 2> "$work/c.err"; st=$?
+[ "$st" = 3 ] && grep -q "c_pte.pte: named_data key [0-9a-f]* holds .* bytes that differ from the .* bytes .*c_other.ptd holds" "$work/c.err" &&
+  [ ! -e "$work/c_other.xpc" ] || fail "content keys over other bytes in the .ptd: pack exit $st: $(head -c 300 "$work/c.err")"
+echo "PASS: under content keys the pair is refused: $(head -c 160 "$work/c.err")"

@@ -4,7 +4,8 @@
 # different bytes were packed into one cache with the first program's weight under the key, and the second then
 # ran with it: other outputs, exit 0 (found by a review). `pack` must refuse the pair (exit 3, naming both
 # files and the key, writing nothing); a copy of a program with the same bytes under the same keys still packs
-# with it, and so do two programs sharing every layer's keys over the same bytes (llm --variant B).
+# with it, and so do two programs sharing every layer's keys over the same bytes (llm --variant B). A program and a
+# .ptd holding one content key are held to the same rule.
 XPACK=$1; GEN=$2
 . "$(dirname "$0")/lib.sh"
 d=$(mktemp -d); trap 'rm -rf "$d"' EXIT
@@ -89,4 +90,16 @@ assert c["failed"] == 0 and [d["output_xxh3"] for d in n["delegates_detail"]] ==
 done
 [ "${packed:-0}" = 1 ] && [ "${refused:-0}" = 1 ] || fail "of b1 and b2, ${packed:-0} packed and ${refused:-0} were refused, expected one each"
 
-echo "PASS: a content key over two contents refused, also where a program holds the key twice; copies and shared layers packed"
+# A program's named_data and a .ptd giving one content key other bytes: ExecuTorch reads the .ptd's, and a cache
+# of those would be served to the program run alone, whose copy the key then finds. Refused; the same bytes pack.
+"$GEN" llm --size 256K -o c.pte > /dev/null
+"$GEN" llm --size 256K --ptd c.ptd -o c_with_ptd.pte > /dev/null
+python3 -c 'd = bytearray(open("c.ptd", "rb").read()); d[len(d) // 2::16] = bytes(b ^ 1 for b in d[len(d) // 2::16]); open("c_other.ptd", "wb").write(d)'
+"$XPACK" pack c.pte --data c.ptd -o c_same.xpc > /dev/null || fail "pack of a program and a .ptd holding its keys' bytes"
+st=$(status_of "$XPACK" pack c.pte --data c_other.ptd -o c_other.xpc)
+[ "$st" = 3 ] && [ ! -e c_other.xpc ] || fail "pack of a program and a .ptd giving a content key other bytes: exit $st"
+"$XPACK" pack c.pte --data c_other.ptd -o c_other.xpc 2> c.err > /dev/null || true
+grep -q "c.pte: named_data key [0-9a-f]* holds .* bytes that differ from the .* bytes c_other.ptd holds" c.err ||
+  fail "the refusal names neither both files nor the key: $(cat c.err)"
+
+echo "PASS: a content key over two contents refused, also where a program holds the key twice or a .ptd holds it too; copies and shared layers packed"
