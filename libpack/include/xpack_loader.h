@@ -123,9 +123,9 @@ typedef struct xpack_open_limits {
   uint64_t cold_cache_bytes;  /* XPACK_OPEN_SKIP_COLD skips a file under this out of the page cache; 0 =
                                  XPACK_COLD_CACHE_BYTES */
   const void* program;        /* choosing among caches (xpack_cache_open_best*): NULL, or the bytes of the .pte the
-                                 app runs (program_size of them), so that a file built from it that serves some
-                                 entry is preferred to one built from other programs (xpack_cache_check_program);
-                                 the caller's, read during the call only. Opening one file ignores it. */
+                                 app runs (program_size of them), so that a file built from it is preferred to one
+                                 built from other programs (xpack_cache_check_program); the caller's, read during
+                                 the call only. Opening one file ignores it. */
   size_t program_size;
 } xpack_open_limits;
 

@@ -102,12 +102,9 @@ static xpack_status choose(const candidates_at* at, size_t count, unsigned flags
     }
     const int whole = c->skipped || (served == entries && served > 0);
     /* A skipped file was not read: whether it is this program's is unknown, and it is kept at once as before. */
-    const int built_from_it = program == NULL || c->skipped ||
-                              xpack_cache_check_program(c, program, limits->program_size, NULL) == XPACK_OK;
-    if (candidates) candidates[i].other_program = !built_from_it;
-    /* This program's cache refused whole here (another XNNPACK build, another CPU) serves nothing: it is no
-     * reason to pass over another program's file that serves some entries (variants share layers). */
-    const int mine = built_from_it && (c->skipped || served > 0);
+    const int mine = program == NULL || c->skipped ||
+                     xpack_cache_check_program(c, program, limits->program_size, NULL) == XPACK_OK;
+    if (candidates) candidates[i].other_program = !mine;
     if (best == NULL || mine > best_mine || (mine == best_mine && (served > best_served || whole))) {
       xpack_cache_close(best);
       best = c;
