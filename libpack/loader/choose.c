@@ -102,6 +102,9 @@ static xpack_status choose(const candidates_at* at, size_t count, unsigned flags
     }
     const int whole = c->skipped || (served == entries && served > 0);
     /* A skipped file was not read: whether it is this program's is unknown, and it is kept at once as before. */
+    /* Built from this program wins even refused whole here: another program's cache could serve only weights the
+     * two share, and this one's refusal ("another XNNPACK build") is what the app needs to hear to re-pack (a
+     * review weighed both ways, 2026-11-29). */
     const int mine = program == NULL || c->skipped ||
                      xpack_cache_check_program(c, program, limits->program_size, NULL) == XPACK_OK;
     if (candidates) candidates[i].other_program = !mine;

@@ -171,6 +171,12 @@ run_xp "$work/choose_program.run" "$work/llm_q4.xpc" --xpack-cache "$work/llm.xp
 grep -q "^xpack chosen=1 of 2" "$work/choose_program.run" && [ "$(cand "$work/choose_program.run" 0 other_program)" = 1 ] &&
   [ "$(cand "$work/choose_program.run" 1 other_program)" = 0 ] && [ "$(xf "$work/choose_program.run" misses)" = 0 ] ||
   fail "choose: another program's cache was kept over this program's: $(grep '^xpack c' "$work/choose_program.run")"
+# This program's cache refused whole here (another XNNPACK build) is still kept over another program's: its refusal
+# is what the app must hear, and the other could serve only weights the two share.
+run_xp "$work/choose_refused.run" "$work/bid.xpc" --xpack-cache "$work/llm_q4.xpc"
+grep -q "^xpack chosen=0 of 2" "$work/choose_refused.run" && [ "$(xf "$work/choose_refused.run" refused_incompatible)" -gt 0 ] ||
+  fail "choose: this program's cache refused whole was not kept with its refusal: $(grep '^xpack c' "$work/choose_refused.run")"
+same "$work/choose_refused.run" "$work/llm.base" || fail "choose_refused: outputs differ from no cache"
 run_xp "$work/choose_none.run" "$work/missing.xpc" --xpack-cache "$work/probe.xpc" --xpack-cache "$work/bid.xpc"
 grep -q "^xpack chosen=1 of 3" "$work/choose_none.run" && [ "$(xf "$work/choose_none.run" refused_probe)" -gt 0 ] ||
   fail "choose: with no file serving an entry, the first that opened was not kept"
