@@ -173,7 +173,9 @@ typedef struct xpack_file xpack_file;
  * XPACK_ERR_UNSUPPORTED when its records name, all together, more than 16 times as many string bytes as the
  * file's STRS table holds (the entries' identities, then the strings of PROV, INFO and FAMI: FORMAT.md 8),
  * records sharing strings far more than any writer makes them, so that every tool reading them record by
- * record would do work out of proportion to the file. */
+ * record would do work out of proportion to the file; and XPACK_ERR_UNSUPPORTED for a transport-form file whose
+ * regions declare more than 1024 times its size, and more than 64 MiB (FORMAT.md 9.2: frames expanding that far
+ * are no packed weights, and none is decoded). */
 xpack_status xpack_file_open(const char* path, xpack_file** out, xpack_error* err);
 /* As xpack_file_open, on the file open as fd (e.g. from xpack_writer_finish_fd), which may have no name.
  * fd stays the caller's; the mapping holds the file until xpack_file_close. Messages name the file as

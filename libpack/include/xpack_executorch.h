@@ -476,8 +476,9 @@ typedef struct xpack_et_named_sources {
 /* Resolves constant index `idx` of `graph` in the documented order (see IDENTITY.md):
  * 0 -> NONE; blob without XH00 -> legacy constant_buffer[idx]; constant_data[idx] without named_key ->
  * constant region + offset; with named_key -> .ptd files, then program named_data.
+ * A key in a .ptd and in the program's named_data is the .ptd's, as ExecuTorch reads it.
  * Errors: BAD_INPUT for an index past the tables, a region out of bounds, a key found in two
- * places (.ptd and .pte, or two .ptd files) or in none. Works for tensor constant_buffer_idx and
+ * .ptd files or in none. Works for tensor constant_buffer_idx and
  * for the scale_buffer_idx of per-channel quantization alike. */
 xpack_status xpack_et_xnn_resolve_constant(const xpack_et_xnn_graph* graph, uint32_t idx,
                                            const xpack_et_named_sources* sources, xpack_et_constant* out,

@@ -14,9 +14,9 @@
 #include "common/error.h"
 #include "common/file_map.h"
 #include "common/target.h"
-#include "loader/xnn_compat.h"
 #include "loader/cache_state.h"
 #include "loader/open_steps.h"
+#include "loader/xnn_compat.h"
 #include "xpc_format.h"
 
 xpack_status xp_cache_read(xpack_cache* c, int fd, uint64_t offset, const char* name, xpack_error* err) {

@@ -6,10 +6,10 @@
  *    the text still in stdio's buffer);
  *  - no descriptor left (EMFILE): NOMEM from the writer's creation as from the loader's open
  *    (xpack_status.h: "also file descriptors"), not IO;
- *  - a short file without the magic: NOT_XPACK from xpack_cache_open as from xpack_file_open (the loader said
- *    TRUNCATED), and TRUNCATED from both when it starts with the magic;
+ *  - a short file without the magic: NOT_XPACK from every opener, of a path or of a range of a descriptor (the
+ *    loader's said TRUNCATED), and TRUNCATED from all when it starts with the magic;
  *  - a cache with bytes appended: refused with its size and the size its footer gives (xpack_loader.h), by
- *    both openers;
+ *    every opener;
  *  - every function that creates an object sets *out to NULL on every failure, a caller error included (xpack_status.h;
  *    the loader's openers left it as it was on a caller error);
  *  - a writer beside a missing folder is a caller error from both creators (the unnamed one said IO), and an
@@ -68,6 +68,25 @@ static void expect_both(const char* path, xpack_status expected, const char* wor
   EXPECT_MSG(st == expected && strstr(err.message, words) != NULL, "%s: xpack_file_open: %s '%s'", label,
              xpack_status_name(st), st == XPACK_OK ? "" : err.message);
   xpack_file_close(file);
+  /* The openers of a cache stored inside another file, over the whole file as the range. */
+  const int fd = open(path, O_RDONLY);
+  const off_t size = fd >= 0 ? lseek(fd, 0, SEEK_END) : -1;
+  EXPECT(fd >= 0 && size >= 0);
+  st = xpack_cache_open_fd(fd, 0, (uint64_t)size, path, 0, NULL, &cache, &err);
+  EXPECT_MSG(st == expected && strstr(err.message, words) != NULL, "%s: xpack_cache_open_fd: %s '%s'", label,
+             xpack_status_name(st), st == XPACK_OK ? "" : err.message);
+  xpack_cache_close(cache);
+  const xpack_cache_range range = {fd, 0, (uint64_t)size, path};
+  size_t chosen = 0;
+  st = xpack_cache_open_best_fd(&range, 1, 0, NULL, &cache, &chosen, NULL, &err);
+  EXPECT_MSG(st == expected && strstr(err.message, words) != NULL, "%s: xpack_cache_open_best_fd: %s '%s'", label,
+             xpack_status_name(st), st == XPACK_OK ? "" : err.message);
+  xpack_cache_close(cache);
+  st = xpack_file_open_range(fd, 0, (uint64_t)size, path, &file, &err);
+  EXPECT_MSG(st == expected && strstr(err.message, words) != NULL, "%s: xpack_file_open_range: %s '%s'", label,
+             xpack_status_name(st), st == XPACK_OK ? "" : err.message);
+  xpack_file_close(file);
+  if (fd >= 0) close(fd);
 }
 
 static void writer_with_target(const char* dir) {

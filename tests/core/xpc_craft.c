@@ -34,8 +34,8 @@
 #include "cachefile/region_place.h"
 #include "common/le.h"
 #include "common/target.h"
-#include "loader/xnn_compat.h"
 #include "loader/probe.h"
+#include "loader/xnn_compat.h"
 #include "xpc_format.h"
 
 static const char kFamily[] = "fully_connected in=f32 w=f32 b=none out=f32 transpose=0";
