@@ -73,6 +73,7 @@ static void remember_mapping_skewed(const void* data, uint64_t size, uint64_t sk
     uintptr_t expected = 0;
     if (atomic_compare_exchange_strong(&g_mapped[i].start, &expected, (uintptr_t)1)) {
       atomic_fetch_add(&g_mapped[i].generation, 1);
+      atomic_thread_fence(memory_order_release); /* the odd generation before the fields (a reader's fence pairs) */
       atomic_store_explicit(&g_mapped[i].size, (uintptr_t)size, memory_order_relaxed);
       atomic_store_explicit(&g_mapped[i].skew, (uintptr_t)skew, memory_order_relaxed);
       atomic_store_explicit(&g_mapped[i].path, copy, memory_order_relaxed);
@@ -93,6 +94,7 @@ static void forget_mapping(const void* data) {
     uintptr_t expected = (uintptr_t)data;
     if (atomic_compare_exchange_strong(&g_mapped[i].start, &expected, (uintptr_t)1)) {
       atomic_fetch_add(&g_mapped[i].generation, 1);
+      atomic_thread_fence(memory_order_release);
       char* path = atomic_exchange(&g_mapped[i].path, NULL);
       atomic_fetch_add(&g_mapped[i].generation, 1);
       atomic_store_explicit(&g_mapped[i].start, (uintptr_t)0, memory_order_release);
