@@ -21,17 +21,19 @@ field() { sed -n "s/^total .*\b$2=\([0-9]*\).*/\1/p" "$1"; }
 outputs() { grep '^output' "$1"; }
 H() { "$ET_HARNESS" "$work/in_pte.pte" --input-scale 0.1 "$@"; }
 
-"$XPACK_GENMODEL" llm --size 256K --seed 1 --name-keys -o "$work/in_pte.pte" > /dev/null || fail "genmodel (named_data)"
-"$XPACK_GENMODEL" llm --size 256K --seed 1 --name-keys --ptd "$work/same.ptd" -o "$work/with_ptd.pte" > /dev/null ||
-  fail "genmodel (.ptd)"
-# Other weights under the same keys: every 16th byte of the .ptd's last half (its segments) changed.
-python3 - "$work/same.ptd" "$work/other.ptd" <<'EOF' || fail "editing the .ptd"
-import sys
-data = bytearray(open(sys.argv[1], "rb").read())
-for i in range(len(data) // 2, len(data), 16):
-    data[i] ^= 0x01
-open(sys.argv[2], "wb").write(data)
-EOF
+# make_pair PREFIX [GENMODEL OPTION...]: PREFIX_pte.pte (weights in named_data), PREFIX_same.ptd (the same keys and
+# bytes) and PREFIX_other.ptd (the same keys, other weights: every 16th byte of the last half, its segments, changed).
+make_pair() {
+  local prefix=$1; shift
+  "$XPACK_GENMODEL" llm --size 256K --seed 1 "$@" -o "$work/${prefix}_pte.pte" > /dev/null || fail "genmodel $prefix"
+  "$XPACK_GENMODEL" llm --size 256K --seed 1 "$@" --ptd "$work/${prefix}_same.ptd" -o "$work/${prefix}_with_ptd.pte" \
+    > /dev/null || fail "genmodel $prefix (.ptd)"
+  python3 -c 'import sys; d = bytearray(open(sys.argv[1], "rb").read()); d[len(d) // 2::16] = bytes(b ^ 1 for b in d[len(d) // 2::16]); open(sys.argv[2], "wb").write(d)' \
+    "$work/${prefix}_same.ptd" "$work/${prefix}_other.ptd" || fail "editing the .ptd"
+}
+make_pair n --name-keys
+cp "$work/n_pte.pte" "$work/in_pte.pte"
+cp "$work/n_other.ptd" "$work/other.ptd"
 
 H --no-weight-cache > "$work/plain.txt" 2> "$work/plain.err" || { cat "$work/plain.err"; fail "ExecuTorch, the program alone"; }
 H --data "$work/other.ptd" --no-weight-cache > "$work/base.txt" 2> "$work/base.err" ||
@@ -55,16 +57,7 @@ diff <(outputs "$work/served.txt") <(outputs "$work/base.txt") > /dev/null ||
 echo "PASS: xpack packs the .ptd's bytes; $from_file of $lookups look-ups served, outputs identical"
 
 # Content keys: the same edit under keys that name the bytes.
-"$XPACK_GENMODEL" llm --size 256K --seed 1 -o "$work/c_pte.pte" > /dev/null || fail "genmodel (content keys)"
-"$XPACK_GENMODEL" llm --size 256K --seed 1 --ptd "$work/c_same.ptd" -o "$work/c_with_ptd.pte" > /dev/null ||
-  fail "genmodel (content keys, .ptd)"
-python3 - "$work/c_same.ptd" "$work/c_other.ptd" <<'EOF' || fail "editing the .ptd"
-import sys
-data = bytearray(open(sys.argv[1], "rb").read())
-for i in range(len(data) // 2, len(data), 16):
-    data[i] ^= 0x01
-open(sys.argv[2], "wb").write(data)
-EOF
+make_pair c
 "$XPACK" pack "$work/c_pte.pte" --data "$work/c_same.ptd" -o "$work/c_same.xpc" > /dev/null 2>&1 ||
   fail "pack of a program and a .ptd holding the same bytes under the same content keys"
 "$XPACK" pack "$work/c_pte.pte" --data "$work/c_other.ptd" -o "$work/c_other.xpc" > /dev/null 2> "$work/c.err"; st=$?
