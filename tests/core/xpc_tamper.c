@@ -470,6 +470,8 @@ static int break_rule(const char* what, const char* arg) {
       xp_put64(r + XPC_R_STORED_SIZE, alignment);
       xp_put64(r + XPC_R_HASH, XXH3_64bits(g_file + end - alignment, (size_t)alignment));
     } else if (strcmp(what, "region-size") == 0) {
+      if (xp_le32(g_file + XPC_H_FLAGS) & XPC_FLAG_TRANSPORT) return die("region-size: a transport file's region "
+                                                                      "holds a frame: use region-declares");
       g_file[offset + size - 1] = 0;
       xp_put64(r + XPC_R_SIZE, size - 1);
       xp_put64(r + XPC_R_STORED_SIZE, size - 1);
