@@ -381,7 +381,6 @@ xpack_status xpack_et_program_open_flags(const char* path, unsigned flags, xpack
   if (!path || !out || (flags & ~(unsigned)XPACK_ET_OPEN_WEIGHTS_ON_DEMAND) != 0) {
     return xp_fail(err, XPACK_ERR_ARG, "xpack_et_program_open: NULL path or out, or unknown flags");
   }
-  *out = NULL;
   xpack_et_program* p = calloc(1, sizeof *p);
   if (!p || !(p->name = xp_et_strdup(path))) {
     free(p);
@@ -407,7 +406,6 @@ xpack_status xpack_et_program_open_memory(const void* data, size_t size, const c
                                           xpack_error* err) {
   if (out != NULL) *out = NULL; /* on every failure, a caller error included */
   if (!out || (!data && size)) return xp_fail(err, XPACK_ERR_ARG, "xpack_et_program_open_memory: NULL data or out");
-  *out = NULL;
   xpack_et_program* p = calloc(1, sizeof *p);
   if (!p || !(p->name = xp_et_strdup(name ? name : "(memory)"))) {
     free(p);

@@ -99,7 +99,6 @@ xpack_status xpack_et_summarize(const xpack_et_program* program, const xpack_et_
                                 xpack_et_summary** out, xpack_error* err) {
   if (out != NULL) *out = NULL; /* on every failure, a caller error included */
   if (!program || !out) return xp_fail(err, XPACK_ERR_ARG, "xpack_et_summarize: NULL program or out");
-  *out = NULL;
   const xpack_et_program_info* info = xpack_et_program_get_info(program);
   xpack_et_named_sources src = {program, NULL, 0};
   if (sources) {

@@ -450,7 +450,6 @@ xpack_status xpack_et_xnn_graph_parse(const void* blob, size_t size, const char*
                                       xpack_error* err) {
   if (out != NULL) *out = NULL; /* on every failure, a caller error included */
   if (!out || (!blob && size)) return xp_fail(err, XPACK_ERR_ARG, "xpack_et_xnn_graph_parse: NULL blob or out");
-  *out = NULL;
   xp_xnn_graph* g = calloc(1, sizeof *g);
   char* owned = g ? xp_et_strdup(name ? name : "(XNNPACK blob)") : NULL;
   if (!owned) {
@@ -472,7 +471,6 @@ xpack_status xpack_et_xnn_graph_open(const xpack_et_program* program, size_t met
                                      xpack_et_xnn_graph** out, xpack_error* err) {
   if (out != NULL) *out = NULL; /* on every failure, a caller error included */
   if (!program || !out) return xp_fail(err, XPACK_ERR_ARG, "xpack_et_xnn_graph_open: NULL program or out");
-  *out = NULL;
   const xpack_et_program_info* info = xpack_et_program_get_info(program);
   if (method >= info->method_count || delegate >= info->methods[method].delegate_count) {
     return xp_fail(err, XPACK_ERR_ARG, "%s: no delegate %zu in method %zu", info->name, delegate, method);

@@ -28,7 +28,6 @@ static const char* string_at(const xp_view* v, uint32_t offset) {
 xpack_status xpack_file_open(const char* path, xpack_file** out, xpack_error* err) {
   if (out != NULL) *out = NULL; /* on every failure, a caller error included */
   if (path == NULL || out == NULL) return xp_fail(err, XPACK_ERR_ARG, "xpack_file_open: NULL path or output");
-  *out = NULL;
   xpack_file* f = calloc(1, sizeof *f);
   if (f == NULL) return xp_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", path);
   xpack_status st = xp_file_open(&f->file, path, 1, err);
@@ -60,7 +59,6 @@ xpack_status xpack_file_open_range(int fd, uint64_t offset, uint64_t size, const
   if (fd < 0 || name == NULL || out == NULL) {
     return xp_fail(err, XPACK_ERR_ARG, "xpack_file_open_range: negative fd, or NULL name or output");
   }
-  *out = NULL;
   xpack_file* f = calloc(1, sizeof *f);
   if (f == NULL) return xp_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", name);
   xpack_status st = xp_file_open_range(&f->file, fd, offset, size, name, 1, err);

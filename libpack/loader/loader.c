@@ -266,7 +266,6 @@ xpack_status xpack_cache_open_limits(const char* path, unsigned flags, const xpa
   if (path == NULL || out == NULL || !xp_open_flags_known(flags)) {
     return xp_fail(err, XPACK_ERR_ARG, "xpack_cache_open: NULL path or output, or unknown flags");
   }
-  *out = NULL;
   const xp_open_limits_resolved sizes = xp_open_limits_resolve(limits);
   xpack_cache* c = xp_cache_new(flags);
   if (c == NULL) return xp_fail(err, XPACK_ERR_NOMEM, "%s: out of memory", path);

@@ -43,7 +43,6 @@ xpack_status xpack_cache_open_fd(int fd, uint64_t offset, uint64_t size, const c
                    : fd < 0       ? "negative descriptor"
                                   : "unknown flags");
   }
-  *out = NULL;
   const xpack_status range = xp_check_range(fd, offset, size, name, err);
   if (range != XPACK_OK) return range;
   if (size < XPC_HEADER_SIZE + XPC_FOOTER_SIZE) {
