@@ -29,17 +29,22 @@ static int by_key(const void* a, const void* b) {
   return x->program < y->program ? -1 : x->program > y->program;
 }
 
-/* The .ptd entry a look-up of the key finds (the .ptd files first, in order: libpack/et/IDENTITY.md), or NULL. */
+/* The .ptd entry a look-up of the key finds (the .ptd files first, in order: libpack/et/IDENTITY.md), or NULL;
+ * *which (when not NULL) gets its .ptd's index. */
 static const xpack_et_ptd_entry* in_some_ptd(const xpack_model_set* set, const xpack_et_named_data* named,
                                              size_t* which) {
   for (size_t d = 0; d < set->ptd_count; d++) {
     const xpack_et_ptd_entry* found = xpack_et_ptd_find(set->ptds[d], named->key, named->key_len);
     if (found != NULL) {
-      *which = d;
+      if (which != NULL) *which = d;
       return found;
     }
   }
   return NULL;
+}
+
+static int same_bytes(const void* a, size_t a_size, const void* b, size_t b_size) {
+  return a_size == b_size && (a == b || a_size == 0 || memcmp(a, b, a_size) == 0);
 }
 
 /* A content key a program's named_data holds and a .ptd holds too is the .ptd's (ExecuTorch reads that copy);
@@ -53,10 +58,7 @@ static xpack_status check_program_against_ptds(const xpack_model_set* set, size_
     size_t d = 0;
     const xpack_et_ptd_entry* in_ptd = in_some_ptd(set, named, &d);
     if (in_ptd == NULL) continue;
-    if (in_ptd->size == named->size &&
-        (in_ptd->data == named->data || named->size == 0 || memcmp(in_ptd->data, named->data, named->size) == 0)) {
-      continue;
-    }
+    if (same_bytes(in_ptd->data, in_ptd->size, named->data, named->size)) continue;
     return xp_fail(err, XPACK_ERR_BAD_INPUT,
                    "%s: named_data key %.*s holds %zu bytes that differ from the %zu bytes %s holds under the same "
                    "key: ExecuTorch reads the .ptd's, but a content key names one content (the SHA-256 of the "
@@ -66,10 +68,6 @@ static xpack_status check_program_against_ptds(const xpack_model_set* set, size_
                    set->ptd_files[d].path);
   }
   return XPACK_OK;
-}
-
-static int same_bytes(const xpack_et_named_data* a, const xpack_et_named_data* b) {
-  return a->size == b->size && (a->data == b->data || a->size == 0 || memcmp(a->data, b->data, a->size) == 0);
 }
 
 xpack_status xp_check_shared_content_keys(const xpack_model_set* set, xpack_error* err) {
@@ -101,8 +99,10 @@ xpack_status xp_check_shared_content_keys(const xpack_model_set* set, xpack_erro
       continue;
     }
     const keyed *first = &all[start], *other = &all[i];
-    size_t ptd = 0;
-    if (same_bytes(first->named, other->named) || in_some_ptd(set, other->named, &ptd) != NULL) continue;
+    if (same_bytes(first->named->data, first->named->size, other->named->data, other->named->size) ||
+        in_some_ptd(set, other->named, NULL) != NULL) {
+      continue;
+    }
     st = xp_fail(err, XPACK_ERR_BAD_INPUT,
                  "%s: named_data key %.*s holds %zu bytes that differ from the %zu bytes %s holds under the same "
                  "key: a content key names one content (ExecuTorch's exporter makes it the SHA-256 of the bytes), "
