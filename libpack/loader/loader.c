@@ -46,6 +46,14 @@ xpack_status xp_cache_read(xpack_cache* c, int fd, uint64_t offset, const char* 
   return XPACK_OK;
 }
 
+xpack_status xp_refuse_too_short(const char* name, uint64_t size, const uint8_t* first, xpack_error* err) {
+  /* Without the header's magic it is not a cache that lost bytes, as xpack_file_open says of it too. */
+  const int has_magic = first != NULL && memcmp(first, XPC_HEADER_MAGIC, XPC_HEADER_MAGIC_SIZE) == 0;
+  return xp_fail(err, has_magic ? XPACK_ERR_TRUNCATED : XPACK_ERR_NOT_XPACK,
+                 "%s: %llu bytes is too short for an xpack cache (at least %d)%s", name, (unsigned long long)size,
+                 XPC_HEADER_SIZE + XPC_FOOTER_SIZE, has_magic ? "" : ", and it does not start with its magic");
+}
+
 static xpack_status read_whole_file(xpack_cache* c, const char* path, xpack_error* err) {
   int fd;
   xpack_status st = xp_open_regular(path, &fd, &c->size, NULL, err);
@@ -80,11 +88,7 @@ static xpack_status load_file(xpack_cache* c, const char* path, unsigned flags, 
   }
   if (st == XPACK_OK && c->size < XPC_HEADER_SIZE + XPC_FOOTER_SIZE) {
     /* Checked before anything reads the bytes: a shorter file cannot hold a header and a footer. */
-    /* Without the header's magic it is not a cache that lost bytes, as xpack_file_open says of it too. */
-    const int has_magic = c->size >= XPC_HEADER_MAGIC_SIZE && memcmp(c->base, XPC_HEADER_MAGIC, XPC_HEADER_MAGIC_SIZE) == 0;
-    return xp_fail(err, has_magic ? XPACK_ERR_TRUNCATED : XPACK_ERR_NOT_XPACK,
-                   "%s: %llu bytes is too short for an xpack cache (at least %d)%s", path, (unsigned long long)c->size,
-                   XPC_HEADER_SIZE + XPC_FOOTER_SIZE, has_magic ? "" : ", and it does not start with its magic");
+    return xp_refuse_too_short(path, c->size, c->size >= XPC_HEADER_MAGIC_SIZE ? c->base : NULL, err);
   }
   return st;
 }

@@ -46,13 +46,9 @@ xpack_status xpack_cache_open_fd(int fd, uint64_t offset, uint64_t size, const c
   const xpack_status range = xp_check_range(fd, offset, size, name, err);
   if (range != XPACK_OK) return range;
   if (size < XPC_HEADER_SIZE + XPC_FOOTER_SIZE) {
-    /* Without the header's magic it is not a cache that lost bytes, as xpack_cache_open says of it too. */
-    uint8_t magic[XPC_HEADER_MAGIC_SIZE];
-    const int has_magic = size >= sizeof magic && pread(fd, magic, sizeof magic, (off_t)offset) == (ssize_t)sizeof magic &&
-                          memcmp(magic, XPC_HEADER_MAGIC, sizeof magic) == 0;
-    return xp_fail(err, has_magic ? XPACK_ERR_TRUNCATED : XPACK_ERR_NOT_XPACK,
-                   "%s: %llu bytes is too short for an xpack cache (at least %d)%s", name, (unsigned long long)size,
-                   XPC_HEADER_SIZE + XPC_FOOTER_SIZE, has_magic ? "" : ", and it does not start with its magic");
+    uint8_t first[XPC_HEADER_MAGIC_SIZE];
+    const int got = size >= sizeof first && pread(fd, first, sizeof first, (off_t)offset) == (ssize_t)sizeof first;
+    return xp_refuse_too_short(name, size, got ? first : NULL, err);
   }
   const xp_open_limits_resolved limit = xp_open_limits_resolve(limits);
   xpack_cache* c = xp_cache_new(flags);

@@ -36,6 +36,10 @@ xpack_status xp_cache_finish_open(xpack_cache* c, const char* name, unsigned fla
  * offsets in them count from offset). Errors: XPACK_ERR_NOMEM, XPACK_ERR_IO. */
 xpack_status xp_cache_read(xpack_cache* c, int fd, uint64_t offset, const char* name, xpack_error* err);
 
+/* The refusal of `size` bytes, fewer than a header and a footer: NOT_XPACK unless the first bytes (`first`, at
+ * least XPC_HEADER_MAGIC_SIZE of them when size allows, else NULL) are the header's magic, then TRUNCATED. */
+xpack_status xp_refuse_too_short(const char* name, uint64_t size, const uint8_t* first, xpack_error* err);
+
 /* Unmaps or frees c's bytes (nothing else). */
 void xp_cache_unload(xpack_cache* c);
 
