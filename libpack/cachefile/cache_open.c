@@ -31,19 +31,15 @@ static xpack_status check_transport_expansion(const xp_view* v, uint64_t size, c
   const uint64_t limit = size > XP_TRANSPORT_FLOOR_BYTES / XP_TRANSPORT_EXPANSION_MAX
                              ? (size > UINT64_MAX / XP_TRANSPORT_EXPANSION_MAX ? UINT64_MAX : size * XP_TRANSPORT_EXPANSION_MAX)
                              : XP_TRANSPORT_FLOOR_BYTES;
-  uint64_t declared = 0;
-  for (uint64_t i = 0; i < v->regions.count; i++) {
-    xp_region r;
-    xp_view_region(v, i, &r);
-    declared = r.size > UINT64_MAX - declared ? UINT64_MAX : declared + r.size;
-    if (declared > limit) {
-      return xp_fail(err, XPACK_ERR_UNSUPPORTED,
-                     "%s: table REGN at offset %llu: regions 0 to %llu declare %llu bytes of content, past the limit "
-                     "of %llu bytes (%u times the file's %llu bytes, and at least 64 MiB: FORMAT.md 9.2); frames that "
-                     "expand so far are no packed weights, and none is decoded",
-                     path, (unsigned long long)v->regions.offset, (unsigned long long)i, (unsigned long long)declared,
-                     (unsigned long long)limit, XP_TRANSPORT_EXPANSION_MAX, (unsigned long long)size);
-    }
+  const uint64_t declared = xp_view_region_bytes(v);
+  if (declared > limit) {
+    return xp_fail(err, XPACK_ERR_UNSUPPORTED,
+                   "%s: table REGN at offset %llu: its %llu regions declare %llu bytes of content, past the limit of "
+                   "%llu bytes (%u times the file's %llu bytes, and at least 64 MiB: FORMAT.md 9.2); frames that "
+                   "expand so far are no packed weights, and none is decoded",
+                   path, (unsigned long long)v->regions.offset, (unsigned long long)v->regions.count,
+                   (unsigned long long)declared, (unsigned long long)limit, XP_TRANSPORT_EXPANSION_MAX,
+                   (unsigned long long)size);
   }
   return XPACK_OK;
 }

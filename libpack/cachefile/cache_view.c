@@ -340,6 +340,16 @@ void xp_view_region(const xp_view* v, uint64_t index, xp_region* out) {
   out->hash = xp_le64(r + XPC_R_HASH);
 }
 
+uint64_t xp_view_region_bytes(const xp_view* v) {
+  uint64_t sum = 0;
+  for (uint64_t i = 0; i < v->regions.count; i++) {
+    xp_region r;
+    xp_view_region(v, i, &r);
+    sum = r.size > UINT64_MAX - sum ? UINT64_MAX : sum + r.size;
+  }
+  return sum;
+}
+
 void xp_view_entry(const xp_view* v, uint64_t index, xp_entry* out) {
   const uint8_t* e = v->base + v->entries.offset + index * v->entries.record_size;
   out->key_hash = xp_le64(e + XPC_E_KEY_HASH);

@@ -109,6 +109,10 @@ void xp_view_region(const xp_view* view, uint64_t index, xp_region* out);
 void xp_view_entry(const xp_view* view, uint64_t index, xp_entry* out);
 void xp_view_family(const xp_view* view, uint64_t index, xp_family* out);
 
+/* The sum of every region's size (what the regions hand XNNPACK, or decode to in the transport form), at most
+ * UINT64_MAX. */
+uint64_t xp_view_region_bytes(const xp_view* view);
+
 /* A region record's bytes (REGN, docs/FORMAT.md 5.2): what the writer stores and what an entry's check
  * value covers. */
 void xp_put_region(uint8_t* record, const xp_region* region);

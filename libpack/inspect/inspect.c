@@ -102,11 +102,7 @@ void xpack_file_get_info(const xpack_file* f, xpack_file_info* o) {
   o->build_id_size = (size_t)v->build_id.count;
   o->build_id_matches = o->build_id_size == xnn_experimental_get_build_identifier_size() &&
                         xnn_experimental_check_build_identifier(o->build_id, o->build_id_size);
-  for (uint64_t i = 0; i < v->regions.count; i++) {
-    xp_region r;
-    xp_view_region(v, i, &r);
-    o->stored_bytes += r.size;
-  }
+  o->stored_bytes = xp_view_region_bytes(v);
   for (uint64_t i = 0; i < v->entries.count; i++) {
     xp_entry e;
     xp_view_entry(v, i, &e);

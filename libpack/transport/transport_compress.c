@@ -182,13 +182,7 @@ static xpack_status compress_regions(const xp_view* v, const char* name, int lev
   /* Past the floor, the file's size bounds what its regions may declare (FORMAT.md 9.2): the frames written so far
    * never expand past the ratio together, a region stored in raw blocks where they would (the first of a model
    * of constant weights, whose raw bytes then cover the RLE frames of many regions after it). */
-  uint64_t declared = 0;
-  for (uint64_t i = 0; i < v->regions.count; i++) {
-    xp_region r;
-    xp_view_region(v, i, &r);
-    declared = r.size > UINT64_MAX - declared ? UINT64_MAX : declared + r.size;
-  }
-  const int bounded = declared > XP_TRANSPORT_FLOOR_BYTES;
+  const int bounded = xp_view_region_bytes(v) > XP_TRANSPORT_FLOOR_BYTES;
   uint64_t declared_before = 0; /* of the regions written */
   uint64_t cursor = data_offset;
   for (uint64_t i = 0; i < v->regions.count && st == XPACK_OK;) {
@@ -279,12 +273,8 @@ static xpack_status compress_view(const xp_view* v, const char* name, int level,
   if (st == XPACK_OK) {
     *file_size = layout.file_size;
     if (stats != NULL) {
-      *stats = (xpack_transport_stats){count, 0, data_end - XPC_HEADER_SIZE, v->size, layout.file_size};
-      for (uint64_t i = 0; i < count; i++) {
-        xp_region r;
-        xp_view_region(v, i, &r);
-        stats->region_bytes += r.size;
-      }
+      *stats = (xpack_transport_stats){count, xp_view_region_bytes(v), data_end - XPC_HEADER_SIZE, v->size,
+                                       layout.file_size};
     }
   }
   free(layout.tail);
