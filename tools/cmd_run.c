@@ -322,6 +322,13 @@ static int check_method(const xpack_model_set* set, const char* method) {
   return XPACK_EXIT_USAGE;
 }
 
+/* The programs and data files of the command line, opened with the model set's flags, and --method checked
+ * against them. Returns 0 or an exit code (the caller closes set either way). */
+static int open_programs(xpack_model_set* set, int argc, char** argv, unsigned flags, const char* method) {
+  int rc = model_args_open(set, argc, argv, &kRunOptions, XPACK_MODEL_SET_HASH_PROGRAMS | flags);
+  return rc == 0 ? check_method(set, method) : rc;
+}
+
 int cmd_run(int argc, char** argv) {
   const char* cache_path = NULL;
   const char* candidate_paths[RUN_MAX_CACHES];
@@ -366,9 +373,7 @@ int cmd_run(int argc, char** argv) {
   int set_open = 0;
   xpack_open_limits limits = {0};
   if (candidate_count > 1) {
-    rc = model_args_open(&set, argc, argv, &kRunOptions,
-                         XPACK_MODEL_SET_HASH_PROGRAMS | XPACK_MODEL_SET_WEIGHTS_ON_DEMAND);
-    if (rc == 0) rc = check_method(&set, method);
+    rc = open_programs(&set, argc, argv, XPACK_MODEL_SET_WEIGHTS_ON_DEMAND, method);
     if (rc != 0) {
       xpack_model_set_close(&set);
       return rc;
@@ -392,11 +397,7 @@ int cmd_run(int argc, char** argv) {
   /* With a cache, a full hit needs none of the raw weights: they are read only if XNNPACK packs after all.
    * A cache refused whole (known at open) serves nothing: XNNPACK reads them all. */
   const char* refusal = xpack_cache_refusal(job.cache);
-  if (!set_open) {
-    rc = model_args_open(&set, argc, argv, &kRunOptions,
-                         XPACK_MODEL_SET_HASH_PROGRAMS | (job.cache && !refusal ? XPACK_MODEL_SET_WEIGHTS_ON_DEMAND : 0u));
-    if (rc == 0) rc = check_method(&set, method);
-  }
+  if (!set_open) rc = open_programs(&set, argc, argv, job.cache && !refusal ? XPACK_MODEL_SET_WEIGHTS_ON_DEMAND : 0u, method);
   if (rc) {
     xpack_model_set_close(&set);
     run_misses_finish(job.misses);
