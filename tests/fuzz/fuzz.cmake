@@ -1,5 +1,6 @@
-# libFuzzer targets for the .pte/.ptd reader, the XNNGraph reader, the cache loader's parsing and (fuzz_replay,
-# linked with the real XNNPACK from XNNPACK_PREFIX) the replay and run paths.
+# libFuzzer targets for the .pte/.ptd reader, the XNNGraph reader, the cache view, inflate, zip archives and,
+# linked with the real XNNPACK from XNNPACK_PREFIX, the replay and run paths (fuzz_replay) and the loader as an
+# app drives it (fuzz_loader).
 # The main build may use gcc, so run_fuzzers.sh configures its own clang build of just the needed
 # sources (tests/fuzz/CMakeLists.txt) under ${CMAKE_BINARY_DIR}/fuzz, seeds it from real and generated
 # files, and runs each fuzzer for XPACK_FUZZ_SECONDS (default 60, as issue #4 asks). Skips (77) without clang.
@@ -14,7 +15,7 @@ add_test(NAME fuzz_all
                  --et-dump "$<$<TARGET_EXISTS:et_dump>:$<TARGET_FILE:et_dump>>"
                  --genmodel "$<$<TARGET_EXISTS:xpack-genmodel>:$<TARGET_FILE:xpack-genmodel>>"
                  --xnnpack "${XNNPACK_PREFIX}")
-set_tests_properties(fuzz_all PROPERTIES TIMEOUT 900 SKIP_RETURN_CODE 77)
+set_tests_properties(fuzz_all PROPERTIES TIMEOUT 1200 SKIP_RETURN_CODE 77)
 # The fuzzers' checksum repair leaves a sound file unchanged (else the fuzzers stop at a checksum it gets wrong).
 add_executable(repair_noop ${_fuzz_dir}/repair_noop.c ${_fuzz_dir}/cache_repair.c)
 target_include_directories(repair_noop PRIVATE ${PROJECT_SOURCE_DIR}/libpack ${PROJECT_SOURCE_DIR}/format)

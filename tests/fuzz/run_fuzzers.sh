@@ -10,8 +10,10 @@
 #   --subgraphs  tests/core's xpack-subgraphs: `pack OUT.xpc` makes a cache seed
 #   --et-dump    tests/et's et_dump: `--blobs DIR model.pte` cuts XNNPACK delegate blobs out (seeds)
 #   --genmodel   the fixture generator: generated .pte/.ptd seeds
-#   --xnnpack    XNNPACK's install prefix: builds fuzz_replay (replay and run through the real XNNPACK)
-#   --only NAME  run one fuzzer (pte, xnngraph, cache, inflate, archive or replay); XPACK_FUZZ_ONLY=NAME too
+#   --xnnpack    XNNPACK's install prefix: builds fuzz_replay (replay and run through the real XNNPACK) and
+#                fuzz_loader (the loader's open and look-ups, its families' probes on the real XNNPACK)
+#   --only NAMES run only these fuzzers (pte, xnngraph, cache, inflate, archive, replay, loader; several separated
+#                by spaces or commas); XPACK_FUZZ_ONLY=NAMES too
 # Environment: XPACK_FUZZ_SECONDS (per fuzzer, default 60), CC_FUZZ (default clang),
 #              XPACK_FUZZ_ARGS (extra libFuzzer flags, e.g. "-jobs=4 -workers=4").
 # Exit: 0 clean, 1 a fuzzer found something (or the build failed), 77 skipped (no clang).
@@ -55,6 +57,7 @@ seeds=$work/seeds
 rm -rf "$seeds"
 names="pte xnngraph cache inflate archive"
 [ -x "$work/build/fuzz_replay" ] && [ -n "$xnnpack" ] && names="$names replay"
+[ -x "$work/build/fuzz_loader" ] && [ -n "$xnnpack" ] && names="$names loader"
 for d in $names; do mkdir -p "$seeds/$d" "$work/corpus/$d"; done
 mkdir -p "$work/artifacts"
 small_real=()
@@ -113,6 +116,11 @@ if [ -n "$small_cache" ] && command -v python3 >/dev/null 2>&1; then
     echo "note: make_archives.py failed: archive seeds are the caches alone"
 fi
 [ -n "$small_cache" ] && cp "$small_cache" "$seeds/archive/"
+# The loader's seeds: the caches packed above by the main build, whose XNNPACK fuzz_loader links, so that their
+# entries are served and mutations reach the serving path.
+if [ -d "$seeds/loader" ]; then
+  for f in "$seeds/cache"/*.xpc; do [ -f "$f" ] && cp "$f" "$seeds/loader/"; done
+fi
 # Real programs as cache seeds too (wrong magic: they exercise the first checks).
 for f in "${small_real[@]:0:3}"; do cp "$f" "$seeds/cache/"; done
 for d in $names; do
@@ -125,7 +133,7 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 status=0
 summary=""
 for name in $names; do
-  [ -n "$only" ] && [ "$only" != "$name" ] && continue
+  case " ${only//,/ } " in "  ") ;; *" $name "*) ;; *) continue ;; esac
   max_len=300000
   [ "$name" = xnngraph ] && max_len=65536
   [ "$name" = replay ] && max_len=600000 # 129 bytes of edits and the largest generated seed (fp16, 528 KiB)
