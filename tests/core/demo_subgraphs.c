@@ -114,8 +114,11 @@ static enum xnn_status fc_qs8_qc8w(demo_graph* g, demo_bind_fn bind, void* ctx) 
                                                          XNN_INVALID_VALUE_ID, 0, &w));
   add_family(g, kernel, XPACK_OP_FULLY_CONNECTED, xnn_datatype_qint8, xnn_datatype_qcint8, xnn_datatype_qcint32,
              xnn_datatype_qint8);
+  /* Computed at the first define only: later ones, on several threads at once (tests/tsan), read it. */
   static float bscale[32];
-  for (size_t i = 0; i < out; i++) bscale[i] = 0.5f * wscale[i];
+  if (bscale[0] == 0.0f) {
+    for (size_t i = 0; i < out; i++) bscale[i] = 0.5f * wscale[i];
+  }
   CHECK(xnn_define_channelwise_quantized_tensor_value_v2(g->subgraph, xnn_datatype_qcint32, 0, bscale, 1, 0, bd,
                                                          bound(bind, ctx, "qc8w/fc.bias", out * 4, 'b', 23),
                                                          XNN_INVALID_VALUE_ID, 0, &b));

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# The loader's thread-safety promises under ThreadSanitizer (ctest tsan_loader): builds tests/tsan with clang and
+# -fsanitize=thread over the real XNNPACK, packs the sample subgraphs with that build, then
+#   - xpack-subgraphs run --threads 4 over the cache: mapped, with XPACK_OPEN_PROBE_EARLY, read into memory
+#     (four threads create and run every sample subgraph through one provider; their outputs must agree);
+#   - loader_threads CACHE 20 (look-ups, bindings, statistics, families, prefetch, warm-up, the mapped-file
+#     registry and other opens of the file, all at once: loader_threads.c).
+# Any report of ThreadSanitizer fails the test (halt_on_error=1, exit 66).
+# usage: run_tsan.sh --work DIR --xnnpack PREFIX
+# Environment: CC_TSAN (default clang). Exit: 0 clean, 1 a race or a failure, 77 skipped (no clang, no XNNPACK
+# prefix, or no working ThreadSanitizer here).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+work="" xnnpack=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --work) work=$2; shift 2 ;;
+    --xnnpack) xnnpack=$2; shift 2 ;;
+    *) echo "run_tsan.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+[ -n "$work" ] || { echo "run_tsan.sh: --work DIR is required" >&2; exit 2; }
+cc=${CC_TSAN:-clang}
+command -v "$cc" >/dev/null 2>&1 || { echo "skipped: $cc not found (the thread tests need clang)"; exit 77; }
+[ -n "$xnnpack" ] && [ -f "$xnnpack/include/xnnpack.h" ] ||
+  { echo "skipped: no XNNPACK prefix (--xnnpack) to link the thread tests with"; exit 77; }
+mkdir -p "$work"
+work=$(cd "$work" && pwd)
+
+# ThreadSanitizer needs its runtime and an address-space layout it supports (some kernels' ASLR settings are not).
+printf 'int main(void) { return 0; }\n' >"$work/tsan_works.c"
+if ! "$cc" -fsanitize=thread "$work/tsan_works.c" -o "$work/tsan_works" >"$work/tsan_works.log" 2>&1 ||
+   ! "$work/tsan_works" >>"$work/tsan_works.log" 2>&1; then
+  echo "skipped: ThreadSanitizer does not work here ($cc -fsanitize=thread):"
+  tail -5 "$work/tsan_works.log"
+  exit 77
+fi
+
+gen=()
+command -v ninja >/dev/null 2>&1 && gen=(-G Ninja)
+[ -f "$work/build/CMakeCache.txt" ] && gen=()
+cmake -S "$here" -B "$work/build" "${gen[@]}" -DCMAKE_C_COMPILER="$cc" -DCMAKE_BUILD_TYPE= -DXNNPACK_PREFIX="$xnnpack" \
+  >"$work/configure.log" 2>&1 || { cat "$work/configure.log"; echo "FAIL: configuring the thread tests"; exit 1; }
+cmake --build "$work/build" >"$work/build.log" 2>&1 || { tail -40 "$work/build.log"; echo "FAIL: building the thread tests"; exit 1; }
+
+export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
+status=0
+step() { # NAME COMMAND...: runs it, keeps its output in the work dir, shows it when it fails
+  local name=$1 log="$work/$1.log"
+  shift
+  "$@" >"$log" 2>&1
+  local rc=$?
+  if [ $rc -ne 0 ] || grep -q 'WARNING: ThreadSanitizer' "$log"; then
+    echo "FAIL: $name (exit $rc)"
+    tail -60 "$log"
+    status=1
+    return 1
+  fi
+  echo "ok: $name"
+}
+cache=$work/demo.xpc
+step pack "$work/build/xpack-subgraphs" pack "$cache" || exit 1
+for mode in "" "--probe-early" "--read"; do
+  name="threads${mode:+_${mode#--}}"
+  # shellcheck disable=SC2086 # mode is one option or none
+  if step "$name" "$work/build/xpack-subgraphs" run --cache "$cache" $mode --threads 4; then
+    grep -q '^threads 4 agree' "$work/$name.log" || { echo "FAIL: $name: the threads' outputs differ"; status=1; }
+  fi
+done
+step loader_threads "$work/build/loader_threads" "$cache" 20 && tail -1 "$work/loader_threads.log"
+[ $status -eq 0 ] && echo "no race reported"
+exit $status
