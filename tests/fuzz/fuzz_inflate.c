@@ -85,13 +85,6 @@ static void inflate_bytes(const uint8_t* base, size_t size) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static uint8_t empty[1];
-  inflate_bytes(size ? data : empty, size);
-  uint8_t* copy = malloc(size ? size : 1);
-  if (copy == NULL) return 0;
-  memcpy(copy, data, size);
-  xp_fuzz_repair(copy, size);
-  if (size != 0 && memcmp(copy, data, size) != 0) inflate_bytes(copy, size);
-  free(copy);
+  xp_fuzz_as_given_and_repaired(data, size, inflate_bytes);
   return 0;
 }
