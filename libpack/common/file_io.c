@@ -56,7 +56,7 @@ static int copy_through_buffer(int from, uint64_t from_offset, int to, uint64_t 
 int xp_copy_range(int from, uint64_t from_offset, int to, uint64_t to_offset, uint64_t size) {
 #if defined(__linux__)
   while (size > 0) {
-    off_t in = (off_t)from_offset, out = (off_t)to_offset;
+    loff_t in = (loff_t)from_offset, out = (loff_t)to_offset; /* 64-bit offsets also where off_t has 32 bits */
     size_t n = size > ((size_t)1 << 30) ? ((size_t)1 << 30) : (size_t)size;
     ssize_t k = copy_file_range(from, &in, to, &out, n, 0);
     if (k < 0 && errno == EINTR) continue;

@@ -189,6 +189,16 @@ xpack_status xp_check_range(int fd, uint64_t offset, uint64_t size, const char* 
                    "%s: its %llu bytes at offset %llu end past the file's %llu bytes: expected a range inside it",
                    name, (unsigned long long)size, (unsigned long long)offset, (unsigned long long)file_size);
   }
+  /* Where off_t has 32 bits (32-bit Android, whose fstat still reports 64-bit sizes), an offset past 2 GiB would
+   * be cut short on its way to mmap and pread: other bytes than the range's. */
+  const uint64_t off_t_max = sizeof(off_t) >= 8 ? (uint64_t)INT64_MAX : (uint64_t)INT32_MAX;
+  if (offset + size > off_t_max) {
+    return xp_fail(err, XPACK_ERR_IO,
+                   "%s: its %llu bytes at offset %llu end past %llu, the last offset this process's file offsets "
+                   "(off_t, %zu bits) reach: expected a range below it",
+                   name, (unsigned long long)size, (unsigned long long)offset, (unsigned long long)off_t_max,
+                   sizeof(off_t) * 8);
+  }
   return XPACK_OK;
 }
 

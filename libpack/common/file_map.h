@@ -38,8 +38,8 @@ xpack_status xp_map_file(const char* path, xp_file_map* out, xpack_error* err);
 xpack_status xp_map_file_advised(const char* path, unsigned advice, xp_file_map* out, xpack_error* err);
 void xp_unmap_file(xp_file_map* map);
 /* Checks that fd is a regular file holding the range [offset, offset + size) (a cache stored inside another
- * file, named `name` in messages). Errors: XPACK_ERR_IO (fstat fails, not a regular file), XPACK_ERR_TRUNCATED
- * (the range ends past the file). */
+ * file, named `name` in messages). Errors: XPACK_ERR_IO (fstat fails, not a regular file, or the range ends past
+ * what this process's off_t holds: 2 GiB where it has 32 bits), XPACK_ERR_TRUNCATED (the range ends past the file). */
 xpack_status xp_check_range(int fd, uint64_t offset, uint64_t size, const char* name, xpack_error* err);
 
 /* Maps the pages of the open file fd that hold its bytes [offset, offset + size) (a cache stored inside another

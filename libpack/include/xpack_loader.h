@@ -156,8 +156,9 @@ xpack_status xpack_cache_open_limits(const char* path, unsigned flags, const xpa
  * from the mapping, and the bytes are read into memory as with XPACK_OPEN_READ (store the asset at an offset
  * that is a multiple of the page size: its pages are then shared and mapped as a file's own).
  * Errors: XPACK_ERR_ARG (NULL out or name, a negative fd, unknown flags), XPACK_ERR_IO (fd is not a regular
- * file, a failed read or map), XPACK_ERR_TRUNCATED (the range ends past the file, or is shorter than a header
- * and footer; an empty range is XPACK_ERR_NOT_XPACK, as an empty file is), and those of xpack_cache_open. */
+ * file, a failed read or map, a range ending past 2 GiB where off_t has 32 bits), XPACK_ERR_TRUNCATED (the range
+ * ends past the file, or is shorter than a header and footer; an empty range is XPACK_ERR_NOT_XPACK, as an empty
+ * file is), and those of xpack_cache_open. */
 xpack_status xpack_cache_open_fd(int fd, uint64_t offset, uint64_t size, const char* name, unsigned flags,
                                  const xpack_open_limits* limits, xpack_cache** out, xpack_error* err);
 

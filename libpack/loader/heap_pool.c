@@ -3,10 +3,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-void xp_heap_init(xp_heap_pool* pool, size_t alignment) {
+void xp_heap_init(xp_heap_pool* pool, size_t alignment, size_t offset_base) {
   memset(pool, 0, sizeof *pool);
   pthread_mutex_init(&pool->lock, NULL);
   pool->alignment = alignment < sizeof(void*) ? sizeof(void*) : alignment;
+  pool->offset_base = offset_base;
 }
 
 void xp_heap_set_spares(xp_heap_pool* pool, size_t limit) {
@@ -85,13 +86,13 @@ size_t xp_heap_keep(xp_heap_pool* pool, const void* ptr) {
   pthread_mutex_lock(&pool->lock);
   ptrdiff_t i = index_of(pool, ptr);
   size_t offset = SIZE_MAX;
-  if (i >= 0) {
+  if (i >= 0 && (size_t)i < SIZE_MAX - pool->offset_base) {
     if (!pool->blocks[i].kept) {
       pool->blocks[i].kept = 1;
       pool->kept_count++;
       pool->kept_bytes += pool->blocks[i].size;
     }
-    offset = XP_HEAP_OFFSET_BASE + (size_t)i;
+    offset = pool->offset_base + (size_t)i;
   }
   pthread_mutex_unlock(&pool->lock);
   return offset;
@@ -131,8 +132,8 @@ void xp_heap_release(xp_heap_pool* pool, const void* ptr) {
 }
 
 void* xp_heap_addr(xp_heap_pool* pool, size_t offset) {
-  if (offset < XP_HEAP_OFFSET_BASE) return NULL;
-  size_t i = offset - XP_HEAP_OFFSET_BASE;
+  if (offset < pool->offset_base) return NULL;
+  size_t i = offset - pool->offset_base;
   pthread_mutex_lock(&pool->lock);
   void* p = (i < pool->count && pool->blocks[i].kept) ? pool->blocks[i].ptr : NULL;
   pthread_mutex_unlock(&pool->lock);

@@ -2,8 +2,9 @@
  *
  * A block starts as scratch (XNNPACK packs into it). When the packed weight is then served from a file
  * the scratch is released at once; when it is not (a miss), the block is kept for the life of the pool
- * and becomes a heap fallback, addressed by an offset at or above XP_HEAP_OFFSET_BASE so it can never
- * collide with a file offset (the loader's answers) or a region id (the writer's). Thread safe.
+ * and becomes a heap fallback, addressed by an offset at or above the pool's offset base, which its owner
+ * chooses above every answer of its own so that the two never collide: the file's size for the loader (whose
+ * own answers are offsets in the file), XP_HEAP_OFFSET_BASE for the writer (above its region ids). Thread safe.
  *
  * A pool may keep a few released scratch blocks as spares and hand them out again (xp_heap_set_spares): the
  * writer packs weight after weight into scratch that it releases at once, and reusing the blocks keeps its
@@ -15,7 +16,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define XP_HEAP_OFFSET_BASE ((size_t)1 << 62)
+/* A quarter of size_t's range, whatever its width (2^62 on 64-bit targets, 2^30 on 32-bit ones): a constant
+ * shift by 62 is undefined where size_t has 32 bits, and compilers made it 0 there, so that a heap offset fell
+ * inside the file. */
+#define XP_HEAP_OFFSET_BASE ((SIZE_MAX >> 2) + 1)
 
 typedef struct xp_heap_block {
   void* ptr;
@@ -36,13 +40,15 @@ typedef struct xp_heap_pool {
   xp_heap_block* blocks;
   size_t count, capacity;
   size_t alignment;
+  size_t offset_base; /* the offset of block 0 (xp_heap_keep) */
   uint64_t kept_count, kept_bytes;
   xp_heap_spare spares[XP_HEAP_MAX_SPARES];
   size_t spare_count, spare_limit;
   uint64_t spare_reuses; /* reserves answered with a spare */
 } xp_heap_pool;
 
-void xp_heap_init(xp_heap_pool* pool, size_t alignment);
+/* offset_base: the offset xp_heap_keep gives the first block; above every other answer of the owner's. */
+void xp_heap_init(xp_heap_pool* pool, size_t alignment, size_t offset_base);
 void xp_heap_destroy(xp_heap_pool* pool); /* frees every block and spare */
 /* Keeps up to `limit` (at most XP_HEAP_MAX_SPARES) released scratch blocks for reuse, the largest ones
  * released; 0, the default, frees them at once. A reserve takes the smallest spare that is large enough. */
@@ -54,7 +60,8 @@ void xp_heap_set_spares(xp_heap_pool* pool, size_t limit);
 void* xp_heap_reserve(xp_heap_pool* pool, size_t n);
 /* Whether ptr is the start of a scratch block of this pool that is not yet kept. */
 int xp_heap_is_scratch(xp_heap_pool* pool, const void* ptr);
-/* Keeps the block starting at ptr and returns its offset, or SIZE_MAX if ptr is not one of ours. */
+/* Keeps the block starting at ptr and returns its offset (offset base + its index), or SIZE_MAX if ptr is not
+ * one of ours or its offset would not fit below SIZE_MAX. */
 size_t xp_heap_keep(xp_heap_pool* pool, const void* ptr);
 /* Keeps ptr's block, first copying the size bytes into a new block when ptr is not one of our scratch blocks
  * (XNNPACK may hand over memory it did not get from reserve_space). Returns the offset, or SIZE_MAX. */

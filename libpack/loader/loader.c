@@ -317,7 +317,9 @@ xpack_status xp_cache_finish_open(xpack_cache* c, const char* name, unsigned fla
   /* A failure to start the thread only means the families are decided on first need. */
   if ((flags & XPACK_OPEN_PROBE_EARLY) && c->refusal[0] == 0) (void)xp_families_probe_early(&c->families, &c->view);
   xp_bindings_init(&c->bindings);
-  xp_heap_init(&c->heap, xp_xnn_alignment());
+  /* XNNPACK's own packings (misses) are answered with offsets from the file's size on: never one of the file's,
+   * whatever size_t's width (c->size fits it: the file is mapped or read whole). */
+  xp_heap_init(&c->heap, xp_xnn_alignment(), (size_t)c->size);
   xp_kept_init(&c->kept);
   xp_kept_init(&c->kept_unnamed);
   xp_pending_init(&c->pending);

@@ -66,7 +66,7 @@ static int mincore_resident(void* map, uint64_t size, uint64_t page) {
 static void* map_if_same(int fd, dev_t dev, ino_t ino, uint64_t size) {
   struct stat st;
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_dev != dev || st.st_ino != ino ||
-      (uint64_t)st.st_size != size || size == 0) {
+      (uint64_t)st.st_size != size || size == 0 || size > (uint64_t)SIZE_MAX) { /* SIZE_MAX: 32-bit targets */
     return NULL;
   }
   void* m = mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, fd, 0);
@@ -107,6 +107,7 @@ xp_residency xp_residency_ask_range(int fd, uint64_t offset, uint64_t size, xp_r
   int resident = cachestat_resident(fd, offset, size, (uint64_t)page);
   if (resident < 0) { /* the pages that hold the range, mapped to ask mincore; the caller checked the file's size */
     const uint64_t start = offset / (uint64_t)page * (uint64_t)page, length = offset - start + size;
+    if (length > (uint64_t)SIZE_MAX) return XP_RESIDENCY_UNKNOWN; /* a caller's cold limit past 4 GiB, 32-bit */
     void* map = mmap(NULL, (size_t)length, PROT_READ, MAP_SHARED, fd, (off_t)start);
     if (map == MAP_FAILED) return XP_RESIDENCY_UNKNOWN;
     resident = mincore_resident(map, length, (uint64_t)page);

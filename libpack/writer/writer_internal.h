@@ -159,7 +159,7 @@ void xp_writer_provider_init(xpack_writer* w);
 
 /* The answer the provider gives XNNPACK for region i: an id, not an offset, because a region may move while
  * the writer runs (offset_to_addr resolves it). Below XP_HEAP_OFFSET_BASE, so the two never collide. */
-#define WR_REGION_ID_BASE ((size_t)1 << 61)
+#define WR_REGION_ID_BASE ((SIZE_MAX >> 3) + 1) /* 2^61 on 64-bit targets; a constant shift would be undefined on 32-bit ones */
 
 /* Where a region that starts no earlier than `end` is placed (cachefile/region_place.h). */
 static inline uint64_t xp_writer_region_place(const xpack_writer* w, uint64_t end, uint64_t size) {

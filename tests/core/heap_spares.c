@@ -1,6 +1,8 @@
 /* The heap pool's spare scratch blocks (heap_pool.h): a released block is handed out again only when the
  * pool keeps spares, and only when large enough; the limit holds; kept blocks are never reused; a pool
- * without spares (the loader's) frees what is released. */
+ * without spares (the loader's) frees what is released. Kept blocks are numbered from the pool's offset base
+ * (the loader's: the cache file's size), and no offset below it names a block; the default base is above the
+ * writer's region ids on any width of size_t. */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -11,7 +13,7 @@
 
 int main(void) {
   xp_heap_pool pool;
-  xp_heap_init(&pool, 64);
+  xp_heap_init(&pool, 64, XP_HEAP_OFFSET_BASE);
   xp_heap_set_spares(&pool, 2);
 
   uint8_t* a = xp_heap_reserve(&pool, 1000000);
@@ -48,8 +50,18 @@ int main(void) {
   EXPECT_MSG(f == e, "not the smallest fitting spare");
   xp_heap_destroy(&pool);
 
+  EXPECT_MSG(XP_HEAP_OFFSET_BASE - 1 == SIZE_MAX / 4, "the default offset base is not a quarter of size_t's range");
+
   xp_heap_pool loader;
-  xp_heap_init(&loader, 64);
+  const size_t file_size = 9664; /* a cache file's: its offsets are the loader's answers from the file */
+  xp_heap_init(&loader, 64, file_size);
+  uint8_t* k0 = xp_heap_reserve(&loader, 128);
+  uint8_t* k1 = xp_heap_reserve(&loader, 128);
+  const size_t kept0 = xp_heap_keep(&loader, k0), kept1 = xp_heap_keep(&loader, k1);
+  EXPECT_MSG(kept0 == file_size && kept1 == file_size + 1, "kept blocks not numbered from the offset base");
+  EXPECT_MSG(xp_heap_addr(&loader, kept1) == k1 && xp_heap_addr(&loader, file_size - 1) == NULL &&
+                 xp_heap_addr(&loader, 0) == NULL,
+             "an offset below the base named a block, or a kept one did not");
   uint8_t* g = xp_heap_reserve(&loader, 65536);
   xp_heap_release(&loader, g);
   EXPECT_MSG(loader.spare_count == 0, "a pool without spares kept a released block");

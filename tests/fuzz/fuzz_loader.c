@@ -9,8 +9,8 @@
  * builds on it.
  *
  * Beyond ASan and UBSan, the harness aborts when an answer breaks what XNNPACK relies on: a file's answer
- * must hold the key's bound size inside the file, at XNNPACK's alignment. A mapped file's last page would
- * hide an over-read from ASan; these checks do not.
+ * must hold the key's bound size inside the file, at XNNPACK's alignment (a mapped file's last page would
+ * hide an over-read from ASan; these checks do not), and an insert's answer must hold the bytes inserted.
  *
  * Each input runs as given and "repaired" (cache_repair.c: every checksum recomputed), so that mutations reach
  * the code behind the checksums. The seeds are caches packed by the main build, whose XNNPACK this links, so
@@ -66,7 +66,10 @@ static void use_answer(xpack_cache* c, size_t offset, size_t size) {
 }
 
 /* XNNPACK's side of a miss: space reserved, "packed" (the file's bytes when `matching`, so the provider's
- * compare-after-packing path serves the file; else other bytes), then inserted. */
+ * compare-after-packing path serves the file; else other bytes), then inserted. Whatever answers the insert (the
+ * heap copy kept, an earlier identical one, or the file's region when it holds the same bytes) must hold exactly
+ * the bytes packed: an answer from the wrong place (a heap offset read as a file offset, as on 32-bit targets
+ * before their offsets were numbered from the file's size) would not. */
 static void pack_and_insert(xpack_cache* c, const fuzz_key* k, int matching) {
   struct xnn_weights_cache_provider* p = xpack_cache_provider(c);
   const size_t n = k->size == 0 ? 1 : k->size;
@@ -74,8 +77,15 @@ static void pack_and_insert(xpack_cache* c, const fuzz_key* k, int matching) {
   if (space == NULL) return;
   if (matching && k->region_bytes != NULL && k->size != 0) memcpy(space, k->region_bytes, k->size);
   else memset(space, 0xA5, n);
+  uint8_t* packed = malloc(n);
+  if (packed == NULL) abort();
+  memcpy(packed, space, n); /* the provider may release space */
   const size_t offset = p->look_up_or_insert(p->context, &k->key, space, n);
-  if (offset != SIZE_MAX) use_answer(c, offset, n);
+  if (offset != SIZE_MAX) {
+    use_answer(c, offset, n);
+    if (memcmp(p->offset_to_addr(p->context, offset), packed, n) != 0) abort();
+  }
+  free(packed);
 }
 
 static size_t bind_entries(xpack_cache* c, fuzz_key keys[MAX_KEYS]) {
@@ -208,13 +218,6 @@ int LLVMFuzzerInitialize(int* argc, char*** argv) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static uint8_t empty[1];
-  open_and_drive(size ? data : empty, size);
-  uint8_t* copy = malloc(size ? size : 1);
-  if (copy == NULL) return 0;
-  memcpy(copy, data, size);
-  xp_fuzz_repair(copy, size);
-  if (size != 0 && memcmp(copy, data, size) != 0) open_and_drive(copy, size);
-  free(copy);
+  xp_fuzz_as_given_and_repaired(data, size, open_and_drive);
   return 0;
 }
