@@ -148,7 +148,7 @@ static bool table_at(xp_fb* fb, size_t pos, unsigned depth, xp_fb_table* out) {
   int32_t soff = xp_le32s(fb->data + pos);
   /* vtable = table - soffset, computed in signed 64-bit to stay exact for any 32-bit soffset. */
   int64_t vt = (int64_t)pos - (int64_t)soff;
-  if (vt < 0 || !in_bounds(fb, (size_t)vt, 2) || vt % 2 != 0) {
+  if (vt < 0 || (uint64_t)vt > (uint64_t)fb->size || !in_bounds(fb, (size_t)vt, 2) || vt % 2 != 0) {
     xp_fb_fail(fb, XPACK_ERR_BAD_INPUT, path, NULL, "table at byte %zu has its vtable at %lld, outside the buffer or odd",
                pos, (long long)vt);
     return false;
@@ -244,7 +244,7 @@ static const char* string_at(xp_fb* fb, size_t s, const char* path, const char* 
     return NULL;
   }
   uint32_t n = xp_le32(fb->data + s);
-  if (!in_bounds(fb, s + 4, (size_t)n + 1)) {
+  if ((uint64_t)n >= (uint64_t)fb->size || !in_bounds(fb, s + 4, (size_t)n + 1)) { /* n + 1 wraps on 32 bits */
     xp_fb_fail(fb, XPACK_ERR_BAD_INPUT, path, field, "string of %u bytes at byte %zu runs past the buffer end",
                (unsigned)n, s);
     return NULL;

@@ -163,6 +163,9 @@ int xp_replay_node_output_shape(const xp_replay_state* s, const xpack_et_xnn_nod
  * the padding, and 0 when the padding takes it all. */
 uint64_t xp_replay_deconv_output(uint64_t in, uint64_t padding, uint64_t adjustment, uint64_t kernel, uint64_t dilation,
                                  uint64_t stride);
+/* Whether stride x (count - 1) + rest (count 0 taken as 1) is at most `max` (SIZE_MAX: what XNNPACK's size_t
+ * arithmetic holds in this process), computed without wrapping. */
+int xp_replay_extent_fits(uint64_t stride, uint64_t count, uint64_t rest, uint64_t max);
 /* The extent of a window of `kernel` taps `dilation` apart (XNNPACK's effective kernel); 0 for no taps. */
 uint64_t xp_replay_window_extent(uint64_t kernel, uint64_t dilation);
 /* A 2-D window node (convolution, depthwise, deconvolution, max, average and argmax pooling) as XNNPACK's reshape

@@ -11,6 +11,12 @@ uint64_t xp_replay_window_extent(uint64_t kernel, uint64_t dilation) {
   return kernel ? (kernel - 1) * dilation + 1 : 0;
 }
 
+int xp_replay_extent_fits(uint64_t stride, uint64_t count, uint64_t rest, uint64_t max) {
+  const uint64_t steps = count ? count - 1 : 0;
+  if (stride != 0 && steps > max / stride) return 0;
+  return rest <= max - stride * steps;
+}
+
 /* XNNPACK's output size of a convolution or pooling window over `in` (padding already added). */
 static uint64_t window_output(uint64_t padded, uint64_t kernel, uint64_t dilation, uint64_t stride) {
   const uint64_t effective = xp_replay_window_extent(kernel, dilation ? dilation : 1);

@@ -123,8 +123,14 @@ typedef struct signature {
 } signature;
 
 static void put(signature* g, const void* p, size_t n) {
-  if (g->len + n <= sizeof g->bytes) memcpy(g->bytes + g->len, p, n);
-  g->len += n; /* a signature that overflows is never shared (see signature_of) */
+  /* A signature that overflows is never shared (see signature_of); its length stops just past the buffer rather
+   * than grow by n, which a crafted count of dims could wrap where size_t has 32 bits. */
+  if (g->len <= sizeof g->bytes && n <= sizeof g->bytes - g->len) {
+    memcpy(g->bytes + g->len, p, n);
+    g->len += n;
+  } else {
+    g->len = sizeof g->bytes + 1;
+  }
 }
 
 static void put_value(signature* g, const xpack_et_xnn_graph* graph, uint32_t serialized) {

@@ -9,6 +9,7 @@
 #include "replay/replay_internal.h"
 
 void* xp_replay_scratch_alloc(xp_replay_state* s, size_t bytes) {
+  if (bytes > SIZE_MAX - sizeof(xp_replay_scratch)) return NULL;
   xp_replay_scratch* block = malloc(sizeof *block + bytes);
   if (block == NULL) return NULL;
   block->next = s->scratch;
@@ -131,7 +132,7 @@ static xpack_status channel_scales(xp_replay_state* s, const xpack_et_xnn_value*
     xpack_et_constant c;
     xpack_status st = constant_of(s, q->scale_buffer_idx, "scale", v->index, &c, err);
     if (st != XPACK_OK) return st;
-    if (c.size < expected * sizeof(float)) {
+    if (expected > c.size / sizeof(float)) { /* not expected * 4: it wraps where size_t has 32 bits */
       return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: value %u: scale constant has %zu bytes, expected %zu floats",
                      s->graph->name, v->index, c.size, expected);
     }
@@ -164,11 +165,14 @@ static xpack_status block_scales(xp_replay_state* s, const xpack_et_xnn_value* v
   if (q->scale_buffer_idx != 0) {
     xpack_status st = constant_of(s, q->scale_buffer_idx, "scale", v->index, &c, err);
     if (st != XPACK_OK) return st;
-    if (c.size == expected * sizeof(uint16_t) && aligned_for(c.data, _Alignof(uint16_t))) {
+    /* In 64 bits: expected * 4 wraps where size_t has 32 bits, and a small constant would pass for 4 GiB of scales. */
+    const int as_bf16 = (uint64_t)c.size == (uint64_t)expected * sizeof(uint16_t);
+    const int as_fp32 = (uint64_t)c.size == (uint64_t)expected * sizeof(float);
+    if (as_bf16 && aligned_for(c.data, _Alignof(uint16_t))) {
       *out = (const uint16_t*)(const void*)c.data;
       return XPACK_OK;
     }
-    if (c.size != expected * sizeof(uint16_t) && c.size != expected * sizeof(float)) {
+    if (!as_bf16 && !as_fp32) {
       return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: value %u: blockwise scale constant has %zu bytes, expected %zu "
                      "bf16 or fp32 scales", s->graph->name, v->index, c.size, expected);
     }
@@ -183,7 +187,7 @@ static xpack_status block_scales(xp_replay_state* s, const xpack_et_xnn_value* v
   if (bf == NULL) return xp_fail(err, XPACK_ERR_NOMEM, "out of memory");
   if (inline_scales != NULL) {
     for (size_t i = 0; i < expected; i++) bf[i] = xp_replay_bf16_as_executorch(inline_scales[i]);
-  } else if (c.size == expected * sizeof(uint16_t)) {
+  } else if ((uint64_t)c.size == (uint64_t)expected * sizeof(uint16_t)) {
     memcpy(bf, c.data, c.size);
   } else {
     for (size_t i = 0; i < expected; i++) {

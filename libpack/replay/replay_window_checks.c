@@ -9,6 +9,16 @@
 #include "replay/replay_internal.h"
 #include "xpack.h"
 
+/* XNNPACK computes a window's extent, stride x (count - 1) + rest, in size_t: where size_t has 32 bits a size past
+ * 4 GiB wraps to a small one that the checks below, made in 64 bits, would pass (a deconvolution of stride 65536
+ * over 65537 rows has an output of 1 there, below the stride: the case check_deconv_output exists for). */
+static xpack_status too_large(const xp_replay_state* s, const xpack_et_xnn_node* n, int d, uint64_t stride,
+                              uint64_t count, uint64_t rest, xpack_error* err) {
+  return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: node %u (%s): along its %s, %" PRIu64 " x (%" PRIu64 " - 1) + %" PRIu64
+                 " is past the %zu-bit size_t XNNPACK computes it in here", s->graph->name, n->index, n->type_name,
+                 d ? "width" : "height", stride, count, rest, sizeof(size_t) * 8);
+}
+
 /* XNNPACK 4ea82e5 splits a deconvolution into stride x stride sub-convolutions, each starting at an output
  * offset below the stride, and sizes each as (output - offset) / stride without checking that the output
  * reaches the offset: an output narrower than stride - 1 (or empty: XNNPACK saturates it at 0 when the padding
@@ -23,6 +33,10 @@ static xpack_status check_deconv_output(const xp_replay_state* s, const xpack_et
   const uint64_t* stride = w->stride;
   const uint64_t* padding = w->padding;
   for (int d = 0; d < 2; d++) {
+    const uint64_t rest = w->adjustment[d] + xp_replay_window_extent(w->kernel[d], w->dilation[d]);
+    if (!xp_replay_extent_fits(stride[d], in_size[d], rest, SIZE_MAX)) {
+      return too_large(s, n, d, stride[d], in_size[d], rest, err);
+    }
     /* The deconvolution's own arithmetic, whatever its flags say: XNNPACK's deconvolution has no SAME padding. */
     const uint64_t out = xp_replay_deconv_output(in_size[d], padding[d], w->adjustment[d], w->kernel[d], w->dilation[d],
                                                  stride[d]);
@@ -57,6 +71,7 @@ static xpack_status check_same_padding(const xp_replay_state* s, const xpack_et_
     const uint64_t window = xp_replay_window_extent(w->kernel[d], w->dilation[d] ? w->dilation[d] : 1);
     if (stride == 0 || window >= stride) continue;
     const uint64_t out = xp_replay_window_dim(w, d, size);
+    if (!xp_replay_extent_fits(stride, out, window, SIZE_MAX)) return too_large(s, n, d, stride, out, window, err);
     const uint64_t covered = (out ? out - 1 : 0) * stride + window;
     if (covered >= size) continue;
     return xp_fail(err, XPACK_ERR_BAD_INPUT, "%s: node %u (%s): TensorFlow SAME padding over an input %s of %" PRIu64

@@ -528,8 +528,22 @@ static const struct {
     {XPACK_ET_XNN_STATIC_SLICE, slice_case},
 };
 
+/* The guard of the window checks against XNNPACK's size_t arithmetic, at both widths (a 32-bit target cannot be
+ * run here): a deconvolution of stride 65536 over 65537 rows and a 1-tap kernel is past 32 bits, not past 64. */
+static void extent_fits(void) {
+  EXPECT_MSG(!xp_replay_extent_fits(65536, 65537, 1, UINT32_MAX), "2^32 + 1 fits 32 bits");
+  EXPECT_MSG(xp_replay_extent_fits(65536, 65537, 1, UINT64_MAX), "2^32 + 1 does not fit 64 bits");
+  EXPECT_MSG(xp_replay_extent_fits(65536, 65536, 65535, UINT32_MAX), "2^32 - 1 does not fit 32 bits");
+  EXPECT_MSG(!xp_replay_extent_fits(65536, 65536, 65536, UINT32_MAX), "2^32 fits 32 bits");
+  EXPECT_MSG(xp_replay_extent_fits(UINT32_MAX, UINT32_MAX, UINT32_MAX, UINT64_MAX), "(2^32 - 1)^2 does not fit 64 bits");
+  EXPECT_MSG(!xp_replay_extent_fits(UINT64_MAX, 3, 0, UINT64_MAX), "a product past 64 bits was computed wrapped");
+  EXPECT_MSG(xp_replay_extent_fits(7, 0, UINT32_MAX, UINT32_MAX) && !xp_replay_extent_fits(0, 9, 1, 0),
+             "no steps: only the rest counts");
+}
+
 int main(int argc, char** argv) {
   const uint32_t cases = argc > 1 ? (uint32_t)strtoul(argv[1], NULL, 10) : 400;
+  extent_fits();
   if (xnn_initialize(NULL) != xnn_status_success) {
     fprintf(stderr, "shape_rules: xnn_initialize failed\n");
     return 2;
