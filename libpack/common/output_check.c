@@ -7,8 +7,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#if defined(__linux__)
+#include <linux/fs.h> /* FS_IOC_GETFLAGS: chattr's attributes */
+#endif
 
 #include "common/error.h"
 #include "common/file_map.h"
@@ -46,6 +50,25 @@ static xpack_status output_folder(const char* out_path, char* folder, size_t fol
   folder[len] = '\0';
   *name = slash + 1;
   return XPACK_OK;
+}
+
+/* The attribute of `path` (chattr +a or +i) under which the rename that puts a finished file into place fails with
+ * EPERM, root's too: "append-only", "immutable", or NULL (none, or the file system keeps no attributes). An
+ * append-only folder also keeps the temporary file's name, which cannot be removed once the rename failed. */
+static const char* attribute_against_rename(const char* path, int folder) {
+#if defined(__linux__) && defined(FS_IOC_GETFLAGS)
+  const int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | (folder ? O_DIRECTORY : O_NOFOLLOW));
+  if (fd < 0) return NULL;
+  int flags = 0;
+  const int got = ioctl(fd, FS_IOC_GETFLAGS, &flags);
+  close(fd);
+  if (got != 0) return NULL;
+  if (flags & FS_IMMUTABLE_FL) return "immutable";
+  if (flags & FS_APPEND_FL) return "append-only";
+#else
+  (void)path, (void)folder;
+#endif
+  return NULL;
 }
 
 /* Checks that the output can be made where it is named, so that a typo fails before the work and not at the
@@ -89,6 +112,14 @@ static xpack_status check_output_place(const char* out_path, xpack_error* err) {
     return xp_fail(err, XPACK_ERR_ARG, "%s: the output's name is %zu bytes, more than the %ld its folder's file system allows",
                    out_path, name_len, name_max);
   }
+  /* Before the permission check, which root passes in an append-only folder and fails in an immutable one with
+   * only "Operation not permitted". */
+  const char* attribute = attribute_against_rename(folder, 1);
+  if (attribute != NULL) {
+    return xp_fail(err, XPACK_ERR_IO, "%s: the output's folder %s is %s (chattr), where no file can be renamed into "
+                   "place, as xpack puts a complete output: expected a folder without that attribute", out_path, folder,
+                   attribute);
+  }
   /* The effective ids decide, as they will at the write; root passes unless the file system is read-only. */
   if (faccessat(AT_FDCWD, folder, W_OK | X_OK, AT_EACCESS) != 0) {
     return xp_fail(err, XPACK_ERR_IO, "%s: cannot write into the output's folder %s: %s", out_path, folder,
@@ -102,6 +133,11 @@ static xpack_status check_output_place(const char* out_path, xpack_error* err) {
       target.st_uid != user && dir.st_uid != user) {
     return xp_fail(err, XPACK_ERR_IO, "%s: belongs to another user (uid %u) in a folder with the sticky bit (%s), "
                    "where only its owner or the folder's may replace it", out_path, (unsigned)target.st_uid, folder);
+  }
+  if (lstat(out_path, &target) == 0 && S_ISREG(target.st_mode) &&
+      (attribute = attribute_against_rename(out_path, 0)) != NULL) { /* a link is replaced, not its target */
+    return xp_fail(err, XPACK_ERR_IO, "%s: is %s (chattr), so it cannot be replaced: expected a file without that "
+                   "attribute, or another name", out_path, attribute);
   }
   return XPACK_OK;
 }

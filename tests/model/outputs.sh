@@ -10,6 +10,8 @@
 #     six characters, the form of earlier versions) or like its own but locked, a folder or a link, stay,
 #     and so does an input of the command named exactly like its own;
 #   - output names up to NAME_MAX bytes work, and an error names the target, never a temporary file;
+#   - a place it cannot write (a missing or unwritable folder, another user's file in a sticky folder, an append-only
+#     or immutable folder or file) is refused before the work, and leaves nothing;
 #   - a pack --zstd or a verify --model killed with SIGKILL leaves nothing: not in the output's folder, not
 #     in $TMPDIR (which verify --model uses for its re-pack), nor anywhere its descriptors pointed.
 # Every check runs to the end and the failures are listed, so that a binary with several faults shows all.
@@ -296,6 +298,38 @@ if [ "$(id -u)" = 0 ] && command -v setpriv > /dev/null; then
 else
   echo "  a folder the user may not write into: not tested (needs root and setpriv to be another user)"
 fi
+
+# chattr's attributes, which root's permissions do not pass: a finished file cannot be renamed into an append-only or
+# immutable folder, nor over an append-only or immutable file, and an append-only folder would also keep the
+# temporary file's name. Refused before the work (exit 4), nothing left, the file unchanged.
+mkdir attr_a attr_i
+cp c.xpc.orig attr.xpc
+if [ "$(id -u)" = 0 ] && chattr +a attr_a 2> /dev/null; then
+  chattr +i attr_i; chattr +i attr.xpc
+  for case in "attr_a/out.xpc:the output's folder attr_a is append-only (chattr)" \
+              "attr_i/out.xpc:the output's folder attr_i is immutable (chattr)" \
+              "attr.xpc:attr.xpc: is immutable (chattr)"; do
+    target=${case%%:*} want=${case#*:}
+    set +e
+    "$XPACK" pack -v m.pte --data m.ptd -o "$target" > /dev/null 2> err.txt; st=$?
+    set -e
+    [ "$st" = 4 ] && grep -qF "$want" err.txt && ! grep -q "^packed " err.txt ||
+      bad "pack -o $target: exit $st, expected 4 and \"$want\" before the work: $(cut -c1-300 err.txt)"
+  done
+  chattr -i attr.xpc; chattr +a attr.xpc
+  set +e
+  "$XPACK" inflate z.xpc attr.xpc > /dev/null 2> err.txt; st=$?
+  set -e
+  [ "$st" = 4 ] && grep -qF "attr.xpc: is append-only (chattr)" err.txt ||
+    bad "inflate over an append-only file: exit $st: $(cut -c1-300 err.txt)"
+  chattr -a attr.xpc attr_a; chattr -i attr_i
+  [ -z "$(ls -A attr_a)$(ls -A attr_i)" ] || bad "an append-only or immutable folder kept a file: $(ls -A attr_a attr_i)"
+  cmp -s attr.xpc c.xpc.orig || bad "an immutable or append-only output changed"
+  echo "  append-only and immutable folders and files (chattr): exit 4 before the work, nothing left"
+else
+  echo "  append-only and immutable folders and files: not tested (needs root and a file system with chattr's attributes)"
+fi
+rm -rf attr_a attr_i attr.xpc
 
 echo "killed with SIGKILL"
 mkdir killed tmp
