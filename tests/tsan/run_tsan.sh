@@ -4,18 +4,23 @@
 #   - xpack-subgraphs run --threads 4 over the cache: mapped, with XPACK_OPEN_PROBE_EARLY, read into memory
 #     (four threads create and run every sample subgraph through one provider; their outputs must agree);
 #   - loader_threads CACHE 20 (look-ups, bindings, statistics, families, prefetch, warm-up, the mapped-file
-#     registry and other opens of the file, all at once: loader_threads.c).
+#     registry and other opens of the file, all at once: loader_threads.c);
+#   - with --xpack and --genmodel (the main build's, to make the programs and their caches): tests/core's
+#     adapter_threads cases, the ExecuTorch adapter from several threads (another cache's probes while one is
+#     attached, 40 rounds of 4 concurrent attaches, 300 rounds of concurrent warm-ups).
 # Any report of ThreadSanitizer fails the test (halt_on_error=1, exit 66).
-# usage: run_tsan.sh --work DIR --xnnpack PREFIX
+# usage: run_tsan.sh --work DIR --xnnpack PREFIX [--xpack PATH --genmodel PATH]
 # Environment: CC_TSAN (default clang). Exit: 0 clean, 1 a race or a failure, 77 skipped (no clang, no XNNPACK
 # prefix, or no working ThreadSanitizer here).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-work="" xnnpack=""
+work="" xnnpack="" xpack="" genmodel=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --work) work=$2; shift 2 ;;
     --xnnpack) xnnpack=$2; shift 2 ;;
+    --xpack) xpack=$2; shift 2 ;;
+    --genmodel) genmodel=$2; shift 2 ;;
     *) echo "run_tsan.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -68,5 +73,23 @@ for mode in "" "--probe-early" "--read"; do
   fi
 done
 step loader_threads "$work/build/loader_threads" "$cache" 20 && tail -1 "$work/loader_threads.log"
+if [ -x "$xpack" ] && [ -x "$genmodel" ]; then
+  at=$work/adapter
+  mkdir -p "$at"
+  "$genmodel" llm --size 4M -o "$at/llm.pte" > /dev/null && "$genmodel" qd8-qc8w -o "$at/mid.pte" > /dev/null &&
+    "$xpack" -q pack "$at/llm.pte" -o "$at/llm.xpc" && "$xpack" -q pack "$at/mid.pte" -o "$at/mid.xpc" ||
+    { echo "FAIL: making the adapter's programs and caches"; exit 1; }
+  step adapter_probe_after "$work/build/adapter_threads" probe-after "$at/llm.pte" "$at/llm.xpc" "$at/mid.xpc"
+  step adapter_attach_race "$work/build/adapter_threads" attach-race "$at/llm.pte" "$at/llm.xpc" 40 4 &&
+    tail -1 "$work/adapter_attach_race.log"
+  "$work/build/adapter_threads" warm-up "$at/mid.xpc" 300 > "$work/adapter_warm_up.log" 2>&1
+  rc=$?
+  if [ $rc = 77 ]; then echo "not run: adapter warm-up (no file can be made cold here)"
+  elif [ $rc != 0 ] || grep -q 'WARNING: ThreadSanitizer' "$work/adapter_warm_up.log"; then
+    echo "FAIL: adapter_warm_up (exit $rc)"; tail -60 "$work/adapter_warm_up.log"; status=1
+  else echo "ok: adapter_warm_up"; fi
+else
+  echo "not run: the adapter's threads (no --xpack and --genmodel to make their programs and caches)"
+fi
 [ $status -eq 0 ] && echo "no race reported"
 exit $status
