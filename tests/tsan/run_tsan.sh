@@ -7,7 +7,8 @@
 #     registry and other opens of the file, all at once: loader_threads.c);
 #   - with --xpack and --genmodel (the main build's, to make the programs and their caches): tests/core's
 #     adapter_threads cases, the ExecuTorch adapter from several threads (another cache's probes while one is
-#     attached, 40 rounds of 4 concurrent attaches, 300 rounds of concurrent warm-ups).
+#     attached, 40 rounds of 4 concurrent attaches, runtimes created during an attach, 300 rounds of concurrent
+#     warm-ups).
 # Any report of ThreadSanitizer fails the test (halt_on_error=1, exit 66).
 # usage: run_tsan.sh --work DIR --xnnpack PREFIX [--xpack PATH --genmodel PATH]
 # Environment: CC_TSAN (default clang). Exit: 0 clean, 1 a race or a failure, 77 skipped (no clang, no XNNPACK
@@ -82,6 +83,8 @@ if [ -x "$xpack" ] && [ -x "$genmodel" ]; then
   step adapter_probe_after "$work/build/adapter_threads" probe-after "$at/llm.pte" "$at/llm.xpc" "$at/mid.xpc"
   step adapter_attach_race "$work/build/adapter_threads" attach-race "$at/llm.pte" "$at/llm.xpc" 40 4 &&
     tail -1 "$work/adapter_attach_race.log"
+  step adapter_create_during_attach "$work/build/adapter_threads" create-during-attach "$at/llm.pte" "$at/llm.xpc" 10 &&
+    tail -1 "$work/adapter_create_during_attach.log"
   "$work/build/adapter_threads" warm-up "$at/mid.xpc" 300 > "$work/adapter_warm_up.log" 2>&1
   rc=$?
   if [ $rc = 77 ]; then echo "not run: adapter warm-up (no file can be made cold here)"
