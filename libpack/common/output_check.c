@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +12,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #if defined(__linux__)
-#include <linux/fs.h> /* FS_IOC_GETFLAGS: chattr's attributes */
+#include <linux/fs.h>   /* FS_IOC_GETFLAGS: chattr's attributes */
+#include <linux/stat.h> /* struct statx, STATX_ATTR_*: the same, without opening the file */
+#include <sys/syscall.h>
 #endif
 
 #include "common/error.h"
@@ -54,9 +57,24 @@ static xpack_status output_folder(const char* out_path, char* folder, size_t fol
 
 /* The attribute of `path` (chattr +a or +i) under which the rename that puts a finished file into place fails with
  * EPERM, root's too: "append-only", "immutable", or NULL (none, or the file system keeps no attributes). An
- * append-only folder also keeps the temporary file's name, which cannot be removed once the rename failed. */
+ * append-only folder also keeps the temporary file's name, which cannot be removed once the rename failed.
+ * statx reads them without opening the file, so a folder the user may write into but not read (a drop folder,
+ * mode 0300) is seen too; it is called through syscall() because glibc declares it only under _GNU_SOURCE and
+ * bionic only from API level 30. Where the kernel lacks it, or the file system does not say, the file is opened
+ * and asked with FS_IOC_GETFLAGS, which needs read permission. */
 static const char* attribute_against_rename(const char* path, int folder) {
-#if defined(__linux__) && defined(FS_IOC_GETFLAGS)
+#if defined(__linux__)
+#if defined(SYS_statx) && defined(STATX_ATTR_APPEND) && defined(STATX_ATTR_IMMUTABLE)
+  struct statx sx;
+  const uint64_t both = STATX_ATTR_APPEND | STATX_ATTR_IMMUTABLE;
+  if (syscall(SYS_statx, AT_FDCWD, path, folder ? 0 : AT_SYMLINK_NOFOLLOW, 0, &sx) == 0 &&
+      (sx.stx_attributes_mask & both) == both) {
+    if (sx.stx_attributes & STATX_ATTR_IMMUTABLE) return "immutable";
+    if (sx.stx_attributes & STATX_ATTR_APPEND) return "append-only";
+    return NULL;
+  }
+#endif
+#if defined(FS_IOC_GETFLAGS)
   const int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | (folder ? O_DIRECTORY : O_NOFOLLOW));
   if (fd < 0) return NULL;
   int flags = 0;
@@ -65,9 +83,9 @@ static const char* attribute_against_rename(const char* path, int folder) {
   if (got != 0) return NULL;
   if (flags & FS_IMMUTABLE_FL) return "immutable";
   if (flags & FS_APPEND_FL) return "append-only";
-#else
-  (void)path, (void)folder;
 #endif
+#endif
+  (void)path, (void)folder;
   return NULL;
 }
 

@@ -324,8 +324,24 @@ if [ "$(id -u)" = 0 ] && chattr +a attr_a 2> /dev/null; then
     bad "inflate over an append-only file: exit $st: $(cut -c1-300 err.txt)"
   chattr -a attr.xpc attr_a; chattr -i attr_i
   [ -z "$(ls -A attr_a)$(ls -A attr_i)" ] || bad "an append-only or immutable folder kept a file: $(ls -A attr_a attr_i)"
+  # A user who may write into the folder but not read it (a drop folder, 0300): the attribute is still seen (it was
+  # read by opening the folder, which that user cannot, and the work failed at the rename, the temporary file left).
+  if command -v setpriv > /dev/null; then
+    drop=$(mktemp -d); chmod 755 "$drop"; cp m.pte m.ptd "$drop"/; chmod 644 "$drop"/m.*
+    cp "$XPACK" "$drop/xpack"; chmod 755 "$drop/xpack"
+    mkdir "$drop/W" && chown nobody "$drop/W" && chmod 0300 "$drop/W" && chattr +a "$drop/W"
+    set +e
+    (cd "$drop" && setpriv --reuid=nobody --regid=nogroup --clear-groups ./xpack pack -v m.pte --data m.ptd -o W/o.xpc) \
+      > /dev/null 2> err.txt; st=$?
+    set -e
+    chattr -a "$drop/W"
+    [ "$st" = 4 ] && grep -qF "the output's folder W is append-only (chattr)" err.txt && ! grep -q "^packed " err.txt ||
+      bad "pack -o into an append-only folder nobody may read, as nobody: exit $st: $(cut -c1-300 err.txt)"
+    [ -z "$(ls -A "$drop/W")" ] || bad "the append-only drop folder kept a file: $(ls -A "$drop/W")"
+    rm -rf "$drop"
+  fi
   cmp -s attr.xpc c.xpc.orig || bad "an immutable or append-only output changed"
-  echo "  append-only and immutable folders and files (chattr): exit 4 before the work, nothing left"
+  echo "  append-only and immutable folders and files (chattr), also a folder the user cannot read: exit 4 before the work, nothing left"
 else
   echo "  append-only and immutable folders and files: not tested (needs root and a file system with chattr's attributes)"
 fi
