@@ -282,8 +282,9 @@ xpack_status xpack_verify_file(const char* path, xpack_problem_fn fn, void* cont
                                xpack_error* err);
 /* As xpack_verify_file, on the cache stored as the bytes [offset, offset + size) of the open file fd (an
  * archive's member: xpack_archive.h), named `name` in reports and messages; fd stays the caller's. A range that
- * does not lie inside the file is returned as XPACK_ERR_TRUNCATED (XPACK_ERR_IO when fd is not a regular file)
- * without a report: it is the caller's account of where the cache lies. Errors: those, XPACK_ERR_ARG (a
+ * does not lie inside the file is returned as XPACK_ERR_TRUNCATED (XPACK_ERR_IO when fd is not a regular file, or
+ * when the range ends past 2 GiB where off_t has 32 bits) without a report: it is the caller's account of where
+ * the cache lies. Errors: those, XPACK_ERR_ARG (a
  * negative fd, a NULL name), and as xpack_verify_file. */
 xpack_status xpack_verify_range(int fd, uint64_t offset, uint64_t size, const char* name, xpack_problem_fn fn,
                                 void* context, uint64_t* problem_count, xpack_error* err);

@@ -1,8 +1,8 @@
 /* The heap pool's spare scratch blocks (heap_pool.h): a released block is handed out again only when the
  * pool keeps spares, and only when large enough; the limit holds; kept blocks are never reused; a pool
  * without spares (the loader's) frees what is released. Kept blocks are numbered from the pool's offset base
- * (the loader's: the cache file's size), and no offset below it names a block; the default base is above the
- * writer's region ids on any width of size_t. */
+ * (the loader's: the cache file's size), and no offset below it names a block; the default base (the writer's) is
+ * a quarter of size_t's range, whatever its width. */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
