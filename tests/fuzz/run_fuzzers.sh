@@ -44,13 +44,9 @@ mkdir -p "$work"
 work=$(cd "$work" && pwd)
 
 # ---- build ----
-gen=()
-command -v ninja >/dev/null 2>&1 && gen=(-G Ninja)
-# Configured every run (cheap once configured) so that a build dir made without --xnnpack gains fuzz_replay.
-[ -f "$work/build/CMakeCache.txt" ] && gen=()
-cmake -S "$here" -B "$work/build" "${gen[@]}" -DCMAKE_C_COMPILER="$cc" -DCMAKE_BUILD_TYPE= -DXNNPACK_PREFIX="$xnnpack" \
-  >"$work/configure.log" 2>&1 || { cat "$work/configure.log"; echo "FAIL: configuring the fuzz build"; exit 1; }
-cmake --build "$work/build" >"$work/build.log" 2>&1 || { cat "$work/build.log"; echo "FAIL: building the fuzzers"; exit 1; }
+# Configured every run, so that a build dir made without --xnnpack gains fuzz_replay and fuzz_loader.
+. "$here/clang_project.sh"
+clang_project_build "$here" "$work" "$cc" "$xnnpack" "the fuzzers" || exit 1
 
 # ---- seeds (remade every run) and corpora (kept: they grow across runs) ----
 seeds=$work/seeds

@@ -42,12 +42,8 @@ if ! "$cc" -fsanitize=thread "$work/tsan_works.c" -o "$work/tsan_works" >"$work/
   exit 77
 fi
 
-gen=()
-command -v ninja >/dev/null 2>&1 && gen=(-G Ninja)
-[ -f "$work/build/CMakeCache.txt" ] && gen=()
-cmake -S "$here" -B "$work/build" "${gen[@]}" -DCMAKE_C_COMPILER="$cc" -DCMAKE_BUILD_TYPE= -DXNNPACK_PREFIX="$xnnpack" \
-  >"$work/configure.log" 2>&1 || { cat "$work/configure.log"; echo "FAIL: configuring the thread tests"; exit 1; }
-cmake --build "$work/build" >"$work/build.log" 2>&1 || { tail -40 "$work/build.log"; echo "FAIL: building the thread tests"; exit 1; }
+. "$here/../fuzz/clang_project.sh"
+clang_project_build "$here" "$work" "$cc" "$xnnpack" "the thread tests" || exit 1
 
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
 status=0
