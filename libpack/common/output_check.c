@@ -146,13 +146,14 @@ static xpack_status check_output_place(const char* out_path, xpack_error* err) {
   /* In a folder with the sticky bit (/tmp) only the owner of a name, or of the folder, may replace it: the rename
    * at the end would fail after all the work. Root passes, as it may replace any name there. */
   struct stat dir, target;
+  const int has_target = lstat(out_path, &target) == 0;
   const uid_t user = geteuid();
-  if (user != 0 && stat(folder, &dir) == 0 && (dir.st_mode & S_ISVTX) && lstat(out_path, &target) == 0 &&
-      target.st_uid != user && dir.st_uid != user) {
+  if (user != 0 && has_target && stat(folder, &dir) == 0 && (dir.st_mode & S_ISVTX) && target.st_uid != user &&
+      dir.st_uid != user) {
     return xp_fail(err, XPACK_ERR_IO, "%s: belongs to another user (uid %u) in a folder with the sticky bit (%s), "
                    "where only its owner or the folder's may replace it", out_path, (unsigned)target.st_uid, folder);
   }
-  if (lstat(out_path, &target) == 0 && S_ISREG(target.st_mode) &&
+  if (has_target && S_ISREG(target.st_mode) &&
       (attribute = attribute_against_rename(out_path, 0)) != NULL) { /* a link is replaced, not its target */
     return xp_fail(err, XPACK_ERR_IO, "%s: is %s (chattr), so it cannot be replaced: expected a file without that "
                    "attribute, or another name", out_path, attribute);
