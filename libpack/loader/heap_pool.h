@@ -4,7 +4,7 @@
  * the scratch is released at once; when it is not (a miss), the block is kept for the life of the pool
  * and becomes a heap fallback, addressed by an offset at or above the pool's offset base, which its owner
  * chooses above every answer of its own so that the two never collide: the file's size for the loader (whose
- * own answers are offsets in the file), XP_HEAP_OFFSET_BASE for the writer (above its region ids). Thread safe.
+ * own answers are offsets in the file), WR_HEAP_OFFSET_BASE for the writer (above its region ids). Thread safe.
  *
  * A pool may keep a few released scratch blocks as spares and hand them out again (xp_heap_set_spares): the
  * writer packs weight after weight into scratch that it releases at once, and reusing the blocks keeps its
@@ -15,11 +15,6 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
-
-/* A quarter of size_t's range, whatever its width (2^62 on 64-bit targets, 2^30 on 32-bit ones): a constant
- * shift by 62 is undefined where size_t has 32 bits, and compilers made it 0 there, so that a heap offset fell
- * inside the file. */
-#define XP_HEAP_OFFSET_BASE ((SIZE_MAX >> 2) + 1)
 
 typedef struct xp_heap_block {
   void* ptr;

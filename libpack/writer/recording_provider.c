@@ -275,7 +275,7 @@ static bool provider_is_finalized(void* context) { return true; }
  * a mapping stays valid when the region moves on. */
 static void* provider_offset_to_addr(void* context, size_t offset) {
   xpack_writer* w = context;
-  if (offset >= XP_HEAP_OFFSET_BASE) return xp_heap_addr(&w->heap, offset);
+  if (offset >= WR_HEAP_OFFSET_BASE) return xp_heap_addr(&w->heap, offset);
   if (offset < WR_REGION_ID_BASE) return NULL;
   void* addr = NULL;
   pthread_mutex_lock(&w->lock);

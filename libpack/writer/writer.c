@@ -65,7 +65,7 @@ xpack_status xp_writer_create(const char* out_path, const char* unnamed_folder, 
     return xp_fail(err, XPACK_ERR_NOMEM, "no thread-specific key left for the writer's sessions");
   }
   w->has_session_key = 1;
-  xp_heap_init(&w->heap, xp_xnn_alignment(), XP_HEAP_OFFSET_BASE);
+  xp_heap_init(&w->heap, xp_xnn_alignment(), WR_HEAP_OFFSET_BASE);
   w->page_alignment = page;
   w->region_alignment = (uint32_t)xp_small_region_alignment(xp_xnn_alignment());
   w->data_offset = page; /* the first page holds only the header */

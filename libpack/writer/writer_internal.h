@@ -158,8 +158,13 @@ void xp_writer_packing_done(xpack_writer* w, xp_writer_session* s);
 void xp_writer_provider_init(xpack_writer* w);
 
 /* The answer the provider gives XNNPACK for region i: an id, not an offset, because a region may move while
- * the writer runs (offset_to_addr resolves it). Below XP_HEAP_OFFSET_BASE, so the two never collide. */
+ * the writer runs (offset_to_addr resolves it). Below WR_HEAP_OFFSET_BASE, so the two never collide. */
 #define WR_REGION_ID_BASE ((SIZE_MAX >> 3) + 1) /* 2^61 on 64-bit targets; a constant shift would be undefined on 32-bit ones */
+
+/* The writer's heap pool numbers the blocks it keeps (XNNPACK's packings the writer does not record) from here:
+ * a quarter of size_t's range, whatever its width (2^62 on 64-bit targets, 2^30 on 32-bit ones). A constant shift
+ * by 62 is undefined where size_t has 32 bits, and compilers made it 0 there. */
+#define WR_HEAP_OFFSET_BASE ((SIZE_MAX >> 2) + 1)
 
 /* Where a region that starts no earlier than `end` is placed (cachefile/region_place.h). */
 static inline uint64_t xp_writer_region_place(const xpack_writer* w, uint64_t end, uint64_t size) {

@@ -1,7 +1,7 @@
 /* The heap pool's spare scratch blocks (heap_pool.h): a released block is handed out again only when the
  * pool keeps spares, and only when large enough; the limit holds; kept blocks are never reused; a pool
  * without spares (the loader's) frees what is released. Kept blocks are numbered from the pool's offset base
- * (the loader's: the cache file's size), and no offset below it names a block; the default base (the writer's) is
+ * (the loader's: the cache file's size), and no offset below it names a block; the writer's base is
  * a quarter of size_t's range, whatever its width. */
 #include <stdint.h>
 #include <stdio.h>
@@ -9,11 +9,12 @@
 
 #include "expect.h"
 #include "loader/heap_pool.h"
+#include "writer/writer_internal.h"
 
 
 int main(void) {
   xp_heap_pool pool;
-  xp_heap_init(&pool, 64, XP_HEAP_OFFSET_BASE);
+  xp_heap_init(&pool, 64, WR_HEAP_OFFSET_BASE);
   xp_heap_set_spares(&pool, 2);
 
   uint8_t* a = xp_heap_reserve(&pool, 1000000);
@@ -50,7 +51,7 @@ int main(void) {
   EXPECT_MSG(f == e, "not the smallest fitting spare");
   xp_heap_destroy(&pool);
 
-  EXPECT_MSG(XP_HEAP_OFFSET_BASE - 1 == SIZE_MAX / 4, "the default offset base is not a quarter of size_t's range");
+  EXPECT_MSG(WR_HEAP_OFFSET_BASE - 1 == SIZE_MAX / 4, "the writer's offset base is not a quarter of size_t's range");
 
   xp_heap_pool loader;
   const size_t file_size = 9664; /* a cache file's: its offsets are the loader's answers from the file */

@@ -122,7 +122,7 @@ add_test(NAME core_hash_memo COMMAND hash_memo)
 
 # The heap pool's spare scratch blocks: reuse of the smallest that fits, the limit, kept blocks never reused.
 add_executable(heap_spares ${CMAKE_CURRENT_LIST_DIR}/heap_spares.c)
-target_include_directories(heap_spares PRIVATE ${PROJECT_SOURCE_DIR}/libpack)
+target_include_directories(heap_spares PRIVATE ${PROJECT_SOURCE_DIR}/libpack ${PROJECT_SOURCE_DIR}/format)
 target_link_libraries(heap_spares PRIVATE xpack_loader)
 add_test(NAME core_heap_spares COMMAND heap_spares)
 # libpack for a 32-bit target (size_t and off_t of 32 bits, as on armeabi-v7a phones): compiled, not run.
