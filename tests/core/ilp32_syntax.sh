@@ -5,10 +5,12 @@
 # and XNNPACK headers. What it catches: a constant shifted past 32 bits (the loader's heap offsets were
 # `(size_t)1 << 62`, 0 on 32-bit targets: every miss answered with the file's first bytes), pointers to 32-bit
 # off_t handed where 64-bit offsets are written (copy_file_range), and other conversions the warnings name.
-# usage: ilp32_syntax.sh ROOT XNNPACK_INCLUDE_DIR XNNPACK_VERSION
+# usage: ilp32_syntax.sh ROOT XNNPACK_INCLUDE_DIR XNNPACK_VERSION [BUILD_FLAG...]
+# BUILD_FLAGs are the build's warnings and definitions (CMakeLists.txt's XPACK_C_WARNINGS, XPACK_C_DEFINITIONS).
 # Exit: 0 clean, 1 a warning or error, 77 skipped (no clang, or no 32-bit-capable C headers here).
 set -u
 root=$1 xnn_include=$2 xnn_version=$3
+shift 3
 cc=${CC_ILP32:-clang}
 command -v "$cc" >/dev/null 2>&1 || { echo "skipped: $cc not found"; exit 77; }
 work=$(mktemp -d)
@@ -18,8 +20,7 @@ trap 'rm -rf "$work"' EXIT
 # because -m32 looks for i386-linux-gnu's.
 mkdir -p "$work/stub/gnu" && : >"$work/stub/gnu/stubs-32.h"
 multiarch=$("$cc" -print-multiarch 2>/dev/null)
-flags=(-m32 -std=c11 -fsyntax-only -Wall -Wextra -Wshadow -Wno-unused-parameter -Wstrict-prototypes -Werror
-       -Wno-deprecated-declarations -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L
+flags=(-m32 -std=c11 -fsyntax-only "$@" -Werror -Wno-deprecated-declarations
        -DXPACK_VERSION_STRING=\"ilp32\" "-DXPACK_XNNPACK_VERSION=\"$xnn_version\""
        -isystem "$work/stub")
 [ -n "$multiarch" ] && [ -d "/usr/include/$multiarch" ] && flags+=(-isystem "/usr/include/$multiarch")

@@ -128,9 +128,10 @@ add_test(NAME core_heap_spares COMMAND heap_spares)
 # libpack for a 32-bit target (size_t and off_t of 32 bits, as on armeabi-v7a phones): compiled, not run.
 get_target_property(_xpack_xnn_defs xpack::XNNPACK INTERFACE_COMPILE_DEFINITIONS)
 string(REGEX REPLACE ".*XPACK_XNNPACK_VERSION=\"([^\"]*)\".*" "\\1" _xpack_xnn_version "${_xpack_xnn_defs}")
+list(TRANSFORM XPACK_C_DEFINITIONS PREPEND -D OUTPUT_VARIABLE _xpack_ilp32_definitions)
 add_test(NAME core_ilp32_syntax
          COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/ilp32_syntax.sh ${PROJECT_SOURCE_DIR} ${XPACK_XNNPACK_INCLUDE_DIR}
-                 "${_xpack_xnn_version}")
+                 "${_xpack_xnn_version}" ${XPACK_C_WARNINGS} ${_xpack_ilp32_definitions})
 set_tests_properties(core_ilp32_syntax PROPERTIES SKIP_RETURN_CODE 77)
 
 # Parallel packing's layout: delegates ending in any order, spooled regions mapped, bytes a later delegate
