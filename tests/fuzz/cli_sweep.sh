@@ -10,6 +10,7 @@
 #            each cache: gen_conv.pte, gen_llm_q4.pte and person_detect_int8.pte when they are there)
 # Prints one line per finding and a count; exit 0 when there is none, 1 otherwise.
 set -u
+. "$(dirname "$0")/sanitizer_reports.sh"
 xpack="" work="" jobs=$(nproc)
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -30,8 +31,10 @@ one() { # KIND FILE
     shift
     timeout 60 "$@" >"$t/out" 2>"$t/err"
     local rc=$?
-    if [ $rc -ge 124 ] || grep -qE "AddressSanitizer|LeakSanitizer|runtime error|Assertion" "$t/err"; then
-      echo "FINDING exit $rc: $name $f: $(grep -m1 -E 'ERROR|runtime error|Assertion|SUMMARY' "$t/err" | cut -c1-200)"
+    local report
+    report=$(sanitizer_report "$t/err")
+    if [ $rc -ge 124 ] || [ -n "$report" ]; then
+      echo "FINDING exit $rc: $name $f: $(printf '%s' "$report" | cut -c1-200)"
     elif [ $rc -ne 0 ] && [ ! -s "$t/err" ] && [ ! -s "$t/out" ]; then
       echo "FINDING exit $rc without a word: $name $f"
     fi
@@ -66,7 +69,7 @@ one() { # KIND FILE
 
 [ -x "$xpack" ] && [ -d "$work/corpus" ] || { echo "usage: cli_sweep.sh --xpack PATH --work BUILD/fuzz [--jobs N]" >&2; exit 2; }
 export xpack work
-export -f one
+export -f one sanitizer_report
 log=$(mktemp)
 for kind in cache pte; do
   dirs=()

@@ -46,6 +46,7 @@ work=$(cd "$work" && pwd)
 # ---- build ----
 # Configured every run, so that a build dir made without --xnnpack gains fuzz_replay and fuzz_loader.
 . "$here/clang_project.sh"
+. "$here/sanitizer_reports.sh"
 clang_project_build "$here" "$work" "$cc" "$xnnpack" "the fuzzers" || exit 1
 
 # ---- seeds (remade every run) and corpora (kept: they grow across runs) ----
@@ -155,7 +156,7 @@ for name in $names; do
   cov=$(grep -hoE 'cov: [0-9]+' "$log" | tail -1)
   corpus=$(find "$work/corpus/$name" -type f | wc -l)
   line="fuzz_$name: $execs executions in ${seconds}s, $cov, corpus $corpus files"
-  if [ $rc -ne 0 ] || grep -qE 'ERROR: (AddressSanitizer|libFuzzer|LeakSanitizer)|runtime error:' "$log"; then
+  if [ $rc -ne 0 ] || sanitizer_report "$log" >/dev/null; then
     status=1
     line="$line: FAILED (exit $rc)"
     echo "---- fuzz_$name log (tail) ----"

@@ -43,6 +43,7 @@ if ! "$cc" -fsanitize=thread "$work/tsan_works.c" -o "$work/tsan_works" >"$work/
 fi
 
 . "$here/../fuzz/clang_project.sh"
+. "$here/../fuzz/sanitizer_reports.sh"
 clang_project_build "$here" "$work" "$cc" "$xnnpack" "the thread tests" || exit 1
 
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
@@ -52,11 +53,11 @@ step() { # NAME COMMAND...: runs it, keeps its output in the work dir, shows it 
   shift
   "$@" >"$log" 2>&1
   local rc=$?
-  if [ $rc = 77 ] && ! grep -q 'WARNING: ThreadSanitizer' "$log"; then
+  if [ $rc = 77 ] && ! sanitizer_report "$log" >/dev/null; then
     echo "not run: $name ($(tail -1 "$log"))"
     return 1
   fi
-  if [ $rc -ne 0 ] || grep -q 'WARNING: ThreadSanitizer' "$log"; then
+  if [ $rc -ne 0 ] || sanitizer_report "$log" >/dev/null; then
     echo "FAIL: $name (exit $rc)"
     tail -60 "$log"
     status=1
