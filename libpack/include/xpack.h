@@ -65,7 +65,8 @@ xpack_status xpack_writer_create_unnamed(const char* near_path, const xpack_writ
 
 /* Binds a raw weight pointer to its identity (1..1023 bytes, copied), exactly as xpack_cache_bind.
  * Packed weights whose kernel (or bias) pointer is unbound are packed but not recorded.
- * Errors: XPACK_ERR_ARG (NULL, an identity length out of range or a zero byte in it), XPACK_ERR_NOMEM. */
+ * Errors: XPACK_ERR_ARG (NULL, an identity length out of range or a zero byte in it), XPACK_ERR_NOMEM; either
+ * leaves `raw` unbound on the calling thread (its earlier identity, if any, is forgotten). */
 xpack_status xpack_writer_bind(xpack_writer* w, const void* raw, const char* identity, size_t identity_len,
                                xpack_error* err);
 

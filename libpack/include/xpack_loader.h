@@ -157,8 +157,8 @@ xpack_status xpack_cache_open_limits(const char* path, unsigned flags, const xpa
  * that is a multiple of the page size: its pages are then shared and mapped as a file's own).
  * Errors: XPACK_ERR_ARG (NULL out or name, a negative fd, unknown flags), XPACK_ERR_IO (fd is not a regular
  * file, a failed read or map, a range ending past 2 GiB where off_t has 32 bits), XPACK_ERR_TRUNCATED (the range
- * ends past the file, or is shorter than a header and footer; an empty range is XPACK_ERR_NOT_XPACK, as an empty
- * file is), and those of xpack_cache_open. */
+ * ends past the file, or is shorter than a header and footer but starts with the header's magic; a shorter range
+ * without it, an empty one included, is XPACK_ERR_NOT_XPACK, as such a file is), and those of xpack_cache_open. */
 xpack_status xpack_cache_open_fd(int fd, uint64_t offset, uint64_t size, const char* name, unsigned flags,
                                  const xpack_open_limits* limits, xpack_cache** out, xpack_error* err);
 
@@ -203,7 +203,8 @@ void xpack_cache_prefetch(xpack_cache* cache);
 /* Binds a raw weight pointer (as handed to xnn_define_*) to its identity, a string of 1..1023 bytes without
  * a zero byte (copied). Rebinding a pointer replaces its identity. Unbound pointers always miss, and so do pointers bound
  * to XPACK_IDENTITY_AMBIGUOUS. Does nothing on a file skipped (XPACK_OPEN_SKIP_SMALL, XPACK_OPEN_SKIP_COLD).
- * Errors: XPACK_ERR_ARG (NULL, bad length or a zero byte), XPACK_ERR_NOMEM. */
+ * Errors: XPACK_ERR_ARG (NULL, bad length or a zero byte), XPACK_ERR_NOMEM; either leaves `raw` unbound (its earlier
+ * identity, if any, is forgotten with its sizes). */
 xpack_status xpack_cache_bind(xpack_cache* cache, const void* raw, const char* identity, size_t identity_len,
                               xpack_error* err);
 
@@ -234,7 +235,9 @@ size_t xpack_xnn_alignment(void);
 const char* xpack_cache_refusal(const xpack_cache* cache);
 
 typedef struct xpack_stats {
-  uint64_t lookups;             /* keys XNNPACK asked for (look_up, or an insert without a look-up first) */
+  uint64_t lookups;             /* keys XNNPACK asked for (look_up, or an insert without a look-up first); the
+                                   insert with no bytes by which some XNNPACK builds (4ea82e5) repeat a look-up
+                                   just answered is answered again, and counted nowhere */
   uint64_t hits;                /* answered from the file */
   uint64_t hits_after_packing;  /* of hits: XNNPACK had packed anyway (it does so for some operators);
                                    the freshly packed copy was compared with the file and released */

@@ -180,8 +180,8 @@ xpack_status xpack_run_delegate(const xpack_model_set* set, const xpack_delegate
                                 xpack_error* err);
 
 /* Runs a created runtime once with inputs seeded as xpack_run_delegate seeds them, and sets
- * out->first_inference_ms (reshape + setup + invoke), num_outputs and output_hash. The runtime stays the
- * caller's. The runtime is reshaped, and its external values checked against their declared dims, before any
+ * out->first_inference_ms (reshape + setup + invoke), num_outputs and output_hash (0 and none on an error); the
+ * other fields of out are left as they are. The runtime stays the caller's. The runtime is reshaped, and its external values checked against their declared dims, before any
  * input or output buffer is allocated; a graph whose values grow (replay->grows) is not reshaped at all.
  * Errors: XPACK_ERR_ARG for a NULL argument, XPACK_ERR_BAD_INPUT (replay->grows: its values would take more than
  * XPACK_REPLAY_GROWTH_BUDGET beyond their declared dims; or an external value's declared dims give other bytes than

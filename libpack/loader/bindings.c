@@ -42,6 +42,22 @@ static xp_binding* find_slot(xp_binding* slots, size_t capacity, const void* ptr
   return &slots[i];
 }
 
+/* Leaves ptr bound to nothing. Its slot keeps ptr (the slots after it in its probe chain stay reachable) with no
+ * identity, which reads as unbound. Lock held. */
+static void unbind_locked(xp_bindings* b, const void* ptr) {
+  if (ptr == NULL || b->capacity == 0) return;
+  xp_binding* s = find_slot(b->slots, b->capacity, ptr);
+  if (s->ptr == NULL) return;
+  forget(s);
+  s->ptr = ptr;
+}
+
+void xp_bindings_unbind(xp_bindings* b, const void* ptr) {
+  pthread_rwlock_wrlock(&b->lock);
+  unbind_locked(b, ptr);
+  pthread_rwlock_unlock(&b->lock);
+}
+
 static int grow(xp_bindings* b) {
   size_t capacity = b->capacity ? b->capacity * 2 : 64;
   xp_binding* slots = calloc(capacity, sizeof *slots);
@@ -58,11 +74,15 @@ static int grow(xp_bindings* b) {
 xpack_status xp_bindings_set(xp_bindings* b, const void* ptr, const char* identity, size_t len) {
   if (ptr == NULL || identity == NULL) return XPACK_ERR_ARG;
   char* copy = malloc(len + 1);
-  if (copy == NULL) return XPACK_ERR_NOMEM;
+  if (copy == NULL) {
+    xp_bindings_unbind(b, ptr);
+    return XPACK_ERR_NOMEM;
+  }
   memcpy(copy, identity, len);
   copy[len] = 0;
   pthread_rwlock_wrlock(&b->lock);
   if ((b->count + 1) * 4 > b->capacity * 3 && grow(b) != 0) {
+    unbind_locked(b, ptr);
     pthread_rwlock_unlock(&b->lock);
     free(copy);
     return XPACK_ERR_NOMEM;
@@ -88,7 +108,7 @@ xpack_status xp_bindings_set_size(xp_bindings* b, uint32_t seed, const void* ker
   if (kernel == NULL) return st;
   pthread_rwlock_wrlock(&b->lock);
   xp_binding* s = b->capacity != 0 ? find_slot(b->slots, b->capacity, kernel) : NULL;
-  if (s != NULL && s->ptr != NULL) {
+  if (s != NULL && s->identity != NULL) {
     xp_bound_size* known = size_of(s, seed, bias);
     if (known != NULL) {
       known->size = size;
@@ -125,7 +145,7 @@ static size_t copy_identity(const xp_binding* s, char* buf, size_t cap) {
 static const xp_binding* binding_of(const xp_bindings* b, const void* ptr) {
   if (ptr == NULL || b->capacity == 0) return NULL;
   const xp_binding* s = find_slot(b->slots, b->capacity, ptr);
-  return s->ptr != NULL ? s : NULL;
+  return s->identity != NULL ? s : NULL; /* an empty slot, or a pointer unbound after a failed binding */
 }
 
 size_t xp_bindings_get(xp_bindings* b, const void* ptr, char* buf, size_t cap) {

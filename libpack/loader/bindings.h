@@ -41,8 +41,11 @@ typedef struct xp_bindings {
 
 void xp_bindings_init(xp_bindings* b);
 void xp_bindings_destroy(xp_bindings* b);
-/* Copies identity; rebinding a pointer replaces its identity and forgets its sizes. */
+/* Copies identity; rebinding a pointer replaces its identity and forgets its sizes. On an error (XPACK_ERR_ARG,
+ * XPACK_ERR_NOMEM) ptr is left unbound: its earlier identity must not name what it points to now. */
 xpack_status xp_bindings_set(xp_bindings* b, const void* ptr, const char* identity, size_t len);
+/* Leaves ptr unbound (its identity and sizes forgotten); nothing when it was not bound. */
+void xp_bindings_unbind(xp_bindings* b, const void* ptr);
 /* Records (or replaces) the packed size of (seed, kernel, bias). XPACK_OK, XPACK_ERR_ARG when kernel is not
  * bound, XPACK_ERR_NOMEM. */
 xpack_status xp_bindings_set_size(xp_bindings* b, uint32_t seed, const void* kernel, const void* bias, size_t size);

@@ -365,7 +365,11 @@ void xpack_cache_close(xpack_cache* c) {
 xpack_status xpack_cache_bind(xpack_cache* c, const void* raw, const char* identity, size_t identity_len,
                               xpack_error* err) {
   xpack_status st = xp_bind_check("xpack_cache_bind", c, "the cache", raw, identity, identity_len, err);
-  if (st != XPACK_OK || c->skipped) return st; /* skipped: nothing will be looked up */
+  if (c == NULL || c->skipped) return st; /* skipped: nothing will be looked up */
+  if (st != XPACK_OK) { /* the pointer's earlier identity must not name what it points to now */
+    xp_bindings_unbind(&c->bindings, raw);
+    return st;
+  }
   if (xp_bindings_set(&c->bindings, raw, identity, identity_len) != XPACK_OK) {
     return xp_fail(err, XPACK_ERR_NOMEM, "xpack_cache_bind: out of memory binding '%.*s'", (int)identity_len,
                    identity);

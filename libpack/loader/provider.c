@@ -20,10 +20,17 @@ typedef struct miss_facts {
   uint32_t family; /* UINT32_MAX: no entry, or none of its family */
 } miss_facts;
 
-/* Resolves a key to a region of the file, counting the refusal reason if any. On a hit *family is the
- * entry's family slot, for the caller to count the hit in. size_known: the caller compares the region's size
+/* BUMP where the answer is counted: XNNPACK 4ea82e5 asks again, with no bytes, after every look-up it got an
+ * answer for, and that repeat is answered as before but counted nowhere (xpack_stats counts keys). */
+#define COUNT(counted, p, field) \
+  do {                            \
+    if (counted) BUMP(p, field);  \
+  } while (0)
+
+/* Resolves a key to a region of the file, counting the refusal reason if any (when counted). On a hit *family is
+ * the entry's family slot, for the caller to count the hit in. size_known: the caller compares the region's size
  * with what XNNPACK reads itself; otherwise the size bound to the key must equal it. */
-static answer find(xpack_cache* c, const struct xnn_weights_cache_look_up_key* key, bool size_known,
+static answer find(xpack_cache* c, const struct xnn_weights_cache_look_up_key* key, bool size_known, bool counted,
                    xp_region* region, xp_family_slot** family, miss_facts* facts) {
   xp_key_identities* ids = &facts->ids;
   facts->family = UINT32_MAX;
@@ -32,7 +39,7 @@ static answer find(xpack_cache* c, const struct xnn_weights_cache_look_up_key* k
   /* A file refused whole answers nothing, whether or not it holds the key (another XNNPACK build seeds its
    * keys otherwise): every look-up is counted under the refusal, as xpack_stats says. */
   if (c->refusal[0] != 0) {
-    BUMP(c, refused_incompatible);
+    COUNT(counted, c, refused_incompatible);
     return XPACK_MISS_INCOMPATIBLE;
   }
   xp_entry entry;
@@ -40,11 +47,11 @@ static answer find(xpack_cache* c, const struct xnn_weights_cache_look_up_key* k
                                     ids->bias_len, &entry, region, NULL);
   if (r == XPC_NOT_FOUND) return XPACK_MISS_NOT_FOUND;
   if (r == XPC_ENTRY_CORRUPT) {
-    BUMP(c, refused_corrupt);
+    COUNT(counted, c, refused_corrupt);
     return XPACK_MISS_CORRUPT;
   }
   if (entry.family >= c->families.count) { /* XPC_NONE included */
-    BUMP(c, refused_no_family);
+    COUNT(counted, c, refused_no_family);
     return XPACK_MISS_NO_FAMILY;
   }
   facts->family = entry.family;
@@ -52,25 +59,26 @@ static answer find(xpack_cache* c, const struct xnn_weights_cache_look_up_key* k
    * probe builds its own subgraph and runtime and shares no state with the caller's (probe.h). */
   xp_family_slot* slot = xp_families_decide(&c->families, &c->view, NULL, entry.family);
   if (slot->refusal != XPACK_FAMILY_SERVED) {
-    BUMP(c, refused_probe);
-    BUMP(slot, refused);
+    COUNT(counted, c, refused_probe);
+    COUNT(counted, slot, refused);
     return XPACK_MISS_PROBE;
   }
   /* XNNPACK reads as many bytes as it computes for the operator, whatever the file says: a region of any
    * other size would let it read past the region (and past the mapping at the end of the data area). */
   if (!size_known && !ids->has_size && !c->trust_sizes) {
-    BUMP(c, refused_unsized);
-    BUMP(slot, refused);
+    COUNT(counted, c, refused_unsized);
+    COUNT(counted, slot, refused);
     return XPACK_MISS_UNSIZED;
   }
   if (!size_known && ids->has_size && ids->size != region->size) {
-    BUMP(c, refused_size);
-    BUMP(slot, refused);
+    COUNT(counted, c, refused_size);
+    COUNT(counted, slot, refused);
     return XPACK_MISS_SIZE;
   }
   /* Region bytes are covered by verify, not by open; this opt-in reads them before serving. */
   if (c->check_regions && !xp_region_bytes_match(&c->view, region, NULL, 0)) {
-    BUMP(c, refused_corrupt);
+    COUNT(counted, c, refused_corrupt);
+    COUNT(counted, slot, refused);
     return XPACK_MISS_CORRUPT;
   }
   *family = slot;
@@ -101,7 +109,7 @@ static void count_miss(xpack_cache* c, answer a, const struct xnn_weights_cache_
  * what XNNPACK reads now: for a look-up, the size bound for the key (or any size under XPACK_OPEN_TRUST_SIZES, as
  * for the file's regions); for an insert, the very bytes XNNPACK just packed. SIZE_MAX otherwise. */
 static size_t kept_answer(xpack_cache* c, xp_kept_weights* kept, uint32_t seed, const xp_key_identities* ids,
-                          const void* packed, size_t packed_size) {
+                          const void* packed, size_t packed_size, bool counted) {
   size_t size = 0;
   const size_t offset = xp_kept_find(kept, seed, ids, &size);
   if (offset == SIZE_MAX) return SIZE_MAX;
@@ -111,7 +119,7 @@ static size_t kept_answer(xpack_cache* c, xp_kept_weights* kept, uint32_t seed, 
   } else if (ids->has_size ? ids->size != size : !c->trust_sizes) {
     return SIZE_MAX;
   }
-  BUMP(c, misses_reused);
+  COUNT(counted, c, misses_reused);
   return offset;
 }
 
@@ -143,7 +151,7 @@ static size_t keep_packed(xpack_cache* c, const struct xnn_weights_cache_look_up
     ids = &by_bytes;
     kept = &c->kept_unnamed;
   }
-  const size_t reused = kept_answer(c, kept, key->seed, ids, ptr, size);
+  const size_t reused = kept_answer(c, kept, key->seed, ids, ptr, size, true);
   if (reused != SIZE_MAX) {
     xp_heap_release(&c->heap, ptr);
     return reused;
@@ -153,26 +161,33 @@ static size_t keep_packed(xpack_cache* c, const struct xnn_weights_cache_look_up
   return offset;
 }
 
-static size_t provider_look_up(void* context, const struct xnn_weights_cache_look_up_key* key) {
-  xpack_cache* c = context;
-  BUMP(c, lookups);
+/* A look-up: the file's region, else the heap fallback of an earlier miss of the key, else SIZE_MAX (XNNPACK
+ * packs, and its insert is expected: the key is pending). Uncounted: the repeat of a look-up just answered. */
+static size_t look_up(xpack_cache* c, const struct xnn_weights_cache_look_up_key* key, bool counted) {
+  COUNT(counted, c, lookups);
   xp_region region;
   xp_family_slot* family = NULL;
   miss_facts facts;
-  answer a = find(c, key, false, &region, &family, &facts);
+  answer a = find(c, key, false, counted, &region, &family, &facts);
   if (a == ANSWER_HIT) {
-    BUMP(c, hits);
-    BUMP(family, hits);
-    atomic_fetch_add_explicit(&c->served_bytes, region.size, memory_order_relaxed);
+    if (counted) {
+      BUMP(c, hits);
+      BUMP(family, hits);
+      atomic_fetch_add_explicit(&c->served_bytes, region.size, memory_order_relaxed);
+    }
     return (size_t)region.offset;
   }
-  count_miss(c, a, key, &facts);
+  if (counted) count_miss(c, a, key, &facts);
   if (facts.named) {
-    const size_t kept = kept_answer(c, &c->kept, key->seed, &facts.ids, NULL, 0);
+    const size_t kept = kept_answer(c, &c->kept, key->seed, &facts.ids, NULL, 0, counted);
     if (kept != SIZE_MAX) return kept;
   }
-  (void)xp_pending_add(&c->pending, key);
+  if (counted) (void)xp_pending_add(&c->pending, key);
   return SIZE_MAX;
+}
+
+static size_t provider_look_up(void* context, const struct xnn_weights_cache_look_up_key* key) {
+  return look_up(context, key, true);
 }
 
 static void* provider_reserve_space(void* context, size_t n) {
@@ -183,8 +198,8 @@ static void* provider_reserve_space(void* context, size_t n) {
 static size_t provider_look_up_or_insert(void* context, const struct xnn_weights_cache_look_up_key* key, void* ptr,
                                          size_t size) {
   xpack_cache* c = context;
-  if (ptr == NULL) { /* seen after a hit in some XNNPACK versions: a plain look-up */
-    return provider_look_up(context, key);
+  if (ptr == NULL) { /* 4ea82e5 repeats each look-up it got an answer for, with no bytes: answered, not counted */
+    return look_up(c, key, false);
   }
   if (xp_pending_take(&c->pending, key)) { /* the insert after our own miss: already counted */
     xp_key_identities ids;
@@ -197,7 +212,7 @@ static size_t provider_look_up_or_insert(void* context, const struct xnn_weights
   xp_region region;
   xp_family_slot* family = NULL;
   miss_facts facts;
-  answer a = find(c, key, true, &region, &family, &facts);
+  answer a = find(c, key, true, true, &region, &family, &facts);
   if (a == ANSWER_HIT) {
     if (region.size == size && memcmp(c->base + region.offset, ptr, size) == 0) {
       BUMP(c, hits);
@@ -208,6 +223,7 @@ static size_t provider_look_up_or_insert(void* context, const struct xnn_weights
       return (size_t)region.offset;
     }
     BUMP(c, refused_mismatch);
+    BUMP(family, refused);
     a = XPACK_MISS_MISMATCH; /* facts.family is the entry's: find set it before serving */
   }
   count_miss(c, a, key, &facts);

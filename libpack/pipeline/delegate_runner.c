@@ -61,6 +61,10 @@ xpack_status xpack_execute_runtime(xnn_runtime_t runtime, const xpack_replay_sub
   xpack_status st = XPACK_OK;
   enum xnn_status xs = xnn_status_success;
   xpack_error why;
+  if (out != NULL) { /* set, not added to: a result may be reused (a review found the hashes appended) */
+    out->first_inference_ms = 0;
+    out->num_outputs = 0;
+  }
   if (runtime == NULL || replay == NULL || ref == NULL || out == NULL) {
     return xp_fail(err, XPACK_ERR_ARG, "xpack_execute_runtime: NULL argument");
   }

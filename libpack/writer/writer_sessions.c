@@ -83,8 +83,11 @@ xpack_status xpack_writer_bind(xpack_writer* w, const void* raw, const char* ide
                                xpack_error* err) {
   xpack_status st = xp_bind_check("xpack_writer_bind", w, "the writer", raw, identity, identity_len,
                                   err);
-  if (st != XPACK_OK) return st;
-  xp_writer_session* s = xp_writer_session_get(w);
+  xp_writer_session* s = w != NULL ? xp_writer_session_get(w) : NULL;
+  if (st != XPACK_OK) { /* the pointer's earlier identity must not name what it points to now */
+    if (s != NULL) xp_bindings_unbind(&s->bindings, raw);
+    return st;
+  }
   if (s == NULL || xp_bindings_set(&s->bindings, raw, identity, identity_len) != XPACK_OK) {
     return xp_fail(err, XPACK_ERR_NOMEM, "xpack_writer_bind: out of memory binding '%.*s'", (int)identity_len,
                    identity);

@@ -157,6 +157,12 @@ target_link_libraries(hostile_graphs PRIVATE xpack_pack)
 add_test(NAME core_hostile_graphs
          COMMAND bash -c "d=$(mktemp -d) && trap 'rm -rf $d' EXIT && $<TARGET_FILE:xpack-genmodel> conv -o $d/conv.pte && $<TARGET_FILE:xpack-genmodel> deconv -o $d/deconv.pte && $<TARGET_FILE:xpack-genmodel> fp16 -o $d/fc.pte && $<TARGET_FILE:xpack-genmodel> qd8-qc8w -o $d/dq.pte && $<TARGET_FILE:xpack-genmodel> bmm -o $d/bmm.pte && $<TARGET_FILE:xpack-genmodel> llm-q4 --size 256K -o $d/q4.pte && $<TARGET_FILE:hostile_graphs> $d/conv.pte $d/deconv.pte $d/fc.pte $d/dq.pte $d/bmm.pte $d/q4.pte")
 
+# xpack_execute_runtime run again with one result struct sets its outputs, not appends to them.
+add_executable(execute_runtime ${CMAKE_CURRENT_LIST_DIR}/execute_runtime.c)
+target_link_libraries(execute_runtime PRIVATE xpack_pack)
+add_test(NAME core_execute_runtime
+         COMMAND bash -c "d=$(mktemp -d) && trap 'rm -rf $d' EXIT && $<TARGET_FILE:xpack-genmodel> fp16 -o $d/fc.pte && $<TARGET_FILE:execute_runtime> $d/fc.pte")
+
 include(${CMAKE_CURRENT_LIST_DIR}/shape_rules.cmake)
 xpack_add_shape_rules_test(core_shape_rules)
 

@@ -29,7 +29,7 @@ HX=$(et_build_adapter_harness "$work" "$XPACK_BUILD_DIR") || fail "installing xp
 echo "et_harness_xpack built against the installed xpack and $ET_PREFIX"
 
 source "$here/harness_lines.sh" # xf, tf, cand, same
-summary() { echo "xpack: lookups=$(xf "$1" lookups) hits=$(xf "$1" hits) after_packing=$(xf "$1" hits_after_packing) misses=$(xf "$1" misses) incompatible=$(xf "$1" refused_incompatible) corrupt=$(xf "$1" refused_corrupt) mismatch=$(xf "$1" refused_mismatch) probe=$(xf "$1" refused_probe) size=$(xf "$1" refused_size) unsized=$(xf "$1" refused_unsized); answered inside the .xpc mapping=$(( $(tf "$1" from_file) + $(tf "$1" inserted_from_file) + $(tf "$1" null_inserts_from_file) ))"; }
+summary() { echo "xpack: lookups=$(xf "$1" lookups) hits=$(xf "$1" hits) after_packing=$(xf "$1" hits_after_packing) misses=$(xf "$1" misses) incompatible=$(xf "$1" refused_incompatible) corrupt=$(xf "$1" refused_corrupt) mismatch=$(xf "$1" refused_mismatch) probe=$(xf "$1" refused_probe) size=$(xf "$1" refused_size) unsized=$(xf "$1" refused_unsized); answered inside the .xpc mapping=$(( $(tf "$1" from_file) + $(tf "$1" inserted_from_file) )), repeats (inserts without bytes) inside it=$(tf "$1" null_inserts_from_file) of $(tf "$1" null_inserts)"; }
 
 # prog NAME ARGS...: generate (gen:KIND [opts]) or take a real file; sets P (pte), D (harness --data args)
 prog() {
@@ -62,7 +62,8 @@ check_served() { # name: pack, run, every look-up hit from the mapping, outputs 
   run_xp "$work/$name.run" "$work/$name.xpc"
   echo "$name: $(summary "$work/$name.run")"
   [ "$(xf "$work/$name.run" misses)" = 0 ] && [ "$(xf "$work/$name.run" hits)" = "$(xf "$work/$name.run" lookups)" ] \
-    && [ $(( $(tf "$work/$name.run" from_file) + $(tf "$work/$name.run" inserted_from_file) + $(tf "$work/$name.run" null_inserts_from_file) )) = "$(xf "$work/$name.run" hits)" ] \
+    && [ $(( $(tf "$work/$name.run" from_file) + $(tf "$work/$name.run" inserted_from_file) )) = "$(xf "$work/$name.run" hits)" ] \
+    && [ "$(tf "$work/$name.run" null_inserts_from_file)" = "$(tf "$work/$name.run" null_inserts)" ] \
     || fail "$name: not every look-up was served from the file"
   same "$work/$name.run" "$work/$name.base" || fail "$name: outputs differ from no cache"
   served=$((served + 1))
