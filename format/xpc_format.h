@@ -2,7 +2,7 @@
  * xpc_format.h - the on-disk layout of an xpack cache file (.xpc), format version 1.
  *
  * docs/FORMAT.md is the normative description; this header restates its numbers for the code.
- * Every integer is little-endian and is read and written through libpack/src/le.h, never by
+ * Every integer is little-endian and is read and written through libpack/common/le.h, never by
  * casting a struct over file bytes, so only offsets and sizes are defined here.
  *
  * File = header (64 bytes at offset 0) | data area (packed-weight regions) |
@@ -25,7 +25,8 @@
 #define XPC_H_MINOR 10          /* u16 */
 #define XPC_H_HEADER_SIZE 12    /* u32, 64 */
 #define XPC_H_FLAGS 16          /* u32, XPC_FLAG_* */
-#define XPC_H_PAGE_ALIGNMENT 20 /* u32, alignment of large regions: 4096 or 16384 */
+#define XPC_H_PAGE_ALIGNMENT 20 /* u32, alignment of large regions: a power of two, 4096 to XPC_MAX_PAGE_ALIGNMENT
+                                   (xpack writes 4096 or 16384) */
 #define XPC_H_XNN_ALIGNMENT 24  /* u32, XNN_ALLOCATION_ALIGNMENT of the packing build (64 on x86-64) */
 #define XPC_H_ARCH 28           /* u16, ELF e_machine of the packing CPU (62 x86-64, 183 AArch64, 40 ARM) */
 #define XPC_H_RESERVED0 30      /* u16, 0 */

@@ -188,7 +188,9 @@ static void why_of(run_misses* m, const miss_record* r, char* why, size_t size) 
       return;
     }
     case XPACK_MISS_CORRUPT:
-      snprintf(why, size, "refused: the entry or its region fails its check (xpack verify %s)", m->cache_path);
+      snprintf(why, size,
+               "refused: the entry fails the loader's checks (its check value or region, flags it does not know, "
+               "a string, or its key claimed twice); `xpack verify %s` names which", m->cache_path);
       return;
     case XPACK_MISS_NO_FAMILY:
       snprintf(why, size, "refused: the entry names no packing family (a format 1.0 cache: pack it again)");

@@ -68,9 +68,13 @@ static void check_padding(xp_checker* c, const char* what, uint64_t offset, uint
 static void check_reserved(xp_checker* c) {
   const xp_view* v = c->v;
   if (v->minor > XPC_VERSION_MINOR) return;
-  if (xp_le16(v->base + XPC_H_RESERVED0) != 0 || xp_le64(v->base + XPC_H_RESERVED1) != 0) {
-    xp_problem(c, "header at offset %llu", 0, "reserved fields at offsets %d and %d must be 0", XPC_H_RESERVED0,
-               XPC_H_RESERVED1);
+  if (xp_le16(v->base + XPC_H_RESERVED0) != 0) {
+    xp_problem(c, "header at offset %llu", 0, "the reserved u16 at offset %d is %#x, expected 0", XPC_H_RESERVED0,
+               xp_le16(v->base + XPC_H_RESERVED0));
+  }
+  if (xp_le64(v->base + XPC_H_RESERVED1) != 0) {
+    xp_problem(c, "header at offset %llu", 0, "the reserved u64 at offset %d is %#llx, expected 0", XPC_H_RESERVED1,
+               (unsigned long long)xp_le64(v->base + XPC_H_RESERVED1));
   }
 }
 
@@ -153,9 +157,12 @@ static void check_metadata_layout(xp_checker* c) {
 
 void xp_check_tables(xp_checker* c) {
   const xp_view* v = c->v;
-  if (XXH3_64bits(v->base + v->metadata_offset, (size_t)v->metadata_size) != v->metadata_hash) {
+  const uint64_t metadata_hash = XXH3_64bits(v->base + v->metadata_offset, (size_t)v->metadata_size);
+  if (metadata_hash != v->metadata_hash) {
     xp_problem(c, "metadata area at offset %llu", v->metadata_offset,
-               "XXH3-64 does not match the footer's metadata checksum");
+               "XXH3-64 of its %llu bytes is %016llx, the footer's metadata checksum %016llx",
+               (unsigned long long)v->metadata_size, (unsigned long long)metadata_hash,
+               (unsigned long long)v->metadata_hash);
   }
   for (uint32_t i = 0; i < v->dir_count && !c->stopped; i++) {
     const uint8_t* d = v->base + v->dir_offset + (uint64_t)i * XPC_DIR_ENTRY_SIZE;
@@ -361,8 +368,10 @@ void xp_check_entries(xp_checker* c) {
     if (used != NULL) used[e.region / 8] |= (uint8_t)(1u << (e.region % 8));
     xp_region r;
     xp_view_region(v, e.region, &r);
-    if (xp_entry_check(v, i, &r) != e.check) {
-      xp_problem(c, where, at, "check value does not match the entry and its region record (region %u)", e.region);
+    const uint64_t check = xp_entry_check(v, i, &r);
+    if (check != e.check) {
+      xp_problem(c, where, at, "check value %016llx, expected %016llx (XXH3-64 of the entry and its region %u's record)",
+                 (unsigned long long)e.check, (unsigned long long)check, e.region);
     }
   }
   if (!c->stopped) check_regions_used(c, used);
@@ -427,6 +436,8 @@ void xp_check_small_tables(xp_checker* c) {
     if (!string_ok(v, xp_le32(p + XPC_P_NAME), &s, &len)) {
       xp_problem(c, where, at, "name offset %u is not a string of STRS: %s", xp_le32(p + XPC_P_NAME),
                  string_fault(v, xp_le32(p + XPC_P_NAME)));
+    } else if (len == 0) {
+      xp_problem(c, where, at, "name is empty: it is the input's file name");
     } else if (memchr(s, '/', len) != NULL) {
       xp_problem(c, where, at, "name \"%.*s\" holds a '/': it is the input's file name, without its folder",
                  (int)(len < 200 ? len : 200), s);

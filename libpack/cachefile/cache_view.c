@@ -152,8 +152,10 @@ static xpack_status open_footer(xp_view* v, const char* name, xpack_error* err) 
   }
   uint64_t dir_hash = XXH3_64bits(v->base + v->dir_offset, (size_t)v->dir_count * XPC_DIR_ENTRY_SIZE);
   if (dir_hash != xp_le64(f + XPC_F_DIR_HASH)) {
-    return xp_fail(err, XPACK_ERR_CORRUPT, "%s: table directory at offset %llu fails its checksum", name,
-                   (unsigned long long)v->dir_offset);
+    return xp_fail(err, XPACK_ERR_CORRUPT,
+                   "%s: table directory at offset %llu fails its checksum: XXH3-64 %016llx, the footer records "
+                   "%016llx", name, (unsigned long long)v->dir_offset, (unsigned long long)dir_hash,
+                   (unsigned long long)xp_le64(f + XPC_F_DIR_HASH));
   }
   return XPACK_OK;
 }
@@ -161,11 +163,17 @@ static xpack_status open_footer(xp_view* v, const char* name, xpack_error* err) 
 static xpack_status open_header(xp_view* v, const char* name, int allow_transport, xpack_error* err) {
   const uint8_t* h = v->base;
   if (memcmp(h, XPC_HEADER_MAGIC, XPC_HEADER_MAGIC_SIZE) != 0) {
-    return xp_fail(err, XPACK_ERR_CORRUPT, "%s: header magic at offset 0 is wrong (footer is present)", name);
+    return xp_fail(err, XPACK_ERR_CORRUPT,
+                   "%s: header magic at offset 0 is %02x %02x %02x %02x %02x %02x %02x %02x, expected 89 58 50 43 0d "
+                   "0a 1a 0a (\\x89XPC\\r\\n\\x1a\\n; the footer is present)", name, h[0], h[1], h[2], h[3], h[4], h[5],
+                   h[6], h[7]);
   }
   uint64_t sum = XXH3_64bits(h, XPC_H_CHECKSUM);
   if (sum != xp_le64(h + XPC_H_CHECKSUM)) {
-    return xp_fail(err, XPACK_ERR_CORRUPT, "%s: header checksum at offset %d does not match", name, XPC_H_CHECKSUM);
+    return xp_fail(err, XPACK_ERR_CORRUPT,
+                   "%s: header checksum at offset %d does not match: XXH3-64 of bytes [0, %d) is %016llx, the field "
+                   "holds %016llx", name, XPC_H_CHECKSUM, XPC_H_CHECKSUM, (unsigned long long)sum,
+                   (unsigned long long)xp_le64(h + XPC_H_CHECKSUM));
   }
   if (xp_le16(h + XPC_H_MAJOR) != v->major || xp_le16(h + XPC_H_MINOR) != v->minor) {
     return xp_fail(err, XPACK_ERR_CORRUPT, "%s: header version %u.%u differs from footer version %u.%u", name,
@@ -180,7 +188,8 @@ static xpack_status open_header(xp_view* v, const char* name, int allow_transpor
                    xp_le32(h + XPC_H_FLAGS), v->flags);
   }
   if (v->flags & ~XPC_FLAGS_KNOWN) {
-    return xp_fail(err, XPACK_ERR_CORRUPT, "%s: header: unknown flags %#x", name, v->flags & ~XPC_FLAGS_KNOWN);
+    return xp_fail(err, XPACK_ERR_CORRUPT, "%s: header flags at offset %d: unknown bits %#x (this version knows %#x)",
+                   name, XPC_H_FLAGS, v->flags & ~XPC_FLAGS_KNOWN, (unsigned)XPC_FLAGS_KNOWN);
   }
   if ((v->flags & XPC_FLAG_TRANSPORT) && !allow_transport) {
     return xp_fail(err, XPACK_ERR_TRANSPORT,
@@ -222,7 +231,11 @@ static xpack_status open_directory(xp_view* v, const char* name, xpack_error* er
                    xp_le64(d + XPC_D_HASH)};
     char tt[5];
     xp_tag_text(tag, tt);
-    if (t.record_size == 0 || t.count > (UINT64_MAX / t.record_size) || t.offset < v->metadata_offset ||
+    if (t.record_size == 0) {
+      return xp_fail(err, XPACK_ERR_CORRUPT, "%s: directory[%u] table %s: record_size 0, expected at least 1", name, i,
+                     tt);
+    }
+    if (t.count > (UINT64_MAX / t.record_size) || t.offset < v->metadata_offset ||
         !xp_fits(t.offset, t.count * t.record_size, meta_end)) {
       return xp_fail(err, XPACK_ERR_CORRUPT,
                      "%s: directory[%u] table %s (offset %llu, %llu x %u bytes) lies outside the metadata area",
@@ -250,9 +263,13 @@ static xpack_status open_directory(xp_view* v, const char* name, xpack_error* er
         return xp_fail(err, XPACK_ERR_CORRUPT, "%s: directory[%u]: table %s record_size %u, expected >= %u", name,
                        i, tt, t.record_size, kTables[k].min_record_size);
       }
-      if (kTables[k].hash_at_open && XXH3_64bits(v->base + t.offset, (size_t)(t.count * t.record_size)) != t.hash) {
-        return xp_fail(err, XPACK_ERR_CORRUPT, "%s: table %s at offset %llu fails its checksum", name, tt,
-                       (unsigned long long)t.offset);
+      const uint64_t table_hash =
+          kTables[k].hash_at_open ? XXH3_64bits(v->base + t.offset, (size_t)(t.count * t.record_size)) : t.hash;
+      if (table_hash != t.hash) {
+        return xp_fail(err, XPACK_ERR_CORRUPT,
+                       "%s: table %s at offset %llu fails its checksum: XXH3-64 %016llx, directory[%u] records %016llx",
+                       name, tt, (unsigned long long)t.offset, (unsigned long long)table_hash, i,
+                       (unsigned long long)t.hash);
       }
       *slot = t;
     }
@@ -266,8 +283,16 @@ static xpack_status open_directory(xp_view* v, const char* name, xpack_error* er
       return xp_fail(err, XPACK_ERR_CORRUPT, "%s: required table %s is missing from the directory", name, tt);
     }
   }
-  if (v->regions.count > UINT32_MAX || v->strings.count > UINT32_MAX || v->families.count > UINT32_MAX) {
-    return xp_fail(err, XPACK_ERR_CORRUPT, "%s: a table has more than 2^32 records", name);
+  /* Records of these tables are named by u32 indices or offsets. */
+  const xp_table* indexed[] = {&v->regions, &v->strings, &v->families};
+  for (size_t k = 0; k < sizeof indexed / sizeof indexed[0]; k++) {
+    if (indexed[k]->count > UINT32_MAX) {
+      char tt[5];
+      xp_tag_text(indexed[k]->tag, tt);
+      return xp_fail(err, XPACK_ERR_CORRUPT, "%s: table %s at offset %llu has %llu records, at most 2^32 - 1 (%u)",
+                     name, tt, (unsigned long long)indexed[k]->offset, (unsigned long long)indexed[k]->count,
+                     UINT32_MAX);
+    }
   }
   if (v->families.count > XPC_MAX_FAMILIES) {
     return xp_fail(err, XPACK_ERR_CORRUPT, "%s: table FAMI has %llu records, at most %u are allowed", name,

@@ -51,6 +51,12 @@ static void decide(xp_family_slot* slot, const xp_view* view, const char* file_r
              record.flags);
     return;
   }
+  if (record.probe_keys == 0 && view->minor >= 3) {
+    slot->refusal = XPACK_FAMILY_UNKNOWN;
+    snprintf(slot->reason, sizeof slot->reason,
+             "family record %u: probe keys 0, which a writer of version 1.3 or later never records", index);
+    return;
+  }
   xpack_error err;
   xp_probe_result probe = {0, 0};
   xpack_status st = xp_probe_family(name, len, &probe, &err);

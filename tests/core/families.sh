@@ -104,6 +104,10 @@ and all(f["status"] == "served" and f["hits"] > 0 and f["packed_keys"] == f["loc
   cp $k.xpc t.xpc; "$TAMPER" t.xpc no-probe-keys
   "$XPACK" verify t.xpc > v.txt && fail "$k: verify accepted a 1.3 file without probe keys"
   grep -q "probe keys 0: a writer of version 1.3 records them" v.txt || fail "$k: $(cat v.txt)"
+  # ... and the loader refuses such a family record rather than skip the keys check (FORMAT.md 8).
+  "$XPACK" run $k.pte --cache t.xpc --json > c.json
+  check_run n.json c.json 'c["hits"] == 0 and c["refused_probe"] == c["lookups"] > 0
+and all(f["reason"] == "unknown_family" and "probe keys 0" in f["message"] for f in fam.values())'
 
   # Entries naming no family (what a format 1.0 writer wrote): refused, and verify names them.
   cp $k.xpc t.xpc; "$TAMPER" t.xpc no-family

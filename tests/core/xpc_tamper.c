@@ -22,6 +22,7 @@
  *   xpc_tamper FILE huge-alignment   page_alignment and xnn_alignment 2^31 (what a transport file may claim)
  *   xpc_tamper FILE move-region I    region I (with a gap of 64 bytes before it) moved 64 bytes down
  *   xpc_tamper FILE prov-name-slash  provenance record 0's name starts with '/' (names hold no folder: 5.5)
+ *   xpc_tamper FILE prov-name-empty  provenance record 0's name made the empty string (its length 0, in place)
  *   xpc_tamper FILE string-zero      entry 0's kernel identity gets a zero byte in its middle (FORMAT.md 5.4)
  *   xpc_tamper FILE ambiguous        the first kernel identity long enough made "xpack:ambiguous" in place (FORMAT.md 6),
  *                                    which no writer records (its key hash then no longer matches either)
@@ -33,6 +34,7 @@
  *                                    file's tag in a problem's text (a tag "%s%s" once crashed verify)
  *   xpc_tamper FILE alias-table N    N more directory entries, tagged ZZZZ, each naming the ENTR table (laid out
  *                                    again): a directory that would have a checker hash one table N + 1 times
+ *   xpc_tamper FILE extra-table-empty  the same table with record_size 0 and no record: no table at all
  *   xpc_tamper FILE extra-table      a table XTRA of 8 bytes after the others (laid out again): a later minor's
  *   xpc_tamper FILE metadata-tail    8 bytes inserted between the table directory and the footer (metadata_size
  *                                    and file_size grown to hold them): bytes in no part of the file
@@ -172,6 +174,7 @@ typedef struct replaced_table {
  * `extra`, an 8-byte table XTRA appended; the data area stays. */
 static uint32_t g_extra_tag = XPC_TAG('X', 'T', 'R', 'A');
 static uint64_t g_extra_hash_delta; /* 1: the extra table's directory hash is wrong */
+static int g_extra_empty;           /* 1: the extra table has record_size 0 and no record */
 static uint32_t g_aliases;          /* directory entries appended that name the ENTR table */
 
 static int lay_out_tables_replacing(uint32_t i, uint32_t j, int extra, const replaced_table* replace) {
@@ -196,9 +199,9 @@ static int lay_out_tables_replacing(uint32_t i, uint32_t j, int extra, const rep
   if (extra) {
     memset(entries[count], 0, XPC_DIR_ENTRY_SIZE);
     xp_put32(entries[count] + XPC_D_TAG, g_extra_tag);
-    xp_put32(entries[count] + XPC_D_RECORD_SIZE, 1);
-    xp_put64(entries[count] + XPC_D_COUNT, sizeof kExtra);
-    xp_put64(entries[count] + XPC_D_HASH, XXH3_64bits(kExtra, sizeof kExtra) + g_extra_hash_delta);
+    xp_put32(entries[count] + XPC_D_RECORD_SIZE, g_extra_empty ? 0 : 1);
+    xp_put64(entries[count] + XPC_D_COUNT, g_extra_empty ? 0 : sizeof kExtra);
+    xp_put64(entries[count] + XPC_D_HASH, XXH3_64bits(kExtra, g_extra_empty ? 0 : sizeof kExtra) + g_extra_hash_delta);
   }
   uint64_t size = meta;
   for (uint32_t k = 0; k < tables; k++) {
@@ -282,6 +285,10 @@ static int break_rule(const char* what, const char* arg) {
   if (strcmp(what, "metadata-tail") == 0) return grow_metadata_tail();
   if (strcmp(what, "table-order") == 0) return lay_out_tables(dir_index(XPC_TAG_BUILD_ID), dir_index(XPC_TAG_INFO), 0);
   if (strcmp(what, "extra-table") == 0) return lay_out_tables(0, 0, 1);
+  if (strcmp(what, "extra-table-empty") == 0) {
+    g_extra_empty = 1;
+    return lay_out_tables(0, 0, 1);
+  }
   if (strcmp(what, "alias-table") == 0) {
     if (arg == NULL) return usage();
     g_aliases = (uint32_t)strtoul(arg, NULL, 10);
@@ -315,6 +322,19 @@ static int break_rule(const char* what, const char* arg) {
     else if (xp_le32(p0 + XPC_P_KIND) == XPC_INPUT_PTE) xp_put32(p0 + XPC_P_KIND, XPC_INPUT_OTHER); /* its program kept */
     else xp_put64(p0 + XPC_P_PROGRAM_HASH, 1); /* a program's hash for no program */
     reseal(XPC_TAG_PROVENANCE);
+    return 0;
+  }
+  if (strcmp(what, "prov-name-empty") == 0) { /* provenance record 0's name made the empty string, in place */
+    uint64_t count;
+    uint32_t record_size;
+    uint8_t* strings = table(XPC_TAG_STRINGS, &count, &record_size);
+    uint8_t* p0 = record(XPC_TAG_PROVENANCE, 0);
+    if (p0 == NULL || strings == NULL) return die("needs a provenance record and STRS");
+    const uint32_t at = xp_le32(p0 + XPC_P_NAME);
+    if ((uint64_t)at + 5 > count) return die("the input's name is no string");
+    xp_put32(strings + at, 0);
+    strings[at + 4] = 0;
+    reseal(XPC_TAG_STRINGS);
     return 0;
   }
   if (strcmp(what, "prov-name-slash") == 0) { /* provenance record 0's name gets a '/' for its first byte */
