@@ -162,7 +162,9 @@ static void dump_json(const xpack_file* f, const xpack_file_info* info, const ch
     json_key(&j, "family");
     if (e.family == 0xFFFFFFFFu) json_null(&j); else json_uint(&j, e.family);
     json_key(&j, "packed_on_insert"); json_bool(&j, e.flags & 1);
+    json_key(&j, "flags"); json_uint(&j, e.flags);
     json_key(&j, "sound"); json_bool(&j, e.sound);
+    json_key(&j, "servable"); json_bool(&j, xpack_file_entry_servable(f, i));
     json_end_object(&j);
   }
   json_end_array(&j);
@@ -240,7 +242,9 @@ static void dump_text(const xpack_file* f, const xpack_file_info* info, const ch
     fprintf(cli_out(), "  seed %08x  kernel %s  bias %s  -> region #%u, %s%s%s\n", e.seed, cli_name(e.kernel),
             e.bias ? cli_name(e.bias) : "(none)",
             e.region, family, (e.flags & 1) ? "  (XNNPACK packs it at every create)" : "",
-            e.sound ? "" : "  ** UNSOUND **");
+            !e.sound                               ? "  ** UNSOUND **"
+            : !xpack_file_entry_servable(f, i) ? "  ** NOT SERVED (flags it does not know, a bad string, or its key claimed twice) **"
+                                               : "");
   }
   fprintf(cli_out(), "totals          %llu entries, %llu regions; stored %s; without dedup %s; saved %s\n",
           (unsigned long long)info->entry_count, (unsigned long long)info->region_count,

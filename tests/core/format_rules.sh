@@ -59,6 +59,14 @@ echo "format_rules: a region no entry names: verify: $(head -n1 "$d/verify.out" 
 check_rule "program larger than its file" "^provenance record 0 at offset [0-9]+: program_size [0-9]+ is more than the file's size" "$TAMPER" "$d/bad.xpc" prov-program-size
 check_rule "program size of no program" "^provenance record 0 at offset [0-9]+: program_size and program hash must be 0" "$TAMPER" "$d/bad.xpc" prov-kind
 check_rule "unknown entry flag" "^entry 0 at offset [0-9]+: flags 0x[45]: unknown bits 0x4" "$TAMPER" "$d/bad.xpc" entry-flags
+# dump tells a sound entry from one a loader serves: this one's check and region hold, but no loader serves it.
+"$XPACK" dump --json "$d/bad.xpc" | python3 -c '
+import json, sys
+e = json.load(sys.stdin)["entries"]
+bad = [x for x in e if x["flags"] & 4]
+assert len(bad) == 1 and bad[0]["sound"] and not bad[0]["servable"], bad
+assert all(x["servable"] for x in e if not x["flags"] & 4), e' || fail "dump: an entry with unknown flags is not shown unserved"
+"$XPACK" dump "$d/bad.xpc" | grep -q "NOT SERVED" || fail "dump: the text does not mark the entry no loader serves"
 check_rule "family flags" "^family record 0 at offset [0-9]+: flags 0x1, expected 0" "$TAMPER" "$d/bad.xpc" family-flags
 check_rule "unsorted family names" "^family record 1 at offset [0-9]+: name .* sorts before the previous" "$TAMPER" "$d/bad.xpc" family-order
 check_rule "duplicate family names" "^family record 1 at offset [0-9]+: name .* is the same as the previous" "$TAMPER" "$d/bad.xpc" family-dup
