@@ -27,7 +27,9 @@
  * completes get ExecuTorch's own provider, the later ones xpack's. Detach only when no runtime exists and none
  * is being created. Other caches opened in the same process (e.g. by xpack_cache_open) are probed as without the
  * adapter, but a runtime the app creates through the wrapper gets the attached cache's provider, whatever
- * provider it passes.
+ * provider it passes. So does a runtime of another program: where its weights lie in the attached program's
+ * memory (one .ptd mapping given to both), it is served the attached program's packings of them, wrong where it
+ * defines such a weight otherwise (another shape): while attached, run one program over a weight mapping.
  * Load methods with the backend option weight_cache_enabled = false: ExecuTorch's own cache is not used.
  * What the adapter does not know (a weight at another address: ExecuTorch copied or converted it, or loaded the
  * program through another loader) misses, and XNNPACK packs it as usual, into memory the cache holds until

@@ -88,7 +88,8 @@ xpack_status xpack_replay_check_externals(xnn_runtime_t runtime, const xpack_rep
 
 /* xnn_create_runtime_v4 over replay's subgraph with `provider` (NULL: none), no threadpool and no flags, and a
  * workspace of the runtime's own that this function allocates: XNNPACK 4ea82e5, left to allocate it, crashes when
- * it cannot. Returns XNNPACK's status (xnn_status_out_of_memory also when the workspace cannot be allocated;
+ * it cannot. The runtime is xpack's own (xpack_creating_own_runtime): the ExecuTorch adapter's wrapper passes
+ * `provider` through, also while a cache is attached. Returns XNNPACK's status (xnn_status_out_of_memory also when the workspace cannot be allocated;
  * xnn_status_invalid_parameter for a NULL replay, subgraph or runtime); *runtime is the caller's to delete. */
 enum xnn_status xpack_replay_create_runtime(const xpack_replay_subgraph* replay,
                                             struct xnn_weights_cache_provider* provider, xnn_runtime_t* runtime);

@@ -129,7 +129,9 @@ xpack_status xpack_replay_define(const xpack_et_xnn_graph* graph, const xpack_et
 enum xnn_status xpack_replay_create_runtime(const xpack_replay_subgraph* replay,
                                             struct xnn_weights_cache_provider* provider, xnn_runtime_t* runtime) {
   if (replay == NULL || replay->subgraph == NULL || runtime == NULL) return xnn_status_invalid_parameter;
-  return xp_create_runtime(replay->subgraph, provider, NULL, runtime);
+  /* xpack's own: an app's wrapper of xnn_create_runtime_v4 (the ExecuTorch adapter) must pass `provider` through.
+   * Given the attached cache instead, `xpack pack` in such a process recorded nothing (found by a review). */
+  return xp_create_own_runtime(replay->subgraph, provider, NULL, runtime);
 }
 
 void xpack_replay_drop_definition(xpack_replay_subgraph* r) {

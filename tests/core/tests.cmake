@@ -263,6 +263,13 @@ add_test(NAME core_adapter_threads
                  $<TARGET_FILE:adapter_threads>)
 set_tests_properties(core_adapter_threads PROPERTIES SKIP_RETURN_CODE 77)
 
+# A pack in a process with a cache attached to the ExecuTorch adapter: its runtimes pass the wrapper untouched.
+add_executable(adapter_pack ${CMAKE_CURRENT_LIST_DIR}/adapter_pack.c)
+target_link_libraries(adapter_pack PRIVATE xpack_pack xpack_et_adapter)
+add_test(NAME core_adapter_pack
+         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/adapter_pack.sh $<TARGET_FILE:xpack> $<TARGET_FILE:xpack-genmodel>
+                 $<TARGET_FILE:adapter_pack>)
+
 # Every allocation of pack, inspect, dump and verify made to fail in turn (fail_alloc.so, preloaded).
 add_library(fail_alloc MODULE ${CMAKE_CURRENT_LIST_DIR}/fail_alloc.c)
 set_target_properties(fail_alloc PROPERTIES PREFIX "" LIBRARY_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
