@@ -11,6 +11,7 @@
 #include "xpack_replay.h"
 
 #include "common/error.h"
+#include "et_adapter/adapter_runtimes.h"
 
 /* Published (substituted by the wrapper, on whichever thread creates a runtime) only once attach is complete: a
  * release store, so that a thread that loads it sees the cache as attach left it. */
@@ -31,7 +32,9 @@ static void release(void) {
   xpack_et_program_close(g_program);
   g_program = NULL;
   xpack_cache* attached = atomic_exchange_explicit(&g_cache, NULL, memory_order_acq_rel);
-  xpack_cache_close(attached ? attached : g_opening);
+  /* ExecuTorch's runtimes created with it read its mapping and heap until deleted: a cache some still use is closed
+   * with the last of them (where deletions are seen: adapter_runtimes.h). */
+  if (!xp_adapter_retire(attached)) xpack_cache_close(attached ? attached : g_opening);
   g_opening = NULL;
 }
 

@@ -5,8 +5,9 @@
  * ExecuTorch's XNNPACK backend builds its own weights-cache provider and offers no way to pass another.
  * Its only call into XNNPACK that takes a provider is xnn_create_runtime_v4 (backends/xnnpack/runtime/
  * XNNCompiler.cpp). An app that links ExecuTorch and XNNPACK statically adds
- *     -Wl,--wrap=xnn_create_runtime_v4
- * to its link line and links xpack::et_adapter (which defines __wrap_xnn_create_runtime_v4),
+ *     -Wl,--wrap=xnn_create_runtime_v4 -Wl,--wrap=xnn_delete_runtime
+ * to its link line and links xpack::et_adapter (which defines both stand-ins; its CMake target and
+ * `pkg-config xpack-et-adapter` add the flags),
  * and every runtime ExecuTorch creates gets xpack's provider: the loader's checks (XNNPACK build identifier,
  * architecture, packing-family probes, checksums on request, byte comparison of what XNNPACK packs anyway)
  * stay in force inside ExecuTorch.
@@ -24,12 +25,12 @@
  * old one. Detach, and attach again with the new bytes.
  * Threads: attach, attach_best, attach_cache and detach run one at a time (a second attach, even a concurrent
  * one, fails). ExecuTorch may create runtimes on any thread, also while attach runs: those created before it
- * completes get ExecuTorch's own provider, the later ones xpack's. Detach only when no runtime exists and none
- * is being created. Other caches opened in the same process (e.g. by xpack_cache_open) are probed as without the
+ * completes get ExecuTorch's own provider, the later ones xpack's. Detach when no runtime is being created. Other caches opened in the same process (e.g. by xpack_cache_open) are probed as without the
  * adapter, but a runtime the app creates through the wrapper gets the attached cache's provider, whatever
  * provider it passes. So does a runtime of another program: where its weights lie in the attached program's
- * memory (one .ptd mapping given to both), it is served the attached program's packings of them, wrong where it
- * defines such a weight otherwise (another shape): while attached, run one program over a weight mapping.
+ * memory (one .ptd mapping given to both), it is served the attached program's packings of them: where it defines
+ * such a weight otherwise (another shape), it computes wrong outputs, and XNNPACK may read past the region served
+ * (the size checked is the attached program's). While attached, run one program over a weight mapping.
  * Load methods with the backend option weight_cache_enabled = false: ExecuTorch's own cache is not used.
  * What the adapter does not know (a weight at another address: ExecuTorch copied or converted it, or loaded the
  * program through another loader) misses, and XNNPACK packs it as usual, into memory the cache holds until
@@ -102,7 +103,11 @@ struct xnn_weights_cache_provider* xpack_et_adapter_provider(void);
  * xpack_cache_on_miss on it after attach and before ExecuTorch loads the methods. */
 xpack_cache* xpack_et_adapter_cache(void);
 
-/* Closes the cache; every method (every XNNPACK runtime) must have been destroyed first. */
+/* Stops serving (runtimes created from now on get the provider they pass) and closes the cache, at once when no
+ * runtime created with its provider exists, else when the last of them is deleted: they keep computing from it.
+ * That needs xnn_delete_runtime wrapped too (see above), and the runtimes created by xpack's stand-in (an app's own
+ * __wrap_xnn_create_runtime_v4 records none). Otherwise every method (every XNNPACK runtime) must be destroyed
+ * before detach: the cache is closed at once, and a method run after it reads unmapped memory. */
 void xpack_et_adapter_detach(void);
 
 #ifdef __cplusplus

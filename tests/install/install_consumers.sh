@@ -116,8 +116,8 @@ adapter_flags=$(pkg-config --static --cflags --libs xpack-et-adapter) || fail "p
 echo "--- pkg-config --static --cflags --libs xpack-et-adapter: $adapter_flags"
 case " $adapter_flags " in
   *zstd* | *xpack_writer* | *xpack_inflate* | *xpack_pipeline*) fail "the adapter's link line drags in zstd or the writer" ;;
-  *--wrap=xnn_create_runtime_v4*) ;;
-  *) fail "the adapter's link line lacks --wrap=xnn_create_runtime_v4" ;;
+  *--wrap=xnn_create_runtime_v4*--wrap=xnn_delete_runtime*) ;;
+  *) fail "the adapter's link line lacks --wrap=xnn_create_runtime_v4 or --wrap=xnn_delete_runtime" ;;
 esac
 # shellcheck disable=SC2086
 "$XP_CC" -std=c11 -o "$XP_TMP/adapter_app_pc" "$XP_TMP/adapter_app.c" $adapter_flags \

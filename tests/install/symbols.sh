@@ -6,8 +6,8 @@
 # in PUBLIC_INCLUDE_DIR/*.h (comments left out), or one that starts with none of ALLOWED_INTERNAL_PREFIXES.
 # Usage: symbols.sh ARCHIVE_DIR PUBLIC_INCLUDE_DIR
 ALLOWED_INTERNAL_PREFIXES="xp_"
-# Names a linker convention fixes: the et_adapter's stand-in for XNNPACK's function under -Wl,--wrap.
-ALLOWED_EXACT="__wrap_xnn_create_runtime_v4"
+# Names a linker convention fixes: the et_adapter's stand-ins for XNNPACK's functions under -Wl,--wrap.
+ALLOWED_EXACT="__wrap_xnn_create_runtime_v4 __wrap_xnn_delete_runtime"
 
 set -euo pipefail
 ARCHIVES=$1 INCLUDE=$2
