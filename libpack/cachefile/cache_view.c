@@ -545,7 +545,7 @@ xp_find_result xp_view_find(const xp_view* v, uint32_t seed, const char* kernel,
   return XPC_FOUND;
 }
 
-bool xp_view_entry_findable(const xp_view* v, uint64_t index) {
+bool xp_view_entry_findable(const xp_view* v, uint64_t index, size_t max_identity_len) {
   if (index >= v->entries.count) return false;
   xp_entry e;
   xp_view_entry(v, index, &e);
@@ -553,6 +553,12 @@ bool xp_view_entry_findable(const xp_view* v, uint64_t index) {
   uint32_t kernel_len, bias_len = 0;
   if (xp_view_string(v, e.kernel, &kernel, &kernel_len) != 0 ||
       (e.bias != XPC_NONE && xp_view_string(v, e.bias, &bias, &bias_len) != 0)) {
+    return false;
+  }
+  if (kernel_len > max_identity_len || bias_len > max_identity_len) return false;
+  const size_t ambiguous_len = sizeof XPC_IDENTITY_AMBIGUOUS - 1;
+  if ((kernel_len == ambiguous_len && memcmp(kernel, XPC_IDENTITY_AMBIGUOUS, ambiguous_len) == 0) ||
+      (bias != NULL && bias_len == ambiguous_len && memcmp(bias, XPC_IDENTITY_AMBIGUOUS, ambiguous_len) == 0)) {
     return false;
   }
   xp_entry found;

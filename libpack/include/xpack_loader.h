@@ -427,10 +427,12 @@ xpack_status xpack_cache_open_best_fd(const xpack_cache_range* ranges, size_t co
  * XPACK_ERR_XNNPACK (any other failure, its status in the message). */
 xpack_status xpack_initialize_xnnpack(xpack_error* err);
 
-/* 1 while the calling thread is inside a runtime creation of xpack's own, else 0: a packing family's probe, or
- * the sizing of weights (xpack_replay_size_weights*). A wrapper of xnn_create_runtime_v4 that substitutes its
- * own provider (xpack_et_adapter.h does) must pass these calls through unchanged: a probe judges how this CPU
- * packs by what XNNPACK packs through the probe's own provider, and the sizing records what XNNPACK reads. */
+/* 1 while the calling thread is inside a runtime creation of xpack's own, else 0: a packing family's probe, the
+ * sizing of weights (xpack_replay_size_weights*), or a replayed delegate's runtime (xpack_replay_create_runtime:
+ * pack, run, bench, xpack_run_delegate). A wrapper of xnn_create_runtime_v4 that substitutes its own provider
+ * (xpack_et_adapter.h does) must pass these calls through unchanged: a probe judges how this CPU packs by what
+ * XNNPACK packs through the probe's own provider, the sizing records what XNNPACK reads, and a pack records what
+ * XNNPACK packs through the writer's. */
 int xpack_creating_own_runtime(void);
 
 /* File facts, for tools and messages (0 for a NULL cache). */

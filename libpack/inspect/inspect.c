@@ -151,7 +151,7 @@ void xpack_file_get_entry(const xpack_file* f, uint64_t index, xpack_file_entry*
 }
 
 bool xpack_file_entry_servable(const xpack_file* f, uint64_t index) {
-  return f != NULL && xp_view_entry_findable(&f->file.view, index);
+  return f != NULL && xp_view_entry_findable(&f->file.view, index, XPACK_IDENTITY_MAX_LEN);
 }
 
 void xpack_file_get_family(const xpack_file* f, uint64_t index, xpack_file_family* out) {

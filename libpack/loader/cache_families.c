@@ -8,6 +8,7 @@
 
 #include "loader/probe.h"
 #include "common/quiet_thread.h"
+#include "xpc_format.h"
 
 int xp_families_init(xp_cache_families* f, uint32_t count) {
   memset(f, 0, sizeof *f);
@@ -51,7 +52,7 @@ static void decide(xp_family_slot* slot, const xp_view* view, const char* file_r
              record.flags);
     return;
   }
-  if (record.probe_keys == 0 && view->minor >= 3) {
+  if (record.probe_keys == 0 && view->minor >= XPC_PROBE_KEYS_FIRST_MINOR) {
     slot->refusal = XPACK_FAMILY_UNKNOWN;
     snprintf(slot->reason, sizeof slot->reason,
              "family record %u: probe keys 0, which a writer of version 1.3 or later never records", index);

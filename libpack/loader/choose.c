@@ -22,7 +22,7 @@ uint64_t xpack_cache_entries_served(xpack_cache* c) {
     /* An entry naming no family (a format 1.0 file) is refused as every look-up of it would be, and so is one
      * that its own key's look-up does not find sound (a damaged check value or region, a key claimed twice). */
     served += e.family < family_count && c->families.slots[e.family].refusal == XPACK_FAMILY_SERVED &&
-              xp_view_entry_findable(&c->view, i);
+              xp_view_entry_findable(&c->view, i, XPACK_IDENTITY_MAX_LEN);
   }
   return served;
 }

@@ -90,6 +90,17 @@ check_rule "a zero byte inside a string" "^entry 0 at offset [0-9]+: kernel iden
 # The identity of a weight packed in more than one way names nothing: an entry holding it is never served, and
 # no writer records one (verify once called such a file sound).
 check_rule "an entry keyed by xpack:ambiguous" "^entry [0-9]+ at offset [0-9]+: its kernel identity is \"xpack:ambiguous\", which names no weight" "$TAMPER" "$d/bad.xpc" ambiguous
+# ... also with its key hash and order right, which a look-up follows to it: no loader can bind the identity, and
+# dump says it is not served (it once said servable).
+check_rule "an entry keyed by xpack:ambiguous, hashed" "^entry [0-9]+ at offset [0-9]+: its kernel identity is \"xpack:ambiguous\", which names no weight" "$TAMPER" "$d/bad.xpc" ambiguous-hashed
+grep -q "key hash" "$d/verify.out" && fail "ambiguous-hashed: the key hashes were not recomputed: $(head -c 300 "$d/verify.out")"
+"$XPACK" dump --json "$d/bad.xpc" | python3 -c '
+import json, sys
+e = json.load(sys.stdin)["entries"]
+bad = [x for x in e if x["kernel"] == "xpack:ambiguous"]
+assert len(bad) == 1 and bad[0]["sound"] and not bad[0]["servable"], bad
+assert all(x["servable"] for x in e if x["kernel"] != "xpack:ambiguous"), e' ||
+  fail "dump: an entry keyed by xpack:ambiguous is shown servable"
 # Readers skip tables they do not know and find tables through the directory, so only verify tells these from
 # what a writer of the file's version wrote (FORMAT.md 5.1).
 check_rule "tables out of the writer's order" "^table directory entry 4 at offset [0-9]+: table INFO where BLDI comes" "$TAMPER" "$d/bad.xpc" table-order

@@ -33,14 +33,25 @@ expect_refusal dump-json 3 "" "$XPACK" dump --json "$d/shared.xpc"
 expect_refusal export 3 "$d/out.xpwc" "$XPACK" export --executorch "$d/shared.xpc" "$d/out.xpwc"
 expect_refusal inflate 3 "$d/out.xpc" "$XPACK" inflate "$d/shared.xpc.zst" "$d/out.xpc"
 
-# A writer's sharing: one weight under 4 seeds (as its packing families make it) is 4 times the string.
-"$CRAFT" "$d/few.xpc" shared-name 4 100000
-"$CRAFT" "$d/few.xpc.zst" shared-name 4 100000 zstd
+# A writer's sharing: one weight under 4 seeds (as its packing families make it) is 4 times the string (of 1000
+# bytes: a loader binds identities of at most 1023, so that verify finds every entry served here).
+"$CRAFT" "$d/few.xpc" shared-name 4 1000
+"$CRAFT" "$d/few.xpc.zst" shared-name 4 1000 zstd
 timeout 20 "$XPACK" verify "$d/few.xpc" > /dev/null || fail "verify: the few-seeds cache is not sound"
 timeout 20 "$XPACK" verify "$d/few.xpc.zst" > /dev/null || fail "verify: the few-seeds transport file is not sound"
 [ "$(timeout 20 "$XPACK" dump "$d/few.xpc" | grep -c '^  seed ')" = 4 ] || fail "dump: not 4 entries"
 timeout 20 "$XPACK" inflate "$d/few.xpc.zst" "$d/few.inflated.xpc" > /dev/null || fail "inflate: the few-seeds file"
 cmp "$d/few.xpc" "$d/few.inflated.xpc" || fail "inflate: not the mappable file back"
+# An identity longer than a loader binds (1023 bytes): a sound file whose entry no loader serves, and verify and dump
+# say so (dump called it servable).
+"$CRAFT" "$d/long.xpc" shared-name 1 2000
+set +e; timeout 20 "$XPACK" verify "$d/long.xpc" > "$d/long.out" 2>&1; st=$?; set -e
+[ "$st" = 1 ] && grep -q ": sound" "$d/long.out" && grep -q "1 of 1 entries would be refused" "$d/long.out" &&
+  grep -q "longer than 1023 bytes" "$d/long.out" || fail "verify of an identity of 2000 bytes: exit $st: $(cat "$d/long.out")"
+timeout 20 "$XPACK" dump --json "$d/long.xpc" | python3 -c '
+import json, sys
+e = json.load(sys.stdin)["entries"]
+assert len(e) == 1 and e[0]["sound"] and not e[0]["servable"], e' || fail "dump: an identity of 2000 bytes is shown servable"
 # INFO records naming one string (PROV and FAMI names count the same way): dump printed 4 GB for a 1 MB file
 # (found by a review). Refused by every whole-file tool, naming INFO.
 "$GEN" llm --size 1M -o "$d/llm.pte" > /dev/null

@@ -26,6 +26,8 @@
  *   xpc_tamper FILE string-zero      entry 0's kernel identity gets a zero byte in its middle (FORMAT.md 5.4)
  *   xpc_tamper FILE ambiguous        the first kernel identity long enough made "xpack:ambiguous" in place (FORMAT.md 6),
  *                                    which no writer records (its key hash then no longer matches either)
+ *   xpc_tamper FILE ambiguous-hashed the same, with every key hash recomputed and ENTR sorted again: an entry a
+ *                                    look-up finds by its key, which no loader can bind
  *   xpc_tamper FILE info-newline     INFO record 0's key starts with a line break (a name that would forge a line)
  *   xpc_tamper FILE table-order      BLDI and INFO swapped, in the directory and in place (laid out again)
  *   xpc_tamper FILE info-shared N    N INFO records before the file's own, all naming entry 0's kernel identity
@@ -119,6 +121,46 @@ static int reseal_entries(void) {
   return 0;
 }
 
+/* ENTR in FORMAT.md 5.3's order (key hash, seed, kernel identity, bias identity, no bias first), for a change
+ * that gave entries other key hashes. Strings are read from g_order_strings. */
+static const uint8_t* g_order_strings;
+static int compare_identities(uint32_t a, uint32_t b) {
+  if (a == b) return 0;
+  if (a == XPC_NONE || b == XPC_NONE) return a == XPC_NONE ? -1 : 1;
+  const uint32_t la = xp_le32(g_order_strings + a), lb = xp_le32(g_order_strings + b);
+  const int c = memcmp(g_order_strings + a + 4, g_order_strings + b + 4, la < lb ? la : lb);
+  return c != 0 ? c : (la > lb) - (la < lb);
+}
+static int compare_entries(const void* x, const void* y) {
+  const uint8_t *a = x, *b = y;
+  const uint64_t ha = xp_le64(a + XPC_E_KEY_HASH), hb = xp_le64(b + XPC_E_KEY_HASH);
+  if (ha != hb) return ha < hb ? -1 : 1;
+  const uint32_t sa = xp_le32(a + XPC_E_SEED), sb = xp_le32(b + XPC_E_SEED);
+  if (sa != sb) return sa < sb ? -1 : 1;
+  const int k = compare_identities(xp_le32(a + XPC_E_KERNEL), xp_le32(b + XPC_E_KERNEL));
+  return k != 0 ? k : compare_identities(xp_le32(a + XPC_E_BIAS), xp_le32(b + XPC_E_BIAS));
+}
+
+/* Every entry's key hash recomputed from its strings, ENTR sorted again and resealed. */
+static int rehash_entries(void) {
+  uint64_t entries, count;
+  uint32_t es, record_size;
+  uint8_t* e = table(XPC_TAG_ENTRIES, &entries, &es);
+  const uint8_t* strings = table(XPC_TAG_STRINGS, &count, &record_size);
+  if (e == NULL || strings == NULL || es != XPC_ENTRY_SIZE) return die("no ENTR or STRS table of this version");
+  for (uint64_t i = 0; i < entries; i++) {
+    uint8_t* rec = e + i * es;
+    const uint32_t kernel = xp_le32(rec + XPC_E_KERNEL), bias = xp_le32(rec + XPC_E_BIAS);
+    xp_put64(rec + XPC_E_KEY_HASH,
+             xp_key_hash(xp_le32(rec + XPC_E_SEED), (const char*)strings + kernel + 4, xp_le32(strings + kernel),
+                         bias == XPC_NONE ? NULL : (const char*)strings + bias + 4,
+                         bias == XPC_NONE ? 0 : xp_le32(strings + bias)));
+  }
+  g_order_strings = strings;
+  qsort(e, (size_t)entries, es, compare_entries);
+  return reseal_entries();
+}
+
 static void reseal_header(void) { xp_put64(g_file + XPC_H_CHECKSUM, XXH3_64bits(g_file, XPC_H_CHECKSUM)); }
 
 /* A table's record, or NULL when the table has no record `index`. */
@@ -135,7 +177,7 @@ static int usage(void) {
              "no-family | dup-key | key-hash | unused-region | prov-program-size | prov-kind | entry-flags | family-flags | "
              "family-order | family-dup | reserved | arch-none | strs-record-size | page-alignment | huge-alignment | metadata-tail | table-order | "
              "extra-table | extra-tag TAG | alias-table N | info-shared N | string-zero | ambiguous | info-newline | "
-             "prov-name-slash | "
+             "prov-name-slash | prov-name-empty | extra-table-empty | ambiguous-hashed | "
              "move-region INDEX | "
              "region-size INDEX | region-at-end INDEX | region-bytes INDEX | region-declares N");
 }
@@ -372,7 +414,8 @@ static int break_rule(const char* what, const char* arg) {
     reseal(XPC_TAG_STRINGS);
     return 0;
   }
-  if (strcmp(what, "ambiguous") == 0) { /* the identity of a weight packed in more than one way, as a key */
+  if (strcmp(what, "ambiguous") == 0 || strcmp(what, "ambiguous-hashed") == 0) {
+    /* the identity of a weight packed in more than one way, as a key; hashed: with its key hash and order right */
     uint64_t count, entries;
     uint32_t record_size, entry_size;
     uint8_t* strings = table(XPC_TAG_STRINGS, &count, &record_size);
@@ -384,7 +427,7 @@ static int break_rule(const char* what, const char* arg) {
       xp_put32(strings + at, n);
       memcpy(strings + at + 4, XPC_IDENTITY_AMBIGUOUS, n + 1);
       reseal(XPC_TAG_STRINGS);
-      return 0;
+      return strcmp(what, "ambiguous-hashed") == 0 ? rehash_entries() : 0;
     }
     return die("no entry's kernel identity is as long as the name");
   }
