@@ -242,6 +242,11 @@ struct xnn_weights_cache_provider* xpack_et_adapter_provider(void) {
 
 xpack_cache* xpack_et_adapter_cache(void) { return atomic_load_explicit(&g_cache, memory_order_acquire); }
 
+void xpack_et_adapter_runtime_created(xnn_runtime_t runtime) {
+  xpack_cache* cache = xpack_et_adapter_cache();
+  if (runtime != NULL && cache != NULL && xpack_cache_provider(cache) != NULL) xp_adapter_runtime_created(runtime, cache);
+}
+
 void xpack_et_adapter_detach(void) {
   pthread_mutex_lock(&g_attach_lock);
   release();

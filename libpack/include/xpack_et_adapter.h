@@ -103,11 +103,16 @@ struct xnn_weights_cache_provider* xpack_et_adapter_provider(void);
  * xpack_cache_on_miss on it after attach and before ExecuTorch loads the methods. */
 xpack_cache* xpack_et_adapter_cache(void);
 
+/* For an app whose own __wrap_xnn_create_runtime_v4 passes xpack_et_adapter_provider() to XNNPACK: call it with
+ * each runtime so created, so that detach keeps the cache open while the runtime exists (xpack's stand-in does it
+ * itself). Nothing when no cache is attached or runtime is NULL. */
+void xpack_et_adapter_runtime_created(xnn_runtime_t runtime);
+
 /* Stops serving (runtimes created from now on get the provider they pass) and closes the cache, at once when no
  * runtime created with its provider exists, else when the last of them is deleted: they keep computing from it.
- * That needs xnn_delete_runtime wrapped too (see above), and the runtimes created by xpack's stand-in (an app's own
- * __wrap_xnn_create_runtime_v4 records none). Otherwise every method (every XNNPACK runtime) must be destroyed
- * before detach: the cache is closed at once, and a method run after it reads unmapped memory. */
+ * That needs xnn_delete_runtime wrapped too (see above), and the runtimes created by xpack's stand-in or reported by
+ * xpack_et_adapter_runtime_created. Otherwise every method (every XNNPACK runtime) must be destroyed before detach:
+ * the cache is closed at once, and a method run after it reads unmapped memory. */
 void xpack_et_adapter_detach(void);
 
 #ifdef __cplusplus

@@ -3,7 +3,8 @@
 //
 //   et_harness PROGRAM.pte [--data W.ptd] [--method M] [--no-weight-cache] [--cache-file PATH]
 //                          [--no-execute] [--hold-ms N] [--input-scale S] [--pre-init] [--verbose]
-//                          [--xpack-cache CACHE.xpc ... [--xpack-flags N]]   (et_harness_xpack only)
+//                          [--xpack-cache CACHE.xpc ... [--xpack-flags N] [--xpack-detach-after-load]]
+//                          (the --xpack options: et_harness_xpack only)
 // --xpack-cache (the binary built with xpack::et_adapter): xpack's loader inside ExecuTorch. The
 // program and .ptd are each loaded from one mapping of the whole file (a BufferDataLoader), the adapter
 // binds their constants, ExecuTorch's own weights cache is off, and every runtime ExecuTorch creates gets
@@ -17,6 +18,8 @@
 // once per class of CPU: the one --xpack-cache file is an APK holding each MEMBER, found as Android's
 // AAsset_openFileDescriptor64 gives it (xpack_archive_find: descriptor, offset, size), the one this CPU serves
 // kept by xpack_cache_open_best_fd and attached; the "xpack chosen" line then names the member.
+// --xpack-detach-after-load: xpack_et_adapter_detach once every method is loaded, before they execute (an app that
+// detaches before it destroys its methods); the "xpack ..." line is printed just before it.
 // --pre-init initializes XNNPACK and ExecuTorch's threadpool before the first load_method, so that its
 // time is the program's own (without it, the first load_method of a process also pays for them), and
 // waits 50 ms for the pool's threads to stop spinning.
@@ -251,13 +254,9 @@ double now_ms();
 extern "C" enum xnn_status __real_xnn_create_runtime_v4(xnn_subgraph_t, xnn_weights_cache_t, xnn_workspace_t,
                                                         pthreadpool_t, uint32_t, xnn_runtime_t*);
 
-extern "C" enum xnn_status __wrap_xnn_create_runtime_v4(xnn_subgraph_t subgraph, xnn_weights_cache_t cache,
-                                                        xnn_workspace_t workspace, pthreadpool_t threadpool,
-                                                        uint32_t flags, xnn_runtime_t* runtime_out) {
-#ifdef XPACK_ET_ADAPTER
-  // As libpack/et_adapter/et_adapter_wrap.c does: xpack's own runtimes (probes, sizing) keep their provider.
-  if (!xpack_creating_own_runtime() && xpack_et_adapter_provider() != nullptr) cache = xpack_et_adapter_provider();
-#endif
+// Creates the runtime, through a counting proxy of `cache` for the runtimes ExecuTorch creates in load_method.
+static enum xnn_status create_counted(xnn_subgraph_t subgraph, xnn_weights_cache_t cache, xnn_workspace_t workspace,
+                                      pthreadpool_t threadpool, uint32_t flags, xnn_runtime_t* runtime_out) {
   // Only runtimes ExecuTorch creates in load_method are counted (not, say, xpack's probe runtimes).
   if (cache == nullptr || g_current_method == nullptr)
     return __real_xnn_create_runtime_v4(subgraph, cache, workspace, threadpool, flags, runtime_out);
@@ -278,6 +277,22 @@ extern "C" enum xnn_status __wrap_xnn_create_runtime_v4(xnn_subgraph_t subgraph,
   enum xnn_status s = __real_xnn_create_runtime_v4(subgraph, &p->self, workspace, threadpool, flags, runtime_out);
   p->method = nullptr;  // look-ups after creation belong to no load_method
   return s;
+}
+
+extern "C" enum xnn_status __wrap_xnn_create_runtime_v4(xnn_subgraph_t subgraph, xnn_weights_cache_t cache,
+                                                        xnn_workspace_t workspace, pthreadpool_t threadpool,
+                                                        uint32_t flags, xnn_runtime_t* runtime_out) {
+#ifdef XPACK_ET_ADAPTER
+  // As libpack/et_adapter/et_adapter_wrap.c does: xpack's own runtimes (probes, sizing) keep their provider, and
+  // the adapter hears of each runtime created with its cache (a detach then keeps the cache until they are gone).
+  const bool xpack_served = !xpack_creating_own_runtime() && xpack_et_adapter_provider() != nullptr;
+  if (xpack_served) cache = xpack_et_adapter_provider();
+  const enum xnn_status s = create_counted(subgraph, cache, workspace, threadpool, flags, runtime_out);
+  if (xpack_served && s == xnn_status_success) xpack_et_adapter_runtime_created(*runtime_out);
+  return s;
+#else
+  return create_counted(subgraph, cache, workspace, threadpool, flags, runtime_out);
+#endif
 }
 
 // The backend's log messages: counted, and passed on to stderr.
@@ -475,7 +490,7 @@ int usage() {
           "usage: et_harness PROGRAM.pte [--data W.ptd] [--method M] [--no-weight-cache] [--cache-file PATH]\n"
           "                  [--no-execute] [--hold-ms N] [--input-scale S] [--pre-init] [--loads N] [--verbose]\n"
           "                  [--xpack-cache FILE ... [--xpack-cache-at OFFSET SIZE | --xpack-asset MEMBER ...]]\n"
-          "                  [--xpack-flags N]\n");
+          "                  [--xpack-flags N] [--xpack-detach-after-load]\n");
   return 2;
 }
 
@@ -504,6 +519,25 @@ struct Loaded {
 
 }  // namespace
 
+#ifdef XPACK_ET_ADAPTER
+// The line "xpack ...": the attached cache's counters (nothing when none is attached).
+static void print_xpack_line(double attach_ms) {
+  if (!xpack_et_adapter_cache()) return;
+  xpack_stats xs;
+  xpack_cache_stats(xpack_et_adapter_cache(), &xs);
+  const char* refusal = xpack_cache_refusal(xpack_et_adapter_cache());
+  printf("xpack attach_ms=%.3f lookups=%" PRIu64 " hits=%" PRIu64 " hits_after_packing=%" PRIu64 " misses=%" PRIu64
+         " misses_unbound=%" PRIu64 " misses_not_found=%" PRIu64 " refused_incompatible=%" PRIu64
+         " refused_corrupt=%" PRIu64 " refused_mismatch=%" PRIu64 " refused_probe=%" PRIu64
+         " refused_size=%" PRIu64 " refused_unsized=%" PRIu64 " misses_reused=%" PRIu64 " heap_fallbacks=%" PRIu64
+         " heap_fallback_bytes=%" PRIu64 " refusal=%s\n",
+         attach_ms, xs.lookups, xs.hits, xs.hits_after_packing, xs.misses, xs.misses_unbound, xs.misses_not_found,
+         xs.refused_incompatible, xs.refused_corrupt, xs.refused_mismatch, xs.refused_probe, xs.refused_size,
+         xs.refused_unsized, xs.misses_reused, xs.heap_fallbacks, xs.heap_fallback_bytes, refusal ? "yes" : "none");
+  if (refusal) printf("xpack refusal: %s\n", refusal);
+}
+#endif
+
 int main(int argc, char** argv) {
   const char* pte = nullptr;
   const char* ptd = nullptr;
@@ -513,6 +547,7 @@ int main(int argc, char** argv) {
   int loads = 1;
   bool pre_init = false;
   std::vector<const char*> xpack_cache_paths;  // every --xpack-cache: one cache per class of CPU
+  bool xpack_detach_after_load = false;        // --xpack-detach-after-load
   unsigned xpack_flags = 0;  // xpack_cache_open flags, e.g. 16 = XPACK_OPEN_CHECK_REGIONS
   double attach_ms = 0;      // how long xpack_et_adapter_attach took
   // --xpack-cache-at OFFSET SIZE: the one --xpack-cache file holds the cache at OFFSET (an APK's asset), opened
@@ -540,11 +575,13 @@ int main(int argc, char** argv) {
       xpack_at = true;
     }
     else if (a == "--xpack-asset" && i + 1 < argc) xpack_assets.push_back(argv[++i]);
+    else if (a == "--xpack-detach-after-load") xpack_detach_after_load = true;
     else if (a[0] != '-' && !pte) pte = argv[i];
     else return usage();
   }
   const bool xpack_cache = !xpack_cache_paths.empty();
   (void)xpack_flags;
+  (void)xpack_detach_after_load;
   (void)attach_ms;
   if (!pte) return usage();
   if (!g_cache_file.empty() && !weight_cache) {
@@ -776,6 +813,15 @@ int main(int argc, char** argv) {
              per[m].packed);
     }
 
+#ifdef XPACK_ET_ADAPTER
+    // --xpack-detach-after-load: the app detaches with its methods loaded (it destroys them later): they must run
+    // from the cache all the same, which stays open until their runtimes are deleted.
+    if (xpack_detach_after_load && xpack_et_adapter_cache()) {
+      print_xpack_line(attach_ms);
+      xpack_et_adapter_detach();
+      printf("xpack detached before execute\n");
+    }
+#endif
     if (execute) {
       for (size_t m = 0; m < names.size(); ++m) {
         const char* name = names[m].c_str();
@@ -851,20 +897,7 @@ int main(int argc, char** argv) {
   // Every method has run once: the start is over, as docs/INTEGRATION.md tells apps to call it then (a cache
   // skipped as cold is read for the next start).
   xpack_cache_warm_up(xpack_et_adapter_cache());
-  if (xpack_et_adapter_cache()) {
-    xpack_stats xs;
-    xpack_cache_stats(xpack_et_adapter_cache(), &xs);
-    const char* refusal = xpack_cache_refusal(xpack_et_adapter_cache());
-    printf("xpack attach_ms=%.3f lookups=%" PRIu64 " hits=%" PRIu64 " hits_after_packing=%" PRIu64 " misses=%" PRIu64
-           " misses_unbound=%" PRIu64 " misses_not_found=%" PRIu64 " refused_incompatible=%" PRIu64
-           " refused_corrupt=%" PRIu64 " refused_mismatch=%" PRIu64 " refused_probe=%" PRIu64
-           " refused_size=%" PRIu64 " refused_unsized=%" PRIu64 " misses_reused=%" PRIu64 " heap_fallbacks=%" PRIu64
-           " heap_fallback_bytes=%" PRIu64 " refusal=%s\n",
-           attach_ms, xs.lookups, xs.hits, xs.hits_after_packing, xs.misses, xs.misses_unbound, xs.misses_not_found,
-           xs.refused_incompatible, xs.refused_corrupt, xs.refused_mismatch, xs.refused_probe, xs.refused_size,
-           xs.refused_unsized, xs.misses_reused, xs.heap_fallbacks, xs.heap_fallback_bytes, refusal ? "yes" : "none");
-    if (refusal) printf("xpack refusal: %s\n", refusal);
-  }
+  print_xpack_line(attach_ms);
 #endif
   fflush(stdout);
   if (hold_ms > 0) usleep((useconds_t)(hold_ms * 1000));
