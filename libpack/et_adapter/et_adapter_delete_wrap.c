@@ -6,10 +6,15 @@
 #include "et_adapter/adapter_runtimes.h"
 
 enum xnn_status __real_xnn_delete_runtime(xnn_runtime_t runtime);
-enum xnn_status __wrap_xnn_delete_runtime(xnn_runtime_t runtime);
+enum xnn_status xp_adapter_delete_stand_in(xnn_runtime_t runtime);
 
-enum xnn_status __wrap_xnn_delete_runtime(xnn_runtime_t runtime) {
+enum xnn_status xp_adapter_delete_stand_in(xnn_runtime_t runtime) {
+  /* Claimed before XNNPACK frees the runtime: its address may then be handed to a runtime of another cache at once. */
+  const uint64_t claim = xp_adapter_runtime_deleting(runtime);
   const enum xnn_status status = __real_xnn_delete_runtime(runtime);
-  xp_adapter_runtime_deleted(runtime); /* after: the runtime no longer reads the cache when it is closed */
+  xp_adapter_runtime_deleted(claim); /* after: the runtime no longer reads the cache when it is closed */
   return status;
 }
+
+/* The name the linker's --wrap gives the stand-in; the adapter recognizes its own by the address of the one above. */
+enum xnn_status __wrap_xnn_delete_runtime(xnn_runtime_t runtime) __attribute__((alias("xp_adapter_delete_stand_in")));

@@ -110,7 +110,9 @@ void xpack_et_adapter_runtime_created(xnn_runtime_t runtime);
 
 /* Stops serving (runtimes created from now on get the provider they pass) and closes the cache, at once when no
  * runtime created with its provider exists, else when the last of them is deleted: they keep computing from it.
- * That needs xnn_delete_runtime wrapped too (see above), and the runtimes created by xpack's stand-in or reported by
+ * That needs xnn_delete_runtime wrapped by xpack's own stand-in (see above; an app's own __wrap_xnn_delete_runtime
+ * tells the adapter nothing, and so does a link where ExecuTorch's calls bypass the wrap, e.g. an LTO unit holding
+ * both ExecuTorch and XNNPACK), and the runtimes created by xpack's stand-in or reported by
  * xpack_et_adapter_runtime_created. Otherwise every method (every XNNPACK runtime) must be destroyed before detach:
  * the cache is closed at once, and a method run after it reads unmapped memory. */
 void xpack_et_adapter_detach(void);

@@ -273,15 +273,23 @@ add_test(NAME core_adapter_pack
 # Detaching the adapter while runtimes created with its cache still exist: the cache stays open until the last goes.
 add_executable(adapter_detach ${CMAKE_CURRENT_LIST_DIR}/adapter_detach.c)
 target_link_libraries(adapter_detach PRIVATE xpack_pack xpack_et_adapter)
+target_include_directories(adapter_detach PRIVATE ${PROJECT_SOURCE_DIR}/libpack) # et_adapter/adapter_runtimes.h
 # The same linked as an app whose link line wraps xnn_create_runtime_v4 alone: the adapter's archive, not its target.
 add_executable(adapter_detach_untracked ${CMAKE_CURRENT_LIST_DIR}/adapter_detach.c)
 target_compile_definitions(adapter_detach_untracked PRIVATE ADAPTER_DETACH_UNTRACKED)
-target_include_directories(adapter_detach_untracked PRIVATE $<TARGET_PROPERTY:xpack_et_adapter,INTERFACE_INCLUDE_DIRECTORIES>)
+target_include_directories(adapter_detach_untracked PRIVATE $<TARGET_PROPERTY:xpack_et_adapter,INTERFACE_INCLUDE_DIRECTORIES>
+                           ${PROJECT_SOURCE_DIR}/libpack)
 target_link_libraries(adapter_detach_untracked PRIVATE $<TARGET_FILE:xpack_et_adapter> xpack_pack
                       "-Wl,--wrap=xnn_create_runtime_v4" "-Wl,--undefined=__wrap_xnn_create_runtime_v4")
 add_dependencies(adapter_detach_untracked xpack_et_adapter)
+# ...and as an app with its own stand-in for xnn_delete_runtime, through the adapter's target (both wraps).
+add_executable(adapter_detach_own_delete ${CMAKE_CURRENT_LIST_DIR}/adapter_detach.c
+               ${CMAKE_CURRENT_LIST_DIR}/adapter_own_delete.c)
+target_compile_definitions(adapter_detach_own_delete PRIVATE ADAPTER_DETACH_UNTRACKED)
+target_link_libraries(adapter_detach_own_delete PRIVATE xpack_pack xpack_et_adapter)
+target_include_directories(adapter_detach_own_delete PRIVATE ${PROJECT_SOURCE_DIR}/libpack)
 add_test(NAME core_adapter_detach
-         COMMAND bash -c "d=$(mktemp -d) && trap 'rm -rf $d' EXIT && $<TARGET_FILE:xpack-genmodel> llm --size 4M -o $d/llm.pte && $<TARGET_FILE:xpack> pack $d/llm.pte -o $d/llm.xpc 2>/dev/null && $<TARGET_FILE:adapter_detach> $d/llm.pte $d/llm.xpc && $<TARGET_FILE:adapter_detach_untracked> $d/llm.pte $d/llm.xpc")
+         COMMAND bash -c "d=$(mktemp -d) && trap 'rm -rf $d' EXIT && $<TARGET_FILE:xpack-genmodel> llm --size 4M -o $d/llm.pte && $<TARGET_FILE:xpack> pack $d/llm.pte -o $d/llm.xpc 2>/dev/null && $<TARGET_FILE:adapter_detach> $d/llm.pte $d/llm.xpc && $<TARGET_FILE:adapter_detach_untracked> $d/llm.pte $d/llm.xpc && $<TARGET_FILE:adapter_detach_own_delete> $d/llm.pte $d/llm.xpc")
 
 # Every allocation of pack, inspect, dump and verify made to fail in turn (fail_alloc.so, preloaded).
 add_library(fail_alloc MODULE ${CMAKE_CURRENT_LIST_DIR}/fail_alloc.c)
