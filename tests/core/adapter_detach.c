@@ -21,6 +21,7 @@
 
 #include "et_adapter/adapter_runtimes.h"
 #include "expect.h"
+#include "proc_maps.h"
 #include "xpack_et_adapter.h"
 #include "xpack_executorch.h"
 #include "xpack_pipeline.h"
@@ -28,16 +29,6 @@
 
 enum { MAX_DELEGATES = 32 };
 
-/* Whether this process maps `path` (an open cache's mapping). */
-static bool mapped(const char* path) {
-  FILE* maps = fopen("/proc/self/maps", "r");
-  if (maps == NULL) return false;
-  char line[8192];
-  bool found = false;
-  while (!found && fgets(line, sizeof line, maps)) found = strstr(line, path) != NULL;
-  fclose(maps);
-  return found;
-}
 
 #ifndef ADAPTER_DETACH_UNTRACKED
 /* A runtime's address handed to a new runtime of another cache between XNNPACK's free of the old one and the
@@ -122,29 +113,29 @@ int main(int argc, char** argv) {
     xnn_delete_runtime(d[i].runtime);
   }
   xpack_et_adapter_detach();
-  EXPECT_MSG(!mapped(cache_path), "%s", "without xnn_delete_runtime wrapped, detach left the cache mapped");
+  EXPECT_MSG(!process_maps(cache_path), "%s", "without xnn_delete_runtime wrapped, detach left the cache mapped");
   printf("adapter_detach (deletions not seen): detach after the runtimes' deletion closed the cache: %s\n",
          failures ? "FAILED" : "ok");
 #else
   xpack_et_adapter_detach();
   EXPECT(xpack_et_adapter_cache() == NULL);
-  EXPECT_MSG(mapped(cache_path), "%s", "the cache was unmapped while runtimes created with it exist");
+  EXPECT_MSG(process_maps(cache_path), "%s", "the cache was unmapped while runtimes created with it exist");
   for (size_t i = 0; i < n; i++) {
     xpack_run_result after;
     EXPECT(xpack_execute_runtime(d[i].runtime, &d[i].replay, &d[i].ref, &after, &err) == XPACK_OK);
     EXPECT(after.num_outputs == d[i].expected.num_outputs &&
            memcmp(after.output_hash, d[i].expected.output_hash, after.num_outputs * sizeof after.output_hash[0]) == 0);
     xnn_delete_runtime(d[i].runtime);
-    EXPECT_MSG(mapped(cache_path) == (i + 1 < n), "after %zu of %zu runtimes deleted the cache is %s", i + 1, n,
-               mapped(cache_path) ? "still mapped" : "unmapped");
+    EXPECT_MSG(process_maps(cache_path) == (i + 1 < n), "after %zu of %zu runtimes deleted the cache is %s", i + 1, n,
+               process_maps(cache_path) ? "still mapped" : "unmapped");
   }
   /* With no runtime left, detach closes at once. */
   EXPECT(xpack_et_adapter_attach(cache_path, 0, pte, (size_t)st.st_size, NULL, NULL, 0, &err) == XPACK_OK);
-  EXPECT(mapped(cache_path));
+  EXPECT(process_maps(cache_path));
   xpack_et_adapter_detach();
-  EXPECT_MSG(!mapped(cache_path), "%s", "a detach with no runtime left the cache mapped");
+  EXPECT_MSG(!process_maps(cache_path), "%s", "a detach with no runtime left the cache mapped");
   address_reused(cache_path);
-  EXPECT_MSG(!mapped(cache_path), "%s", "a cache retired under runtimes whose addresses were reused was not closed");
+  EXPECT_MSG(!process_maps(cache_path), "%s", "a cache retired under runtimes whose addresses were reused was not closed");
   printf("adapter_detach: %zu runtimes outlived the detach and computed as before; the cache closed with the last: %s\n",
          n, failures ? "FAILED" : "ok");
 #endif

@@ -29,6 +29,7 @@
 #include <xxhash.h>
 
 #include "page_cache.h"
+#include "proc_maps.h"
 #include "xpack_et_adapter.h"
 #include "xpack_executorch.h"
 #include "xpack_replay.h"
@@ -123,16 +124,6 @@ static int load_program(const char* path) {
   return g_delegates ? 0 : fail("%s has no XNNPACK delegate", path);
 }
 
-/* Whether this process maps `path` (an open cache's mapping). */
-static bool mapped(const char* path) {
-  FILE* maps = fopen("/proc/self/maps", "r");
-  if (maps == NULL) return false;
-  char line[8192];
-  bool found = false;
-  while (!found && fgets(line, sizeof line, maps)) found = strstr(line, path) != NULL;
-  fclose(maps);
-  return found;
-}
 
 static int probe_after(const char* cache_path, const char* other_path) {
   xpack_error err;
@@ -155,7 +146,7 @@ static int probe_after(const char* cache_path, const char* other_path) {
       strstr(err.message, "already attached") == NULL) {
     return fail("attach_cache while attached, with a NULL program: %s", err.message);
   }
-  if (!mapped(other_path)) return fail("%s", "attach_cache while attached closed the caller's cache");
+  if (!process_maps(other_path)) return fail("%s", "attach_cache while attached closed the caller's cache");
   /* The attached cache given again: refused saying it is the adapter's (an app that closed it on "already
    * attached", as the header said of the caller's cache, freed it under the running runtimes; found by a review). */
   xpack_cache* attached = xpack_et_adapter_cache();

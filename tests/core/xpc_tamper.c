@@ -366,20 +366,8 @@ static int break_rule(const char* what, const char* arg) {
     reseal(XPC_TAG_PROVENANCE);
     return 0;
   }
-  if (strcmp(what, "prov-name-empty") == 0) { /* provenance record 0's name made the empty string, in place */
-    uint64_t count;
-    uint32_t record_size;
-    uint8_t* strings = table(XPC_TAG_STRINGS, &count, &record_size);
-    uint8_t* p0 = record(XPC_TAG_PROVENANCE, 0);
-    if (p0 == NULL || strings == NULL) return die("needs a provenance record and STRS");
-    const uint32_t at = xp_le32(p0 + XPC_P_NAME);
-    if ((uint64_t)at + 5 > count) return die("the input's name is no string");
-    xp_put32(strings + at, 0);
-    strings[at + 4] = 0;
-    reseal(XPC_TAG_STRINGS);
-    return 0;
-  }
-  if (strcmp(what, "prov-name-slash") == 0) { /* provenance record 0's name gets a '/' for its first byte */
+  if (strcmp(what, "prov-name-slash") == 0 || strcmp(what, "prov-name-empty") == 0) {
+    /* provenance record 0's name, in place: a '/' for its first byte, or made the empty string */
     uint64_t count;
     uint32_t record_size;
     uint8_t* strings = table(XPC_TAG_STRINGS, &count, &record_size);
@@ -387,7 +375,12 @@ static int break_rule(const char* what, const char* arg) {
     if (p0 == NULL || strings == NULL) return die("needs a provenance record and STRS");
     const uint32_t at = xp_le32(p0 + XPC_P_NAME);
     if ((uint64_t)at + 4 > count || xp_le32(strings + at) < 2) return die("the input's name is no string of 2 bytes");
-    strings[at + 4] = '/';
+    if (what[10] == 's') {
+      strings[at + 4] = '/';
+    } else {
+      xp_put32(strings + at, 0);
+      strings[at + 4] = 0;
+    }
     reseal(XPC_TAG_STRINGS);
     return 0;
   }
