@@ -243,7 +243,7 @@ static void dump_text(const xpack_file* f, const xpack_file_info* info, const ch
             e.bias ? cli_name(e.bias) : "(none)",
             e.region, family, (e.flags & 1) ? "  (XNNPACK packs it at every create)" : "",
             !e.sound                               ? "  ** UNSOUND **"
-            : !xpack_file_entry_servable(f, i) ? "  ** NOT SERVED (flags, strings, key hash or order, or its key claimed twice: xpack verify says which) **"
+            : !xpack_file_entry_servable(f, i) ? "  ** NOT SERVED (flags, strings, key hash or order, its key claimed twice, or an identity no loader binds: empty, xpack:ambiguous, over 1023 bytes) **"
                                                : "");
   }
   fprintf(cli_out(), "totals          %llu entries, %llu regions; stored %s; without dedup %s; saved %s\n",

@@ -94,8 +94,8 @@ void verify_for_this_machine(const cli_cache_source* source, json* j, machine_ve
     if (refusal) fprintf(cli_out(), "  the whole file is refused: %s\n", refusal);
     if (refused_alone) {
       fprintf(cli_out(), "  %llu entr%s of served families %s refused one by one: damaged, a key another entry has "
-              "too, an identity that is no string (the problems above), or one no loader binds (xpack:ambiguous, "
-              "or longer than %u bytes)\n", (unsigned long long)refused_alone,
+              "too, an identity that is no string (the problems above), or one no loader binds (empty, "
+              "xpack:ambiguous, or longer than %u bytes: xpack dump marks them NOT SERVED)\n", (unsigned long long)refused_alone,
               refused_alone == 1 ? "y" : "ies", refused_alone == 1 ? "is" : "are", XPACK_IDENTITY_MAX_LEN);
     }
     if (without_family) {

@@ -555,7 +555,9 @@ bool xp_view_entry_findable(const xp_view* v, uint64_t index, size_t max_identit
       (e.bias != XPC_NONE && xp_view_string(v, e.bias, &bias, &bias_len) != 0)) {
     return false;
   }
-  if (kernel_len > max_identity_len || bias_len > max_identity_len) return false;
+  if (kernel_len == 0 || kernel_len > max_identity_len || (bias != NULL && (bias_len == 0 || bias_len > max_identity_len))) {
+    return false;
+  }
   const size_t ambiguous_len = sizeof XPC_IDENTITY_AMBIGUOUS - 1;
   if ((kernel_len == ambiguous_len && memcmp(kernel, XPC_IDENTITY_AMBIGUOUS, ambiguous_len) == 0) ||
       (bias != NULL && bias_len == ambiguous_len && memcmp(bias, XPC_IDENTITY_AMBIGUOUS, ambiguous_len) == 0)) {

@@ -156,8 +156,8 @@ xp_find_result xp_view_find(const xp_view* view, uint32_t seed, const char* kern
 
 /* Whether a look-up of entry `index`'s own key finds that entry sound (xp_view_find), i.e. whether the
  * entry is served when its family is; false for an index out of range, strings that are none, an identity of
- * XPC_IDENTITY_AMBIGUOUS (it names no weight) or one longer than max_identity_len bytes (no reader can bind it:
- * the loader's XPACK_IDENTITY_MAX_LEN). */
+ * XPC_IDENTITY_AMBIGUOUS (it names no weight), or an empty one or one longer than max_identity_len bytes (no
+ * reader can bind it: the loader binds 1 to XPACK_IDENTITY_MAX_LEN bytes). */
 bool xp_view_entry_findable(const xp_view* view, uint64_t index, size_t max_identity_len);
 
 #endif

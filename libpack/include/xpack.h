@@ -230,7 +230,7 @@ typedef struct xpack_file_entry {
 void xpack_file_get_entry(const xpack_file* f, uint64_t index, xpack_file_entry* out); /* index < count */
 
 /* Whether a loader's look-up of entry index's own key finds and serves it: sound, flags known, identities that are
- * strings of STRS a loader can bind (not "xpack:ambiguous", at most XPACK_IDENTITY_MAX_LEN bytes), key hash and
+ * strings of STRS a loader can bind (not "xpack:ambiguous", 1 to XPACK_IDENTITY_MAX_LEN bytes), key hash and
  * ENTR order that a look-up follows to it, and no other entry with its key (FORMAT.md 5.3: then neither is served). Families aside (a
  * loader decides those per machine: xpack_cache_family). A binary search: false for a NULL f or index >= count. */
 bool xpack_file_entry_servable(const xpack_file* f, uint64_t index);

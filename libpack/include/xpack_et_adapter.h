@@ -84,7 +84,8 @@ xpack_status xpack_et_adapter_attach_best(const char* const* cache_paths, size_t
 
 /* xpack_et_adapter_attach for a cache the app opened itself, e.g. from its APK with xpack_cache_open_fd (pass it
  * the limits {.small_cache_bytes = XPACK_ET_ADAPTER_SMALL_CACHE_BYTES} to skip as attach does). The adapter owns
- * the cache from this call on, also when it fails (it is then closed), and closes it at detach. Errors:
+ * the cache from this call on, also when it fails (it is then closed), and closes it at detach (or after it, with
+ * the last runtime created with it: xpack_et_adapter_detach). Errors:
  * XPACK_ERR_ARG (already attached, checked first: the cache stays the caller's, unless it is the attached cache
  * itself, which stays the adapter's; else a NULL cache, program, or data with ptd_count above 0: the cache is
  * closed); XPACK_ERR_NOMEM or XPACK_ERR_XNNPACK when XNNPACK cannot be initialized (xpack_initialize_xnnpack: the

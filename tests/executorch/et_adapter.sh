@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # xpack's loader inside stock ExecuTorch (libpack/et_adapter; docs/INTEGRATION.md): the app links the
-# adapter with -Wl,--wrap=xnn_create_runtime_v4, loads the program from one mapping, and every runtime
-# ExecuTorch creates gets xpack's provider. Built as an app would: xpack installed (cmake --install) and
+# adapter with -Wl,--wrap=xnn_create_runtime_v4 and -Wl,--wrap=xnn_delete_runtime, loads the program from one
+# mapping, and every runtime ExecuTorch creates gets xpack's provider. Built as an app would: xpack installed (cmake --install) and
 # found with find_package(xpack).
 # Checks, with the real ExecuTorch runtime:
 #   - every look-up of every program hits (xpack's own counters and et_harness's: the hit addresses lie in
 #     the .xpc's mapping), outputs bit-identical to ExecuTorch without any cache;
+#   - methods loaded, the adapter detached, then executed: outputs identical (the cache stays open for them);
 #   - docs/TRUST.md's refusals still refuse inside ExecuTorch, outputs unchanged: another XNNPACK build
 #     (tampered build identifier), a probe that packs differently (tampered probe), a damaged region
 #     (XPACK_OPEN_CHECK_REGIONS), a region whose size lies, deconvolution bytes that differ from the file's,

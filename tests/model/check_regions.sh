@@ -29,6 +29,8 @@ outs = lambda r: [d["output_xxh3"] for d in r["delegates_detail"]]
 assert outs(served) != outs(n), "a flipped byte in every region changed no output: the test proves nothing"
 assert outs(checked) == outs(n), "--check-regions served a damaged region"
 assert checked["hits"] == 0 and checked["misses_refused"] == checked["lookups"] > 0, checked
+# ... each counted in the refused entry's family too (the families once counted none of them)
+assert sum(f["refused"] for f in checked["families"]) == checked["misses_refused"], checked["families"]
 print(f"  {regions} damaged regions: served without the flag (outputs differ), all refused with it "
       f"({checked['misses_refused']} look-ups), outputs identical to no cache")
 PY
