@@ -91,13 +91,18 @@ static int grow(bench_ideal* b) {
   return 0;
 }
 
+/* The answer to a look-up of key: its filled slot's offset, else SIZE_MAX. */
+static size_t ideal_answer(bench_ideal* b, const struct xnn_weights_cache_look_up_key* key) {
+  const ideal_slot* s = probe(b, key);
+  return s->offset < IDEAL_UNFILLED ? s->offset : SIZE_MAX;
+}
+
 static size_t ideal_look_up(void* context, const struct xnn_weights_cache_look_up_key* key) {
   bench_ideal* b = context;
   b->lookups++;
-  ideal_slot* s = probe(b, key);
-  if (s->offset >= IDEAL_UNFILLED) return SIZE_MAX;
-  b->hits++;
-  return s->offset;
+  const size_t offset = ideal_answer(b, key);
+  if (offset != SIZE_MAX) b->hits++;
+  return offset;
 }
 
 void* bench_ideal_reserve(bench_ideal* b, size_t n) {
@@ -154,13 +159,8 @@ static void* ideal_reserve_space(void* context, size_t n) { return bench_ideal_r
 static size_t ideal_look_up_or_insert(void* context, const struct xnn_weights_cache_look_up_key* key, void* ptr,
                                       size_t size) {
   bench_ideal* b = context;
-  if (ptr == NULL) { /* 4ea82e5 repeats each answered look-up so: answered again, not counted (as the loader does) */
-    const uint64_t lookups = b->lookups, hits = b->hits;
-    const size_t answer = ideal_look_up(context, key);
-    b->lookups = lookups;
-    b->hits = hits;
-    return answer;
-  }
+  if (ptr == NULL) return ideal_answer(b, key); /* 4ea82e5 repeats each answered look-up so: not counted, as the
+                                                  loader does not count it */
   ideal_slot* s = probe(b, key);
   if (s->offset < IDEAL_UNFILLED && s->size == size) { /* packed again although we had it (operators that pack
                                                           before asking) */

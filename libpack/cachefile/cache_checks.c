@@ -330,8 +330,8 @@ void xp_check_entries(xp_checker* c) {
       xp_problem(c, where, at, "key_hash %016llx does not match its seed and identities",
                  (unsigned long long)e.key_hash);
     }
-    const int kernel_ambiguous = kernel != NULL && strcmp(kernel, XPC_IDENTITY_AMBIGUOUS) == 0;
-    if (kernel_ambiguous || (bias != NULL && strcmp(bias, XPC_IDENTITY_AMBIGUOUS) == 0)) {
+    const bool kernel_ambiguous = xp_identity_is_ambiguous(kernel, kernel_len);
+    if (kernel_ambiguous || xp_identity_is_ambiguous(bias, bias_len)) {
       xp_problem(c, where, at, "its %s identity is \"%s\", which names no weight (FORMAT.md 6): no writer records it, "
                  "and no look-up finds it", kernel_ambiguous ? "kernel" : "bias", XPC_IDENTITY_AMBIGUOUS);
     }

@@ -545,6 +545,11 @@ xp_find_result xp_view_find(const xp_view* v, uint32_t seed, const char* kernel,
   return XPC_FOUND;
 }
 
+bool xp_identity_is_ambiguous(const char* identity, size_t len) {
+  return identity != NULL && len == sizeof XPC_IDENTITY_AMBIGUOUS - 1 &&
+         memcmp(identity, XPC_IDENTITY_AMBIGUOUS, len) == 0;
+}
+
 bool xp_view_entry_findable(const xp_view* v, uint64_t index, size_t max_identity_len) {
   if (index >= v->entries.count) return false;
   xp_entry e;
@@ -558,11 +563,7 @@ bool xp_view_entry_findable(const xp_view* v, uint64_t index, size_t max_identit
   if (kernel_len == 0 || kernel_len > max_identity_len || (bias != NULL && (bias_len == 0 || bias_len > max_identity_len))) {
     return false;
   }
-  const size_t ambiguous_len = sizeof XPC_IDENTITY_AMBIGUOUS - 1;
-  if ((kernel_len == ambiguous_len && memcmp(kernel, XPC_IDENTITY_AMBIGUOUS, ambiguous_len) == 0) ||
-      (bias != NULL && bias_len == ambiguous_len && memcmp(bias, XPC_IDENTITY_AMBIGUOUS, ambiguous_len) == 0)) {
-    return false;
-  }
+  if (xp_identity_is_ambiguous(kernel, kernel_len) || xp_identity_is_ambiguous(bias, bias_len)) return false;
   xp_entry found;
   xp_region region;
   uint64_t at = UINT64_MAX;

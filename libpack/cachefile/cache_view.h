@@ -154,6 +154,9 @@ xp_find_result xp_view_find(const xp_view* view, uint32_t seed, const char* kern
                               const char* bias, size_t bias_len, xp_entry* entry, xp_region* region,
                               uint64_t* index);
 
+/* Whether an identity of len bytes (NULL: none) is XPC_IDENTITY_AMBIGUOUS, which names no weight (FORMAT.md 6). */
+bool xp_identity_is_ambiguous(const char* identity, size_t len);
+
 /* Whether a look-up of entry `index`'s own key finds that entry sound (xp_view_find), i.e. whether the
  * entry is served when its family is; false for an index out of range, strings that are none, an identity of
  * XPC_IDENTITY_AMBIGUOUS (it names no weight), or an empty one or one longer than max_identity_len bytes (no
