@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cachefile/cache_view.h"
 #include "common/error.h"
 
 static size_t slot_of(const void* ptr, size_t capacity) {
@@ -193,8 +194,8 @@ int xp_bindings_resolve_key(xp_bindings* b, uint32_t seed, const void* kernel, c
     result = out->kernel_len < sizeof out->kernel && out->bias_len < sizeof out->bias ? 0 : -1;
     /* A weight packed in more than one way names no entry (XPACK_IDENTITY_AMBIGUOUS), as a kernel or as a
      * bias: a key naming the bias so would be one key for every bias that pointer stands for. */
-    if (strcmp(out->kernel, XPACK_IDENTITY_AMBIGUOUS) == 0) result = -1;
-    if (bb != NULL && strcmp(out->bias, XPACK_IDENTITY_AMBIGUOUS) == 0) result = -1;
+    if (xp_identity_is_ambiguous(out->kernel, out->kernel_len)) result = -1;
+    if (bb != NULL && xp_identity_is_ambiguous(out->bias, out->bias_len)) result = -1;
   }
   pthread_rwlock_unlock(&b->lock);
   return result;
